@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from . import models
+
+
+@admin.register(models.Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ["name", "instructions_version", "created_at"]
+
+
+@admin.register(models.Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["project", "user", "role", "number", "acknowledged_version"]
+    list_filter = ["project", "role"]
+
+
+@admin.register(models.Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "project", "domain", "source_model"]
+    list_filter = ["project", "domain"]
+    search_fields = ["external_id", "response"]
+
+
+@admin.register(models.System)
+class SystemAdmin(admin.ModelAdmin):
+    list_display = ["name", "project", "kind", "origin", "model"]
+
+
+class ClaimInline(admin.TabularInline):
+    model = models.Claim
+    extra = 0
+
+
+@admin.register(models.ClaimList)
+class ClaimListAdmin(admin.ModelAdmin):
+    list_display = ["document", "system", "abstained"]
+    inlines = [ClaimInline]
+
+
+@admin.register(models.Claim)
+class ClaimAdmin(admin.ModelAdmin):
+    list_display = ["text", "claim_list", "position"]
+    search_fields = ["text"]
+
+
+@admin.register(models.Verdict)
+class VerdictAdmin(admin.ModelAdmin):
+    list_display = ["claim", "system", "label"]
+
+
+@admin.register(models.Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "kind", "document"]
+    list_filter = ["project", "kind"]
+
+
+class AnswerInline(admin.TabularInline):
+    model = models.Answer
+    extra = 0
+
+
+@admin.register(models.Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["item", "annotator", "status", "swapped", "active_seconds"]
+    list_filter = ["status", "item__project"]
+    inlines = [AnswerInline]
+
+
+@admin.register(models.Answer)
+class AnswerAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "unit", "field", "value"]

@@ -1,0 +1,427 @@
+"""Outside data -> models: the one place where files and pipeline results meet Django.
+
+Every import is validated whole before anything is written, and written in one
+transaction: a file with one bad line imports nothing, and each error names the
+file, the line, the field and what is wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+from .models import Claim, ClaimList, Document, Project, System, Verdict
+
+NO_CLAIM = "No verifiable claim."
+FORMATS = ("canonical", "veriscore", "factscore")
+MAX_ERRORS = 50
+
+
+@dataclass(frozen=True)
+class LineError:
+    file: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}, line {self.line}"
+        return f"{where}, field '{self.field}': {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class ImportFailed(Exception):
+    def __init__(self, errors: list[LineError]):
+        self.errors = errors
+        more = "" if len(errors) < MAX_ERRORS else f" (stopped after {MAX_ERRORS} errors)"
+        super().__init__(f"{len(errors)} error(s){more}, nothing was imported:\n" + "\n".join(map(str, errors)))
+
+
+@dataclass
+class ClaimRecord:
+    text: str
+    sentence_index: int | None = None
+    sentence: str = ""
+    # system name -> label, e.g. FActScore's human S/NS/IR labels
+    verdicts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ListRecord:
+    claims: list[ClaimRecord]
+    abstained: bool = False
+
+
+@dataclass
+class DocRecord:
+    line: int
+    external_id: str
+    response: str
+    question: str = ""
+    domain: str = ""
+    source_model: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    lists: dict[str, ListRecord] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    name: str
+    kind: str
+    origin: str
+
+
+@dataclass
+class ImportSummary:
+    format: str
+    documents_created: int = 0
+    documents_existing: int = 0
+    claim_lists_created: int = 0
+    claim_lists_existing: int = 0
+    claims_created: int = 0
+    verdicts_created: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"{self.format}: {self.documents_created} new document(s), "
+            f"{self.documents_existing} already present; {self.claim_lists_created} new claim "
+            f"list(s) ({self.claims_created} claims), {self.claim_lists_existing} already present; "
+            f"{self.verdicts_created} reference label(s)"
+        )
+
+
+class _Line:
+    """Typed access to one JSON object, turning every problem into a LineError."""
+
+    def __init__(self, obj: dict[str, Any], file: str, line: int, errors: list[LineError]):
+        self.obj, self.file, self.line, self.errors = obj, file, line, errors
+
+    def error(self, field_name: str, message: str) -> None:
+        self.errors.append(LineError(self.file, self.line, field_name, message))
+
+    def get(self, name: str, types: type | tuple[type, ...], *, required: bool = False) -> Any:
+        if name not in self.obj or self.obj[name] is None:
+            if required:
+                self.error(name, "is missing")
+            return None
+        value = self.obj[name]
+        if not isinstance(value, types) or isinstance(value, bool) and bool not in _tuple(types):
+            self.error(name, f"must be {_type_names(types)}, not {_json_type(value)}")
+            return None
+        if required and isinstance(value, str) and not value.strip():
+            self.error(name, "is empty")
+            return None
+        return value
+
+
+def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _type_names(types: type | tuple[type, ...]) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "true or false",
+             int: "an integer", float: "a number"}
+    return " or ".join(names.get(t, t.__name__) for t in _tuple(types))
+
+
+def read_jsonl(text: str, file: str, errors: list[LineError]) -> list[tuple[int, dict[str, Any]]]:
+    rows = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as e:
+            errors.append(LineError(file, number, "", f"not valid JSON ({e.msg} at column {e.colno})"))
+            continue
+        if not isinstance(obj, dict):
+            errors.append(LineError(file, number, "", f"must be a JSON object, not {_json_type(obj)}"))
+            continue
+        rows.append((number, obj))
+    if not rows and not errors:
+        errors.append(LineError(file, 0, "", "the file holds no records"))
+    return rows
+
+
+def detect_format(rows: list[tuple[int, dict[str, Any]]]) -> str:
+    keys = set(rows[0][1]) if rows else set()
+    if "claim_lists" in keys:
+        return "canonical"
+    if "annotations" in keys and "output" in keys:
+        return "factscore"
+    if keys & {"all_claims", "all_claim_lst", "claim_list"}:
+        return "veriscore"
+    return "canonical"
+
+
+# --- parsers: JSON object -> DocRecord -----------------------------------------------
+
+
+def _claims_field(line: _Line, name: str, value: Any) -> list[ClaimRecord] | None:
+    if not isinstance(value, list):
+        line.error(name, f"must be a list of claims, not {_json_type(value)}")
+        return None
+    claims = []
+    for i, c in enumerate(value):
+        where = f"{name}[{i}]"
+        if isinstance(c, str):
+            text, sentence_index = c, None
+        elif isinstance(c, dict) and isinstance(c.get("text"), str):
+            text, sentence_index = c["text"], c.get("sentence_index")
+            if sentence_index is not None and (
+                not isinstance(sentence_index, int) or isinstance(sentence_index, bool)
+            ):
+                line.error(f"{where}.sentence_index", "must be an integer")
+                return None
+        else:
+            line.error(where, "must be a string or an object with a 'text' string")
+            return None
+        if not text.strip():
+            line.error(where, "is an empty claim")
+            return None
+        claims.append(ClaimRecord(text=text.strip(), sentence_index=sentence_index))
+    return claims
+
+
+def parse_canonical(line: _Line, *, system: str, source_model: str) -> DocRecord | None:
+    n_errors = len(line.errors)
+    ext = line.get("id", (str, int), required=True)
+    response = line.get("response", str, required=True)
+    question = line.get("question", str) or ""
+    domain = line.get("domain", str) or ""
+    model = line.get("source_model", str) or source_model
+    metadata = line.get("metadata", dict) or {}
+    lists_obj = line.get("claim_lists", dict) or {}
+    abstained = set(line.get("abstained", list) or [])
+    lists = {}
+    for name, value in lists_obj.items():
+        if not name.strip():
+            line.error("claim_lists", "a system name is empty")
+            continue
+        claims = _claims_field(line, f"claim_lists.{name}", value)
+        if claims is not None:
+            lists[name] = ListRecord(claims=claims, abstained=name in abstained)
+    if len(line.errors) > n_errors:
+        return None
+    return DocRecord(line.line, str(ext), response, question, domain, model, metadata, lists)
+
+
+def _stable_id(*parts: str) -> str:
+    return "sha1:" + hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+def parse_veriscore(line: _Line, *, system: str, source_model: str) -> DocRecord | None:
+    n_errors = len(line.errors)
+    response = line.get("response", str, required=True)
+    question = line.get("question", str) or ""
+    model = line.get("model", str) or source_model
+    domain = line.get("prompt_source", str) or ""
+    abstained = line.get("abstained", bool) or False
+    per_sentence = line.get("claim_list", list)
+    key = "all_claims" if "all_claims" in line.obj else "all_claim_lst"
+    all_claims = line.get(key, list)
+    if all_claims is None and per_sentence is None and not abstained and len(line.errors) == n_errors:
+        line.error("all_claims", "is missing (expected all_claims, all_claim_lst or claim_list)")
+    # Which sentence each claim came from (first sentence that produced it).
+    sentence_of: dict[str, int] = {}
+    flattened: list[str] = []
+    for i, sentence_claims in enumerate(per_sentence or []):
+        if sentence_claims is None:
+            continue
+        if not isinstance(sentence_claims, list):
+            line.error(f"claim_list[{i}]", "must be a list of claims or null")
+            continue
+        for j, c in enumerate(sentence_claims):
+            if c is None:
+                continue
+            if not isinstance(c, str):
+                line.error(f"claim_list[{i}][{j}]", f"must be a string, not {_json_type(c)}")
+                continue
+            c = c.strip()
+            if c and c != NO_CLAIM:
+                sentence_of.setdefault(c, i)
+                flattened.append(c)
+    if all_claims is None:
+        all_claims = list(dict.fromkeys(flattened))
+    claims = []
+    for i, c in enumerate(all_claims):
+        if not isinstance(c, str):
+            line.error(f"{key}[{i}]", f"must be a string, not {_json_type(c)}")
+            continue
+        c = c.strip()
+        if c and c != NO_CLAIM:
+            claims.append(ClaimRecord(text=c, sentence_index=sentence_of.get(c)))
+    if len(line.errors) > n_errors:
+        return None
+    ext = line.obj.get("id")
+    ext = str(ext) if isinstance(ext, (str, int)) else _stable_id(question, response or "", model)
+    metadata = {k: line.obj[k] for k in ("prompt_source", "prompt_tok_cnt", "response_tok_cnt") if k in line.obj}
+    return DocRecord(
+        line.line, ext, response, question, domain, model, metadata,
+        {system: ListRecord(claims=claims, abstained=abstained)},
+    )
+
+
+FACTSCORE_MODEL = "factscore-model-facts"
+FACTSCORE_HUMAN = "factscore-human-facts"
+FACTSCORE_LABELS = "factscore-human-labels"
+
+
+def parse_factscore(line: _Line, *, system: str, source_model: str) -> DocRecord | None:
+    n_errors = len(line.errors)
+    prompt = line.get("input", str, required=True)
+    output = line.get("output", str, required=True)
+    topic = line.get("topic", str, required=True)
+    annotations = line.get("annotations", list)
+    model_claims: list[ClaimRecord] = []
+    human_claims: list[ClaimRecord] = []
+    for i, ann in enumerate(annotations or []):
+        if not isinstance(ann, dict):
+            line.error(f"annotations[{i}]", f"must be an object, not {_json_type(ann)}")
+            continue
+        sentence = ann.get("text")
+        if not isinstance(sentence, str):
+            line.error(f"annotations[{i}].text", "must be a string")
+            continue
+        for key, target in (("model-atomic-facts", model_claims), ("human-atomic-facts", human_claims)):
+            facts = ann.get(key)
+            if facts is None:
+                continue
+            if not isinstance(facts, list):
+                line.error(f"annotations[{i}].{key}", f"must be a list, not {_json_type(facts)}")
+                continue
+            for j, fact in enumerate(facts):
+                where = f"annotations[{i}].{key}[{j}]"
+                if not isinstance(fact, dict) or not isinstance(fact.get("text"), str):
+                    line.error(where, "must be an object with a 'text' string")
+                    continue
+                label = fact.get("label")
+                if label is not None and label not in ("S", "NS", "IR"):
+                    line.error(f"{where}.label", f"must be S, NS or IR, not {label!r}")
+                    continue
+                verdicts = {FACTSCORE_LABELS: label} if label else {}
+                target.append(ClaimRecord(fact["text"].strip(), i, sentence, verdicts))
+    if len(line.errors) > n_errors:
+        return None
+    abstained = annotations is None
+    question = prompt.removeprefix("Question:").strip()
+    cat = line.obj.get("cat")
+    return DocRecord(
+        line.line, f"{source_model}:{topic}" if source_model else topic, output, question,
+        "Biography", source_model, {"topic": topic, "cat": cat} if cat else {"topic": topic},
+        {
+            FACTSCORE_MODEL: ListRecord(model_claims, abstained),
+            FACTSCORE_HUMAN: ListRecord(human_claims, abstained),
+        },
+    )
+
+
+PARSERS = {"canonical": parse_canonical, "veriscore": parse_veriscore, "factscore": parse_factscore}
+
+
+def system_specs(fmt: str, system: str, records: Iterable[DocRecord]) -> dict[str, SystemSpec]:
+    specs: dict[str, SystemSpec] = {}
+    for r in records:
+        for name in r.lists:
+            specs.setdefault(name, SystemSpec(name, System.EXTRACTOR, f"import:{fmt}"))
+            for c in r.lists[name].claims:
+                for vname in c.verdicts:
+                    specs.setdefault(vname, SystemSpec(vname, System.REFERENCE, f"import:{fmt}"))
+    return specs
+
+
+def parse_file(
+    text: str, *, file: str, fmt: str = "auto", system: str = "", source_model: str = ""
+) -> tuple[str, list[DocRecord]]:
+    """Parse and validate a whole file; raise ImportFailed listing every problem."""
+    errors: list[LineError] = []
+    rows = read_jsonl(text, file, errors)
+    if fmt == "auto":
+        fmt = detect_format(rows)
+    if fmt not in PARSERS:
+        raise ImportFailed([LineError(file, 0, "", f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")])
+    if fmt == "veriscore" and not system:
+        system = "veriscore"
+    if fmt == "factscore" and not source_model:
+        source_model = file.rsplit("/", 1)[-1].removesuffix(".jsonl")
+    records: list[DocRecord] = []
+    seen: dict[str, int] = {}
+    for number, obj in rows:
+        if len(errors) >= MAX_ERRORS:
+            break
+        record = PARSERS[fmt](_Line(obj, file, number, errors), system=system, source_model=source_model)
+        if record is None:
+            continue
+        if record.external_id in seen:
+            errors.append(LineError(file, number, "id", f"duplicate id {record.external_id!r} (first on line {seen[record.external_id]})"))
+            continue
+        seen[record.external_id] = number
+        records.append(record)
+    if errors:
+        raise ImportFailed(errors[:MAX_ERRORS])
+    return fmt, records
+
+
+def import_file(
+    *, project: Project, text: str, file: str, fmt: str = "auto", system: str = "",
+    source_model: str = "",
+) -> ImportSummary:
+    fmt, records = parse_file(text, file=file, fmt=fmt, system=system, source_model=source_model)
+    return save_records(project=project, records=records, fmt=fmt)
+
+
+def save_records(*, project: Project, records: list[DocRecord], fmt: str) -> ImportSummary:
+    summary = ImportSummary(format=fmt)
+    with transaction.atomic():
+        systems = {}
+        for spec in system_specs(fmt, "", records).values():
+            systems[spec.name], _ = System.objects.get_or_create(
+                project=project, name=spec.name, defaults={"kind": spec.kind, "origin": spec.origin}
+            )
+        existing = {
+            d.external_id: d
+            for d in Document.objects.filter(
+                project=project, external_id__in=[r.external_id for r in records]
+            )
+        }
+        for r in records:
+            doc = existing.get(r.external_id)
+            if doc is None:
+                doc = Document.objects.create(
+                    project=project, external_id=r.external_id, response=r.response,
+                    question=r.question, domain=r.domain, source_model=r.source_model,
+                    metadata=r.metadata,
+                )
+                summary.documents_created += 1
+            else:
+                summary.documents_existing += 1
+            present = set(doc.claim_lists.values_list("system__name", flat=True))
+            for name, lst in r.lists.items():
+                if name in present:
+                    summary.claim_lists_existing += 1
+                    continue
+                cl = ClaimList.objects.create(document=doc, system=systems[name], abstained=lst.abstained)
+                claims = Claim.objects.bulk_create(
+                    Claim(claim_list=cl, position=i, text=c.text, sentence_index=c.sentence_index,
+                          sentence=c.sentence)
+                    for i, c in enumerate(lst.claims)
+                )
+                verdicts = [
+                    Verdict(claim=claim, system=systems[vname], label=label)
+                    for claim, c in zip(claims, lst.claims, strict=True)
+                    for vname, label in c.verdicts.items()
+                ]
+                Verdict.objects.bulk_create(verdicts)
+                summary.claim_lists_created += 1
+                summary.claims_created += len(claims)
+                summary.verdicts_created += len(verdicts)
+    return summary

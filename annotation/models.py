@@ -1,0 +1,456 @@
+from __future__ import annotations
+
+import random
+from datetime import datetime
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import models, transaction
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    instructions = models.TextField(blank=True)
+    instructions_version = models.PositiveIntegerField(default=1)
+    created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def set_instructions(self, text: str) -> None:
+        """Store new instructions; a change bumps the version annotators acknowledge."""
+        if text != self.instructions:
+            self.instructions = text
+            self.instructions_version += 1
+            self.save(update_fields=["instructions", "instructions_version"])
+
+    def role_of(self, user: User) -> str | None:
+        m = self.memberships.filter(user=user).first()
+        return m.role if m else None
+
+    def annotators(self) -> QuerySet[User]:
+        return User.objects.filter(
+            memberships__project=self, memberships__role=Membership.ANNOTATOR
+        ).order_by("memberships__number")
+
+    def add_member(self, user: User, role: str) -> Membership:
+        with transaction.atomic():
+            m, created = Membership.objects.get_or_create(
+                project=self, user=user, defaults={"role": role, "number": self._next_number()}
+            )
+            if not created and m.role != role:
+                m.role = role
+                m.save(update_fields=["role"])
+        return m
+
+    def _next_number(self) -> int:
+        last = self.memberships.aggregate(n=models.Max("number"))["n"]
+        return (last or 0) + 1
+
+
+class Membership(models.Model):
+    RESEARCHER = "researcher"
+    ANNOTATOR = "annotator"
+    ROLES = [(RESEARCHER, "Researcher"), (ANNOTATOR, "Annotator")]
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(User, models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=ROLES)
+    # Stable per-project number; exports call the member "A<number>" instead of a name.
+    number = models.PositiveIntegerField()
+    acknowledged_version = models.PositiveIntegerField(default=0)
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="one_membership"),
+            models.UniqueConstraint(fields=["project", "number"], name="unique_member_number"),
+        ]
+        ordering = ["project", "number"]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role}) in {self.project}"
+
+    @property
+    def pseudonym(self) -> str:
+        return f"A{self.number}"
+
+    @property
+    def has_acknowledged(self) -> bool:
+        return self.acknowledged_version >= self.project.instructions_version
+
+    def acknowledge(self) -> None:
+        self.acknowledged_version = self.project.instructions_version
+        self.acknowledged_at = timezone.now()
+        self.save(update_fields=["acknowledged_version", "acknowledged_at"])
+
+
+class Document(models.Model):
+    project = models.ForeignKey(Project, models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=300)
+    domain = models.CharField(max_length=100, blank=True)
+    question = models.TextField(blank=True)
+    response = models.TextField()
+    source_model = models.CharField(max_length=200, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="unique_external_id")
+        ]
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class System(models.Model):
+    """A named automatic method (extractor or verifier), or an imported human reference."""
+
+    EXTRACTOR = "extractor"
+    VERIFIER = "verifier"
+    REFERENCE = "reference"
+    KINDS = [(EXTRACTOR, "Extractor"), (VERIFIER, "Verifier"), (REFERENCE, "Human reference")]
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="systems")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=20, choices=KINDS, default=EXTRACTOR)
+    origin = models.CharField(max_length=100, default="import")  # "pipeline", "import:veriscore", ...
+    model = models.CharField(max_length=200, blank=True)
+    prompt_version = models.CharField(max_length=100, blank=True)
+    config = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="unique_system")]
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ClaimList(models.Model):
+    document = models.ForeignKey(Document, models.CASCADE, related_name="claim_lists")
+    system = models.ForeignKey(System, models.CASCADE, related_name="claim_lists")
+    abstained = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["document", "system"], name="one_list_per_system")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system} on {self.document}"
+
+
+class Claim(models.Model):
+    claim_list = models.ForeignKey(ClaimList, models.CASCADE, related_name="claims")
+    position = models.PositiveIntegerField()
+    text = models.TextField()
+    sentence_index = models.IntegerField(null=True, blank=True)
+    sentence = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["claim_list", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["claim_list", "position"], name="unique_claim_position")
+        ]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Verdict(models.Model):
+    """A system's (or an imported human reference's) label for one claim."""
+
+    claim = models.ForeignKey(Claim, models.CASCADE, related_name="verdicts")
+    system = models.ForeignKey(System, models.CASCADE, related_name="verdicts")
+    label = models.CharField(max_length=50)
+    raw_output = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "system"], name="one_verdict_per_system")
+        ]
+
+
+class Item(models.Model):
+    COMPARISON = "comparison"
+    KINDS = [(COMPARISON, "Comparison")]
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="items")
+    kind = models.CharField(max_length=20, choices=KINDS)
+    document = models.ForeignKey(Document, models.CASCADE, related_name="items")
+    # comparison: the two claim lists; "a" and "b" are storage order, never shown.
+    list_a = models.ForeignKey(ClaimList, models.CASCADE, null=True, blank=True, related_name="+")
+    list_b = models.ForeignKey(ClaimList, models.CASCADE, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "list_a", "list_b"],
+                condition=Q(kind="comparison"),
+                name="one_comparison_per_pair",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk}"
+
+
+class AssignmentQuerySet(QuerySet["Assignment"]):
+    def for_annotator(self, user: User) -> AssignmentQuerySet:
+        return self.filter(annotator=user)
+
+    def in_project(self, project: Project) -> AssignmentQuerySet:
+        return self.filter(item__project=project)
+
+    def open(self) -> AssignmentQuerySet:
+        return self.filter(status__in=[Assignment.PENDING, Assignment.DRAFT])
+
+    def done(self) -> AssignmentQuerySet:
+        return self.filter(status__in=[Assignment.SUBMITTED, Assignment.SKIPPED])
+
+
+class Assignment(models.Model):
+    PENDING = "pending"
+    DRAFT = "draft"
+    SUBMITTED = "submitted"
+    SKIPPED = "skipped"
+    STATUSES = [(PENDING, "Pending"), (DRAFT, "Draft"), (SUBMITTED, "Submitted"), (SKIPPED, "Skipped")]
+
+    item = models.ForeignKey(Item, models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(User, models.CASCADE, related_name="assignments")
+    position = models.PositiveIntegerField(default=0)  # order in the annotator's queue
+    status = models.CharField(max_length=20, choices=STATUSES, default=PENDING)
+    # Comparison: True when list_b is shown as List 1. Drawn per assignment.
+    swapped = models.BooleanField(default=False)
+    guideline_version = models.PositiveIntegerField(null=True, blank=True)
+    skip_reason = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField(null=True, blank=True)
+    active_seconds = models.FloatField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = AssignmentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator"], name="one_assignment_per_person")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} for {self.annotator}"
+
+    @property
+    def is_done(self) -> bool:
+        return self.status in (self.SUBMITTED, self.SKIPPED)
+
+    def presented_lists(self) -> tuple[ClaimList, ClaimList]:
+        """The claim lists in the order this annotator sees them (List 1, List 2)."""
+        a, b = self.item.list_a, self.item.list_b
+        assert a is not None and b is not None
+        return (b, a) if self.swapped else (a, b)
+
+    def touch(self, now: datetime | None = None) -> None:
+        """Record activity; time since the previous activity counts unless it was an idle gap."""
+        now = now or timezone.now()
+        if self.started_at is None:
+            self.started_at = now
+        if self.last_activity_at is not None:
+            gap = (now - self.last_activity_at).total_seconds()
+            if 0 < gap <= settings.IDLE_SECONDS:
+                self.active_seconds += gap
+        self.last_activity_at = now
+
+    def answers_dict(self) -> dict[tuple[str, str], str]:
+        return {(a.unit, a.field): a.value for a in self.answers.all()}
+
+    def save_draft(self, values: dict[tuple[str, str], str], *, guideline_version: int) -> bool:
+        """Store the given answers as a draft. Returns False when the assignment was
+        already submitted or skipped by another request (nothing is changed then)."""
+        return self._store(values, status=self.DRAFT, guideline_version=guideline_version)
+
+    def submit(self, values: dict[tuple[str, str], str], *, guideline_version: int) -> bool:
+        return self._store(values, status=self.SUBMITTED, guideline_version=guideline_version)
+
+    def resubmit(self, values: dict[tuple[str, str], str], *, guideline_version: int) -> bool:
+        """Edit a previous submission."""
+        return self._store(
+            values, status=self.SUBMITTED, guideline_version=guideline_version, editing=True
+        )
+
+    def skip(self, reason: str) -> bool:
+        with transaction.atomic():
+            locked = Assignment.objects.select_for_update().get(pk=self.pk)
+            if locked.status == self.SUBMITTED:
+                return False
+            locked.touch()
+            locked.status = self.SKIPPED
+            locked.skip_reason = reason
+            locked.save()
+        self.refresh_from_db()
+        return True
+
+    def _store(
+        self,
+        values: dict[tuple[str, str], str],
+        *,
+        status: str,
+        guideline_version: int,
+        editing: bool = False,
+    ) -> bool:
+        with transaction.atomic():
+            # The row lock (IMMEDIATE transactions on SQLite) serialises two requests
+            # for the same assignment: the second sees the first one's status.
+            locked = Assignment.objects.select_for_update().get(pk=self.pk)
+            if locked.status == self.SUBMITTED and not editing:
+                return False
+            for (unit, field), value in values.items():
+                Answer.objects.update_or_create(
+                    assignment=locked, unit=unit, field=field, defaults={"value": value}
+                )
+            # Fields cleared by the annotator are removed rather than kept stale.
+            stale = locked.answers.exclude(
+                Q(*[Q(unit=u, field=f) for (u, f) in values], _connector=Q.OR)
+            ) if values else locked.answers.all()
+            stale.delete()
+            locked.touch()
+            locked.status = status
+            locked.guideline_version = guideline_version
+            if status == self.SUBMITTED:
+                locked.submitted_at = timezone.now()
+                locked.skip_reason = ""
+            locked.save()
+        self.refresh_from_db()
+        return True
+
+
+class Answer(models.Model):
+    """One value of one field of one unit: the long format every statistic reads."""
+
+    ITEM = "item"
+
+    assignment = models.ForeignKey(Assignment, models.CASCADE, related_name="answers")
+    unit = models.CharField(max_length=50, default=ITEM)  # "item", "evidence:3", "segment:2"
+    field = models.CharField(max_length=50)
+    value = models.TextField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "unit", "field"], name="one_answer")
+        ]
+        ordering = ["assignment", "unit", "field"]
+
+
+def assignment_plan(
+    item_ids: list[int], annotator_ids: list[int], *, k: int, fraction: float, seed: int
+) -> dict[int, list[int]]:
+    """Who annotates what: `k` annotators each on a seeded `fraction` of the items (for
+    agreement), every other item to one annotator; always to the least loaded person.
+
+    Deterministic for a given seed and input (order of the inputs does not matter).
+    """
+    if not annotator_ids:
+        raise ValueError("the project has no annotators")
+    if not 1 <= k <= len(annotator_ids):
+        raise ValueError(f"k must be between 1 and {len(annotator_ids)} (the annotators)")
+    if not 0 <= fraction <= 1:
+        raise ValueError("the overlap fraction must be between 0 and 1")
+    rng = random.Random(seed)
+    items = sorted(item_ids)
+    people = sorted(annotator_ids)
+    n_overlap = round(fraction * len(items))
+    overlap = set(rng.sample(items, n_overlap))
+    load = {p: 0 for p in people}
+    plan: dict[int, list[int]] = {}
+    # Overlap items first so the multi-annotator share is spread evenly too.
+    for item in [i for i in items if i in overlap] + [i for i in items if i not in overlap]:
+        need = k if item in overlap else 1
+        tiebreak = {p: rng.random() for p in people}
+        chosen = sorted(people, key=lambda p: (load[p], tiebreak[p]))[:need]
+        for p in chosen:
+            load[p] += 1
+        plan[item] = sorted(chosen)
+    return plan
+
+
+def assign(
+    items: QuerySet[Item] | list[Item], *, project: Project, k: int, fraction: float, seed: int
+) -> int:
+    """Create the assignments of `assignment_plan`; returns how many were created.
+
+    Items that already have assignments are left alone, so this is safe to re-run.
+    """
+    annotators = list(project.annotators().values_list("id", flat=True))
+    items = [i for i in items if not i.assignments.exists()]
+    plan = assignment_plan([i.id for i in items], annotators, k=k, fraction=fraction, seed=seed)
+    rng = random.Random(f"order-{seed}")
+    start = {
+        row["annotator"]: row["n"]
+        for row in Assignment.objects.in_project(project)
+        .values("annotator")
+        .annotate(n=Count("id"))
+    }
+    per_person: dict[int, list[int]] = {p: [] for p in annotators}
+    for item_id, people in plan.items():
+        for p in people:
+            per_person[p].append(item_id)
+    rows = []
+    for person, item_ids in per_person.items():
+        rng.shuffle(item_ids)
+        for pos, item_id in enumerate(item_ids, start=start.get(person, 0)):
+            rows.append(
+                Assignment(
+                    item_id=item_id, annotator_id=person, position=pos, swapped=rng.random() < 0.5
+                )
+            )
+    Assignment.objects.bulk_create(rows)
+    return len(rows)
+
+
+def comparison_items(*, project: Project, system_a: System, system_b: System) -> list[Item]:
+    """One comparison item per document that has a claim list from both systems."""
+    if system_a == system_b:
+        raise ValueError("pick two different systems")
+    lists_b = {
+        cl.document_id: cl
+        for cl in ClaimList.objects.filter(system=system_b, document__project=project)
+    }
+    created = []
+    with transaction.atomic():
+        for cl_a in ClaimList.objects.filter(system=system_a, document__project=project):
+            cl_b = lists_b.get(cl_a.document_id)
+            if cl_b is None:
+                continue
+            item, was_created = Item.objects.get_or_create(
+                kind=Item.COMPARISON,
+                list_a=cl_a,
+                list_b=cl_b,
+                defaults={"project": project, "document_id": cl_a.document_id},
+            )
+            if was_created:
+                created.append(item)
+    return created
+
+
+def pseudonyms(project: Project) -> dict[int, str]:
+    """user id -> "A<n>" for every member of the project."""
+    return {m.user_id: m.pseudonym for m in project.memberships.all()}
+
+
+def visible_projects(user: User) -> QuerySet[Project]:
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user).distinct()

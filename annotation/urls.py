@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from .views import annotator, researcher
+
+urlpatterns = [
+    path("", annotator.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    # annotators
+    path("p/<int:project_id>/queue/", annotator.queue, name="queue"),
+    path("p/<int:project_id>/instructions/", annotator.instructions, name="instructions"),
+    path("p/<int:project_id>/next/", annotator.next_item, name="next_item"),
+    path("a/<int:assignment_id>/", annotator.assignment_page, name="assignment"),
+    path("a/<int:assignment_id>/heartbeat/", annotator.heartbeat, name="heartbeat"),
+    # researchers
+    path("projects/new/", researcher.project_new, name="project_new"),
+    path("p/<int:project_id>/", researcher.project_detail, name="project"),
+    path("p/<int:project_id>/members/", researcher.project_members, name="project_members"),
+    path("p/<int:project_id>/instructions/edit/", researcher.project_instructions,
+         name="project_instructions"),
+    path("p/<int:project_id>/import/", researcher.project_import, name="project_import"),
+    path("p/<int:project_id>/items/comparison/", researcher.project_comparison_items,
+         name="project_comparison_items"),
+    path("p/<int:project_id>/export/answers.<str:fmt>", researcher.project_export,
+         name="project_export"),
+]

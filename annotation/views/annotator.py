@@ -1,0 +1,177 @@
+"""Annotator pages: queue, instructions, the comparison page.
+
+Blinding is decided here, not in templates: the context holds only the texts an
+annotator may see (never system names, other people's answers or verdicts).
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from ..forms import ComparisonForm, SkipForm
+from ..models import Assignment, Membership, visible_projects
+from .common import HtmxRequest, assignment_for_annotator, membership_for
+
+
+@login_required
+def home(request: HtmxRequest) -> HttpResponse:
+    memberships = (
+        Membership.objects.filter(user=request.user).select_related("project").order_by("project")
+    )
+    rows = []
+    for m in memberships:
+        mine = Assignment.objects.in_project(m.project).for_annotator(request.user)
+        rows.append({"membership": m, "assigned": mine.count(), "done": mine.done().count()})
+    return render(
+        request,
+        "annotation/home.html",
+        {"rows": rows, "all_projects": visible_projects(request.user) if request.user.is_superuser else None},
+    )
+
+
+def _progress(membership: Membership) -> dict[str, int]:
+    mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
+    assigned, done = mine.count(), mine.done().count()
+    return {"assigned": assigned, "done": done, "percent": round(100 * done / assigned) if assigned else 0}
+
+
+@login_required
+def queue(request: HtmxRequest, project_id: int) -> HttpResponse:
+    membership = membership_for(request, project_id, Membership.ANNOTATOR)
+    assignments = (
+        Assignment.objects.in_project(membership.project)
+        .for_annotator(request.user)
+        .select_related("item__document")
+    )
+    return render(
+        request,
+        "annotation/queue.html",
+        {"membership": membership, "project": membership.project,
+         "assignments": assignments, "progress": _progress(membership)},
+    )
+
+
+@login_required
+def instructions(request: HtmxRequest, project_id: int) -> HttpResponse:
+    membership = membership_for(request, project_id, Membership.ANNOTATOR)
+    if request.method == "POST":
+        membership.acknowledge()
+        return redirect("next_item", project_id=project_id)
+    return render(
+        request,
+        "annotation/instructions.html",
+        {"membership": membership, "project": membership.project},
+    )
+
+
+@login_required
+def next_item(request: HtmxRequest, project_id: int) -> HttpResponse:
+    membership = membership_for(request, project_id, Membership.ANNOTATOR)
+    if not membership.has_acknowledged:
+        return redirect("instructions", project_id=project_id)
+    upcoming = (
+        Assignment.objects.in_project(membership.project).for_annotator(request.user).open().first()
+    )
+    if upcoming is None:
+        messages.success(request, "Your queue is finished. Thank you!")
+        return redirect("queue", project_id=project_id)
+    return redirect("assignment", assignment_id=upcoming.pk)
+
+
+def _neighbours(assignment: Assignment) -> tuple[Assignment | None, Assignment | None]:
+    mine = Assignment.objects.in_project(assignment.item.project).for_annotator(assignment.annotator)
+    ordered = list(mine.values_list("id", flat=True))
+    i = ordered.index(assignment.pk)
+    prev_id = ordered[i - 1] if i > 0 else None
+    next_id = ordered[i + 1] if i + 1 < len(ordered) else None
+    return prev_id, next_id  # type: ignore[return-value]
+
+
+def _comparison_context(assignment: Assignment, form: ComparisonForm) -> dict[str, object]:
+    list1, list2 = assignment.presented_lists()
+    membership = assignment.item.project.memberships.get(user=assignment.annotator)
+    prev_id, next_id = _neighbours(assignment)
+    return {
+        "assignment": assignment,
+        "project": assignment.item.project,
+        "document": assignment.item.document,
+        # Only texts: the ClaimList objects (and so the systems) stay out of the context.
+        "list1": [c.text for c in list1.claims.all()],
+        "list2": [c.text for c in list2.claims.all()],
+        "form": form,
+        "skip_form": SkipForm(initial={"reason": assignment.skip_reason}),
+        "progress": _progress(membership),
+        "prev_id": prev_id,
+        "next_id": next_id,
+    }
+
+
+@login_required
+def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
+    assignment = assignment_for_annotator(request, assignment_id)
+    project = assignment.item.project
+    membership = membership_for(request, project.pk, Membership.ANNOTATOR)
+    if not membership.has_acknowledged:
+        return redirect("instructions", project_id=project.pk)
+    template = "annotation/comparison.html"
+
+    if request.method != "POST":
+        assignment.touch()
+        assignment.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
+        form = ComparisonForm(initial=ComparisonForm.from_answers(assignment.answers_dict()))
+        return render(request, template, _comparison_context(assignment, form))
+
+    action = request.POST.get("action", "submit")
+    version = project.instructions_version
+    if action == "draft":
+        form = ComparisonForm(request.POST)
+        form.is_valid()  # drafts keep valid fields only; required-ness does not apply
+        saved = assignment.save_draft(form.answer_values(form.cleaned_data), guideline_version=version)
+        if request.htmx:
+            return render(request, template + "#draft-status", {"assignment": assignment, "saved": saved})
+        return redirect("assignment", assignment_id=assignment.pk)
+
+    if action == "skip":
+        skip_form = SkipForm(request.POST)
+        if skip_form.is_valid():
+            assignment.skip(skip_form.cleaned_data["reason"])
+            return _go_next(request, project.pk)
+        messages.error(request, "Say why you skip this item.")
+        return redirect("assignment", assignment_id=assignment.pk)
+
+    form = ComparisonForm(request.POST)
+    if not form.is_valid():
+        context = _comparison_context(assignment, form)
+        if request.htmx:
+            return render(request, template + "#answer-form", context)
+        return render(request, template, context)
+    if request.POST.get("editing") == "1":
+        assignment.resubmit(form.answer_values(), guideline_version=version)
+    else:
+        # False means another request (a double click) submitted it first: nothing to do.
+        assignment.submit(form.answer_values(), guideline_version=version)
+    return _go_next(request, project.pk)
+
+
+def _go_next(request: HtmxRequest, project_id: int) -> HttpResponse:
+    url = reverse("next_item", kwargs={"project_id": project_id})
+    if request.htmx:
+        return HttpResponseClientRedirect(url)
+    return redirect(url)
+
+
+@login_required
+@require_POST
+def heartbeat(request: HtmxRequest, assignment_id: int) -> HttpResponse:
+    """Sent by the page every few seconds while the annotator is active."""
+    assignment = assignment_for_annotator(request, assignment_id)
+    if not assignment.is_done or request.POST.get("editing") == "1":
+        assignment.touch()
+        assignment.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
+    return HttpResponse(status=204)

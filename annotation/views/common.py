@@ -1,0 +1,44 @@
+"""User-scoped lookups: each returns the object or 404s, so views never leak existence."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest
+from django.shortcuts import get_object_or_404
+from django_htmx.middleware import HtmxDetails
+
+from ..models import Assignment, Membership, Project
+
+
+class HtmxRequest(HttpRequest):
+    htmx: HtmxDetails
+    user: User
+
+
+def membership_for(request: HtmxRequest, project_id: int, role: str) -> Membership:
+    """The user's membership with the given role in the project, or 404."""
+    membership = (
+        Membership.objects.select_related("project")
+        .filter(project_id=project_id, user=request.user, role=role)
+        .first()
+    )
+    if membership is None:
+        raise Http404("No such project.")
+    return membership
+
+
+def project_for_researcher(request: HtmxRequest, project_id: int) -> Project:
+    if request.user.is_superuser:
+        return get_object_or_404(Project, pk=project_id)
+    return membership_for(request, project_id, Membership.RESEARCHER).project
+
+
+def assignment_for_annotator(request: HtmxRequest, assignment_id: int) -> Assignment:
+    # Only the annotator it belongs to, and only while they are still a member.
+    return get_object_or_404(
+        Assignment.objects.select_related("item__project", "item__document"),
+        pk=assignment_id,
+        annotator=request.user,
+        item__project__memberships__user=request.user,
+        item__project__memberships__role=Membership.ANNOTATOR,
+    )

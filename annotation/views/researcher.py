@@ -1,0 +1,194 @@
+"""Researcher pages: projects, members, imports, comparison items, progress, exports."""
+
+from __future__ import annotations
+
+import statistics
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Count, Q
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from .. import exports
+from ..forms import ComparisonItemsForm, ImportForm, InstructionsForm, MemberForm, ProjectForm
+from ..ingest import ImportFailed, import_file
+from ..models import Assignment, Item, Membership, Project, assign, comparison_items
+from .common import HtmxRequest, project_for_researcher
+
+
+@login_required
+def project_new(request: HtmxRequest) -> HttpResponse:
+    form = ProjectForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            project = form.save(commit=False)
+            project.created_by = request.user
+            project.save()
+            project.add_member(request.user, Membership.RESEARCHER)
+        return redirect("project", project_id=project.pk)
+    return render(request, "annotation/project_new.html", {"form": form})
+
+
+def _progress_rows(project: Project) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    names = {m.user_id: m for m in project.memberships.select_related("user")}
+    per_annotator = []
+    by_person: dict[int, list[float]] = {}
+    for a in Assignment.objects.in_project(project).filter(status=Assignment.SUBMITTED):
+        by_person.setdefault(a.annotator_id, []).append(a.active_seconds)
+    counts = (
+        Assignment.objects.in_project(project)
+        .values("annotator")
+        .annotate(
+            assigned=Count("id"),
+            submitted=Count("id", filter=Q(status=Assignment.SUBMITTED)),
+            skipped=Count("id", filter=Q(status=Assignment.SKIPPED)),
+            drafts=Count("id", filter=Q(status=Assignment.DRAFT)),
+        )
+    )
+    for row in counts:
+        m = names.get(row["annotator"])
+        seconds = by_person.get(row["annotator"], [])
+        per_annotator.append({
+            **row,
+            "member": m,
+            "percent": round(100 * (row["submitted"] + row["skipped"]) / row["assigned"]),
+            "median_seconds": round(statistics.median(seconds)) if seconds else None,
+        })
+    per_annotator.sort(key=lambda r: r["member"].number if r["member"] else 0)  # type: ignore[union-attr]
+    per_item = list(
+        Item.objects.filter(project=project)
+        .select_related("document")
+        .annotate(
+            assigned=Count("assignments"),
+            submitted=Count("assignments", filter=Q(assignments__status=Assignment.SUBMITTED)),
+            skipped=Count("assignments", filter=Q(assignments__status=Assignment.SKIPPED)),
+        )
+        .order_by("id")
+    )
+    return per_annotator, per_item  # type: ignore[return-value]
+
+
+@login_required
+def project_detail(request: HtmxRequest, project_id: int) -> HttpResponse:
+    project = project_for_researcher(request, project_id)
+    per_annotator, per_item = _progress_rows(project)
+    return render(
+        request,
+        "annotation/project.html",
+        {
+            "project": project,
+            "members": project.memberships.select_related("user"),
+            "systems": project.systems.annotate(n_lists=Count("claim_lists")),
+            "n_documents": project.documents.count(),
+            "per_annotator": per_annotator,
+            "per_item": per_item,
+            "member_form": MemberForm(),
+            "import_form": ImportForm(),
+            "items_form": ComparisonItemsForm(project=project),
+            "instructions_form": InstructionsForm(initial={"instructions": project.instructions}),
+        },
+    )
+
+
+@login_required
+@require_POST
+def project_members(request: HtmxRequest, project_id: int) -> HttpResponse:
+    project = project_for_researcher(request, project_id)
+    form = MemberForm(request.POST)
+    if form.is_valid():
+        username = form.cleaned_data["username"]
+        user = User.objects.filter(username=username).first()
+        if user is None and form.cleaned_data["password"]:
+            user = User.objects.create_user(username, password=form.cleaned_data["password"])
+        if user is None:
+            messages.error(request, f"No user '{username}'. Give a password to create the account.")
+        else:
+            project.add_member(user, form.cleaned_data["role"])
+            messages.success(request, f"{username} is now a {form.cleaned_data['role']}.")
+    else:
+        messages.error(request, "Could not add the member: " + form.errors.as_text())
+    return redirect("project", project_id=project.pk)
+
+
+@login_required
+@require_POST
+def project_instructions(request: HtmxRequest, project_id: int) -> HttpResponse:
+    project = project_for_researcher(request, project_id)
+    form = InstructionsForm(request.POST)
+    if form.is_valid():
+        before = project.instructions_version
+        project.set_instructions(form.cleaned_data["instructions"])
+        if project.instructions_version != before:
+            messages.success(
+                request,
+                f"Instructions are now version {project.instructions_version}; "
+                "annotators will acknowledge them again.",
+            )
+    return redirect("project", project_id=project.pk)
+
+
+@login_required
+def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
+    project = project_for_researcher(request, project_id)
+    form = ImportForm(request.POST or None, request.FILES or None)
+    errors: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            text = upload.read().decode("utf-8")
+        except UnicodeDecodeError:
+            errors = [f"{upload.name}: the file is not UTF-8 text; nothing was imported."]
+        else:
+            try:
+                summary = import_file(
+                    project=project,
+                    text=text,
+                    file=upload.name,
+                    fmt=form.cleaned_data["format"],
+                    system=form.cleaned_data["system"].strip(),
+                    source_model=form.cleaned_data["source_model"].strip(),
+                )
+            except ImportFailed as e:
+                errors = [str(err) for err in e.errors]
+            else:
+                messages.success(request, f"Imported {upload.name}: {summary}")
+                return redirect("project", project_id=project.pk)
+    return render(
+        request, "annotation/import.html", {"project": project, "form": form, "errors": errors}
+    )
+
+
+@login_required
+@require_POST
+def project_comparison_items(request: HtmxRequest, project_id: int) -> HttpResponse:
+    project = project_for_researcher(request, project_id)
+    form = ComparisonItemsForm(request.POST, project=project)
+    if not form.is_valid():
+        messages.error(request, "Could not create items: " + form.errors.as_text())
+        return redirect("project", project_id=project.pk)
+    data = form.cleaned_data
+    n_annotators = project.annotators().count()
+    k = n_annotators if data["all_annotators"] else data["k"]
+    try:
+        with transaction.atomic():
+            items = comparison_items(
+                project=project, system_a=data["system_a"], system_b=data["system_b"]
+            )
+            n = assign(items, project=project, k=k, fraction=data["fraction"], seed=data["seed"])
+    except ValueError as e:
+        messages.error(request, f"Could not create items: {e}.")
+    else:
+        messages.success(request, f"Created {len(items)} comparison item(s) and {n} assignment(s).")
+    return redirect("project", project_id=project.pk)
+
+
+@login_required
+def project_export(request: HtmxRequest, project_id: int, fmt: str) -> HttpResponse:
+    project = project_for_researcher(request, project_id)
+    real_names = request.GET.get("names") == "1"
+    rows = exports.long_rows(project, real_names=real_names)
+    return exports.respond(rows, fmt=fmt, filename=f"project-{project.pk}-answers")

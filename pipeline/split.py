@@ -1,0 +1,80 @@
+"""Sentence splitting and VeriScore's sliding windows (paper §2.1.2, App. C)."""
+
+from __future__ import annotations
+
+import functools
+
+import pysbd
+
+from pipeline.types import Window
+
+PREVIOUS = 3  # context1: up to 3 sentences before
+NEXT = 1  # context2: up to 1 sentence after
+LONG_PARAGRAPH = 5  # paragraphs longer than this get their first sentence prepended
+
+
+@functools.cache
+def _segmenter() -> pysbd.Segmenter:
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _segmenter().segment(text) if s.strip()]
+
+
+def split_paragraphs(text: str) -> list[list[str]]:
+    """Lines are paragraphs (as in the reference code); each is split into sentences.
+
+    Splitting on lines first also keeps list items and headings out of each other's
+    sentences, which pysbd alone would glue together across a newline.
+    """
+    paragraphs = [line.strip() for line in text.split("\n") if line.strip()]
+    return [sents for sents in (split_sentences(p) for p in paragraphs) if sents]
+
+
+def _join(*parts: str) -> str:
+    return " ".join(p for p in parts if p)
+
+
+def _window(sentences: list[str], i: int) -> tuple[str, str]:
+    before = " ".join(sentences[max(0, i - PREVIOUS) : i])
+    after = " ".join(sentences[i + 1 : i + 1 + NEXT])
+    return before, after
+
+
+def qa_windows(question: str, response: str) -> list[Window]:
+    """QA input: the question is always prepended; context runs across paragraphs."""
+    sentences = [s for para in split_paragraphs(response) for s in para]
+    windows = []
+    for i, sentence in enumerate(sentences):
+        before, after = _window(sentences, i)
+        body = _join(before, f"<SOS>{sentence}<EOS>", after)
+        windows.append(Window(i, sentence, f"Question: {question.strip()}\nResponse: {body}"))
+    return windows
+
+
+def non_qa_windows(response: str) -> list[Window]:
+    """Non-QA input: windows stay inside a paragraph; long paragraphs lead with their first
+    sentence. The lead is only added when it is not already inside context1 (the reference
+    code repeats it for the first four sentences, which adds nothing for the model)."""
+    windows = []
+    index = 0
+    for sentences in split_paragraphs(response):
+        for i, sentence in enumerate(sentences):
+            before, after = _window(sentences, i)
+            lead = sentences[0] if len(sentences) > LONG_PARAGRAPH and i > PREVIOUS else ""
+            snippet = _join(lead, before, f"<SOS>{sentence}<EOS>", after)
+            windows.append(Window(index, sentence, snippet))
+            index += 1
+    return windows
+
+
+def windows_for(response: str, question: str | None) -> list[Window]:
+    if question and question.strip():
+        return qa_windows(question, response)
+    return non_qa_windows(response)
+
+
+def sentences_for(response: str, question: str | None) -> list[str]:
+    """The sentences the windows are built on, in index order."""
+    return [w.sentence for w in windows_for(response, question)]
