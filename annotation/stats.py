@@ -1,0 +1,1256 @@
+"""Agreement and validation statistics on plain data. No Django imports.
+
+Point estimates come from the libraries that already compute them (statsmodels for
+Fleiss' kappa and McNemar, scikit-learn for Cohen's kappa and the classification
+scores, `krippendorff` for alpha, scipy for binomial tests and Kendall's tau). Gwet's
+AC1 has no mainstream Python library and is written from Gwet (2014).
+
+Bootstrap confidence intervals resample units. Every coefficient here depends on a
+unit only through its per-category count vector, so units are grouped by count
+vector and a bootstrap resample is a multinomial draw over those groups; the
+coefficients are then computed for all resamples at once with numpy.
+`agreement()` checks that this vectorised formula reproduces the library value on
+the data it was given before it trusts the resamples.
+
+A coefficient that cannot be computed has `value=None` and says why in
+`undefined_reason`; nothing here returns NaN or a conventional 1.0.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import krippendorff
+import numpy as np
+import numpy.typing as npt
+from scipy import stats as scipy_stats
+from sklearn import metrics
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.inter_rater import fleiss_kappa
+
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+Mode = Literal["binary", "ternary"]
+FloatArray = npt.NDArray[np.float64]
+
+LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
+TIE = "tie"
+SUPPORTED = "supported"
+UNSUPPORTED = "unsupported"
+CONTRADICTED = "contradicted"
+INCONCLUSIVE = "inconclusive"
+IRRELEVANT = "irrelevant"
+BINARY_LABELS: tuple[str, ...] = (SUPPORTED, UNSUPPORTED)
+TERNARY_LABELS: tuple[str, ...] = (SUPPORTED, CONTRADICTED, INCONCLUSIVE)
+
+# Below this many discordant pairs McNemar's chi-square approximation is poor, so the
+# exact binomial version is used (the rule of thumb in the statsmodels docs).
+MCNEMAR_EXACT_BELOW = 25
+
+
+# --------------------------------------------------------------------------- input
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """A units x raters matrix of categorical labels; None marks a missing rating."""
+
+    units: tuple[Hashable, ...]
+    raters: tuple[Hashable, ...]
+    labels: tuple[tuple[str | None, ...], ...]
+
+    def __post_init__(self) -> None:
+        if len(self.labels) != len(self.units):
+            raise ValueError(f"{len(self.labels)} rows of labels for {len(self.units)} units")
+        for unit, row in zip(self.units, self.labels, strict=True):
+            if len(row) != len(self.raters):
+                raise ValueError(
+                    f"unit {unit!r} has {len(row)} labels for {len(self.raters)} raters"
+                )
+        if len(set(self.units)) != len(self.units):
+            raise ValueError("unit ids must be unique")
+        if len(set(self.raters)) != len(self.raters):
+            raise ValueError("rater ids must be unique")
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[Hashable, Hashable, str | None]]) -> Ratings:
+        """Build from long-format rows (unit, rater, label), one row per answer."""
+        cells: dict[tuple[Hashable, Hashable], str | None] = {}
+        units: dict[Hashable, None] = {}
+        raters: dict[Hashable, None] = {}
+        for unit, rater, label in rows:
+            if (unit, rater) in cells:
+                raise ValueError(f"rater {rater!r} has more than one label for unit {unit!r}")
+            cells[unit, rater] = label
+            units.setdefault(unit)
+            raters.setdefault(rater)
+        return cls(
+            units=tuple(units),
+            raters=tuple(raters),
+            labels=tuple(tuple(cells.get((u, r)) for r in raters) for u in units),
+        )
+
+    @classmethod
+    def from_matrix(
+        cls,
+        matrix: Sequence[Sequence[str | None]],
+        *,
+        units: Sequence[Hashable] | None = None,
+        raters: Sequence[Hashable] | None = None,
+    ) -> Ratings:
+        width = max((len(row) for row in matrix), default=0)
+        return cls(
+            units=tuple(units) if units is not None else tuple(range(len(matrix))),
+            raters=tuple(raters) if raters is not None else tuple(range(width)),
+            labels=tuple(tuple(row) for row in matrix),
+        )
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[Hashable, Mapping[Hashable, str | None]]) -> Ratings:
+        """Build from {unit: {rater: label}}."""
+        return cls.from_rows(
+            (unit, rater, label) for unit, row in mapping.items() for rater, label in row.items()
+        )
+
+
+RatingsInput = Ratings | Sequence[Sequence[str | None]] | Mapping[Hashable, Mapping[Hashable, str | None]]
+
+
+def as_ratings(data: RatingsInput) -> Ratings:
+    if isinstance(data, Ratings):
+        return data
+    if isinstance(data, Mapping):
+        return Ratings.from_mapping(data)
+    return Ratings.from_matrix(data)
+
+
+def label_distribution(labels: Iterable[str | None]) -> dict[str, int]:
+    """Counts of each label, most frequent first; missing labels are not counted."""
+    return dict(Counter(label for label in labels if label is not None).most_common())
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Coefficient:
+    name: str
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    undefined_reason: str | None = None
+    note: str | None = None
+    n_units: int = 0
+
+    @property
+    def defined(self) -> bool:
+        return self.value is not None
+
+
+@dataclass(frozen=True)
+class ExcludedUnit:
+    unit: Hashable
+    reason: str
+
+
+@dataclass(frozen=True)
+class PairwiseKappa:
+    rater_a: Hashable
+    rater_b: Hashable
+    n_units: int
+    kappa: Coefficient
+
+
+@dataclass(frozen=True)
+class RaterAgreement:
+    """How one rater agrees with the others on the units they share."""
+
+    rater: Hashable
+    n_units: int
+    n_pairs: int
+    percent_agreement: float | None
+    mean_kappa: float | None
+    undefined_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    categories: tuple[str, ...]
+    level: str
+    raters: tuple[Hashable, ...]
+    n_units_total: int
+    n_units_used: int
+    n_ratings: int
+    raters_per_unit: dict[int, int]
+    min_raters: int
+    max_raters: int
+    mean_raters: float
+    excluded: tuple[ExcludedUnit, ...]
+    label_distribution: dict[str, int]
+    percent_agreement: Coefficient
+    full_agreement: Coefficient
+    fleiss_kappa: Coefficient
+    krippendorff_alpha: Coefficient
+    gwet_ac1: Coefficient
+    pairwise: tuple[PairwiseKappa, ...]
+    per_rater: tuple[RaterAgreement, ...]
+    bootstrap: int
+    confidence: float
+    seed: int
+
+    @property
+    def coefficients(self) -> tuple[Coefficient, ...]:
+        return (
+            self.percent_agreement,
+            self.full_agreement,
+            self.fleiss_kappa,
+            self.krippendorff_alpha,
+            self.gwet_ac1,
+        )
+
+    def kappa_matrix(self) -> tuple[tuple[float | None, ...], ...]:
+        """Pairwise Cohen's kappa as a square matrix in `raters` order (1.0 on the diagonal)."""
+        index = {rater: i for i, rater in enumerate(self.raters)}
+        size = len(self.raters)
+        rows: list[list[float | None]] = [
+            [1.0 if i == j else None for j in range(size)] for i in range(size)
+        ]
+        for pair in self.pairwise:
+            i, j = index[pair.rater_a], index[pair.rater_b]
+            rows[i][j] = rows[j][i] = pair.kappa.value
+        return tuple(tuple(row) for row in rows)
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def agreement(
+    ratings: RatingsInput,
+    *,
+    categories: Sequence[str],
+    level: Level = "nominal",
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> AgreementReport:
+    """Inter-rater agreement for one categorical field.
+
+    Units with fewer than two ratings carry no agreement information and are listed
+    in `excluded`; Gwet's AC1 and Fleiss' kappa still count single ratings in the
+    category prevalence, as Gwet (2014) does. When every rated unit has the same
+    number of ratings, Fleiss' kappa is statsmodels' value; otherwise it is Gwet's
+    (2014) generalisation to unequal counts (irrCAC's `fleiss.kappa.raw`), and the
+    coefficient's note says so. `label_distribution` counts every rating given,
+    including those on excluded units. `level` applies to Krippendorff's
+    alpha; the other coefficients are nominal. For ordinal alpha the declared order
+    of `categories` is the order; interval and ratio alpha use the categories as
+    numbers when they all parse as numbers, otherwise their positions 0, 1, 2, ...
+    """
+    data = as_ratings(ratings)
+    categories = tuple(categories)
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
+    if len(set(categories)) != len(categories):
+        raise ValueError("categories must be unique")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
+    if bootstrap < 0:
+        raise ValueError("bootstrap must be 0 (no intervals) or a positive count")
+
+    codes = _encode(data, categories)
+    counts = _count_matrix(codes, len(categories))
+    per_unit = counts.sum(axis=1)
+    used = per_unit >= 2
+    excluded = tuple(
+        ExcludedUnit(unit, "no ratings" if n == 0 else "only one rating")
+        for unit, n in zip(data.units, per_unit.tolist(), strict=True)
+        if n < 2
+    )
+    histogram = dict(sorted(Counter(per_unit.tolist()).items()))
+    used_counts = per_unit[used]
+    all_labels = [label for row in data.labels for label in row]
+
+    population = counts[per_unit >= 1]
+    if population.shape[0]:
+        patterns, freq = np.unique(population, axis=0, return_counts=True)
+    else:
+        patterns, freq = np.zeros((0, len(categories)), dtype=np.int64), np.zeros(0, np.int64)
+    delta = _delta_fn(level, categories)
+
+    observed = _coefficients_from_patterns(
+        patterns, freq[np.newaxis, :].astype(np.float64), delta=delta
+    )
+    resampled: dict[str, FloatArray] = {}
+    if bootstrap and population.shape[0]:
+        rng = np.random.default_rng(seed)
+        weights = rng.multinomial(population.shape[0], freq / freq.sum(), size=bootstrap)
+        resampled = _coefficients_from_patterns(
+            patterns, weights.astype(np.float64), delta=delta
+        )
+
+    def ci(key: str) -> tuple[float | None, float | None, str | None]:
+        return _percentile_ci(resampled.get(key), confidence)
+
+    n_used = int(used.sum())
+    percent, full, fleiss, alpha, ac1 = _point_estimates(
+        counts=counts,
+        used=used,
+        categories=categories,
+        level=level,
+        observed=observed,
+        ci=ci,
+    )
+    pairwise = _pairwise_kappas(
+        codes, data.raters, categories, bootstrap=bootstrap, seed=seed, confidence=confidence
+    )
+    return AgreementReport(
+        categories=categories,
+        level=level,
+        raters=data.raters,
+        n_units_total=len(data.units),
+        n_units_used=n_used,
+        n_ratings=int(per_unit.sum()),
+        raters_per_unit=histogram,
+        min_raters=int(used_counts.min()) if n_used else 0,
+        max_raters=int(used_counts.max()) if n_used else 0,
+        mean_raters=float(used_counts.mean()) if n_used else 0.0,
+        excluded=excluded,
+        label_distribution=label_distribution(all_labels),
+        percent_agreement=percent,
+        full_agreement=full,
+        fleiss_kappa=fleiss,
+        krippendorff_alpha=alpha,
+        gwet_ac1=ac1,
+        pairwise=pairwise,
+        per_rater=_per_rater(codes, data.raters, pairwise),
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
+    )
+
+
+def _encode(data: Ratings, categories: tuple[str, ...]) -> npt.NDArray[np.int64]:
+    index = {label: i for i, label in enumerate(categories)}
+    codes = np.full((len(data.units), len(data.raters)), -1, dtype=np.int64)
+    for u, (unit, row) in enumerate(zip(data.units, data.labels, strict=True)):
+        for r, label in enumerate(row):
+            if label is None:
+                continue
+            try:
+                codes[u, r] = index[label]
+            except KeyError:
+                raise ValueError(
+                    f"label {label!r} of rater {data.raters[r]!r} on unit {unit!r} "
+                    f"is not one of the declared categories {categories}"
+                ) from None
+    return codes
+
+
+def _count_matrix(codes: npt.NDArray[np.int64], n_categories: int) -> npt.NDArray[np.int64]:
+    """units x categories: how many raters gave each category to each unit."""
+    n_units = codes.shape[0]
+    unit_index, rater_index = np.nonzero(codes >= 0)
+    flat = unit_index * n_categories + codes[unit_index, rater_index]
+    return np.bincount(flat, minlength=n_units * n_categories).reshape(n_units, n_categories)
+
+
+def _point_estimates(
+    *,
+    counts: npt.NDArray[np.int64],
+    used: npt.NDArray[np.bool_],
+    categories: tuple[str, ...],
+    level: str,
+    observed: dict[str, FloatArray],
+    ci: Callable[[str], tuple[float | None, float | None, str | None]],
+) -> tuple[Coefficient, Coefficient, Coefficient, Coefficient, Coefficient]:
+    n_used = int(used.sum())
+    names = {
+        "percent": "Percent agreement",
+        "full": "Full agreement",
+        "fleiss": "Fleiss' kappa",
+        "alpha": f"Krippendorff's alpha ({level})",
+        "ac1": "Gwet's AC1",
+    }
+    if n_used == 0:
+        reason = "no unit has two or more ratings, so there is nothing to compare"
+        return tuple(  # type: ignore[return-value]
+            Coefficient(name, None, undefined_reason=reason) for name in names.values()
+        )
+
+    used_counts = counts[used]
+    pairable_labels = used_counts.sum(axis=0)
+    single_category = int((pairable_labels > 0).sum()) == 1
+    only = categories[int(np.argmax(pairable_labels))]
+    one_category_reason = (
+        f"every rating on the {n_used} units with two or more ratings is {only!r}: "
+        "expected agreement is 1, so a chance-corrected coefficient is 0/0"
+    )
+
+    def make(
+        key: str,
+        value: float | None,
+        *,
+        n_units: int,
+        undefined_reason: str | None = None,
+        note: str | None = None,
+    ) -> Coefficient:
+        if value is None:
+            return Coefficient(names[key], None, undefined_reason=undefined_reason, n_units=n_units)
+        low, high, ci_note = ci(key)
+        notes = "; ".join(n for n in (note, ci_note) if n) or None
+        return Coefficient(names[key], value, low, high, note=notes, n_units=n_units)
+
+    percent = make("percent", float(observed["percent"][0]), n_units=n_used)
+    full = make(
+        "full",
+        float(observed["full"][0]),
+        n_units=n_used,
+        note="share of units on which every rating is the same",
+    )
+
+    rated_counts = counts[counts.sum(axis=1) >= 1]
+    sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
+    if single_category:
+        fleiss = make("fleiss", None, undefined_reason=one_category_reason, n_units=n_used)
+    elif len(sizes) == 1:
+        value = float(fleiss_kappa(rated_counts, method="fleiss"))
+        _check_same(value, observed["fleiss"][0], "Fleiss' kappa")
+        fleiss = make("fleiss", value, n_units=n_used)
+    else:
+        fleiss = make(
+            "fleiss",
+            float(observed["fleiss"][0]),
+            n_units=n_used,
+            note=f"units have {sizes[0]} to {sizes[-1]} ratings: Fleiss' kappa generalised to "
+            "unequal counts as in Gwet (2014) (irrCAC fleiss.kappa.raw); chance agreement "
+            "uses every rated unit",
+        )
+
+    if single_category:
+        alpha = make("alpha", None, undefined_reason=one_category_reason, n_units=n_used)
+    else:
+        value = float(
+            krippendorff.alpha(
+                value_counts=used_counts,
+                value_domain=_value_domain(level, categories),
+                level_of_measurement=level,  # type: ignore[arg-type]
+            )
+        )
+        _check_same(value, observed["alpha"][0], "Krippendorff's alpha")
+        alpha = make("alpha", value, n_units=n_used)
+
+    if len(categories) < 2:
+        ac1 = make(
+            "ac1",
+            None,
+            undefined_reason="only one category is declared; AC1 divides by (categories - 1)",
+            n_units=n_used,
+        )
+    else:
+        value = gwet_ac1_from_counts(counts, n_categories=len(categories))
+        _check_same(value, observed["ac1"][0], "Gwet's AC1")
+        ac1 = make(
+            "ac1",
+            value,
+            n_units=n_used,
+            note=(
+                f"every rating is {only!r}: AC1 is 1 by its formula, but the data cannot "
+                "show that the raters tell the categories apart"
+            )
+            if single_category
+            else None,
+        )
+    return percent, full, fleiss, alpha, ac1
+
+
+def _check_same(library: float, vectorised: float, name: str) -> None:
+    # The bootstrap trusts the vectorised formula; refuse to report intervals built on a
+    # formula that does not reproduce the library's point estimate on this very data.
+    if not math.isclose(library, vectorised, rel_tol=1e-9, abs_tol=1e-9):
+        raise RuntimeError(
+            f"{name}: vectorised bootstrap formula gives {vectorised!r}, library gives {library!r}"
+        )
+
+
+def gwet_ac1_from_counts(counts: npt.ArrayLike, *, n_categories: int | None = None) -> float:
+    """Gwet's AC1 from a units x categories count matrix (Gwet 2014, ch. 2 and 5).
+
+    pa = mean over units with r_i >= 2 of sum_k r_ik (r_ik - 1) / (r_i (r_i - 1));
+    pi_k = mean over units with r_i >= 1 of r_ik / r_i;
+    pe = sum_k pi_k (1 - pi_k) / (q - 1);  AC1 = (pa - pe) / (1 - pe).
+    `n_categories` (q) defaults to the number of columns.
+    """
+    table = np.asarray(counts, dtype=np.float64)
+    q = n_categories if n_categories is not None else table.shape[1]
+    if q < 2:
+        raise ValueError("AC1 needs at least two categories")
+    r = table.sum(axis=1)
+    rated, pairable = r >= 1, r >= 2
+    if not pairable.any():
+        raise ValueError("AC1 needs at least one unit with two or more ratings")
+    rp = r[pairable]
+    pa = float(((table[pairable] * (table[pairable] - 1)).sum(axis=1) / (rp * (rp - 1))).mean())
+    pi = (table[rated] / r[rated, np.newaxis]).mean(axis=0)
+    pe = float((pi * (1 - pi)).sum() / (q - 1))
+    return (pa - pe) / (1 - pe)
+
+
+def _value_domain(level: str, categories: tuple[str, ...]) -> FloatArray:
+    if level in ("interval", "ratio"):
+        try:
+            return np.array([float(c) for c in categories], dtype=np.float64)
+        except ValueError:
+            pass
+    return np.arange(len(categories), dtype=np.float64)
+
+
+DeltaFn = Callable[[FloatArray], FloatArray]
+
+
+def _delta_fn(level: str, categories: tuple[str, ...]) -> DeltaFn:
+    """Squared difference function for alpha: (B, q) pairable value totals -> (B, q, q)."""
+    q = len(categories)
+    values = _value_domain(level, categories)
+    i, j = np.meshgrid(np.arange(q), np.arange(q), indexing="ij")
+    if level == "nominal":
+        fixed = (i != j).astype(np.float64)
+    elif level == "interval":
+        fixed = (values[i] - values[j]) ** 2
+    elif level == "ratio":
+        total = values[i] + values[j]
+        diff = values[i] - values[j]
+        fixed = np.divide(diff, total, out=np.zeros_like(diff), where=total != 0) ** 2
+    else:
+        lo, hi = np.minimum(i, j), np.maximum(i, j)
+
+        def ordinal(n_c: FloatArray) -> FloatArray:
+            # Krippendorff's ordinal metric depends on the value totals of each resample.
+            cum = np.cumsum(n_c, axis=1)
+            between = cum[:, hi] - cum[:, lo] + n_c[:, lo]
+            return (between - (n_c[:, lo] + n_c[:, hi]) / 2) ** 2
+
+        return ordinal
+    return lambda n_c: np.broadcast_to(fixed, (n_c.shape[0], q, q))
+
+
+def _coefficients_from_patterns(
+    patterns: npt.NDArray[np.int64],
+    weights: FloatArray,
+    *,
+    delta: DeltaFn,
+) -> dict[str, FloatArray]:
+    """All multi-rater coefficients for B weightings of the distinct count vectors.
+
+    `patterns` (P, q) are the distinct per-unit count vectors, `weights` (B, P) how
+    many units carry each one (the observed frequencies, or a bootstrap resample).
+    Returns arrays of length B; NaN marks a resample where a coefficient is 0/0.
+    """
+    p = patterns.astype(np.float64)
+    q = p.shape[1]
+    r = p.sum(axis=1)
+    pairable = r >= 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        agree = np.where(pairable, (p * (p - 1)).sum(axis=1) / (r * (r - 1)), 0.0)
+        full = np.where(pairable, p.max(axis=1, initial=0) == r, False).astype(np.float64)
+        n_pairable = weights @ pairable.astype(np.float64)
+        percent = (weights @ agree) / n_pairable
+
+        # Category prevalence over every rated unit (Gwet 2014). With equal counts per
+        # unit this is Fleiss' p_j, so the kappa below is exactly Fleiss' kappa.
+        share = p / r[:, np.newaxis]
+        pi = (weights @ share) / weights.sum(axis=1)[:, np.newaxis]
+        fleiss_pe = (pi**2).sum(axis=1)
+        fleiss = (percent - fleiss_pe) / (1 - fleiss_pe)
+        pe = (pi * (1 - pi)).sum(axis=1) / (q - 1) if q > 1 else np.full(len(weights), np.nan)
+        ac1 = (percent - pe) / (1 - pe)
+
+        # Krippendorff's alpha from the coincidence matrix.
+        within = p[:, :, np.newaxis] * p[:, np.newaxis, :] - np.einsum("pk,kl->pkl", p, np.eye(q))
+        within = np.where(pairable[:, np.newaxis, np.newaxis], within, 0.0)
+        within /= np.where(pairable, r - 1, 1.0)[:, np.newaxis, np.newaxis]
+        coincidences = (weights @ within.reshape(len(p), q * q)).reshape(-1, q, q)
+        n_c = coincidences.sum(axis=2)
+        n = n_c.sum(axis=1)
+        d = delta(n_c)
+        observed = (coincidences * d).sum(axis=(1, 2))
+        expected = (n_c[:, :, np.newaxis] * n_c[:, np.newaxis, :] * d).sum(axis=(1, 2)) / (n - 1)
+        alpha = 1 - observed / expected
+    return {
+        "percent": percent,
+        "full": (weights @ full) / n_pairable,
+        "fleiss": fleiss,
+        "ac1": ac1,
+        "alpha": alpha,
+    }
+
+
+def _percentile_ci(
+    values: FloatArray | None, confidence: float
+) -> tuple[float | None, float | None, str | None]:
+    if values is None or not len(values):
+        return None, None, None
+    finite = values[np.isfinite(values)]
+    dropped = len(values) - len(finite)
+    if not len(finite):
+        return None, None, "no bootstrap resample gave a defined value, so there is no interval"
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(finite, [tail, 1 - tail])
+    note = (
+        f"{dropped} of {len(values)} bootstrap resamples were undefined and left out"
+        if dropped
+        else None
+    )
+    return float(low), float(high), note
+
+
+# --------------------------------------------------------------------------- pairs
+
+
+def _pairwise_kappas(
+    codes: npt.NDArray[np.int64],
+    raters: tuple[Hashable, ...],
+    categories: tuple[str, ...],
+    *,
+    bootstrap: int,
+    seed: int,
+    confidence: float,
+) -> tuple[PairwiseKappa, ...]:
+    q = len(categories)
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for i in range(len(raters)):
+        for j in range(i + 1, len(raters)):
+            both = (codes[:, i] >= 0) & (codes[:, j] >= 0)
+            a, b = codes[both, i], codes[both, j]
+            pairs.append(
+                PairwiseKappa(
+                    raters[i],
+                    raters[j],
+                    int(both.sum()),
+                    _pair_kappa(a, b, raters[i], raters[j], categories, q, rng, bootstrap,
+                                confidence),
+                )
+            )
+    return tuple(pairs)
+
+
+def _pair_kappa(
+    a: npt.NDArray[np.int64],
+    b: npt.NDArray[np.int64],
+    rater_a: Hashable,
+    rater_b: Hashable,
+    categories: tuple[str, ...],
+    q: int,
+    rng: np.random.Generator,
+    bootstrap: int,
+    confidence: float,
+) -> Coefficient:
+    name = "Cohen's kappa"
+    n = len(a)
+    if n == 0:
+        return Coefficient(
+            name, None, undefined_reason=f"{rater_a!r} and {rater_b!r} rated no unit in common"
+        )
+    if len(set(a.tolist()) | set(b.tolist())) == 1:
+        return Coefficient(
+            name,
+            None,
+            undefined_reason=f"both raters gave {categories[int(a[0])]!r} to all {n} shared "
+            "units: expected agreement is 1, so kappa is 0/0",
+            n_units=n,
+        )
+    value = float(metrics.cohen_kappa_score(a, b, labels=list(range(q))))
+    if not bootstrap:
+        return Coefficient(name, value, n_units=n)
+    table = np.bincount(a * q + b, minlength=q * q).astype(np.float64)
+    draws = rng.multinomial(n, table / n, size=bootstrap).reshape(-1, q, q).astype(np.float64)
+    low, high, note = _percentile_ci(_kappa_from_tables(draws), confidence)
+    return Coefficient(name, value, low, high, note=note, n_units=n)
+
+
+def _kappa_from_tables(tables: FloatArray) -> FloatArray:
+    """Cohen's kappa for a stack of (B, q, q) contingency tables."""
+    n = tables.sum(axis=(1, 2))
+    observed = np.trace(tables, axis1=1, axis2=2) / n
+    expected = (tables.sum(axis=2) * tables.sum(axis=1)).sum(axis=1) / n**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (observed - expected) / (1 - expected)
+
+
+def _per_rater(
+    codes: npt.NDArray[np.int64],
+    raters: tuple[Hashable, ...],
+    pairwise: tuple[PairwiseKappa, ...],
+) -> tuple[RaterAgreement, ...]:
+    result = []
+    for i, rater in enumerate(raters):
+        mine = codes[:, i]
+        others = np.delete(codes, i, axis=1)
+        present = (mine[:, np.newaxis] >= 0) & (others >= 0)
+        n_pairs = int(present.sum())
+        n_units = int(present.any(axis=1).sum())
+        kappas = [
+            p.kappa.value
+            for p in pairwise
+            if rater in (p.rater_a, p.rater_b) and p.kappa.value is not None
+        ]
+        if not n_pairs:
+            result.append(
+                RaterAgreement(rater, 0, 0, None, None, "shares no unit with another rater")
+            )
+            continue
+        agree = int(((mine[:, np.newaxis] == others) & present).sum())
+        result.append(
+            RaterAgreement(
+                rater,
+                n_units,
+                n_pairs,
+                agree / n_pairs,
+                float(np.mean(kappas)) if kappas else None,
+                None if kappas else "no pairwise kappa with this rater is defined",
+            )
+        )
+    return tuple(result)
+
+
+# --------------------------------------------------------------------------- majority
+
+
+@dataclass(frozen=True)
+class Majority:
+    """Plurality vote. `label` is None when there are no votes, the tie value on a tie."""
+
+    label: str | None
+    is_tie: bool
+    n_votes: int
+    distribution: dict[str, int]
+
+
+def majority(labels: Iterable[str | None], *, tie: str = TIE) -> Majority:
+    """Most frequent label; a tie for first place gives `tie` (e.g. "inconclusive")."""
+    distribution = label_distribution(labels)
+    n_votes = sum(distribution.values())
+    if not distribution:
+        return Majority(None, False, 0, distribution)
+    ranked = list(distribution.items())
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return Majority(tie, True, n_votes, distribution)
+    return Majority(ranked[0][0], False, n_votes, distribution)
+
+
+# --------------------------------------------------------------------------- verifier
+
+
+_VERDICT_SPELLINGS = {
+    "supported": SUPPORTED,
+    "s": SUPPORTED,
+    "unsupported": UNSUPPORTED,
+    "not supported": UNSUPPORTED,
+    "ns": UNSUPPORTED,
+    "contradicted": CONTRADICTED,
+    "inconclusive": INCONCLUSIVE,
+    "inconclusive-not-enough": INCONCLUSIVE,
+    "inconclusive-conflicting": INCONCLUSIVE,
+    "ir": IRRELEVANT,
+    "irrelevant": IRRELEVANT,
+}
+_NO_VERDICT = {"", "unparsed", "error"}
+
+
+def normalise_verdict(label: str | None, *, mode: Mode | None = None) -> str | None:
+    """One canonical spelling for a verdict label, or None when there is no usable label.
+
+    Accepts our labels (supported, contradicted, inconclusive, inconclusive-not-enough,
+    inconclusive-conflicting, unsupported), VeriScore's "Supported." / "Unsupported." /
+    "Contradicted." / "Inconclusive." and FActScore's S / NS / IR, in any case.
+    "unparsed", "error" and empty strings give None. IR gives "irrelevant" in every
+    mode. With mode="binary", contradicted and inconclusive become unsupported; with
+    mode="ternary", a bare "unsupported" is an error because it does not say which.
+    """
+    if label is None:
+        return None
+    key = label.strip().lower().rstrip(".").strip()
+    if key in _NO_VERDICT:
+        return None
+    try:
+        canonical = _VERDICT_SPELLINGS[key]
+    except KeyError:
+        raise ValueError(f"unknown verdict label {label!r}") from None
+    if mode == "binary" and canonical in (CONTRADICTED, INCONCLUSIVE):
+        return UNSUPPORTED
+    if mode == "ternary" and canonical == UNSUPPORTED:
+        raise ValueError(
+            f"{label!r} is a binary label: it does not say contradicted or inconclusive; "
+            "use mode='binary'"
+        )
+    return canonical
+
+
+@dataclass(frozen=True)
+class ClassScores:
+    label: str
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    support: int
+    predicted: int
+    undefined_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    unit: Hashable
+    reference: str
+    predicted: str
+
+
+@dataclass(frozen=True)
+class VerifierReport:
+    """Verifier labels scored against reference (human) labels.
+
+    `confusion[i][j]` counts units whose reference is `labels[i]` and prediction
+    `labels[j]`. `macro_f1` is the unweighted mean of the per-class F1 scores.
+    """
+
+    mode: str
+    labels: tuple[str, ...]
+    n: int
+    excluded: dict[str, int]
+    per_class: tuple[ClassScores, ...]
+    accuracy: Coefficient
+    macro_f1: Coefficient
+    balanced_accuracy: Coefficient
+    kappa: Coefficient
+    confusion: tuple[tuple[int, ...], ...]
+    disagreements: tuple[Disagreement, ...]
+
+    def scores(self, label: str) -> ClassScores:
+        for scores in self.per_class:
+            if scores.label == label:
+                return scores
+        raise KeyError(label)
+
+    @property
+    def supported_f1(self) -> float | None:
+        return self.scores(SUPPORTED).f1
+
+    @property
+    def unsupported_f1(self) -> float | None:
+        """Only in binary mode (VeriScore Table 11's "U. F1")."""
+        return self.scores(UNSUPPORTED).f1
+
+
+def verifier_vs_reference(
+    pred: Sequence[str | None],
+    ref: Sequence[str | None],
+    *,
+    mode: Mode = "binary",
+    units: Sequence[Hashable] | None = None,
+) -> VerifierReport:
+    """Precision, recall, F1 per class, macro F1, balanced accuracy, kappa, confusion.
+
+    Units without a usable verifier label (missing, "unparsed", "error"), without a
+    reference label, or marked irrelevant (FActScore IR) are left out and counted in
+    `excluded`. Binary mode collapses contradicted and inconclusive into unsupported.
+    """
+    if len(pred) != len(ref):
+        raise ValueError(f"{len(pred)} predictions for {len(ref)} reference labels")
+    if mode not in ("binary", "ternary"):
+        raise ValueError(f"mode must be 'binary' or 'ternary', not {mode!r}")
+    unit_ids = tuple(units) if units is not None else tuple(range(len(pred)))
+    if len(unit_ids) != len(pred):
+        raise ValueError(f"{len(unit_ids)} unit ids for {len(pred)} labels")
+    labels = BINARY_LABELS if mode == "binary" else TERNARY_LABELS
+
+    excluded: Counter[str] = Counter()
+    kept_pred: list[str] = []
+    kept_ref: list[str] = []
+    kept_units: list[Hashable] = []
+    for unit, p_raw, r_raw in zip(unit_ids, pred, ref, strict=True):
+        p, r = normalise_verdict(p_raw, mode=mode), normalise_verdict(r_raw, mode=mode)
+        if r is None:
+            excluded["no reference label"] += 1
+        elif p is None:
+            excluded["no usable verifier label (missing or unparsed)"] += 1
+        elif IRRELEVANT in (p, r):
+            excluded["marked irrelevant (IR)"] += 1
+        else:
+            kept_pred.append(p)
+            kept_ref.append(r)
+            kept_units.append(unit)
+
+    n = len(kept_pred)
+    confusion = (
+        metrics.confusion_matrix(kept_ref, kept_pred, labels=list(labels))
+        if n
+        else np.zeros((len(labels), len(labels)), dtype=np.int64)
+    )
+    return VerifierReport(
+        mode=mode,
+        labels=labels,
+        n=n,
+        excluded=dict(excluded),
+        per_class=_class_scores(confusion, labels),
+        accuracy=_accuracy(confusion),
+        macro_f1=_macro_f1(kept_ref, kept_pred, labels, confusion),
+        balanced_accuracy=_balanced_accuracy(kept_ref, kept_pred, confusion, labels),
+        kappa=_verifier_kappa(kept_ref, kept_pred, labels),
+        confusion=tuple(tuple(int(x) for x in row) for row in confusion),
+        disagreements=tuple(
+            Disagreement(u, r, p)
+            for u, r, p in zip(kept_units, kept_ref, kept_pred, strict=True)
+            if r != p
+        ),
+    )
+
+
+def _class_scores(confusion: npt.NDArray[np.int64], labels: tuple[str, ...]) -> tuple[
+    ClassScores, ...
+]:
+    result = []
+    for i, label in enumerate(labels):
+        tp = int(confusion[i, i])
+        support = int(confusion[i, :].sum())
+        predicted = int(confusion[:, i].sum())
+        precision = tp / predicted if predicted else None
+        recall = tp / support if support else None
+        reasons = []
+        if not predicted:
+            reasons.append(f"precision: the verifier never said {label!r}")
+        if not support:
+            reasons.append(f"recall: no reference label is {label!r}")
+        f1 = 2 * tp / (support + predicted) if support + predicted else None
+        result.append(
+            ClassScores(label, precision, recall, f1, support, predicted, "; ".join(reasons) or None)
+        )
+    return tuple(result)
+
+
+_NO_UNITS = "no unit has both a usable verifier label and a reference label"
+
+
+def _accuracy(confusion: npt.NDArray[np.int64]) -> Coefficient:
+    n = int(confusion.sum())
+    if not n:
+        return Coefficient("Accuracy", None, undefined_reason=_NO_UNITS)
+    return Coefficient("Accuracy", float(np.trace(confusion)) / n, n_units=n)
+
+
+def _macro_f1(
+    ref: list[str], pred: list[str], labels: tuple[str, ...], confusion: npt.NDArray[np.int64]
+) -> Coefficient:
+    name = "Macro F1"
+    if not ref:
+        return Coefficient(name, None, undefined_reason=_NO_UNITS)
+    absent = [
+        label
+        for i, label in enumerate(labels)
+        if not confusion[i, :].sum() and not confusion[:, i].sum()
+    ]
+    value = float(
+        metrics.f1_score(ref, pred, labels=list(labels), average="macro", zero_division=np.nan)
+    )
+    note = (
+        f"mean over {len(labels) - len(absent)} classes; {', '.join(absent)} never occurs in "
+        "either labelling and has no F1"
+        if absent
+        else None
+    )
+    return Coefficient(name, value, note=note, n_units=len(ref))
+
+
+def _balanced_accuracy(
+    ref: list[str], pred: list[str], confusion: npt.NDArray[np.int64], labels: tuple[str, ...]
+) -> Coefficient:
+    name = "Balanced accuracy"
+    if not ref:
+        return Coefficient(name, None, undefined_reason=_NO_UNITS)
+    present = [label for i, label in enumerate(labels) if confusion[i, :].sum()]
+    note = (
+        f"mean recall over the {len(present)} classes present in the reference "
+        f"({', '.join(present)})"
+        if len(present) < len(labels)
+        else None
+    )
+    with warnings.catch_warnings():
+        # sklearn warns when a predicted class is absent from the reference; the note says so.
+        warnings.simplefilter("ignore", UserWarning)
+        value = float(metrics.balanced_accuracy_score(ref, pred))
+    return Coefficient(name, value, note=note, n_units=len(ref))
+
+
+def _verifier_kappa(ref: list[str], pred: list[str], labels: tuple[str, ...]) -> Coefficient:
+    name = "Cohen's kappa"
+    if not ref:
+        return Coefficient(name, None, undefined_reason=_NO_UNITS)
+    if len(set(ref) | set(pred)) == 1:
+        return Coefficient(
+            name,
+            None,
+            undefined_reason=f"verifier and reference both say {ref[0]!r} on all {len(ref)} "
+            "units: expected agreement is 1, so kappa is 0/0",
+            n_units=len(ref),
+        )
+    value = float(metrics.cohen_kappa_score(ref, pred, labels=list(labels)))
+    return Coefficient(name, value, n_units=len(ref))
+
+
+def response_labels(
+    segment_labels: Sequence[str | None], response_ids: Sequence[Hashable], *, mode: Mode = "binary"
+) -> dict[Hashable, str | None]:
+    """Response-level labels from segment labels, as FELM scores responses.
+
+    A response is unsupported when any of its segments is; supported when every
+    segment is; None (no usable label) otherwise. Binary mode only: a response with
+    one contradicted and one inconclusive segment has no single ternary label.
+    """
+    if mode != "binary":
+        raise ValueError("response-level labels are binary: a response is right or has an error")
+    if len(segment_labels) != len(response_ids):
+        raise ValueError(f"{len(segment_labels)} labels for {len(response_ids)} response ids")
+    grouped: dict[Hashable, list[str | None]] = {}
+    for label, response in zip(segment_labels, response_ids, strict=True):
+        grouped.setdefault(response, []).append(normalise_verdict(label, mode="binary"))
+    result: dict[Hashable, str | None] = {}
+    for response, labels in grouped.items():
+        scored = [label for label in labels if label != IRRELEVANT]
+        if UNSUPPORTED in scored:
+            result[response] = UNSUPPORTED
+        elif scored and all(label == SUPPORTED for label in scored):
+            result[response] = SUPPORTED
+        else:
+            result[response] = None
+    return result
+
+
+# --------------------------------------------------------------------------- McNemar
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """McNemar's test between two verifiers scored against the same reference.
+
+    `only_a_correct` and `only_b_correct` are the discordant pairs. `method` is
+    "exact" (binomial, used below 25 discordant pairs) or "chi-square" (without
+    continuity correction unless asked).
+    """
+
+    n: int
+    both_correct: int
+    only_a_correct: int
+    only_b_correct: int
+    both_wrong: int
+    excluded: int
+    method: str | None
+    statistic: float | None
+    p_value: float | None
+    undefined_reason: str | None = None
+
+
+def mcnemar_test(
+    pred_a: Sequence[str | None],
+    pred_b: Sequence[str | None],
+    ref: Sequence[str | None],
+    *,
+    mode: Mode = "binary",
+    exact: bool | None = None,
+    correction: bool = False,
+) -> McNemarResult:
+    if not len(pred_a) == len(pred_b) == len(ref):
+        raise ValueError("pred_a, pred_b and ref must have the same length")
+    table = np.zeros((2, 2), dtype=np.int64)
+    excluded = 0
+    for a_raw, b_raw, r_raw in zip(pred_a, pred_b, ref, strict=True):
+        a, b, r = (normalise_verdict(x, mode=mode) for x in (a_raw, b_raw, r_raw))
+        if a is None or b is None or r is None or IRRELEVANT in (a, b, r):
+            excluded += 1
+            continue
+        table[int(a != r), int(b != r)] += 1
+    n = int(table.sum())
+    cells = dict(
+        n=n,
+        both_correct=int(table[0, 0]),
+        only_a_correct=int(table[0, 1]),
+        only_b_correct=int(table[1, 0]),
+        both_wrong=int(table[1, 1]),
+        excluded=excluded,
+    )
+    if not n:
+        return McNemarResult(
+            **cells,
+            method=None,
+            statistic=None,
+            p_value=None,
+            undefined_reason="no unit has usable labels from both verifiers and the reference",
+        )
+    discordant = int(table[0, 1] + table[1, 0])
+    use_exact = discordant < MCNEMAR_EXACT_BELOW if exact is None else exact
+    if not use_exact and not discordant:
+        return McNemarResult(
+            **cells,
+            method="chi-square",
+            statistic=None,
+            p_value=None,
+            undefined_reason="no discordant pairs: the chi-square statistic is 0/0 "
+            "(use the exact test)",
+        )
+    result = mcnemar(table, exact=use_exact, correction=correction)
+    return McNemarResult(
+        **cells,
+        method="exact" if use_exact else "chi-square",
+        statistic=float(result.statistic),
+        p_value=float(result.pvalue),
+    )
+
+
+# --------------------------------------------------------------------------- preference
+
+
+class PreferenceRow(NamedTuple):
+    domain: str
+    winner: str
+    loser: str
+    hard: bool
+    winner_position: int
+
+
+@dataclass(frozen=True)
+class PreferenceCell:
+    """How often each of two systems was preferred, in one domain or (domain None) all.
+
+    Strong = the annotator did not find it hard to decide; slight = hard to decide.
+    `p_value` is the two-sided exact binomial test of a_wins out of n against 0.5.
+    """
+
+    system_a: str
+    system_b: str
+    domain: str | None
+    n: int
+    a_wins: int
+    b_wins: int
+    a_strong: int
+    a_slight: int
+    b_strong: int
+    b_slight: int
+    a_rate: float
+    b_rate: float
+    p_value: float
+
+
+@dataclass(frozen=True)
+class PositionBias:
+    """How often the system shown as List 1 won, tested against 0.5 (two-sided)."""
+
+    domain: str | None
+    n: int
+    list1_wins: int
+    rate: float
+    p_value: float
+
+
+@dataclass(frozen=True)
+class PreferenceReport:
+    cells: tuple[PreferenceCell, ...]
+    position_bias: tuple[PositionBias, ...]
+
+    def cell(self, system_a: str, system_b: str, domain: str | None = None) -> PreferenceCell:
+        for cell in self.cells:
+            if {cell.system_a, cell.system_b} == {system_a, system_b} and cell.domain == domain:
+                return cell
+        raise KeyError((system_a, system_b, domain))
+
+
+def preference(rows: Iterable[tuple[str, str, str, bool, int]]) -> PreferenceReport:
+    """Pairwise preferences from (domain, winner, loser, hard, winner_position) rows."""
+    parsed = [PreferenceRow(*row) for row in rows]
+    for row in parsed:
+        if row.winner == row.loser:
+            raise ValueError(f"a system cannot be preferred over itself: {row}")
+        if row.winner_position not in (1, 2):
+            raise ValueError(f"winner_position must be 1 or 2, not {row.winner_position!r}")
+    domains = sorted({row.domain for row in parsed})
+    pairs = sorted({tuple(sorted((row.winner, row.loser))) for row in parsed})
+    cells = []
+    for system_a, system_b in pairs:
+        in_pair = [row for row in parsed if {row.winner, row.loser} == {system_a, system_b}]
+        for domain in [None, *domains]:
+            subset = [row for row in in_pair if domain is None or row.domain == domain]
+            if subset:
+                cells.append(_preference_cell(system_a, system_b, domain, subset))
+    bias = []
+    for domain in [None, *domains]:
+        subset = [row for row in parsed if domain is None or row.domain == domain]
+        if subset:
+            wins = sum(row.winner_position == 1 for row in subset)
+            bias.append(
+                PositionBias(
+                    domain,
+                    len(subset),
+                    wins,
+                    wins / len(subset),
+                    float(scipy_stats.binomtest(wins, len(subset), 0.5).pvalue),
+                )
+            )
+    return PreferenceReport(tuple(cells), tuple(bias))
+
+
+def _preference_cell(
+    system_a: str, system_b: str, domain: str | None, rows: list[PreferenceRow]
+) -> PreferenceCell:
+    def count(system: str, hard: bool) -> int:
+        return sum(row.winner == system and row.hard == hard for row in rows)
+
+    n = len(rows)
+    a_wins = sum(row.winner == system_a for row in rows)
+    return PreferenceCell(
+        system_a=system_a,
+        system_b=system_b,
+        domain=domain,
+        n=n,
+        a_wins=a_wins,
+        b_wins=n - a_wins,
+        a_strong=count(system_a, False),
+        a_slight=count(system_a, True),
+        b_strong=count(system_b, False),
+        b_slight=count(system_b, True),
+        a_rate=a_wins / n,
+        b_rate=(n - a_wins) / n,
+        p_value=float(scipy_stats.binomtest(a_wins, n, 0.5).pvalue),
+    )
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+@dataclass(frozen=True)
+class KendallTau:
+    tau: float | None
+    p_value: float | None
+    n: int
+    undefined_reason: str | None = None
+
+
+def kendall_tau(
+    a: Sequence[float] | Mapping[Hashable, float], b: Sequence[float] | Mapping[Hashable, float]
+) -> KendallTau:
+    """Kendall's tau-b (scipy) between two scorings; mappings are matched on shared keys."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        keys = [key for key in a if key in b]
+        x, y = [a[k] for k in keys], [b[k] for k in keys]
+    elif isinstance(a, Mapping) or isinstance(b, Mapping):
+        raise TypeError("pass two mappings or two sequences")
+    else:
+        if len(a) != len(b):
+            raise ValueError(f"{len(a)} scores against {len(b)}")
+        x, y = list(a), list(b)
+    n = len(x)
+    if n < 2:
+        return KendallTau(None, None, n, f"{n} item(s) in common; a ranking needs at least 2")
+    if len(set(x)) == 1 or len(set(y)) == 1:
+        return KendallTau(None, None, n, "one of the scorings gives every item the same value")
+    result = scipy_stats.kendalltau(x, y)
+    return KendallTau(float(result.statistic), float(result.pvalue), n)
