@@ -1,0 +1,81 @@
+"""Personas (healthchecks style): alice researches, bob and carol annotate project
+"alpha"; dave annotates and erin researches the unrelated project "beta"."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.auth.models import User
+
+from annotation.ingest import import_file
+from annotation.models import Item, Membership, Project, System, assign, comparison_items
+
+# System names chosen to be unmistakable in page text: they must never reach annotators.
+SYSTEM_A = "zz-secret-extractor-alpha"
+SYSTEM_B = "zz-secret-extractor-beta"
+
+
+def canonical_line(i: int, **extra: object) -> str:
+    record = {
+        "id": f"doc-{i}",
+        "question": f"Who was person {i}?",
+        "response": f"Person {i} was born in 1900. Person {i} was a painter.",
+        "domain": "Biography",
+        "source_model": "model-x",
+        "claim_lists": {
+            SYSTEM_A: [f"Person {i} was born in 1900.", f"Person {i} was a painter."],
+            SYSTEM_B: [f"Person {i} was a painter born in 1900."],
+        },
+    }
+    record.update(extra)
+    return json.dumps(record)
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def users(db: None) -> dict[str, User]:
+    return {
+        name: User.objects.create_user(name, password="pw-" + name)
+        for name in ("alice", "bob", "carol", "dave", "erin")
+    }
+
+
+@pytest.fixture
+def alpha(users: dict[str, User]) -> Project:
+    project = Project.objects.create(name="alpha", instructions="Read carefully.")
+    project.add_member(users["alice"], Membership.RESEARCHER)
+    project.add_member(users["bob"], Membership.ANNOTATOR)
+    project.add_member(users["carol"], Membership.ANNOTATOR)
+    text = "\n".join(canonical_line(i) for i in range(4))
+    import_file(project=project, text=text, file="alpha.jsonl")
+    return project
+
+
+@pytest.fixture
+def beta(users: dict[str, User]) -> Project:
+    project = Project.objects.create(name="beta", instructions="Beta rules.")
+    project.add_member(users["erin"], Membership.RESEARCHER)
+    project.add_member(users["dave"], Membership.ANNOTATOR)
+    return project
+
+
+@pytest.fixture
+def alpha_items(alpha: Project, beta: Project) -> list[Item]:
+    """Four comparison items, every one assigned to both bob and carol."""
+    a = System.objects.get(project=alpha, name=SYSTEM_A)
+    b = System.objects.get(project=alpha, name=SYSTEM_B)
+    items = comparison_items(project=alpha, system_a=a, system_b=b)
+    assign(items, project=alpha, k=2, fraction=1.0, seed=1)
+    for user in alpha.annotators():
+        alpha.memberships.get(user=user).acknowledge()
+    return items
+
+
+def login(client, user: User):  # type: ignore[no-untyped-def]
+    client.force_login(user)
+    return client
