@@ -1,0 +1,254 @@
+"""python -m pipeline run|extract|retrieve|verify|score
+
+  run INPUT        the whole pipeline: claims_*, evidence_*, verification_*, scores_*
+  extract INPUT    claims_<name>.jsonl from VeriScore input {question?, response, model, prompt_source}
+  retrieve FILE    evidence_<name>.jsonl from a claims_ file
+  verify FILE      verification_<name>.jsonl from an evidence_ file
+  score FILE...    the scores table from verification_ files (ours or VeriScore's)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from tqdm import tqdm
+
+from pipeline.cache import OfflineMiss
+from pipeline.estimate import estimate_run, format_estimate
+from pipeline.formats import (
+    claims_record,
+    evidence_record,
+    load_results,
+    read_inputs,
+    scores_json,
+    verification_record,
+    write_jsonl,
+)
+from pipeline.run import (
+    ClientConfig,
+    Clients,
+    PipelineConfig,
+    build_clients,
+    new_result,
+    run_responses,
+    run_stage,
+)
+from pipeline.score import format_table, score_results
+from pipeline.types import ResponseResult
+
+
+def _name(path: str) -> str:
+    stem = Path(path).stem
+    for prefix in ("claims_", "evidence_", "verification_"):
+        if stem.startswith(prefix):
+            return stem[len(prefix) :]
+    return stem
+
+
+def parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    g = common.add_argument_group("endpoints")
+    g.add_argument("--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
+    g.add_argument("--api-key", help="env OPENAI_API_KEY")
+    g.add_argument("--model", help="default model (env PIPELINE_MODEL, else gpt-4o-mini)")
+    g.add_argument("--extraction-model", help="model for extraction (default: --model)")
+    g.add_argument("--verification-model", help="model for verification (default: --model)")
+    g.add_argument("--serper-key", help="env SERPER_API_KEY")
+    g.add_argument("--serper-url", help="Serper endpoint (default https://google.serper.dev)")
+    g.add_argument("--retriever", choices=["serper", "bm25"], default="serper")
+    g.add_argument("--corpus", help="JSONL {title, text, url} for --retriever bm25")
+    g = common.add_argument_group("run")
+    g.add_argument("--out", default="pipeline_out", help="output directory")
+    g.add_argument("--cache", default=".pipeline-cache.sqlite", help="SQLite answer cache")
+    g.add_argument("--offline", action="store_true", help="answer from the cache only; fail on a miss")
+    g.add_argument("--estimate", action="store_true", help="print calls, tokens and cost, call nothing")
+    g.add_argument("--concurrency", type=int, default=32, help="calls in flight per service")
+    g.add_argument("--rpm", type=float, help="LLM requests per minute")
+    g.add_argument("--tpm", type=float, help="LLM tokens per minute")
+    g.add_argument("--timeout", type=float, default=120.0, help="seconds per call")
+    g.add_argument("--max-retries", type=int, default=5)
+    g.add_argument("--backoff", type=float, default=1.0, help="first retry wait, doubled each time")
+    g.add_argument("--extractor", choices=["veriscore", "atomic"], default="veriscore")
+    g.add_argument("--label-mode", choices=["binary", "ternary"], default="binary")
+    g.add_argument("--search-n", type=int, default=10)
+    g.add_argument("--evidence-in-prompt", type=int, default=5)
+    g.add_argument("--fixed-k", type=float, help="use this K instead of the per-domain median")
+    g.add_argument("--k-rule", choices=["upper", "lower", "mean"], default="upper",
+                   help="median of claim counts for K (VeriScore: upper)")
+    g.add_argument("--no-progress", action="store_true")
+
+    p = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    for name in ("run", "extract", "retrieve", "verify"):
+        sub.add_parser(name, parents=[common]).add_argument("input")
+    sub.add_parser("score", parents=[common]).add_argument("input", nargs="+")
+    return p
+
+
+def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
+    client = ClientConfig.from_env(
+        base_url=args.base_url,
+        api_key=args.api_key,
+        model=args.model,
+        serper_api_key=args.serper_key,
+        serper_url=args.serper_url,
+        retriever=args.retriever,
+        corpus=args.corpus,
+        offline=args.offline,
+        concurrency=args.concurrency,
+        requests_per_minute=args.rpm,
+        tokens_per_minute=args.tpm,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+        backoff=args.backoff,
+    )
+    client.cache_path = args.cache
+    config = PipelineConfig(
+        extractor=args.extractor,
+        label_mode=args.label_mode,
+        extraction_model=args.extraction_model,
+        verification_model=args.verification_model,
+        search_n=args.search_n,
+        evidence_in_prompt=args.evidence_in_prompt,
+    )
+    return client, config
+
+
+def _bar(total: int, label: str, off: bool) -> tuple[tqdm, Callable[[int, int], None]]:
+    bar = tqdm(total=total, desc=label, unit="resp", disable=True if off else None, file=sys.stderr)
+
+    def progress(done: int, _total: int) -> None:
+        bar.update(done - bar.n)
+
+    return bar, progress
+
+
+def write_scores(results: list[ResponseResult], args: argparse.Namespace, name: str) -> None:
+    table = score_results(results, fixed_k=args.fixed_k, k_rule=args.k_rule)
+    out = Path(args.out) / f"scores_{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(scores_json(table), indent=2), encoding="utf-8")
+    print(format_table(table))
+    print(f"scores written to {out}")
+
+
+def summary(results: list[ResponseResult], clients: Clients) -> str:
+    calls = sum(r.usage.calls for r in results)
+    cached = sum(r.usage.cached_calls for r in results)
+    searches = sum(r.usage.search_calls for r in results)
+    cached_s = sum(r.usage.cached_search_calls for r in results)
+    tokens = sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in results)
+    cost = sum(r.usage.cost_usd for r in results)
+    errors = sum(len(r.errors) for r in results)
+    unparsed = sum(r.count("unparsed") for r in results)
+    retries = clients.llm.retries + getattr(clients.searcher, "retries", 0)
+    return (
+        f"LLM calls {calls} (+{cached} from cache), searches {searches} (+{cached_s} from cache), "
+        f"tokens {tokens}, cost ${cost:.4f}, retries {retries}, errors {errors}, "
+        f"unparsed verdicts {unparsed}"
+    )
+
+
+async def execute(args: argparse.Namespace) -> int:
+    client_cfg, config = configs(args)
+    name = _name(args.input[0] if isinstance(args.input, list) else args.input)
+    out = Path(args.out)
+
+    if args.command == "score":
+        results = [r for path in args.input for r in load_results(path)]
+        write_scores(results, args, name)
+        return 0
+
+    if args.estimate:
+        client_cfg.offline = True  # belt and braces: an estimate never calls anything
+    if args.estimate or args.offline:
+        client_cfg.serper_api_key = client_cfg.serper_api_key or "offline"
+    clients = build_clients(client_cfg)
+    try:
+        if args.estimate:
+            if args.command in ("run", "extract"):
+                inputs = read_inputs(args.input)
+                stages = ("extract", "verify") if args.command == "run" else ("extract",)
+                known_claims = None
+            else:
+                inputs, stages = [], ("verify",) if args.command == "verify" else ()
+                known_claims = sum(r.n_claims for r in load_results(args.input))
+            rows = estimate_run(
+                inputs, claims=known_claims, llm=clients.llm, extractor=config.extractor, label_mode=config.label_mode,
+                extraction_model=config.extraction_model, verification_model=config.verification_model,
+                evidence_in_prompt=config.evidence_in_prompt, stages=stages,
+            )
+            print(format_estimate(rows))
+            return 0
+
+        off = args.no_progress
+        if args.command in ("run", "extract"):
+            inputs = read_inputs(args.input)
+            bar, progress = _bar(len(inputs), args.command, off)
+            with bar:
+                if args.command == "run":
+                    results = await run_responses(
+                        inputs, config=config, llm=clients.llm, searcher=clients.searcher, progress=progress
+                    )
+                else:
+                    results = [new_result(i, config, clients.llm, clients.searcher) for i in inputs]
+                    results = await run_stage(
+                        "extract", results, config=config, llm=clients.llm,
+                        searcher=clients.searcher, progress=progress,
+                    )
+            write_jsonl(out / f"claims_{name}.jsonl", map(claims_record, results))
+            if args.command == "run":
+                write_jsonl(out / f"evidence_{name}.jsonl", map(evidence_record, results))
+                write_jsonl(
+                    out / f"verification_{name}.jsonl",
+                    (verification_record(r, config.evidence_in_prompt) for r in results),
+                )
+        else:
+            stage = args.command
+            results = load_results(args.input)
+            bar, progress = _bar(len(results), stage, off)
+            with bar:
+                results = await run_stage(
+                    stage, results, config=config, llm=clients.llm,
+                    searcher=clients.searcher, progress=progress,
+                )
+            if stage == "retrieve":
+                write_jsonl(out / f"evidence_{name}.jsonl", map(evidence_record, results))
+            else:
+                write_jsonl(
+                    out / f"verification_{name}.jsonl",
+                    (verification_record(r, config.evidence_in_prompt) for r in results),
+                )
+        print(summary(results, clients))
+        for r in results:
+            for e in r.errors[:3]:
+                print(f"error in {r.id}: {e}", file=sys.stderr)
+        if args.command in ("run", "verify"):
+            write_scores(results, args, name)
+        print(f"outputs in {out}/")
+        return 0
+    finally:
+        await clients.aclose()
+        clients.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return asyncio.run(execute(args))
+    except OfflineMiss as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except (ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""What a run will cost, before any call is made (`--estimate`).
+
+Extraction is exact: the windows are known, so are the prompts and which of them are
+already cached. Verification depends on how many claims extraction finds, so it is
+projected from VeriScore's recorded gpt-4 calls (fixtures/llm): 0.86 claims per sentence
+and about 15 output tokens per extraction answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.cache import make_key
+from pipeline.extract import plan
+from pipeline.llm import LLMClient, cost_usd, count_message_tokens, price
+from pipeline.prompts import verification_messages
+from pipeline.types import Evidence, ResponseInput
+
+CLAIMS_PER_SENTENCE = 0.86
+EXTRACTION_OUTPUT_TOKENS = 15
+VERIFICATION_OUTPUT_TOKENS = 60  # reasoning, then ###Label###
+TYPICAL_EVIDENCE = [
+    Evidence(i, "A typical search result title - Site", "x " * 60, "https://example.org/page")
+    for i in range(1, 6)
+]
+
+
+@dataclass(frozen=True)
+class EstimateRow:
+    stage: str
+    model: str
+    calls: int
+    cached: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    exact: bool
+
+
+def estimate_run(
+    inputs: list[ResponseInput],
+    *,
+    llm: LLMClient,
+    extractor: str,
+    label_mode: str,
+    extraction_model: str | None = None,
+    verification_model: str | None = None,
+    evidence_in_prompt: int = 5,
+    stages: tuple[str, ...] = ("extract", "verify"),
+    claims: int | None = None,
+) -> list[EstimateRow]:
+    """`claims`: the known claim count when verifying an existing claims file."""
+    rows = []
+    sentences = 0
+    ex_model = extraction_model or llm.model
+    if "extract" in stages:
+        calls = cached = p_tokens = 0
+        for inp in inputs:
+            for _, messages in plan(inp.response, inp.question, extractor):
+                sentences += 1
+                request = {"model": ex_model, "messages": messages, "temperature": 0.0, "max_tokens": 1000}
+                if llm.cache is not None and llm.cache.get(make_key("chat", request)) is not None:
+                    cached += 1
+                    continue
+                calls += 1
+                p_tokens += count_message_tokens(messages)
+        c_tokens = calls * EXTRACTION_OUTPUT_TOKENS
+        rows.append(
+            EstimateRow("extraction", ex_model, calls, cached, p_tokens, c_tokens,
+                        cost_usd(ex_model, p_tokens, c_tokens), True)
+        )
+    if "verify" in stages:
+        v_model = verification_model or llm.model
+        exact = claims is not None
+        if claims is None:
+            claims = round(sentences * CLAIMS_PER_SENTENCE)
+        per_call = count_message_tokens(
+            verification_messages("A claim of about twelve words taken from a typical response.",
+                                  TYPICAL_EVIDENCE[:evidence_in_prompt], mode=label_mode)
+        )
+        p_tokens, c_tokens = claims * per_call, claims * VERIFICATION_OUTPUT_TOKENS
+        rows.append(
+            EstimateRow("verification", v_model, claims, 0, p_tokens, c_tokens,
+                        cost_usd(v_model, p_tokens, c_tokens), False)
+        )
+        rows.append(EstimateRow("search", "serper", claims, 0, 0, 0, 0.0, exact))
+    return rows
+
+
+def format_estimate(rows: list[EstimateRow]) -> str:
+    head = f"{'stage':<13} {'model':<22} {'calls':>7} {'cached':>7} {'in tok':>10} {'out tok':>9} {'USD':>9}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        mark = "" if r.exact else " ~"
+        lines.append(
+            f"{r.stage:<13} {r.model[:22]:<22} {r.calls:>7} {r.cached:>7} {r.prompt_tokens:>10} "
+            f"{r.completion_tokens:>9} {r.cost_usd:>9.4f}{mark}"
+        )
+    total = sum(r.cost_usd for r in rows)
+    lines.append(f"total ~ ${total:.4f} (~: projected from the recorded claims-per-sentence rate)")
+    unknown = sorted({r.model for r in rows if r.stage != "search" and price(r.model) is None})
+    if unknown:
+        lines.append(f"no price known for {', '.join(unknown)}: counted as $0")
+    return "\n".join(lines)

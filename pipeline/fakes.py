@@ -1,0 +1,334 @@
+"""Local stand-ins for the outside world, speaking the real protocols over HTTP.
+
+`FakeOpenAI` is an OpenAI-compatible chat-completions server; `FakeSerper` answers
+Serper's POST /search. Both listen on 127.0.0.1 on a free port in a background thread,
+wait a fixed `latency` per request, log every request, and can inject faults (429, 500,
+timeouts, garbage) on a seeded schedule. They are for tests, the benchmark and demos:
+
+    with FakeOpenAI(latency=0.05) as llm, FakeSerper() as serper:
+        client = LLMClient(base_url=llm.base_url, api_key="x", model="fake")
+        ...
+        assert len(llm.requests) == ...
+
+Answers are plausible rather than clever: the extractor replays VeriScore's recorded
+gpt-4 outputs when the focused sentence matches one, and otherwise turns a factual-looking
+sentence into one claim; the verifier says Supported when the evidence contains most of
+the claim's words. `python -m pipeline.fakes` runs both in their own process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+RECORDED_EXTRACTIONS = FIXTURES / "llm" / "extraction_cache_ee40f6d.jsonl"
+RECORDED_SEARCHES = FIXTURES / "search" / "search_cache_ee40f6d.json"
+
+FAULTS = ("429", "500", "timeout", "garbage")
+
+
+class FaultSchedule:
+    """Decides, per request, whether to fail it and how.
+
+    The decision hashes the seed, the request body and how many times that same body was
+    seen before, so it does not depend on the order in which concurrent requests arrive,
+    and a retry of a failed request gets a fresh draw.
+    """
+
+    def __init__(self, rate: float = 0.0, seed: int = 0, kinds: tuple[str, ...] = FAULTS) -> None:
+        self.rate = rate
+        self.seed = seed
+        self.kinds = kinds
+        self._seen: dict[bytes, int] = {}
+        self._lock = threading.Lock()
+
+    def decide(self, body: bytes) -> str | None:
+        if self.rate <= 0:
+            return None
+        with self._lock:
+            nth = self._seen.get(body, 0)
+            self._seen[body] = nth + 1
+        digest = hashlib.sha256(f"{self.seed}:{nth}:".encode() + body).digest()
+        draw = int.from_bytes(digest[:8], "big") / 2**64
+        if draw >= self.rate:
+            return None
+        return self.kinds[digest[8] % len(self.kinds)]
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # a "timeout" fault may still be sleeping at shutdown
+    owner: _FakeBase
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        return
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", 0))
+        body = self.rfile.read(length)
+        status, payload, headers = self.server.owner.handle(self.path, dict(self.headers), body)
+        try:
+            self.send_response(status)
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout fault did its job)
+
+
+class _FakeBase:
+    def __init__(
+        self,
+        *,
+        latency: float = 0.0,
+        fault_rate: float = 0.0,
+        seed: int = 0,
+        faults: tuple[str, ...] = FAULTS,
+        hang: float = 5.0,
+        port: int = 0,
+    ) -> None:
+        self.latency = latency
+        self.faults = FaultSchedule(fault_rate, seed, faults)
+        self.hang = hang  # how long a "timeout" fault holds the request
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", port), _Handler)
+        self._server.owner = self
+        self.port = self._server.server_address[1]
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> _FakeBase:
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def faults_served(self) -> int:
+        with self._lock:
+            return sum(1 for r in self.requests if r["fault"])
+
+    def handle(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes, dict[str, str]]:
+        fault = self.faults.decide(body)
+        try:
+            data = json.loads(body or b"{}")
+        except ValueError:
+            data = {}
+        with self._lock:
+            self.requests.append({"n": len(self.requests), "path": path, "body": data, "fault": fault})
+        if fault == "timeout":
+            time.sleep(self.hang)
+        elif self.latency:
+            time.sleep(self.latency)
+        if fault == "429":
+            return 429, b'{"error": {"message": "rate limited (fake)", "type": "rate_limit"}}', {"Retry-After": "0"}
+        if fault == "500":
+            return 500, b'{"error": {"message": "internal error (fake)"}}', {}
+        if fault == "garbage":
+            return 200, b"<html>\x00 not json {{", {}
+        status, answer = self.answer(path, headers, data)
+        return status, json.dumps(answer).encode(), {}
+
+    def answer(self, path: str, headers: dict[str, str], data: dict[str, Any]) -> tuple[int, Any]:
+        raise NotImplementedError
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3}
+
+
+def load_recorded_extractions(path: Path = RECORDED_EXTRACTIONS) -> dict[str, str]:
+    recorded: dict[str, str] = {}
+    if path.exists():
+        with path.open(encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    row = json.loads(line)
+                    recorded.setdefault(_norm(row["sentence"]), row["raw_output"])
+    return recorded
+
+
+_NOT_FACTUAL = re.compile(
+    r"^(i|i'm|i've|you|your|we|let|please|if|maybe|perhaps|thanks|thank|sure|hope|"
+    r"consider|try|make|remember|here|overall|in summary|in conclusion)\b",
+    re.IGNORECASE,
+)
+
+
+def derive_claims(sentence: str) -> str:
+    """A stand-in extraction: a factual-looking sentence becomes one claim."""
+    s = re.sub(r"^\s*(?:[-*•]+|\d{1,3}[.)])\s*", "", sentence).replace("**", "").strip()
+    words = s.split()
+    looks_factual = (
+        len(words) >= 5
+        and not s.endswith("?")
+        and not _NOT_FACTUAL.match(s)
+        and (any(w[:1].isupper() for w in words[1:]) or any(ch.isdigit() for ch in s))
+    )
+    if not looks_factual:
+        return "No verifiable claim."
+    parts = [p.strip() for p in re.split(r";\s+", s) if len(p.split()) >= 3]
+    return "\n".join(f"- {p.rstrip('.')}." for p in parts)
+
+
+class FakeOpenAI(_FakeBase):
+    """POST /v1/chat/completions, answering extraction and verification prompts."""
+
+    def __init__(self, *, recorded: Path | None = RECORDED_EXTRACTIONS, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.recorded = load_recorded_extractions(recorded) if recorded else {}
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def answer(self, path: str, headers: dict[str, str], data: dict[str, Any]) -> tuple[int, Any]:
+        if not path.rstrip("/").endswith("/chat/completions"):
+            return 404, {"error": {"message": f"no route {path}"}}
+        messages = data.get("messages") or []
+        if not messages:
+            return 400, {"error": {"message": "messages is required", "type": "invalid_request_error"}}
+        system = str(messages[0].get("content", "")) if len(messages) > 1 else ""
+        prompt = str(messages[-1].get("content", ""))
+        text = self.reply(system, prompt)
+        prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
+        return 200, {
+            "id": f"chatcmpl-fake-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": data.get("model", "fake"),
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": len(text) // 4 + 1,
+                "total_tokens": prompt_tokens + len(text) // 4 + 1,
+            },
+        }
+
+    def reply(self, system: str, prompt: str) -> str:
+        focus = re.findall(r"Sentence to be focused on: (.*?)\n\nFacts:", prompt, re.DOTALL)
+        if focus:
+            sentence = focus[-1]
+            return self.recorded.get(_norm(sentence)) or derive_claims(sentence)
+        atomic = re.findall(r"independent facts: (.*)\n?$", prompt.strip())
+        if atomic:
+            parts = re.split(r",\s+and\s+|\s+and\s+|;\s+", atomic[-1].strip().rstrip("."))
+            return "\n".join(f"- {p.strip()}." for p in parts if p.strip())
+        if prompt.rstrip().endswith("Your decision:"):
+            return self.judge(system, prompt)
+        return "OK"
+
+    def judge(self, system: str, prompt: str) -> str:
+        task = prompt.rsplit("Your task:", 1)[-1]
+        claim_match = re.search(r"Claim: (.*)", task)
+        claim = claim_match.group(1) if claim_match else ""
+        evidence = task[claim_match.end() :] if claim_match else task
+        words = _words(claim)
+        overlap = len(words & _words(evidence)) / len(words) if words else 0.0
+        ternary = "contradicted" in system.lower()
+        if overlap >= 0.6:
+            label = "Supported"
+        elif ternary:
+            label = "Contradicted" if int(hashlib.sha256(claim.encode()).hexdigest(), 16) % 2 else "Inconclusive"
+        else:
+            label = "Unsupported"
+        return (
+            f"{int(overlap * 100)}% of the claim's content words appear in the search results.\n\n"
+            f"###{label}.###"
+        )
+
+
+class FakeSerper(_FakeBase):
+    """POST /search with an X-API-KEY header, like google.serper.dev."""
+
+    def __init__(self, *, recorded: Path | None = RECORDED_SEARCHES, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.recorded: dict[str, Any] = {}
+        if recorded and recorded.exists():
+            self.recorded = {_norm(k): v for k, v in json.loads(recorded.read_text("utf-8")).items()}
+
+    def answer(self, path: str, headers: dict[str, str], data: dict[str, Any]) -> tuple[int, Any]:
+        if not {k.lower(): v for k, v in headers.items()}.get("x-api-key"):
+            return 403, {"message": "Unauthorized.", "statusCode": 403}
+        query = str(data.get("q", ""))
+        n = int(data.get("num", 10))
+        hit = self.recorded.get(_norm(query))
+        if hit is not None:
+            return 200, {**hit, "organic": hit.get("organic", [])[:n]}
+        return 200, {
+            "searchParameters": {"q": query, "type": "search", "engine": "google"},
+            "organic": generic_results(query, n),
+        }
+
+
+def generic_results(query: str, n: int) -> list[dict[str, Any]]:
+    """Deterministic made-up results; two queries in three find a page quoting the query."""
+    h = int(hashlib.sha256(query.encode()).hexdigest(), 16)
+    topic = " ".join(query.split()[:4])
+    results = []
+    for i in range(min(n, 5)):
+        quote = h % 3 != 0 and i == 0
+        results.append(
+            {
+                "title": f"{topic} - Example Encyclopedia ({i + 1})",
+                "link": f"https://example.org/{h % 100000}/{i + 1}",
+                "snippet": query if quote else f"An unrelated page number {i + 1} about other things.",
+                "position": i + 1,
+            }
+        )
+    return results
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Run the fake OpenAI and Serper servers.")
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    llm = FakeOpenAI(latency=args.latency, fault_rate=args.fault_rate, seed=args.seed).start()
+    serper = FakeSerper(latency=args.latency, fault_rate=args.fault_rate, seed=args.seed).start()
+    print(json.dumps({"openai": llm.base_url, "serper": serper.url}), flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

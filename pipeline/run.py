@@ -1,0 +1,345 @@
+"""The library API: run responses through extraction, retrieval and verification.
+
+The clients come in as arguments, so a caller (the CLI, a Django background task, a
+test) decides which endpoint, search backend and cache file they talk to:
+
+    clients = build_clients(ClientConfig.from_env(cache_path="cache.sqlite"))
+    results = run_responses_sync(chunk, config=PipelineConfig(), llm=clients.llm,
+                                 searcher=clients.searcher)
+    table = score_results(all_results)
+
+Several workers can process different chunks of one run, sharing a cache file or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pipeline.cache import Cache, OfflineMiss
+from pipeline.extract import dedupe, extract_claims
+from pipeline.llm import LLMClient
+from pipeline.prompts import prompt_version
+from pipeline.score import ScoresTable, score_results
+from pipeline.search import SERPER_URL, BM25Searcher, Searcher, SearchError, SerperSearcher
+from pipeline.types import (
+    ERROR,
+    ClaimResult,
+    ResponseInput,
+    ResponseResult,
+    Verdict,
+)
+from pipeline.verify import verify_claim
+
+__all__ = [
+    "ClientConfig",
+    "Clients",
+    "OfflineMiss",
+    "PipelineConfig",
+    "build_clients",
+    "run_responses",
+    "run_responses_sync",
+    "run_stage",
+    "score_results",
+    "ScoresTable",
+]
+
+T = TypeVar("T")
+Progress = Callable[[int, int], None]
+
+# The reference code's list, plus the empty answer.
+ABSTAIN_RESPONSES = {
+    "",
+    "I'm sorry, I cannot fulfill that request.",
+    "I'm sorry, I can't fulfill that request.",
+    "I'm sorry, but I cannot fulfill that request.",
+    "I'm sorry, but I can't fulfill that request.",
+    "Sorry, but I can't fulfill that request.",
+    "Sorry, I can't do that.",
+}
+
+
+def is_abstained(response: str) -> bool:
+    return response.strip() in ABSTAIN_RESPONSES
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """What determines the results (and so is stored with them)."""
+
+    extractor: str = "veriscore"  # or "atomic"
+    label_mode: str = "binary"  # or "ternary"
+    extraction_model: str | None = None  # None: the LLM client's model
+    verification_model: str | None = None
+    search_n: int = 10  # results fetched per claim (Serper's top n <= 10)
+    evidence_in_prompt: int = 5  # of those, shown to the verifier (reference default)
+
+    def __post_init__(self) -> None:
+        if self.extractor not in ("veriscore", "atomic"):
+            raise ValueError(f"unknown extractor {self.extractor!r}")
+        if self.label_mode not in ("binary", "ternary"):
+            raise ValueError(f"unknown label mode {self.label_mode!r}")
+
+
+@dataclass
+class ClientConfig:
+    """How to reach the outside world; nothing here changes an answer."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str = "gpt-4o-mini"
+    retriever: str = "serper"  # or "bm25"
+    serper_api_key: str | None = None
+    serper_url: str = SERPER_URL
+    corpus: str | None = None  # JSONL {title, text, url} for bm25
+    cache_path: str | None = ".pipeline-cache.sqlite"
+    offline: bool = False
+    concurrency: int = 32
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    timeout: float = 120.0
+    max_retries: int = 5
+    backoff: float = 1.0
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> ClientConfig:
+        """Defaults from OPENAI_BASE_URL, OPENAI_API_KEY, PIPELINE_MODEL, SERPER_API_KEY."""
+        values: dict[str, Any] = {
+            "base_url": os.environ.get("OPENAI_BASE_URL") or None,
+            "api_key": os.environ.get("OPENAI_API_KEY") or None,
+            "serper_api_key": os.environ.get("SERPER_API_KEY") or None,
+        }
+        if os.environ.get("PIPELINE_MODEL"):
+            values["model"] = os.environ["PIPELINE_MODEL"]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+
+@dataclass
+class Clients:
+    llm: LLMClient
+    searcher: Searcher
+    cache: Cache | None = None
+
+    async def aclose(self) -> None:
+        await self.llm.aclose()
+        await self.searcher.aclose()
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+
+
+def build_clients(cfg: ClientConfig) -> Clients:
+    cache = Cache(cfg.cache_path) if cfg.cache_path else None
+    llm = LLMClient(
+        base_url=cfg.base_url,
+        api_key=cfg.api_key,
+        model=cfg.model,
+        cache=cache,
+        offline=cfg.offline,
+        concurrency=cfg.concurrency,
+        requests_per_minute=cfg.requests_per_minute,
+        tokens_per_minute=cfg.tokens_per_minute,
+        max_retries=cfg.max_retries,
+        timeout=cfg.timeout,
+        backoff=cfg.backoff,
+    )
+    searcher: Searcher
+    if cfg.retriever == "bm25":
+        if not cfg.corpus:
+            raise ValueError("the bm25 retriever needs a corpus file")
+        searcher = BM25Searcher(cfg.corpus)
+    elif cfg.retriever == "serper":
+        searcher = SerperSearcher(
+            api_key=cfg.serper_api_key,
+            base_url=cfg.serper_url,
+            cache=cache,
+            offline=cfg.offline,
+            concurrency=cfg.concurrency,
+            timeout=min(cfg.timeout, 30.0),
+            max_retries=cfg.max_retries,
+            backoff=cfg.backoff,
+        )
+    else:
+        raise ValueError(f"unknown retriever {cfg.retriever!r}")
+    return Clients(llm=llm, searcher=searcher, cache=cache)
+
+
+async def _all(coros: list[Coroutine[Any, Any, T]]) -> list[T]:
+    """Run concurrently; on a fatal error (an offline cache miss) cancel the rest and
+    raise that error itself rather than an ExceptionGroup."""
+    try:
+        async with asyncio.TaskGroup() as tg:
+            tasks = [tg.create_task(c) for c in coros]
+    except BaseExceptionGroup as group:
+        first: BaseException = group
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from None
+    return [t.result() for t in tasks]
+
+
+def new_result(inp: ResponseInput, config: PipelineConfig, llm: LLMClient, searcher: Searcher) -> ResponseResult:
+    return ResponseResult(
+        id=inp.id,
+        response=inp.response,
+        question=inp.question,
+        model=inp.model,
+        domain=inp.domain,
+        abstained=is_abstained(inp.response),
+        extractor=config.extractor,
+        extraction_model=config.extraction_model or llm.model,
+        verification_model=config.verification_model or llm.model,
+        prompt_version=prompt_version(config.extractor),
+        label_mode=config.label_mode,
+        retriever=searcher.name,
+        metadata=dict(inp.metadata),
+    )
+
+
+async def extract_stage(result: ResponseResult, *, config: PipelineConfig, llm: LLMClient) -> None:
+    if result.abstained:
+        return
+    result.sentences = await extract_claims(
+        result.response,
+        result.question,
+        llm=llm,
+        extractor=config.extractor,
+        model=config.extraction_model,
+        usage=result.usage,
+        errors=result.errors,
+    )
+    result.claims = [ClaimResult(claim=c) for c in dedupe(result.sentences)]
+
+
+async def retrieve_claim(item: ClaimResult, result: ResponseResult, *, config: PipelineConfig, searcher: Searcher) -> None:
+    try:
+        evidence, cached = await searcher.search(item.claim.text, config.search_n)
+    except SearchError as e:
+        item.search_error = str(e)
+        result.errors.append(str(e))
+        return
+    item.evidence = evidence
+    item.search_error = None
+    if cached:
+        result.usage.cached_search_calls += 1
+    elif searcher.name != "bm25":
+        result.usage.search_calls += 1
+
+
+async def verify_one_claim(item: ClaimResult, result: ResponseResult, *, config: PipelineConfig, llm: LLMClient) -> None:
+    if item.search_error is not None:
+        # No evidence is not evidence against the claim: record it as an error.
+        item.verdict = Verdict(label=ERROR, raw_output="", parsed=False)
+        return
+    item.verdict = await verify_claim(
+        item.claim.text,
+        item.evidence[: config.evidence_in_prompt],
+        llm=llm,
+        mode=config.label_mode,
+        model=config.verification_model,
+        usage=result.usage,
+        errors=result.errors,
+    )
+
+
+async def process_response(
+    inp: ResponseInput, *, config: PipelineConfig, llm: LLMClient, searcher: Searcher
+) -> ResponseResult:
+    result = new_result(inp, config, llm, searcher)
+    await extract_stage(result, config=config, llm=llm)
+
+    async def claim(item: ClaimResult) -> None:
+        # Each claim goes on to verification as soon as its own search is back.
+        await retrieve_claim(item, result, config=config, searcher=searcher)
+        await verify_one_claim(item, result, config=config, llm=llm)
+
+    await _all([claim(item) for item in result.claims])
+    return result
+
+
+async def _with_progress(coros: list[Coroutine[Any, Any, T]], progress: Progress | None) -> list[T]:
+    total = len(coros)
+    done = 0
+
+    async def tick(c: Coroutine[Any, Any, T]) -> T:
+        nonlocal done
+        value = await c
+        done += 1
+        if progress is not None:
+            progress(done, total)
+        return value
+
+    return await _all([tick(c) for c in coros])
+
+
+async def run_responses(
+    responses: list[ResponseInput],
+    *,
+    config: PipelineConfig,
+    llm: LLMClient,
+    searcher: Searcher,
+    progress: Progress | None = None,
+) -> list[ResponseResult]:
+    """The whole pipeline over a chunk of responses, all in flight at once (the clients
+    bound the concurrency). Failed calls end up in each result's `errors`; only an offline
+    cache miss (OfflineMiss) stops the run."""
+    return await _with_progress(
+        [process_response(r, config=config, llm=llm, searcher=searcher) for r in responses],
+        progress,
+    )
+
+
+async def run_stage(
+    stage: str,
+    results: list[ResponseResult],
+    *,
+    config: PipelineConfig,
+    llm: LLMClient,
+    searcher: Searcher,
+    progress: Progress | None = None,
+) -> list[ResponseResult]:
+    """One step on results from the previous one (the CLI's extract/retrieve/verify)."""
+
+    async def one(result: ResponseResult) -> ResponseResult:
+        if stage == "extract":
+            await extract_stage(result, config=config, llm=llm)
+        elif stage == "retrieve":
+            result.retriever = searcher.name
+            await _all([retrieve_claim(c, result, config=config, searcher=searcher) for c in result.claims])
+        elif stage == "verify":
+            result.label_mode = config.label_mode
+            result.verification_model = config.verification_model or llm.model
+            await _all([verify_one_claim(c, result, config=config, llm=llm) for c in result.claims])
+        else:
+            raise ValueError(f"unknown stage {stage!r}")
+        return result
+
+    return await _with_progress([one(r) for r in results], progress)
+
+
+def run_responses_sync(
+    responses: list[ResponseInput],
+    *,
+    config: PipelineConfig,
+    llm: LLMClient,
+    searcher: Searcher,
+    progress: Progress | None = None,
+) -> list[ResponseResult]:
+    """run_responses for synchronous callers (a background task). Safe to call again
+    with the same clients: they rebuild their connections for each new event loop."""
+
+    async def main() -> list[ResponseResult]:
+        try:
+            return await run_responses(
+                responses, config=config, llm=llm, searcher=searcher, progress=progress
+            )
+        finally:
+            await llm.aclose()
+            await searcher.aclose()
+
+    return asyncio.run(main())

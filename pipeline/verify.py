@@ -1,0 +1,87 @@
+"""Claim verification: parse the verifier's answer (pure) and make the call (async)."""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.llm import LLMClient, LLMError
+from pipeline.prompts import verification_messages
+from pipeline.types import (
+    CONTRADICTED,
+    ERROR,
+    INCONCLUSIVE,
+    SUPPORTED,
+    UNPARSED,
+    UNSUPPORTED,
+    Evidence,
+    Usage,
+    Verdict,
+)
+
+LABELS = {
+    "binary": (SUPPORTED, UNSUPPORTED),
+    "ternary": (SUPPORTED, CONTRADICTED, INCONCLUSIVE),
+}
+
+# Longest first, so "unsupported" is never read as "supported".
+_WORDS = "unsupported|not supported|supported|contradicted|inconclusive"
+_MARKED = re.compile(r"#{2,}\s*\**\s*(" + _WORDS + r")\b[^#]*#{2,}", re.IGNORECASE)
+_MARKED_OPEN = re.compile(r"#{2,}\s*\**\s*(" + _WORDS + r")\b", re.IGNORECASE)
+_DECISION = re.compile(r"decision\W{0,5}\s*\**\s*(" + _WORDS + r")\b", re.IGNORECASE)
+_BARE = re.compile(r"^\W*(" + _WORDS + r")\W*$", re.IGNORECASE)
+
+
+def _label(word: str, mode: str) -> str | None:
+    word = " ".join(word.lower().split())
+    if word == "not supported":
+        word = UNSUPPORTED
+    if mode == "binary" and word in (CONTRADICTED, INCONCLUSIVE):
+        return UNSUPPORTED  # what the paper does to ternary answers in binary mode
+    return word if word in LABELS[mode] else None
+
+
+def parse_verdict(raw: str, mode: str) -> str | None:
+    """The label in a verifier answer, or None when there is no clear one.
+
+    Models often reason first and then give "###Label###", sometimes naming other labels
+    on the way, so the last marked label wins. Without ### marks we accept "Decision:
+    Label" or a final line that is just the label, and nothing looser: a guess here would
+    silently bias the score.
+    """
+    for pattern in (_MARKED, _MARKED_OPEN, _DECISION):
+        found = pattern.findall(raw)
+        if found:
+            return _label(found[-1], mode)
+    lines = [line for line in raw.strip().splitlines() if line.strip()]
+    if lines:
+        bare = _BARE.match(lines[-1])
+        if bare:
+            return _label(bare.group(1), mode)
+    return None
+
+
+def to_verdict(raw: str, mode: str) -> Verdict:
+    label = parse_verdict(raw, mode)
+    if label is None:
+        return Verdict(label=UNPARSED, raw_output=raw, parsed=False)
+    return Verdict(label=label, raw_output=raw, parsed=True)
+
+
+async def verify_claim(
+    claim: str,
+    evidence: list[Evidence],
+    *,
+    llm: LLMClient,
+    mode: str = "binary",
+    model: str | None = None,
+    usage: Usage,
+    errors: list[str],
+) -> Verdict:
+    messages = verification_messages(claim, evidence, mode=mode)
+    try:
+        result = await llm.chat(messages, model=model, temperature=0.0)
+    except LLMError as e:
+        errors.append(f"verification of {claim!r} failed: {e}")
+        return Verdict(label=ERROR, raw_output="", parsed=False)
+    result.add_to(usage)
+    return to_verdict(result.text, mode)
