@@ -96,10 +96,20 @@ class ComparisonForm(forms.Form):
     def from_answers(answers: dict[tuple[str, str], str]) -> dict[str, str]:
         return {f: v for (unit, f), v in answers.items() if unit == "item"}
 
-    def answer_values(self, data: dict[str, Any] | None = None) -> dict[tuple[str, str], str]:
-        """The (unit, field) -> value rows to store; drafts keep whatever is filled in."""
-        data = self.cleaned_data if data is None else data
-        return {("item", f): str(data[f]).strip() for f in self.fields if data.get(f)}
+    def answer_values(self) -> dict[tuple[str, str], str]:
+        """The (unit, field) -> value rows of a valid form."""
+        return {("item", f): str(v).strip() for f, v in self.cleaned_data.items() if v}
+
+    def draft_values(self) -> dict[tuple[str, str], str]:
+        """What a draft keeps: any text typed so far, and only valid choices."""
+        values = {}
+        for name, field in self.fields.items():
+            value = self.data.get(name, "").strip()
+            if isinstance(field, forms.ChoiceField) and not field.valid_value(value):
+                continue
+            if value:
+                values[("item", name)] = value
+        return values
 
 
 class SkipForm(forms.Form):

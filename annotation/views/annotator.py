@@ -130,9 +130,8 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     action = request.POST.get("action", "submit")
     version = project.instructions_version
     if action == "draft":
-        form = ComparisonForm(request.POST)
-        form.is_valid()  # drafts keep valid fields only; required-ness does not apply
-        saved = assignment.save_draft(form.answer_values(form.cleaned_data), guideline_version=version)
+        values = ComparisonForm(request.POST).draft_values()
+        saved = assignment.save_draft(values, guideline_version=version)
         if request.htmx:
             return render(request, template + "#draft-status", {"assignment": assignment, "saved": saved})
         return redirect("assignment", assignment_id=assignment.pk)
