@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import pytest
+
+from pipeline.score import f1_at_k, median_k, score_results
+from pipeline.types import (
+    ClaimResult,
+    Claim,
+    ResponseResult,
+    Verdict,
+)
+
+
+def result(id: str, model: str, domain: str, labels: list[str], abstained: bool = False) -> ResponseResult:
+    r = ResponseResult(
+        id=id, response="text", question=None, model=model, domain=domain, abstained=abstained,
+        extractor="veriscore", extraction_model="m", verification_model="m", prompt_version="v",
+        label_mode="binary", retriever="serper",
+    )
+    r.claims = [
+        ClaimResult(Claim(f"claim {i}", i, "s"), verdict=Verdict(label, "", label != "unparsed"))
+        for i, label in enumerate(labels)
+    ]
+    return r
+
+
+def test_upper_median_is_the_default_k() -> None:
+    assert median_k([1, 2, 3, 4]) == 3
+    assert median_k([1, 2, 3, 4], "lower") == 2
+    assert median_k([1, 2, 3, 4], "mean") == 2.5
+    assert median_k([5, 1, 3]) == 3
+    assert median_k([]) == 0
+
+
+def test_f1_at_k_by_hand() -> None:
+    # S=3 of |C|=4, K=6: P=0.75, R=0.5, F1=2*.75*.5/1.25=0.6
+    assert f1_at_k(3, 4, 6) == pytest.approx((0.75, 0.5, 0.6))
+    # recall is capped at 1
+    assert f1_at_k(8, 10, 4) == pytest.approx((0.8, 1.0, 2 * 0.8 / 1.8))
+    assert f1_at_k(0, 5, 3) == (0.0, 0.0, 0.0)
+    assert f1_at_k(0, 0, 3) == (0.0, 0.0, 0.0)
+
+
+def test_scores_table_by_hand() -> None:
+    s, u = "supported", "unsupported"
+    results = [
+        result("a1", "A", "bio", [s, s, u]),  # 3 claims
+        result("a2", "A", "bio", [s]),  # 1 claim
+        result("b1", "B", "bio", [s, s, s, s, u]),  # 5 claims
+        result("b2", "B", "bio", []),  # zero claims: no crash, F1 0
+        result("b3", "B", "bio", [], abstained=True),
+    ]
+    table = score_results(results)
+    # counts of non-abstained responses: [3, 1, 5, 0] -> upper median 3
+    assert table.k == {"bio": 3.0}
+    by_id = {r.id: r for r in table.responses}
+    assert by_id["a1"].precision == pytest.approx(2 / 3)
+    assert by_id["a1"].recall == pytest.approx(2 / 3)
+    assert by_id["a1"].f1 == pytest.approx(2 / 3)
+    assert by_id["a2"].f1 == pytest.approx(2 * 1 * (1 / 3) / (1 + 1 / 3))  # 0.5
+    assert by_id["b1"].f1 == pytest.approx(2 * 0.8 / 1.8)
+    assert by_id["b2"].f1 == 0
+    rows = {r.model: r for r in table.rows}
+    assert rows["A"].veriscore == pytest.approx(100 * (2 / 3 + 0.5) / 2)
+    assert rows["B"].veriscore == pytest.approx(100 * (2 * 0.8 / 1.8 + 0) / 2)
+    assert rows["B"].responses == 2 and rows["B"].abstained == 1
+
+
+def test_fixed_k_overrides_the_median() -> None:
+    table = score_results([result("a", "A", "d", ["supported"] * 2)], fixed_k=4)
+    assert table.k == {"d": 4.0}
+    assert table.responses[0].recall == 0.5
+
+
+def test_unparsed_verdicts_are_left_out_of_precision_and_counted() -> None:
+    table = score_results([result("a", "A", "d", ["supported", "unparsed", "unsupported"])], fixed_k=1)
+    r = table.responses[0]
+    assert r.unverified == 1 and r.claims == 3
+    assert r.precision == 0.5
+    assert table.rows[0].unverified == 1
+
+
+def test_a_domain_of_only_abstentions_scores_zero_without_crashing() -> None:
+    table = score_results([result("a", "A", "d", [], abstained=True)])
+    assert table.k == {"d": 0.0}
+    assert table.rows[0].responses == 0 and table.rows[0].veriscore == 0.0
+
+
+def test_kendall_tau_between_domains() -> None:
+    s, u = "supported", "unsupported"
+    results = []
+    # three models ranked the same way in both domains -> tau = 1
+    for model, n in (("A", 1), ("B", 2), ("C", 3)):
+        for domain in ("bio", "qa"):
+            results.append(result(f"{model}-{domain}", model, domain, [s] * n + [u] * (3 - n)))
+    table = score_results(results, fixed_k=3)
+    (corr,) = table.correlations
+    assert (corr.domain_a, corr.domain_b, corr.models) == ("bio", "qa", 3)
+    assert corr.tau == pytest.approx(1.0)
+
+
+def test_kendall_tau_is_undefined_with_one_shared_model() -> None:
+    results = [result("1", "A", "bio", ["supported"]), result("2", "A", "qa", ["supported"])]
+    (corr,) = score_results(results).correlations
+    assert corr.tau is None and "fewer than 2" in corr.note
