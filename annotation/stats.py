@@ -117,7 +117,9 @@ class Ratings:
         )
 
 
-RatingsInput = Ratings | Sequence[Sequence[str | None]] | Mapping[Hashable, Mapping[Hashable, str | None]]
+RatingsInput = (
+    Ratings | Sequence[Sequence[str | None]] | Mapping[Hashable, Mapping[Hashable, str | None]]
+)
 
 
 def as_ratings(data: RatingsInput) -> Ratings:
@@ -288,9 +290,7 @@ def agreement(
     if bootstrap and population.shape[0]:
         rng = np.random.default_rng(seed)
         weights = rng.multinomial(population.shape[0], freq / freq.sum(), size=bootstrap)
-        resampled = _coefficients_from_patterns(
-            patterns, weights.astype(np.float64), delta=delta
-        )
+        resampled = _coefficients_from_patterns(patterns, weights.astype(np.float64), delta=delta)
 
     def ci(key: str) -> tuple[float | None, float | None, str | None]:
         return _percentile_ci(resampled.get(key), confidence)
@@ -315,8 +315,8 @@ def agreement(
         n_units_used=n_used,
         n_ratings=int(per_unit.sum()),
         raters_per_unit=histogram,
-        min_raters=int(used_counts.min()) if n_used else 0,
-        max_raters=int(used_counts.max()) if n_used else 0,
+        min_raters=int(np.min(used_counts)) if n_used else 0,
+        max_raters=int(np.max(used_counts)) if n_used else 0,
         mean_raters=float(used_counts.mean()) if n_used else 0.0,
         excluded=excluded,
         label_distribution=label_distribution(all_labels),
@@ -377,9 +377,11 @@ def _point_estimates(
     }
     if n_used == 0:
         reason = "no unit has two or more ratings, so there is nothing to compare"
-        return tuple(  # type: ignore[return-value]
-            Coefficient(name, None, undefined_reason=reason) for name in names.values()
+        percent, full, fleiss, alpha, ac1 = (
+            Coefficient(names[key], None, undefined_reason=reason)
+            for key in ("percent", "full", "fleiss", "alpha", "ac1")
         )
+        return percent, full, fleiss, alpha, ac1
 
     used_counts = counts[used]
     pairable_labels = used_counts.sum(axis=0)
@@ -579,9 +581,10 @@ def _coefficients_from_patterns(
         observed = (coincidences * d).sum(axis=(1, 2))
         expected = (n_c[:, :, np.newaxis] * n_c[:, np.newaxis, :] * d).sum(axis=(1, 2)) / (n - 1)
         alpha = 1 - observed / expected
+        full_share = (weights @ full) / n_pairable
     return {
         "percent": percent,
-        "full": (weights @ full) / n_pairable,
+        "full": full_share,
         "fleiss": fleiss,
         "ac1": ac1,
         "alpha": alpha,
@@ -631,8 +634,9 @@ def _pairwise_kappas(
                     raters[i],
                     raters[j],
                     int(both.sum()),
-                    _pair_kappa(a, b, raters[i], raters[j], categories, q, rng, bootstrap,
-                                confidence),
+                    _pair_kappa(
+                        a, b, raters[i], raters[j], categories, q, rng, bootstrap, confidence
+                    ),
                 )
             )
     return tuple(pairs)
@@ -678,7 +682,8 @@ def _kappa_from_tables(tables: FloatArray) -> FloatArray:
     observed = np.trace(tables, axis1=1, axis2=2) / n
     expected = (tables.sum(axis=2) * tables.sum(axis=1)).sum(axis=1) / n**2
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (observed - expected) / (1 - expected)
+        kappa: FloatArray = (observed - expected) / (1 - expected)
+    return kappa
 
 
 def _per_rater(
@@ -908,9 +913,9 @@ def verifier_vs_reference(
     )
 
 
-def _class_scores(confusion: npt.NDArray[np.int64], labels: tuple[str, ...]) -> tuple[
-    ClassScores, ...
-]:
+def _class_scores(
+    confusion: npt.NDArray[np.int64], labels: tuple[str, ...]
+) -> tuple[ClassScores, ...]:
     result = []
     for i, label in enumerate(labels):
         tp = int(confusion[i, i])
@@ -925,7 +930,9 @@ def _class_scores(confusion: npt.NDArray[np.int64], labels: tuple[str, ...]) -> 
             reasons.append(f"recall: no reference label is {label!r}")
         f1 = 2 * tp / (support + predicted) if support + predicted else None
         result.append(
-            ClassScores(label, precision, recall, f1, support, predicted, "; ".join(reasons) or None)
+            ClassScores(
+                label, precision, recall, f1, support, predicted, "; ".join(reasons) or None
+            )
         )
     return tuple(result)
 
@@ -1071,39 +1078,39 @@ def mcnemar_test(
             continue
         table[int(a != r), int(b != r)] += 1
     n = int(table.sum())
-    cells = dict(
-        n=n,
-        both_correct=int(table[0, 0]),
-        only_a_correct=int(table[0, 1]),
-        only_b_correct=int(table[1, 0]),
-        both_wrong=int(table[1, 1]),
-        excluded=excluded,
-    )
-    if not n:
+
+    def result(
+        method: str | None, statistic: float | None, p_value: float | None, reason: str | None
+    ) -> McNemarResult:
         return McNemarResult(
-            **cells,
-            method=None,
-            statistic=None,
-            p_value=None,
-            undefined_reason="no unit has usable labels from both verifiers and the reference",
+            n=n,
+            both_correct=int(table[0, 0]),
+            only_a_correct=int(table[0, 1]),
+            only_b_correct=int(table[1, 0]),
+            both_wrong=int(table[1, 1]),
+            excluded=excluded,
+            method=method,
+            statistic=statistic,
+            p_value=p_value,
+            undefined_reason=reason,
+        )
+
+    if not n:
+        return result(
+            None, None, None, "no unit has usable labels from both verifiers and the reference"
         )
     discordant = int(table[0, 1] + table[1, 0])
     use_exact = discordant < MCNEMAR_EXACT_BELOW if exact is None else exact
     if not use_exact and not discordant:
-        return McNemarResult(
-            **cells,
-            method="chi-square",
-            statistic=None,
-            p_value=None,
-            undefined_reason="no discordant pairs: the chi-square statistic is 0/0 "
-            "(use the exact test)",
+        return result(
+            "chi-square",
+            None,
+            None,
+            "no discordant pairs: the chi-square statistic is 0/0 (use the exact test)",
         )
-    result = mcnemar(table, exact=use_exact, correction=correction)
-    return McNemarResult(
-        **cells,
-        method="exact" if use_exact else "chi-square",
-        statistic=float(result.statistic),
-        p_value=float(result.pvalue),
+    test = mcnemar(table, exact=use_exact, correction=correction)
+    return result(
+        "exact" if use_exact else "chi-square", float(test.statistic), float(test.pvalue), None
     )
 
 
