@@ -251,6 +251,10 @@ def agreement(
     alpha; the other coefficients are nominal. For ordinal alpha the declared order
     of `categories` is the order; interval and ratio alpha use the categories as
     numbers when they all parse as numbers, otherwise their positions 0, 1, 2, ...
+
+    Confidence intervals are bootstrap percentile intervals: `bootstrap` resamples of
+    the rated units, with replacement, from `np.random.default_rng(seed)`. Pairwise
+    kappas resample the units the two raters share. `bootstrap=0` gives no intervals.
     """
     data = as_ratings(ratings)
     categories = tuple(categories)
@@ -818,7 +822,11 @@ class VerifierReport:
     """Verifier labels scored against reference (human) labels.
 
     `confusion[i][j]` counts units whose reference is `labels[i]` and prediction
-    `labels[j]`. `macro_f1` is the unweighted mean of the per-class F1 scores.
+    `labels[j]`. `macro_f1` is the unweighted mean of the per-class F1 scores. For
+    VeriScore's Table 11 layout use macro_f1, supported_f1 and unsupported_f1; note that
+    in the published table "Overall F1" equals "S. F1" in every row, i.e. VeriScore's
+    overall figure is the F1 of the supported class over all items, not a macro mean.
+    `disagreements` lists the scored units where verifier and reference differ.
     """
 
     mode: str
@@ -1177,6 +1185,8 @@ def preference(rows: Iterable[tuple[str, str, str, bool, int]]) -> PreferenceRep
     for row in parsed:
         if row.winner == row.loser:
             raise ValueError(f"a system cannot be preferred over itself: {row}")
+        if not isinstance(row.hard, bool):
+            raise ValueError(f"hard must be True or False, not {row.hard!r}")
         if row.winner_position not in (1, 2):
             raise ValueError(f"winner_position must be 1 or 2, not {row.winner_position!r}")
     domains = sorted({row.domain for row in parsed})

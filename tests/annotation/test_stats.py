@@ -578,6 +578,23 @@ def test_verifier_agreeing_on_one_label_has_undefined_kappa() -> None:
     assert report.accuracy.value == 1.0
 
 
+def test_response_level_balanced_accuracy_scores_whole_responses() -> None:
+    # Two responses wrong in the reference, the verifier catches one of them and raises a
+    # false alarm on a correct one: recall 1/2 on each class by hand, balanced accuracy 0.5.
+    responses = ["r1", "r1", "r2", "r2", "r3", "r4"]
+    ref = stats.response_labels(
+        ["supported", "contradicted", "supported", "supported", "inconclusive", "supported"],
+        responses,
+    )
+    pred = stats.response_labels(
+        ["supported", "Unsupported.", "NS", "supported", "supported", "supported"], responses
+    )
+    keys = sorted(ref)
+    report = stats.verifier_vs_reference([pred[k] for k in keys], [ref[k] for k in keys])
+    assert report.confusion == ((1, 1), (1, 1))
+    assert report.balanced_accuracy.value == pytest.approx(0.5)
+
+
 def test_felm_response_level_labels() -> None:
     # FELM scores a response as wrong when any of its segments is wrong.
     labels = ["supported", "contradicted", "supported", "supported", "unparsed", "supported"]
@@ -689,9 +706,13 @@ def test_position_bias_per_domain_and_overall() -> None:
     assert report.cell("x", "y", "b").b_wins == 4
 
 
-def test_preference_rejects_bad_positions() -> None:
+def test_preference_rejects_bad_rows() -> None:
     with pytest.raises(ValueError, match="winner_position"):
         stats.preference([("a", "x", "y", False, 3)])
+    with pytest.raises(ValueError, match="hard must be True or False"):
+        stats.preference([("a", "x", "y", "yes", 1)])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="over itself"):
+        stats.preference([("a", "x", "x", False, 1)])
 
 
 # --------------------------------------------------------------------------- Kendall
