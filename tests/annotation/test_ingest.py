@@ -108,9 +108,7 @@ def test_veriscore_system_name_can_be_chosen(project: Project) -> None:
 
 
 def test_it_imports_the_real_veriscore_sample(project: Project) -> None:
-    path = Path(settings.BASE_DIR).parent / "shared" / "peer-data" / "veriscore" / "data_sample.jsonl"
-    if not path.exists():
-        pytest.skip(f"peer data not present at {path}")
+    path = settings.BASE_DIR / "fixtures" / "pipeline" / "data_sample.jsonl"
     import_file(project=project, text=path.read_text(), file=path.name)
     claims = Claim.objects.filter(claim_list__document__project=project)
     assert claims.count() == 25  # the README: 25 unique claims

@@ -1,0 +1,38 @@
+"""Headless Chromium for browser tests: Debian's package driven by Playwright.
+
+`playwright install` cannot download browsers here, so we launch /usr/bin/chromium
+with flags that stop it reaching for hosts that do not exist.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+CHROMIUM = os.getenv("CHROMIUM", "/usr/bin/chromium")
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+
+
+@pytest.fixture
+def page(live_server) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+        pytest.skip(f"Chromium is not installed at {CHROMIUM} (make test installs it as root)")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the test
+    # makes between browser steps are still plain synchronous code.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        context = browser.new_context(base_url=live_server.url)
+        pg = context.new_page()
+        pg.set_default_timeout(15000)
+        yield pg
+        browser.close()
+    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
