@@ -117,7 +117,10 @@ class _FakeBase:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> _FakeBase:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval keeps stop() quick; the default 0.5 s adds up over a test suite.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -281,6 +284,8 @@ class FakeSerper(_FakeBase):
             self.recorded = {_norm(k): v for k, v in json.loads(recorded.read_text("utf-8")).items()}
 
     def answer(self, path: str, headers: dict[str, str], data: dict[str, Any]) -> tuple[int, Any]:
+        if path.rstrip("/") != "/search":
+            return 404, {"message": "Not found", "statusCode": 404}
         if not {k.lower(): v for k, v in headers.items()}.get("x-api-key"):
             return 403, {"message": "Unauthorized.", "statusCode": 403}
         query = str(data.get("q", ""))

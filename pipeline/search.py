@@ -169,12 +169,17 @@ class BM25Searcher:
                     )
         if not self.passages:
             raise ValueError(f"BM25 corpus {corpus} has no documents")
-        self.index = BM25Okapi([tokenize(f"{p.title} {p.snippet}") for p in self.passages])
+        tokens = [tokenize(f"{p.title} {p.snippet}") for p in self.passages]
+        self.vocab = [set(t) for t in tokens]
+        self.index = BM25Okapi(tokens)
 
     async def search(self, query: str, n: int) -> tuple[list[Evidence], bool]:
-        scores = self.index.get_scores(tokenize(query))
-        best = sorted(range(len(scores)), key=lambda i: -scores[i])[:n]
-        hits = [i for i in best if scores[i] > 0]
+        words = tokenize(query)
+        scores = self.index.get_scores(words)
+        # Okapi IDF goes negative for words in most passages (always, in a tiny corpus),
+        # so "shares a word with the query" decides what is a hit, not the score's sign.
+        matching = [i for i in range(len(scores)) if self.vocab[i].intersection(words)]
+        hits = sorted(matching, key=lambda i: -scores[i])[:n]
         return [
             Evidence(rank, self.passages[i].title, self.passages[i].snippet, self.passages[i].link)
             for rank, i in enumerate(hits, start=1)

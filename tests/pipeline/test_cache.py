@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from pipeline.cache import Cache, make_key
+
+WRITER = """
+import sys
+from pipeline.cache import Cache
+cache = Cache(sys.argv[1])
+for i in range(150):
+    key = f"{sys.argv[2]}-{i}"
+    cache.put(key, "chat", {"i": i}, {"text": key})
+    assert cache.get(key) == {"text": key}
+    cache.put("shared", "chat", {}, {"text": "first writer wins"})
+"""
+
+
+def test_the_key_covers_everything_that_determines_the_answer() -> None:
+    base = {"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 0.0}
+    assert make_key("chat", base) == make_key("chat", dict(reversed(list(base.items()))))
+    assert make_key("chat", base) != make_key("chat", {**base, "model": "n"})
+    assert make_key("chat", base) != make_key("chat", {**base, "temperature": 0.7})
+    assert make_key("chat", base) != make_key("search", base)
+
+
+def test_answers_persist_across_connections(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = Cache(path)
+    cache.put("k", "chat", {"q": 1}, {"text": "a"})
+    cache.close()
+    again = Cache(path)
+    assert again.get("k") == {"text": "a"}
+    assert again.get("missing") is None
+    assert again.count() == again.count("chat") == 1
+    assert again.requests("chat") == [{"q": 1}]
+
+
+def test_concurrent_writer_processes_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    Cache(path).close()
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{n}"]) for n in range(4)
+    ]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0, 0]
+    cache = Cache(path)
+    assert cache.count() == 4 * 150 + 1
+    assert cache.get("w3-149") == {"text": "w3-149"}

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from pipeline.cache import Cache, OfflineMiss
+from pipeline.fakes import FakeOpenAI
+from pipeline.llm import LLMClient, LLMError, cost_usd, count_tokens, price
+
+MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "Say OK"}]
+
+
+def client(server: FakeOpenAI, **kw: object) -> LLMClient:
+    defaults: dict[str, object] = {"api_key": "k", "model": "gpt-4o", "backoff": 0.0, "timeout": 5.0}
+    defaults.update(kw)
+    return LLMClient(base_url=server.base_url, **defaults)  # type: ignore[arg-type]
+
+
+def chat(llm: LLMClient, messages: list[dict[str, str]] = MESSAGES) -> object:
+    async def go() -> object:
+        try:
+            return await llm.chat(messages)
+        finally:
+            await llm.aclose()
+
+    return asyncio.run(go())
+
+
+def test_it_talks_to_an_openai_compatible_server(fake_llm: FakeOpenAI) -> None:
+    result = chat(client(fake_llm))
+    assert result.text == "OK" and not result.cached  # type: ignore[attr-defined]
+    assert result.prompt_tokens > 0  # type: ignore[attr-defined]
+    assert fake_llm.requests[0]["path"] == "/v1/chat/completions"
+    assert fake_llm.requests[0]["body"]["model"] == "gpt-4o"
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "garbage", "timeout"])
+def test_it_retries_each_kind_of_fault_then_gives_up(fault: str) -> None:
+    with FakeOpenAI(fault_rate=1.0, faults=(fault,), hang=1.0) as server:
+        llm = client(server, max_retries=2, timeout=0.2)
+        with pytest.raises(LLMError):
+            chat(llm)
+        assert len(server.requests) == 3  # first try + 2 retries
+        assert llm.retries == 2
+
+
+def test_it_recovers_when_a_retry_succeeds() -> None:
+    # seed 3 faults the first attempt of this body and not the second (fixed by the hash)
+    with FakeOpenAI(fault_rate=0.5, seed=3) as server:
+        llm = client(server, max_retries=8)
+        result = chat(llm)
+        assert result.text == "OK"  # type: ignore[attr-defined]
+        assert llm.retries == len(server.requests) - 1 >= 1
+
+
+def test_a_bad_request_is_not_retried(fake_llm: FakeOpenAI) -> None:
+    llm = client(fake_llm, max_retries=5)
+    with pytest.raises(LLMError, match="BadRequest"):
+        chat(llm, [])
+    assert len(fake_llm.requests) == 1
+
+
+def test_a_cached_answer_makes_no_call(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "c.sqlite")
+    assert chat(client(fake_llm, cache=cache)).cached is False  # type: ignore[attr-defined]
+    again = chat(client(fake_llm, cache=cache))
+    assert again.cached is True and again.text == "OK"  # type: ignore[attr-defined]
+    assert len(fake_llm.requests) == 1
+    # a different parameter is a different question
+    chat(client(fake_llm, cache=cache, model="gpt-4o-mini"))
+    assert len(fake_llm.requests) == 2
+
+
+def test_offline_fails_clearly_on_a_miss(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    llm = client(fake_llm, cache=Cache(tmp_path / "c.sqlite"), offline=True)
+    with pytest.raises(OfflineMiss, match="offline: no cached chat answer"):
+        chat(llm)
+    assert fake_llm.requests == []
+
+
+def test_identical_concurrent_calls_share_one_request(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    llm = client(fake_llm, cache=Cache(tmp_path / "c.sqlite"))
+
+    async def go() -> list[object]:
+        out = await asyncio.gather(*(llm.chat(MESSAGES) for _ in range(5)))
+        await llm.aclose()
+        return list(out)
+
+    assert len(asyncio.run(go())) == 5
+    assert len(fake_llm.requests) == 1
+
+
+def test_tokens_and_prices() -> None:
+    assert count_tokens("hello world") == 2
+    assert price("gpt-4o-2024-08-06") == price("gpt-4o") == (2.5, 10.0)
+    assert price("gpt-4o-mini") == (0.15, 0.60)
+    assert price("llama3:8b") is None
+    assert cost_usd("gpt-4o", 1_000_000, 100_000) == pytest.approx(3.5)
+    assert cost_usd("llama3:8b", 1000, 1000) == 0
+
+
+def test_the_client_survives_a_new_event_loop(fake_llm: FakeOpenAI) -> None:
+    llm = client(fake_llm)
+    chat(llm)
+    chat(llm)  # asyncio.run again: connections and semaphore are rebuilt
+    assert len(fake_llm.requests) == 2
