@@ -18,7 +18,7 @@ def test_an_annotator_completes_two_comparisons_from_the_keyboard(page, alpha: P
     page.keyboard.press("Tab")
     page.keyboard.type("pw-bob")
     page.keyboard.press("Enter")
-    page.wait_for_url("**/")
+    page.wait_for_selector("text=Your projects")  # logged in
     page.goto(f"/p/{alpha.pk}/queue/")
     page.keyboard.press("Enter")  # "Next item"
     page.wait_for_url("**/instructions/")
