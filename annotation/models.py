@@ -9,11 +9,20 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 
+DEFAULT_ERROR_TYPES = ["knowledge error", "reasoning error", "irrelevant", "overclaim"]
+
+
+def default_error_types() -> list[str]:
+    return list(DEFAULT_ERROR_TYPES)
+
+
 class Project(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     instructions = models.TextField(blank=True)
     instructions_version = models.PositiveIntegerField(default=1)
+    # FELM-style segment annotation: the error types offered when a segment is wrong.
+    error_types = models.JSONField(default=default_error_types, blank=True)
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -166,23 +175,71 @@ class Claim(models.Model):
         return self.text
 
 
-class Verdict(models.Model):
-    """A system's (or an imported human reference's) label for one claim."""
+class Evidence(models.Model):
+    """One search result retrieved for a claim, in rank order (1 = first)."""
 
-    claim = models.ForeignKey(Claim, models.CASCADE, related_name="verdicts")
+    claim = models.ForeignKey(Claim, models.CASCADE, related_name="evidence")
+    rank = models.PositiveIntegerField()
+    title = models.TextField(blank=True)
+    snippet = models.TextField(blank=True)
+    link = models.URLField(max_length=2000, blank=True)
+
+    class Meta:
+        ordering = ["claim", "rank"]
+        constraints = [models.UniqueConstraint(fields=["claim", "rank"], name="unique_evidence_rank")]
+
+
+class Segment(models.Model):
+    """A piece of a response annotated on its own (FELM): a sentence or a step."""
+
+    document = models.ForeignKey(Document, models.CASCADE, related_name="segments")
+    position = models.PositiveIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["document", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "position"], name="unique_segment_position")
+        ]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Verdict(models.Model):
+    """A system's (or an imported human reference's) label for one claim or segment."""
+
+    claim = models.ForeignKey(Claim, models.CASCADE, null=True, blank=True, related_name="verdicts")
+    segment = models.ForeignKey(
+        Segment, models.CASCADE, null=True, blank=True, related_name="verdicts"
+    )
     system = models.ForeignKey(System, models.CASCADE, related_name="verdicts")
     label = models.CharField(max_length=50)
     raw_output = models.TextField(blank=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["claim", "system"], name="one_verdict_per_system")
+            models.UniqueConstraint(
+                fields=["claim", "system"], condition=Q(claim__isnull=False),
+                name="one_verdict_per_system",
+            ),
+            models.UniqueConstraint(
+                fields=["segment", "system"], condition=Q(segment__isnull=False),
+                name="one_segment_verdict_per_system",
+            ),
+            models.CheckConstraint(
+                condition=Q(claim__isnull=False, segment__isnull=True)
+                | Q(claim__isnull=True, segment__isnull=False),
+                name="verdict_on_claim_or_segment",
+            ),
         ]
 
 
 class Item(models.Model):
     COMPARISON = "comparison"
-    KINDS = [(COMPARISON, "Comparison")]
+    VERIFICATION = "verification"
+    SEGMENT = "segment"
+    KINDS = [(COMPARISON, "Comparison"), (VERIFICATION, "Verification"), (SEGMENT, "Segments")]
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="items")
     kind = models.CharField(max_length=20, choices=KINDS)
@@ -190,6 +247,8 @@ class Item(models.Model):
     # comparison: the two claim lists; "a" and "b" are storage order, never shown.
     list_a = models.ForeignKey(ClaimList, models.CASCADE, null=True, blank=True, related_name="+")
     list_b = models.ForeignKey(ClaimList, models.CASCADE, null=True, blank=True, related_name="+")
+    # verification: the claim whose evidence is judged
+    claim = models.ForeignKey(Claim, models.CASCADE, null=True, blank=True, related_name="items")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -199,7 +258,15 @@ class Item(models.Model):
                 fields=["kind", "list_a", "list_b"],
                 condition=Q(kind="comparison"),
                 name="one_comparison_per_pair",
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["project", "claim"], condition=Q(kind="verification"),
+                name="one_verification_per_claim",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "document"], condition=Q(kind="segment"),
+                name="one_segment_item_per_document",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -352,6 +419,23 @@ class Answer(models.Model):
             models.UniqueConstraint(fields=["assignment", "unit", "field"], name="one_answer")
         ]
         ordering = ["assignment", "unit", "field"]
+
+
+class Adjudication(models.Model):
+    """The gold value a researcher set for one field of one unit where people disagree."""
+
+    item = models.ForeignKey(Item, models.CASCADE, related_name="adjudications")
+    unit = models.CharField(max_length=50, default=Answer.ITEM)
+    field = models.CharField(max_length=50)
+    value = models.TextField()
+    note = models.TextField(blank=True)
+    by = models.ForeignKey(User, models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "unit", "field"], name="one_adjudication")
+        ]
 
 
 def assignment_plan(
