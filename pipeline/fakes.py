@@ -64,12 +64,14 @@ class FaultSchedule:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # the default 5 drops bursts of new connections (1 s SYN retry)
     block_on_close = False  # a "timeout" fault may still be sleeping at shutdown
     owner: _FakeBase
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms stall
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet

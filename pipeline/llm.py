@@ -15,8 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import openai
-
 from pipeline.cache import Cache, make_key
 from pipeline.types import Usage
 
@@ -125,18 +123,18 @@ class RateLimiter:
                 await asyncio.sleep((amount - self.level) / self.rate)
 
 
-_RETRYABLE = (
-    openai.RateLimitError,
-    openai.InternalServerError,
-    openai.APITimeoutError,
-    openai.APIConnectionError,
-    openai.APIResponseValidationError,
-    openai.ConflictError,
-)
-
-
 def _retryable(e: Exception) -> bool:
-    if isinstance(e, _RETRYABLE):
+    import openai
+
+    retryable = (
+        openai.RateLimitError,
+        openai.InternalServerError,
+        openai.APITimeoutError,
+        openai.APIConnectionError,
+        openai.APIResponseValidationError,
+        openai.ConflictError,
+    )
+    if isinstance(e, retryable):
         return True
     if isinstance(e, openai.APIStatusError):
         return e.status_code == 408 or e.status_code >= 500
@@ -192,6 +190,10 @@ class LLMClient:
         if self._loop is loop:
             return
         self._loop = loop
+        # Imported on first use: openai takes over half a second to import, which every
+        # CLI command (score, --estimate, --offline) would otherwise pay for nothing.
+        import openai
+
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0
         )

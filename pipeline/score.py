@@ -7,8 +7,6 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
-from scipy.stats import kendalltau
-
 from pipeline.types import ResponseResult
 
 
@@ -147,6 +145,9 @@ def domain_correlations(rows: list[ModelDomainScore]) -> list[DomainCorrelation]
         if len(set(xs)) < 2 or len(set(ys)) < 2:
             out.append(DomainCorrelation(a, b, len(models), None, None, "all models tie in a domain"))
             continue
+        # Imported here: scipy.stats takes a second to load and most callers never need it.
+        from scipy.stats import kendalltau
+
         res = kendalltau(xs, ys)
         out.append(DomainCorrelation(a, b, len(models), float(res.statistic), float(res.pvalue)))
     return out
