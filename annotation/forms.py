@@ -4,8 +4,10 @@ import re
 from typing import Any
 
 from django import forms
+from django.core.validators import URLValidator
 
 from .ingest import FORMATS
+from .kinds import CLAIM_LABEL_NAMES, STANCES
 from .models import Membership, Project, System
 
 # "At least a sentence": a few words ending in a full stop, or simply long enough.
@@ -42,17 +44,33 @@ class ImportForm(forms.Form):
     source_model = forms.CharField(
         required=False, help_text="Model that wrote the responses, when the file does not say."
     )
+    verifier = forms.CharField(
+        required=False,
+        help_text="System name for the labels of VeriScore verification files "
+        "(default: <system>-verifier).",
+    )
 
 
-class ComparisonItemsForm(forms.Form):
-    system_a = forms.ModelChoiceField(queryset=System.objects.none())
-    system_b = forms.ModelChoiceField(queryset=System.objects.none())
+class PolicyForm(forms.Form):
+    """How items are spread over annotators (models.assignment_plan)."""
+
     k = forms.IntegerField(min_value=1, initial=2, label="Annotators per overlap item (k)")
     all_annotators = forms.BooleanField(required=False, label="k = all annotators")
     fraction = forms.FloatField(
         min_value=0, max_value=1, initial=0.2, label="Fraction of items with overlap (f)"
     )
     seed = forms.IntegerField(initial=0)
+
+    def policy(self, project: Project) -> dict[str, Any]:
+        data = self.cleaned_data
+        k = project.annotators().count() if data["all_annotators"] else data["k"]
+        return {"k": k, "fraction": data["fraction"], "seed": data["seed"]}
+
+
+class ComparisonItemsForm(PolicyForm):
+    system_a = forms.ModelChoiceField(queryset=System.objects.none())
+    system_b = forms.ModelChoiceField(queryset=System.objects.none())
+    field_order = ["system_a", "system_b"]
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -67,7 +85,49 @@ class ComparisonItemsForm(forms.Form):
         return data
 
 
-class ComparisonForm(forms.Form):
+class VerificationItemsForm(PolicyForm):
+    system = forms.ModelChoiceField(queryset=System.objects.none(), label="Claims of")
+    n = forms.IntegerField(min_value=1, initial=50, label="Number of claims")
+    stratify = forms.MultipleChoiceField(
+        choices=[("domain", "domain"), ("source_model", "source model")], required=False,
+        widget=forms.CheckboxSelectMultiple, label="Stratify by")
+    field_order = ["system", "n", "stratify"]
+
+    def __init__(self, *args: Any, project: Project, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["system"].queryset = project.systems.filter(kind=System.EXTRACTOR)
+
+
+class AnswerForm(forms.Form):
+    """An annotator's answers. A form field named `<field>__<unit>` is stored as the
+    answer (unit, field); a plain name belongs to the unit "item"."""
+
+    @staticmethod
+    def unit_field(name: str) -> tuple[str, str]:
+        field, _, unit = name.partition("__")
+        return (unit or "item", field)
+
+    @classmethod
+    def initial_from(cls, answers: dict[tuple[str, str], str]) -> dict[str, str]:
+        return {(f if unit == "item" else f"{f}__{unit}"): v for (unit, f), v in answers.items()}
+
+    def answer_values(self) -> dict[tuple[str, str], str]:
+        """The (unit, field) -> value rows of a valid form."""
+        return {self.unit_field(n): str(v).strip() for n, v in self.cleaned_data.items() if v}
+
+    def draft_values(self) -> dict[tuple[str, str], str]:
+        """What a draft keeps: any text typed so far, and only valid choices."""
+        values = {}
+        for name, field in self.fields.items():
+            value = self.data.get(name, "").strip()
+            if isinstance(field, forms.ChoiceField) and not field.valid_value(value):
+                continue
+            if value:
+                values[self.unit_field(name)] = value
+        return values
+
+
+class ComparisonForm(AnswerForm):
     """The annotator's answer on a comparison item (VeriScore Fig. 5)."""
 
     choice = forms.ChoiceField(
@@ -92,24 +152,118 @@ class ComparisonForm(forms.Form):
             raise forms.ValidationError("Please justify your choice in at least one sentence.")
         return text
 
-    @staticmethod
-    def from_answers(answers: dict[tuple[str, str], str]) -> dict[str, str]:
-        return {f: v for (unit, f), v in answers.items() if unit == "item"}
+
+def consistency_hints(label: str, stances: list[str]) -> list[str]:
+    """Where a claim label and the per-result stances disagree with Table 5 of VeriScore.
+    Hints do not block: the annotator may confirm the label."""
+    supports, contradicts = "supports" in stances, "contradicts" in stances
+    hints = []
+    if label == "supported" and not supports:
+        hints.append("“Supported” but no search result is marked as supporting the claim.")
+    if label == "supported" and contradicts:
+        hints.append("“Supported” while a search result contradicts the claim "
+                     "(contradicted, or inconclusive: conflicting evidence?).")
+    if label == "contradicted" and not contradicts:
+        hints.append("“Contradicted” but no search result is marked as contradicting the claim.")
+    if label == "inconclusive-conflicting" and not (supports and contradicts):
+        hints.append("“Conflicting evidence” needs a result that supports and one that contradicts.")
+    if label == "inconclusive-not-enough" and supports and not contradicts:
+        hints.append("“Not enough information” while a result supports the claim and none "
+                     "contradicts it (supported?).")
+    return hints
+
+
+class VerificationForm(AnswerForm):
+    """Stances per search result, then the claim label (VeriScore §3.3, Table 5)."""
+
+    label = forms.ChoiceField(choices=list(CLAIM_LABEL_NAMES.items()), widget=forms.RadioSelect,
+                              label="Is the claim supported by the search results?")
+    confirm = forms.BooleanField(required=False, label="I have checked: keep my label")
+
+    def __init__(self, *args: Any, ranks: list[int], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.ranks = ranks
+        for rank in ranks:
+            self.fields[f"stance__evidence:{rank}"] = forms.ChoiceField(
+                choices=[(s, s.capitalize()) for s in STANCES], widget=forms.RadioSelect,
+                label=f"Search result {rank}",
+            )
+        self.hints: list[str] = []
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        stances = [data.get(f"stance__evidence:{r}", "") for r in self.ranks]
+        if data.get("label"):
+            self.hints = consistency_hints(data["label"], stances)
+        if self.hints and not data.get("confirm"):
+            raise forms.ValidationError(
+                "Please check your label, or confirm it: " + " ".join(self.hints), code="hint")
+        return data
 
     def answer_values(self) -> dict[tuple[str, str], str]:
-        """The (unit, field) -> value rows of a valid form."""
-        return {("item", f): str(v).strip() for f, v in self.cleaned_data.items() if v}
-
-    def draft_values(self) -> dict[tuple[str, str], str]:
-        """What a draft keeps: any text typed so far, and only valid choices."""
-        values = {}
-        for name, field in self.fields.items():
-            value = self.data.get(name, "").strip()
-            if isinstance(field, forms.ChoiceField) and not field.valid_value(value):
-                continue
-            if value:
-                values[("item", name)] = value
+        values = super().answer_values()
+        values.pop(("item", "confirm"), None)
+        if self.hints:
+            values[("item", "hints")] = " | ".join(self.hints)
+            values[("item", "hint_confirmed")] = "yes"
         return values
+
+    def stance_fields(self) -> list[forms.BoundField]:
+        return [self[f"stance__evidence:{r}"] for r in self.ranks]
+
+
+class SegmentForm(AnswerForm):
+    """FELM's annotation page: each segment correct or not; when not, an error type, a
+    reason and reference links; keep or remove the response."""
+
+    keep = forms.ChoiceField(choices=[("keep", "Keep"), ("remove", "Remove")],
+                             widget=forms.RadioSelect, label="Keep this response?")
+
+    def __init__(self, *args: Any, positions: list[int], error_types: list[str], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.positions = positions
+        for p in positions:
+            self.fields[f"correct__segment:{p}"] = forms.ChoiceField(
+                choices=[("true", "Correct"), ("false", "Incorrect")], widget=forms.RadioSelect,
+                label=f"Segment {p + 1}")
+            self.fields[f"error_type__segment:{p}"] = forms.ChoiceField(
+                choices=[(e, e) for e in error_types], widget=forms.RadioSelect, required=False,
+                label="Error type")
+            self.fields[f"reason__segment:{p}"] = forms.CharField(
+                required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Reason")
+            self.fields[f"links__segment:{p}"] = forms.CharField(
+                required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                label="Reference links (one per line)")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for p in self.positions:
+            if data.get(f"correct__segment:{p}") != "false":
+                # a correct segment carries no error details
+                for name in ("error_type", "reason", "links"):
+                    data[f"{name}__segment:{p}"] = ""
+                continue
+            where = f"Segment {p + 1}"
+            if not data.get(f"error_type__segment:{p}"):
+                self.add_error(f"error_type__segment:{p}", f"{where} is incorrect: choose an error type.")
+            if not data.get(f"reason__segment:{p}", "").strip():
+                self.add_error(f"reason__segment:{p}", f"{where} is incorrect: say why.")
+            links = data.get(f"links__segment:{p}", "").split()
+            if not links:
+                self.add_error(f"links__segment:{p}", f"{where} is incorrect: give at least one reference link.")
+            for link in links:
+                try:
+                    URLValidator(schemes=["http", "https"])(link)
+                except forms.ValidationError:
+                    self.add_error(f"links__segment:{p}", f"{where}: “{link[:80]}” is not a valid http(s) link.")
+            data[f"links__segment:{p}"] = "\n".join(links)
+        return data
+
+    def segment_rows(self) -> list[dict[str, forms.BoundField]]:
+        return [
+            {name: self[f"{name}__segment:{p}"] for name in ("correct", "error_type", "reason", "links")}
+            for p in self.positions
+        ]
 
 
 class SkipForm(forms.Form):

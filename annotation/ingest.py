@@ -15,10 +15,11 @@ from typing import Any
 
 from django.db import transaction
 
-from .models import Claim, ClaimList, Document, Project, System, Verdict
+from .models import Claim, ClaimList, Document, Evidence, Project, Segment, System, Verdict
 
 NO_CLAIM = "No verifiable claim."
-FORMATS = ("canonical", "veriscore", "factscore")
+FORMATS = ("canonical", "veriscore", "factscore", "felm")
+MAX_EVIDENCE = 10
 MAX_ERRORS = 50
 
 
@@ -42,11 +43,25 @@ class ImportFailed(Exception):
 
 
 @dataclass
+class EvidenceRecord:
+    title: str
+    snippet: str
+    link: str
+
+
+@dataclass
 class ClaimRecord:
     text: str
     sentence_index: int | None = None
     sentence: str = ""
     # system name -> label, e.g. FActScore's human S/NS/IR labels
+    verdicts: dict[str, str] = field(default_factory=dict)
+    evidence: list[EvidenceRecord] = field(default_factory=list)
+
+
+@dataclass
+class SegmentRecord:
+    text: str
     verdicts: dict[str, str] = field(default_factory=dict)
 
 
@@ -66,6 +81,9 @@ class DocRecord:
     source_model: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     lists: dict[str, ListRecord] = field(default_factory=dict)
+    segments: list[SegmentRecord] = field(default_factory=list)
+    # kind of each verdict system named in this record (default: verifier)
+    verdict_kinds: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,6 +101,8 @@ class ImportSummary:
     claim_lists_created: int = 0
     claim_lists_existing: int = 0
     claims_created: int = 0
+    evidence_created: int = 0
+    segments_created: int = 0
     verdicts_created: int = 0
 
     def __str__(self) -> str:
@@ -90,7 +110,8 @@ class ImportSummary:
             f"{self.format}: {self.documents_created} new document(s), "
             f"{self.documents_existing} already present; {self.claim_lists_created} new claim "
             f"list(s) ({self.claims_created} claims), {self.claim_lists_existing} already present; "
-            f"{self.verdicts_created} reference label(s)"
+            f"{self.evidence_created} search result(s), {self.segments_created} segment(s), "
+            f"{self.verdicts_created} label(s)"
         )
 
 
@@ -158,7 +179,10 @@ def detect_format(rows: list[tuple[int, dict[str, Any]]]) -> str:
         return "canonical"
     if "annotations" in keys and "output" in keys:
         return "factscore"
-    if keys & {"all_claims", "all_claim_lst", "claim_list"}:
+    if "segmented_response" in keys:
+        return "felm"
+    if keys & {"all_claims", "all_claim_lst", "claim_list", "claim_search_results",
+               "claim_snippets_dict", "claim_verification_result"}:
         return "veriscore"
     return "canonical"
 
@@ -188,8 +212,60 @@ def _claims_field(line: _Line, name: str, value: Any) -> list[ClaimRecord] | Non
         if not text.strip():
             line.error(where, "is an empty claim")
             return None
-        claims.append(ClaimRecord(text=text.strip(), sentence_index=sentence_index))
+        record = ClaimRecord(text=text.strip(), sentence_index=sentence_index)
+        if isinstance(c, dict):
+            evidence = _evidence_field(line, f"{where}.evidence", c.get("evidence"))
+            verdicts = _verdicts_field(line, f"{where}.verdicts", c.get("verdicts"))
+            if evidence is None or verdicts is None:
+                return None
+            record.evidence, record.verdicts = evidence, verdicts
+        claims.append(record)
     return claims
+
+
+def _evidence_field(line: _Line, name: str, value: Any) -> list[EvidenceRecord] | None:
+    """Search results as [{title, snippet, link}] (Serper's organic results, VeriScore's files)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        line.error(name, f"must be a list of search results, not {_json_type(value)}")
+        return None
+    results = []
+    for i, r in enumerate(value):
+        if isinstance(r, str):  # older files keep only the snippet
+            results.append(EvidenceRecord("", r, ""))
+            continue
+        if not isinstance(r, dict):
+            line.error(f"{name}[{i}]", f"must be an object with title, snippet and link, not {_json_type(r)}")
+            return None
+        for key in ("title", "snippet", "link"):
+            if not isinstance(r.get(key, ""), str):
+                line.error(f"{name}[{i}].{key}", f"must be a string, not {_json_type(r[key])}")
+                return None
+        link = r.get("link", "").strip()
+        if link and not link.startswith(("http://", "https://")):
+            line.error(f"{name}[{i}].link", f"must be an http(s) URL, not {link[:60]!r}")
+            return None
+        results.append(EvidenceRecord(r.get("title", "").strip(), r.get("snippet", "").strip(), link))
+    return results
+
+
+def _verdicts_field(line: _Line, name: str, value: Any) -> dict[str, str] | None:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and k.strip() and isinstance(v, (str, bool)) for k, v in value.items()
+    ):
+        line.error(name, "must be an object mapping system names to labels")
+        return None
+    return {k.strip(): _label(v) for k, v in value.items()}
+
+
+def _label(value: str | bool) -> str:
+    """One spelling per label: true/false for booleans, lower case without a final stop."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value.strip().rstrip(".").lower()
 
 
 def parse_canonical(line: _Line, *, system: str, source_model: str) -> DocRecord | None:
@@ -210,16 +286,29 @@ def parse_canonical(line: _Line, *, system: str, source_model: str) -> DocRecord
         claims = _claims_field(line, f"claim_lists.{name}", value)
         if claims is not None:
             lists[name] = ListRecord(claims=claims, abstained=name in abstained)
+    segments = []
+    for i, seg in enumerate(line.get("segments", list) or []):
+        where = f"segments[{i}]"
+        if isinstance(seg, str) and seg.strip():
+            segments.append(SegmentRecord(seg.strip()))
+        elif isinstance(seg, dict) and isinstance(seg.get("text"), str) and seg["text"].strip():
+            verdicts = _verdicts_field(line, f"{where}.labels", seg.get("labels"))
+            if verdicts is not None:
+                segments.append(SegmentRecord(seg["text"].strip(), verdicts))
+        else:
+            line.error(where, "must be a non-empty string or an object with a 'text' string")
     if len(line.errors) > n_errors:
         return None
-    return DocRecord(line.line, str(ext), response, question, domain, model, metadata, lists)
+    return DocRecord(line.line, str(ext), response, question, domain, model, metadata, lists, segments)
 
 
 def _stable_id(*parts: str) -> str:
     return "sha1:" + hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
-def parse_veriscore(line: _Line, *, system: str, source_model: str) -> DocRecord | None:
+def parse_veriscore(
+    line: _Line, *, system: str, source_model: str, verifier: str = ""
+) -> DocRecord | None:
     n_errors = len(line.errors)
     response = line.get("response", str, required=True)
     question = line.get("question", str) or ""
@@ -250,8 +339,11 @@ def parse_veriscore(line: _Line, *, system: str, source_model: str) -> DocRecord
             if c and c != NO_CLAIM:
                 sentence_of.setdefault(c, i)
                 flattened.append(c)
+    evidence_key = "claim_search_results" if "claim_search_results" in line.obj else "claim_snippets_dict"
+    search_results = line.get(evidence_key, dict) or {}
+    verifications = line.get("claim_verification_result", list) or []
     if all_claims is None:
-        all_claims = list(dict.fromkeys(flattened))
+        all_claims = list(dict.fromkeys(flattened or list(search_results)))
     claims = []
     for i, c in enumerate(all_claims):
         if not isinstance(c, str):
@@ -260,6 +352,23 @@ def parse_veriscore(line: _Line, *, system: str, source_model: str) -> DocRecord
         c = c.strip()
         if c and c != NO_CLAIM:
             claims.append(ClaimRecord(text=c, sentence_index=sentence_of.get(c)))
+    by_text = {c.text: c for c in claims}
+    for claim_text, results in search_results.items():
+        evidence = _evidence_field(line, f"{evidence_key}[{claim_text[:40]!r}]", results)
+        if evidence is not None and claim_text.strip() in by_text:
+            by_text[claim_text.strip()].evidence = evidence
+    for i, v in enumerate(verifications):
+        if not isinstance(v, dict) or not isinstance(v.get("claim"), str) or not isinstance(
+            v.get("verification_result"), str
+        ):
+            line.error(f"claim_verification_result[{i}]",
+                       "must be an object with 'claim' and 'verification_result' strings")
+            continue
+        target = by_text.get(v["claim"].strip())
+        if target is None:
+            line.error(f"claim_verification_result[{i}].claim", "is not one of the record's claims")
+            continue
+        target.verdicts[verifier or f"{system}-verifier"] = _label(v["verification_result"])
     if len(line.errors) > n_errors:
         return None
     ext = line.obj.get("id")
@@ -322,25 +431,69 @@ def parse_factscore(line: _Line, *, system: str, source_model: str) -> DocRecord
             FACTSCORE_MODEL: ListRecord(model_claims, abstained),
             FACTSCORE_HUMAN: ListRecord(human_claims, abstained),
         },
+        verdict_kinds={FACTSCORE_LABELS: System.REFERENCE},
     )
 
 
-PARSERS = {"canonical": parse_canonical, "veriscore": parse_veriscore, "factscore": parse_factscore}
+FELM_LABELS = "felm-labels"
 
 
-def system_specs(fmt: str, system: str, records: Iterable[DocRecord]) -> dict[str, SystemSpec]:
+def parse_felm(line: _Line, *, system: str, source_model: str) -> DocRecord | None:
+    """FELM (Chen et al., 2023): `labels[i]` true means segment i is correct."""
+    n_errors = len(line.errors)
+    prompt = line.get("prompt", str) or ""
+    response = line.get("response", str, required=True)
+    segments = line.get("segmented_response", list, required=True)
+    labels = line.get("labels", list)
+    domain = line.get("domain", str) or line.get("type", str) or ""
+    for name in ("comment", "ref"):
+        line.get(name, list)
+    if segments is not None:
+        if not segments:
+            line.error("segmented_response", "is empty")
+        for i, seg in enumerate(segments):
+            if not isinstance(seg, str) or not seg.strip():
+                line.error(f"segmented_response[{i}]", "must be a non-empty string")
+    if labels is not None and segments is not None:
+        if len(labels) != len(segments):
+            line.error("labels", f"has {len(labels)} labels for {len(segments)} segments")
+        for i, label in enumerate(labels):
+            if not isinstance(label, bool):
+                line.error(f"labels[{i}]", f"must be true or false, not {_json_type(label)}")
+    if len(line.errors) > n_errors:
+        return None
+    assert segments is not None and response is not None
+    records = [
+        SegmentRecord(seg.strip(), {FELM_LABELS: _label(labels[i])} if labels is not None else {})
+        for i, seg in enumerate(segments)
+    ]
+    ext = line.obj.get("index", line.obj.get("id"))
+    ext = f"felm:{ext}" if isinstance(ext, (str, int)) else _stable_id(prompt, response)
+    metadata = {k: line.obj[k] for k in ("comment", "ref", "type", "source") if k in line.obj}
+    return DocRecord(line.line, ext, response, prompt, domain, source_model or "chatgpt",
+                     metadata, {}, records, {FELM_LABELS: System.REFERENCE})
+
+
+PARSERS = {"canonical": parse_canonical, "veriscore": parse_veriscore, "factscore": parse_factscore,
+           "felm": parse_felm}
+
+
+def system_specs(fmt: str, records: Iterable[DocRecord]) -> dict[str, SystemSpec]:
     specs: dict[str, SystemSpec] = {}
+    origin = f"import:{fmt}"
     for r in records:
+        names = [v for lst in r.lists.values() for c in lst.claims for v in c.verdicts]
+        names += [v for seg in r.segments for v in seg.verdicts]
+        for vname in names:
+            specs.setdefault(vname, SystemSpec(vname, r.verdict_kinds.get(vname, System.VERIFIER), origin))
         for name in r.lists:
-            specs.setdefault(name, SystemSpec(name, System.EXTRACTOR, f"import:{fmt}"))
-            for c in r.lists[name].claims:
-                for vname in c.verdicts:
-                    specs.setdefault(vname, SystemSpec(vname, System.REFERENCE, f"import:{fmt}"))
+            specs.setdefault(name, SystemSpec(name, System.EXTRACTOR, origin))
     return specs
 
 
 def parse_file(
-    text: str, *, file: str, fmt: str = "auto", system: str = "", source_model: str = ""
+    text: str, *, file: str, fmt: str = "auto", system: str = "", source_model: str = "",
+    verifier: str = "",
 ) -> tuple[str, list[DocRecord]]:
     """Parse and validate a whole file; raise ImportFailed listing every problem."""
     errors: list[LineError] = []
@@ -358,7 +511,10 @@ def parse_file(
     for number, obj in rows:
         if len(errors) >= MAX_ERRORS:
             break
-        record = PARSERS[fmt](_Line(obj, file, number, errors), system=system, source_model=source_model)
+        options: dict[str, str] = {"system": system, "source_model": source_model}
+        if fmt == "veriscore":
+            options["verifier"] = verifier
+        record = PARSERS[fmt](_Line(obj, file, number, errors), **options)
         if record is None:
             continue
         if record.external_id in seen:
@@ -373,17 +529,22 @@ def parse_file(
 
 def import_file(
     *, project: Project, text: str, file: str, fmt: str = "auto", system: str = "",
-    source_model: str = "",
+    source_model: str = "", verifier: str = "",
 ) -> ImportSummary:
-    fmt, records = parse_file(text, file=file, fmt=fmt, system=system, source_model=source_model)
+    fmt, records = parse_file(
+        text, file=file, fmt=fmt, system=system, source_model=source_model, verifier=verifier
+    )
     return save_records(project=project, records=records, fmt=fmt)
 
 
 def save_records(*, project: Project, records: list[DocRecord], fmt: str) -> ImportSummary:
+    """Write parsed records in one transaction. What exists is kept: documents are matched
+    on their id, claim lists on their system, claims on their text; a later file (evidence,
+    verification) adds what is missing to them."""
     summary = ImportSummary(format=fmt)
     with transaction.atomic():
         systems = {}
-        for spec in system_specs(fmt, "", records).values():
+        for spec in system_specs(fmt, records).values():
             systems[spec.name], _ = System.objects.get_or_create(
                 project=project, name=spec.name, defaults={"kind": spec.kind, "origin": spec.origin}
             )
@@ -404,24 +565,63 @@ def save_records(*, project: Project, records: list[DocRecord], fmt: str) -> Imp
                 summary.documents_created += 1
             else:
                 summary.documents_existing += 1
-            present = set(doc.claim_lists.values_list("system__name", flat=True))
+            present = {cl.system.name: cl for cl in doc.claim_lists.select_related("system")}
             for name, lst in r.lists.items():
-                if name in present:
+                cl = present.get(name)
+                if cl is None:
+                    cl = ClaimList.objects.create(document=doc, system=systems[name], abstained=lst.abstained)
+                    claims = Claim.objects.bulk_create(
+                        Claim(claim_list=cl, position=i, text=c.text, sentence_index=c.sentence_index,
+                              sentence=c.sentence)
+                        for i, c in enumerate(lst.claims)
+                    )
+                    summary.claim_lists_created += 1
+                    summary.claims_created += len(claims)
+                    pairs = list(zip(claims, lst.claims, strict=True))
+                else:
                     summary.claim_lists_existing += 1
-                    continue
-                cl = ClaimList.objects.create(document=doc, system=systems[name], abstained=lst.abstained)
-                claims = Claim.objects.bulk_create(
-                    Claim(claim_list=cl, position=i, text=c.text, sentence_index=c.sentence_index,
-                          sentence=c.sentence)
-                    for i, c in enumerate(lst.claims)
-                )
-                verdicts = [
-                    Verdict(claim=claim, system=systems[vname], label=label)
-                    for claim, c in zip(claims, lst.claims, strict=True)
-                    for vname, label in c.verdicts.items()
-                ]
-                Verdict.objects.bulk_create(verdicts)
-                summary.claim_lists_created += 1
-                summary.claims_created += len(claims)
-                summary.verdicts_created += len(verdicts)
+                    by_text = {c.text: c for c in cl.claims.all()}
+                    pairs = [(by_text[c.text], c) for c in lst.claims if c.text in by_text]
+                _add_evidence_and_verdicts(pairs, systems, summary)
+            _add_segments(doc, r.segments, systems, summary)
     return summary
+
+
+def _add_evidence_and_verdicts(
+    pairs: list[tuple[Claim, ClaimRecord]], systems: dict[str, System], summary: ImportSummary
+) -> None:
+    claim_ids = [claim.pk for claim, _ in pairs]
+    has_evidence = set(Evidence.objects.filter(claim_id__in=claim_ids).values_list("claim_id", flat=True))
+    has_verdict = set(Verdict.objects.filter(claim_id__in=claim_ids).values_list("claim_id", "system_id"))
+    evidence, verdicts = [], []
+    for claim, record in pairs:
+        if record.evidence and claim.pk not in has_evidence:
+            evidence += [
+                Evidence(claim=claim, rank=rank, title=e.title, snippet=e.snippet, link=e.link)
+                for rank, e in enumerate(record.evidence[:MAX_EVIDENCE], start=1)
+            ]
+        for name, label in record.verdicts.items():
+            if (claim.pk, systems[name].pk) not in has_verdict:
+                verdicts.append(Verdict(claim=claim, system=systems[name], label=label))
+    Evidence.objects.bulk_create(evidence)
+    Verdict.objects.bulk_create(verdicts)
+    summary.evidence_created += len(evidence)
+    summary.verdicts_created += len(verdicts)
+
+
+def _add_segments(
+    doc: Document, records: list[SegmentRecord], systems: dict[str, System], summary: ImportSummary
+) -> None:
+    if not records or doc.segments.exists():
+        return
+    segments = Segment.objects.bulk_create(
+        Segment(document=doc, position=i, text=r.text) for i, r in enumerate(records)
+    )
+    verdicts = [
+        Verdict(segment=seg, system=systems[name], label=label)
+        for seg, r in zip(segments, records, strict=True)
+        for name, label in r.verdicts.items()
+    ]
+    Verdict.objects.bulk_create(verdicts)
+    summary.segments_created += len(segments)
+    summary.verdicts_created += len(verdicts)

@@ -529,6 +529,83 @@ def comparison_items(*, project: Project, system_a: System, system_b: System) ->
     return created
 
 
+def sample_claims(
+    claims: list[tuple[int, str]], *, n: int, seed: int
+) -> list[int]:
+    """A seeded sample of `n` claim ids from (id, stratum) pairs, allocated to strata in
+    proportion to their size (largest remainder), so small strata are represented too."""
+    strata: dict[str, list[int]] = {}
+    for claim_id, stratum in sorted(claims):
+        strata.setdefault(stratum, []).append(claim_id)
+    n = min(n, len(claims))
+    if not claims or n <= 0:
+        return []
+    exact = {k: n * len(v) / len(claims) for k, v in strata.items()}
+    take = {k: int(x) for k, x in exact.items()}
+    by_remainder = sorted(strata, key=lambda k: (-(exact[k] - take[k]), k))
+    for k in by_remainder[: n - sum(take.values())]:
+        take[k] += 1
+    rng = random.Random(seed)
+    chosen = []
+    for k in sorted(strata):
+        chosen += rng.sample(strata[k], take[k])
+    return sorted(chosen)
+
+
+def verification_items(
+    *, project: Project, system: System, n: int, seed: int, stratify: tuple[str, ...] = ()
+) -> list[Item]:
+    """Sample `n` claims of one system that have search results, one verification item
+    each. `stratify` may name "domain" and "source_model"."""
+    unknown = set(stratify) - {"domain", "source_model"}
+    if unknown:
+        raise ValueError(f"cannot stratify by {', '.join(sorted(unknown))}")
+    taken = set(
+        Item.objects.filter(project=project, kind=Item.VERIFICATION).values_list("claim_id", flat=True)
+    )
+    rows = (
+        Claim.objects.filter(claim_list__system=system, claim_list__document__project=project,
+                             evidence__isnull=False)
+        .distinct()
+        .values_list("id", "claim_list__document__domain", "claim_list__document__source_model")
+    )
+    pool = [
+        (cid, "/".join(v for k, v in (("domain", domain), ("source_model", model)) if k in stratify))
+        for cid, domain, model in rows
+        if cid not in taken
+    ]
+    if not pool:
+        raise ValueError(f"no claim of {system.name} with search results is left to sample")
+    docs = dict(Claim.objects.filter(id__in=[c for c, _ in pool]).values_list("id", "claim_list__document_id"))
+    with transaction.atomic():
+        return [
+            Item.objects.create(project=project, kind=Item.VERIFICATION, claim_id=cid, document_id=docs[cid])
+            for cid in sample_claims(pool, n=n, seed=seed)
+        ]
+
+
+def segment_items(*, project: Project, documents: QuerySet[Document] | None = None) -> list[Item]:
+    """One segment item per document; documents without segments are split into
+    sentences by the pipeline's splitter."""
+    from pipeline.split import split_sentences  # plain Python, no Django
+
+    documents = documents if documents is not None else project.documents.all()
+    created = []
+    with transaction.atomic():
+        for doc in documents.filter(project=project).prefetch_related("segments"):
+            if not doc.segments.exists():
+                Segment.objects.bulk_create(
+                    Segment(document=doc, position=i, text=text)
+                    for i, text in enumerate(split_sentences(doc.response))
+                )
+            item, was_created = Item.objects.get_or_create(
+                project=project, kind=Item.SEGMENT, document=doc
+            )
+            if was_created:
+                created.append(item)
+    return created
+
+
 def pseudonyms(project: Project) -> dict[int, str]:
     """user id -> "A<n>" for every member of the project."""
     return {m.user_id: m.pseudonym for m in project.memberships.all()}

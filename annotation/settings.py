@@ -38,6 +38,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "annotation",
 ]
 
@@ -119,10 +122,28 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 
 REST_FRAMEWORK = {
+    # Token first: an anonymous request then gets 401 with a WWW-Authenticate header.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "annotation.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["annotation.api.errors.TokenWriteThrottle"],
+    "PAGE_SIZE": int(os.getenv("API_PAGE_SIZE", "100")),
+}
+# Writes (POST/PUT/PATCH/DELETE) made with an API token, per user.
+API_WRITE_RATE = os.getenv("API_WRITE_RATE", "300/minute")
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Factuality annotation API",
+    "DESCRIPTION": "Projects, imports, items, annotation queues, answers and gold values.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 # Idle gaps longer than this are not counted as active annotation time.

@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from .views import annotator, researcher
+from .views import reports as report_views
 
 urlpatterns = [
     path("", annotator.home, name="home"),
@@ -26,6 +27,17 @@ urlpatterns = [
     path("p/<int:project_id>/import/", researcher.project_import, name="project_import"),
     path("p/<int:project_id>/items/comparison/", researcher.project_comparison_items,
          name="project_comparison_items"),
+    path("p/<int:project_id>/items/verification/", researcher.project_verification_items,
+         name="project_verification_items"),
+    path("p/<int:project_id>/items/segment/", researcher.project_segment_items,
+         name="project_segment_items"),
     path("p/<int:project_id>/export/answers.<str:fmt>", researcher.project_export,
          name="project_export"),
+    # reports
+    path("p/<int:project_id>/report/", report_views.report_page, name="report"),
+    path("p/<int:project_id>/report/report.html", report_views.report_html, name="report_html"),
+    path("p/<int:project_id>/report/report.json", report_views.report_json, name="report_json"),
+    path("p/<int:project_id>/report/diagnosis.csv", report_views.report_wide, name="report_wide"),
+    path("p/<int:project_id>/report/tables/<slug:name>.<str:fmt>", report_views.report_table,
+         name="report_table"),
 ]

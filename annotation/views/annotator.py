@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from ..forms import ComparisonForm, SkipForm
-from ..models import Assignment, Membership, visible_projects
+from ..forms import AnswerForm, ComparisonForm, SegmentForm, SkipForm, VerificationForm
+from ..models import Assignment, Item, Membership, visible_projects
 from .common import HtmxRequest, assignment_for_annotator, membership_for
 
 
@@ -93,23 +93,62 @@ def _neighbours(assignment: Assignment) -> tuple[Assignment | None, Assignment |
     return prev_id, next_id  # type: ignore[return-value]
 
 
-def _comparison_context(assignment: Assignment, form: ComparisonForm) -> dict[str, object]:
-    list1, list2 = assignment.presented_lists()
-    membership = assignment.item.project.memberships.get(user=assignment.annotator)
+def _form(assignment: Assignment, data: QueryDict | None = None) -> AnswerForm:
+    """The kind's form, bound to posted data or filled with the stored answers."""
+    item = assignment.item
+    initial = AnswerForm.initial_from(assignment.answers_dict())
+    if item.kind == Item.VERIFICATION:
+        assert item.claim is not None
+        ranks = list(item.claim.evidence.values_list("rank", flat=True))
+        return VerificationForm(data, initial=initial, ranks=ranks)
+    if item.kind == Item.SEGMENT:
+        positions = list(item.document.segments.values_list("position", flat=True))
+        return SegmentForm(data, initial=initial, positions=positions,
+                           error_types=list(item.project.error_types))
+    return ComparisonForm(data, initial=initial)
+
+
+TEMPLATES = {
+    Item.COMPARISON: "annotation/comparison.html",
+    Item.VERIFICATION: "annotation/verification.html",
+    Item.SEGMENT: "annotation/segments.html",
+}
+
+
+def _context(assignment: Assignment, form: AnswerForm) -> dict[str, object]:
+    item = assignment.item
+    membership = item.project.memberships.get(user=assignment.annotator)
     prev_id, next_id = _neighbours(assignment)
-    return {
+    context: dict[str, object] = {
         "assignment": assignment,
-        "project": assignment.item.project,
-        "document": assignment.item.document,
-        # Only texts: the ClaimList objects (and so the systems) stay out of the context.
-        "list1": [c.text for c in list1.claims.all()],
-        "list2": [c.text for c in list2.claims.all()],
+        "project": item.project,
+        "document": item.document,
         "form": form,
         "skip_form": SkipForm(initial={"reason": assignment.skip_reason}),
         "progress": _progress(membership),
         "prev_id": prev_id,
         "next_id": next_id,
     }
+    # Only texts go into the context: never ClaimList or System objects, never verdicts.
+    if item.kind == Item.COMPARISON:
+        list1, list2 = assignment.presented_lists()
+        context["list1"] = [c.text for c in list1.claims.all()]
+        context["list2"] = [c.text for c in list2.claims.all()]
+    elif item.kind == Item.VERIFICATION:
+        assert item.claim is not None and isinstance(form, VerificationForm)
+        evidence = {e.rank: e for e in item.claim.evidence.all()}
+        context["claim"] = item.claim.text
+        context["results"] = [
+            {"rank": rank, "evidence": evidence[rank], "field": field}
+            for rank, field in zip(form.ranks, form.stance_fields(), strict=True)
+        ]
+    else:
+        assert isinstance(form, SegmentForm)
+        segments = list(item.document.segments.all())
+        context["segments"] = [
+            {"segment": seg, **fields} for seg, fields in zip(segments, form.segment_rows(), strict=True)
+        ]
+    return context
 
 
 @login_required
@@ -119,21 +158,20 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     membership = membership_for(request, project.pk, Membership.ANNOTATOR)
     if not membership.has_acknowledged:
         return redirect("instructions", project_id=project.pk)
-    template = "annotation/comparison.html"
+    template = TEMPLATES[assignment.item.kind]
 
     if request.method != "POST":
         assignment.touch()
         assignment.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
-        form = ComparisonForm(initial=ComparisonForm.from_answers(assignment.answers_dict()))
-        return render(request, template, _comparison_context(assignment, form))
+        return render(request, template, _context(assignment, _form(assignment)))
 
     action = request.POST.get("action", "submit")
     version = project.instructions_version
     if action == "draft":
-        values = ComparisonForm(request.POST).draft_values()
+        values = _form(assignment, request.POST).draft_values()
         saved = assignment.save_draft(values, guideline_version=version)
         if request.htmx:
-            return render(request, template + "#draft-status", {"assignment": assignment, "saved": saved})
+            return render(request, "annotation/_draft_status.html", {"assignment": assignment, "saved": saved})
         return redirect("assignment", assignment_id=assignment.pk)
 
     if action == "skip":
@@ -144,9 +182,9 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         messages.error(request, "Say why you skip this item.")
         return redirect("assignment", assignment_id=assignment.pk)
 
-    form = ComparisonForm(request.POST)
+    form = _form(assignment, request.POST)
     if not form.is_valid():
-        context = _comparison_context(assignment, form)
+        context = _context(assignment, form)
         if request.htmx:
             return render(request, template + "#answer-form", context)
         return render(request, template, context)
@@ -170,7 +208,6 @@ def _go_next(request: HtmxRequest, project_id: int) -> HttpResponse:
 def heartbeat(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     """Sent by the page every few seconds while the annotator is active."""
     assignment = assignment_for_annotator(request, assignment_id)
-    if not assignment.is_done or request.POST.get("editing") == "1":
-        assignment.touch()
-        assignment.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
+    assignment.touch()
+    assignment.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
     return HttpResponse(status=204)

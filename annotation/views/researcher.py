@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -14,9 +15,26 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import exports
-from ..forms import ComparisonItemsForm, ImportForm, InstructionsForm, MemberForm, ProjectForm
+from ..forms import (
+    ComparisonItemsForm,
+    ImportForm,
+    InstructionsForm,
+    MemberForm,
+    PolicyForm,
+    ProjectForm,
+    VerificationItemsForm,
+)
 from ..ingest import ImportFailed, import_file
-from ..models import Assignment, Item, Membership, Project, assign, comparison_items
+from ..models import (
+    Assignment,
+    Item,
+    Membership,
+    Project,
+    assign,
+    comparison_items,
+    segment_items,
+    verification_items,
+)
 from .common import HtmxRequest, project_for_researcher
 
 
@@ -89,6 +107,8 @@ def project_detail(request: HtmxRequest, project_id: int) -> HttpResponse:
             "member_form": MemberForm(),
             "import_form": ImportForm(),
             "items_form": ComparisonItemsForm(project=project),
+            "verification_form": VerificationItemsForm(project=project),
+            "segment_form": PolicyForm(),
             "instructions_form": InstructionsForm(initial={"instructions": project.instructions}),
         },
     )
@@ -151,6 +171,7 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
                     fmt=form.cleaned_data["format"],
                     system=form.cleaned_data["system"].strip(),
                     source_model=form.cleaned_data["source_model"].strip(),
+                    verifier=form.cleaned_data["verifier"].strip(),
                 )
             except ImportFailed as e:
                 errors = [str(err) for err in e.errors]
@@ -162,28 +183,50 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
     )
 
 
+def _create_items(
+    request: HtmxRequest, project: Project, form: PolicyForm, make: Callable[[], list[Item]], kind: str
+) -> HttpResponse:
+    if not form.is_valid():
+        messages.error(request, f"Could not create {kind} items: " + form.errors.as_text())
+        return redirect("project", project_id=project.pk)
+    try:
+        with transaction.atomic():
+            items = make()
+            n = assign(items, project=project, **form.policy(project))
+    except ValueError as e:
+        messages.error(request, f"Could not create {kind} items: {e}.")
+    else:
+        messages.success(request, f"Created {len(items)} {kind} item(s) and {n} assignment(s).")
+    return redirect("project", project_id=project.pk)
+
+
 @login_required
 @require_POST
 def project_comparison_items(request: HtmxRequest, project_id: int) -> HttpResponse:
     project = project_for_researcher(request, project_id)
     form = ComparisonItemsForm(request.POST, project=project)
-    if not form.is_valid():
-        messages.error(request, "Could not create items: " + form.errors.as_text())
-        return redirect("project", project_id=project.pk)
-    data = form.cleaned_data
-    n_annotators = project.annotators().count()
-    k = n_annotators if data["all_annotators"] else data["k"]
-    try:
-        with transaction.atomic():
-            items = comparison_items(
-                project=project, system_a=data["system_a"], system_b=data["system_b"]
-            )
-            n = assign(items, project=project, k=k, fraction=data["fraction"], seed=data["seed"])
-    except ValueError as e:
-        messages.error(request, f"Could not create items: {e}.")
-    else:
-        messages.success(request, f"Created {len(items)} comparison item(s) and {n} assignment(s).")
-    return redirect("project", project_id=project.pk)
+    return _create_items(request, project, form, lambda: comparison_items(
+        project=project, system_a=form.cleaned_data["system_a"],
+        system_b=form.cleaned_data["system_b"]), "comparison")
+
+
+@login_required
+@require_POST
+def project_verification_items(request: HtmxRequest, project_id: int) -> HttpResponse:
+    project = project_for_researcher(request, project_id)
+    form = VerificationItemsForm(request.POST, project=project)
+    return _create_items(request, project, form, lambda: verification_items(
+        project=project, system=form.cleaned_data["system"], n=form.cleaned_data["n"],
+        seed=form.cleaned_data["seed"], stratify=tuple(form.cleaned_data["stratify"])),
+        "verification")
+
+
+@login_required
+@require_POST
+def project_segment_items(request: HtmxRequest, project_id: int) -> HttpResponse:
+    project = project_for_researcher(request, project_id)
+    form = PolicyForm(request.POST)
+    return _create_items(request, project, form, lambda: segment_items(project=project), "segment")
 
 
 @login_required

@@ -19,14 +19,47 @@
     }
     if (e.key === "Escape" && isTyping(t)) { t.blur(); return; }
     if (isTyping(t) || e.ctrlKey || e.metaKey || e.altKey) return;
-    var scope = document.querySelector("[data-key-scope].active") || document;
-    var el = scope.querySelector('[data-key="' + CSS.escape(e.key) + '"]') ||
-      document.querySelector('[data-key="' + CSS.escape(e.key) + '"]');
+    var scopes = Array.prototype.slice.call(document.querySelectorAll("[data-key-scope]"));
+    var scope = document.querySelector("[data-key-scope].active");
+    if (scopes.length && (e.key === "j" || e.key === "k")) {
+      e.preventDefault();
+      var i = scopes.indexOf(scope) + (e.key === "j" ? 1 : -1);
+      activate(scopes[Math.max(0, Math.min(scopes.length - 1, i))]);
+      return;
+    }
+    // Keys inside the active result or segment first, then the page's own keys
+    // (outside every scope), so "1" means an error type in a segment, a label elsewhere.
+    var sel = '[data-key="' + CSS.escape(e.key) + '"]';
+    var el = (scope && scope.querySelector(sel)) ||
+      Array.prototype.find.call(document.querySelectorAll(sel), function (n) { return !n.closest("[data-key-scope]"); });
     if (!el) return;
     e.preventDefault();
     if (isTyping(el)) el.focus();
     else el.click();
   });
+
+  function activate(scope) {
+    if (!scope) return;
+    document.querySelectorAll("[data-key-scope].active").forEach(function (s) { s.classList.remove("active"); });
+    scope.classList.add("active");
+    scope.focus({ preventScroll: true });
+    scope.scrollIntoView({ block: "nearest" });
+  }
+  document.addEventListener("focusin", function (e) {
+    var scope = e.target.closest && e.target.closest("[data-key-scope]");
+    if (scope && !scope.classList.contains("active")) {
+      document.querySelectorAll("[data-key-scope].active").forEach(function (s) { s.classList.remove("active"); });
+      scope.classList.add("active");
+    }
+  });
+  function activateFirst() {
+    if (!document.querySelector("[data-key-scope].active")) {
+      var first = document.querySelector("[data-key-scope]");
+      if (first) first.classList.add("active");
+    }
+  }
+  document.addEventListener("DOMContentLoaded", activateFirst);
+  document.addEventListener("htmx:afterSwap", activateFirst);
 
   var last = Date.now();
   ["keydown", "mousemove", "mousedown", "scroll", "input", "touchstart"].forEach(function (name) {

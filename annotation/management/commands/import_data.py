@@ -18,6 +18,8 @@ class Command(BaseCommand):
         parser.add_argument("--format", default="auto", choices=("auto", *FORMATS))
         parser.add_argument("--system", default="", help="system name for VeriScore claim files")
         parser.add_argument("--source-model", default="", help="model that wrote the responses")
+        parser.add_argument("--verifier", default="",
+                            help="system name for VeriScore verification labels (default: <system>-verifier)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         project = find_project(opts["project"])
@@ -29,7 +31,7 @@ class Command(BaseCommand):
         try:
             summary = import_file(
                 project=project, text=text, file=str(path), fmt=opts["format"],
-                system=opts["system"], source_model=opts["source_model"],
+                system=opts["system"], source_model=opts["source_model"], verifier=opts["verifier"],
             )
         except ImportFailed as e:
             raise CommandError(str(e)) from e

@@ -1,0 +1,716 @@
+"""REST endpoints. Each class calls the same lookups, forms, model methods and functions
+as the HTML views; permissions and blinding are decided here, as in the pages:
+objects a user may not see answer 404, exactly like the pages.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Count, Q, QuerySet
+from django.http import HttpResponse
+from django.utils.dateparse import parse_date, parse_datetime
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import exports, formats, forms, gold
+from ..ingest import FORMATS, ImportFailed, import_file
+from ..models import (
+    Assignment, Document, Item, Membership, Project, System, assign, comparison_items,
+)
+from ..views.common import assignment_for_annotator, membership_for, project_for_researcher
+from .errors import ApiError, ErrorSerializer, form_error, import_error, page_of, paginated
+
+ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="Invalid input"),
+    401: OpenApiResponse(ErrorSerializer, description="Not authenticated"),
+    403: OpenApiResponse(ErrorSerializer, description="Forbidden (CSRF on session writes)"),
+    404: OpenApiResponse(ErrorSerializer, description="No such object, or not yours"),
+}
+READ_ERRORS = {k: v for k, v in ERRORS.items() if k != 400}
+PAGE_PARAMS = [
+    OpenApiParameter("page", OpenApiTypes.INT, description="Page number (from 1)"),
+    OpenApiParameter("page_size", OpenApiTypes.INT, description="Rows per page (max 1000)"),
+]
+
+
+def _researcher_project(request: Request, project_id: int) -> Project:
+    return project_for_researcher(request, project_id)  # type: ignore[arg-type]
+
+
+def _valid(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    s = serializer_class(data=data)
+    s.is_valid(raise_exception=True)
+    return dict(s.validated_data)
+
+
+# --- projects and members ----------------------------------------------------------
+
+
+class ProjectListApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        description = serializers.CharField(required=False, allow_blank=True, default="")
+        instructions = serializers.CharField(required=False, allow_blank=True, default="")
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+        description = serializers.CharField()
+        instructions = serializers.CharField()
+        instructions_version = serializers.IntegerField()
+        role = serializers.CharField(allow_null=True)
+
+    @staticmethod
+    def _rows(user: User, projects: QuerySet[Project]) -> list[dict[str, Any]]:
+        roles = dict(Membership.objects.filter(user=user).values_list("project_id", "role"))
+        return [
+            {"id": p.pk, "name": p.name, "description": p.description,
+             "instructions": p.instructions, "instructions_version": p.instructions_version,
+             "role": roles.get(p.pk)}
+            for p in projects
+        ]
+
+    @extend_schema(
+        operation_id="projects_list", parameters=PAGE_PARAMS,
+        responses={200: page_of(OutputSerializer, "PaginatedProjectList"), **READ_ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        projects = Project.objects.filter(memberships__user=request.user).distinct()
+        if request.user.is_superuser:
+            projects = Project.objects.all()
+        return paginated(request, self, self._rows(request.user, projects.order_by("id")),
+                         self.OutputSerializer)
+
+    @extend_schema(operation_id="projects_create", request=InputSerializer,
+                   responses={201: OutputSerializer, **ERRORS})
+    def post(self, request: Request) -> Response:
+        data = _valid(self.InputSerializer, request.data)
+        form = forms.ProjectForm(data)
+        if not form.is_valid():
+            raise form_error(form)
+        # The same steps as the "new project" page: the creator is its first researcher.
+        with transaction.atomic():
+            project = form.save(commit=False)
+            project.created_by = request.user
+            project.save()
+            project.add_member(request.user, Membership.RESEARCHER)
+        return Response(self._rows(request.user, Project.objects.filter(pk=project.pk))[0], status=201)
+
+
+class MemberListApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField(max_length=150)
+        role = serializers.ChoiceField(choices=Membership.ROLES, default=Membership.ANNOTATOR)
+        password = serializers.CharField(
+            required=False, allow_blank=True, default="", write_only=True,
+            help_text="Only to create a new account; leave out to add an existing user.",
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        username = serializers.CharField()
+        role = serializers.CharField()
+        pseudonym = serializers.CharField()
+        acknowledged_version = serializers.IntegerField()
+
+    @staticmethod
+    def _row(m: Membership) -> dict[str, Any]:
+        return {"username": m.user.username, "role": m.role, "pseudonym": m.pseudonym,
+                "acknowledged_version": m.acknowledged_version}
+
+    @extend_schema(operation_id="members_list", parameters=PAGE_PARAMS,
+                   responses={200: page_of(OutputSerializer, "PaginatedMemberList"), **READ_ERRORS})
+    def get(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        rows = [self._row(m) for m in project.memberships.select_related("user")]
+        return paginated(request, self, rows, self.OutputSerializer)
+
+    @extend_schema(operation_id="members_add", request=InputSerializer,
+                   responses={201: OutputSerializer, **ERRORS})
+    def post(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        form = forms.MemberForm(_valid(self.InputSerializer, request.data))
+        if not form.is_valid():
+            raise form_error(form)
+        username = form.cleaned_data["username"]
+        user = User.objects.filter(username=username).first()
+        if user is None and form.cleaned_data["password"]:
+            user = User.objects.create_user(username, password=form.cleaned_data["password"])
+        if user is None:
+            raise ApiError(400, "unknown_user", f"No user '{username}'. Give a password to create "
+                           "the account.", field="username")
+        membership = project.add_member(user, form.cleaned_data["role"])
+        return Response(self._row(membership), status=201)
+
+
+class InstructionsAcknowledgeApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        instructions_version = serializers.IntegerField()
+        acknowledged_version = serializers.IntegerField()
+
+    @extend_schema(operation_id="instructions_acknowledge", request=None,
+                   responses={200: OutputSerializer, **READ_ERRORS})
+    def post(self, request: Request, project_id: int) -> Response:
+        membership = membership_for(request, project_id, Membership.ANNOTATOR)  # type: ignore[arg-type]
+        membership.acknowledge()
+        return Response({"instructions_version": membership.project.instructions_version,
+                         "acknowledged_version": membership.acknowledged_version})
+
+
+# --- documents, systems, items -----------------------------------------------------
+
+
+class DocumentListApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        external_id = serializers.CharField()
+        domain = serializers.CharField()
+        question = serializers.CharField()
+        response = serializers.CharField()
+        source_model = serializers.CharField()
+        metadata = serializers.JSONField()
+
+    @extend_schema(operation_id="documents_list", parameters=PAGE_PARAMS,
+                   responses={200: page_of(OutputSerializer, "PaginatedDocumentList"), **READ_ERRORS})
+    def get(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        return paginated(request, self, Document.objects.filter(project=project).order_by("id"),
+                         self.OutputSerializer)
+
+
+class DocumentImportApi(APIView):
+    """Bulk import in any format `ingest` reads; validated whole, written atomically."""
+
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(required=False, help_text="A JSONL file (multipart upload)")
+        content = serializers.CharField(
+            required=False, trim_whitespace=False, help_text="The JSONL text, instead of a file"
+        )
+        filename = serializers.CharField(required=False, default="upload.jsonl",
+                                         help_text="Name used in error messages with `content`")
+        format = serializers.ChoiceField(choices=["auto", *FORMATS], default="auto")
+        system = serializers.CharField(required=False, allow_blank=True, default="")
+        source_model = serializers.CharField(required=False, allow_blank=True, default="")
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if not attrs.get("file") and not attrs.get("content"):
+                raise serializers.ValidationError({"file": "Send a file or the content."})
+            return attrs
+
+    class OutputSerializer(serializers.Serializer):
+        format = serializers.CharField()
+        documents_created = serializers.IntegerField()
+        documents_existing = serializers.IntegerField()
+        claim_lists_created = serializers.IntegerField()
+        claim_lists_existing = serializers.IntegerField()
+        claims_created = serializers.IntegerField()
+        verdicts_created = serializers.IntegerField()
+        summary = serializers.CharField()
+
+    @extend_schema(
+        operation_id="documents_import",
+        request={"multipart/form-data": InputSerializer, "application/json": InputSerializer},
+        responses={201: OutputSerializer, **ERRORS},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        data = _valid(self.InputSerializer, request.data)
+        if data.get("file"):
+            name = data["file"].name
+            try:
+                text = data["file"].read().decode("utf-8")
+            except UnicodeDecodeError:
+                raise ApiError(400, "not_utf8", f"{name}: the file is not UTF-8 text; nothing "
+                               "was imported.", field="file") from None
+        else:
+            name, text = data["filename"], data["content"]
+        try:
+            summary = import_file(project=project, text=text, file=name, fmt=data["format"],
+                                  system=data["system"].strip(),
+                                  source_model=data["source_model"].strip())
+        except ImportFailed as e:
+            raise import_error(e.errors) from None
+        body = {k: v for k, v in vars(summary).items() if k in self.OutputSerializer().fields}
+        return Response({**body, "summary": str(summary)}, status=201)
+
+
+class SystemListApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+        kind = serializers.CharField()
+        origin = serializers.CharField()
+        model = serializers.CharField()
+        prompt_version = serializers.CharField()
+        claim_lists = serializers.IntegerField()
+
+    @extend_schema(operation_id="systems_list", parameters=PAGE_PARAMS,
+                   responses={200: page_of(OutputSerializer, "PaginatedSystemList"), **READ_ERRORS})
+    def get(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        systems = project.systems.annotate(claim_lists=Count("claim_lists")).order_by("id")
+        return paginated(request, self, systems, self.OutputSerializer)
+
+
+ITEM_STATUSES = ["unassigned", "open", "done"]
+
+
+class ItemListApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        kind = serializers.CharField()
+        document = serializers.CharField(source="document.external_id")
+        status = serializers.ChoiceField(choices=ITEM_STATUSES)
+        assigned = serializers.IntegerField()
+        submitted = serializers.IntegerField()
+        skipped = serializers.IntegerField()
+        system_a = serializers.CharField(source="list_a.system.name", allow_null=True, default=None)
+        system_b = serializers.CharField(source="list_b.system.name", allow_null=True, default=None)
+        claim = serializers.IntegerField(source="claim_id", allow_null=True)
+        created_at = serializers.DateTimeField()
+
+    @extend_schema(
+        operation_id="items_list",
+        parameters=[
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=[k for k, _ in Item.KINDS]),
+            OpenApiParameter("status", OpenApiTypes.STR, enum=ITEM_STATUSES,
+                             description="unassigned; open (an assignment is pending or a "
+                             "draft); done (every assignment submitted or skipped)"),
+            *PAGE_PARAMS,
+        ],
+        responses={200: page_of(OutputSerializer, "PaginatedItemList"), **ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        open_ = Q(assignments__status__in=[Assignment.PENDING, Assignment.DRAFT])
+        items = (
+            Item.objects.filter(project=project)
+            .select_related("document", "list_a__system", "list_b__system")
+            .annotate(
+                assigned=Count("assignments"), n_open=Count("assignments", filter=open_),
+                submitted=Count("assignments", filter=Q(assignments__status=Assignment.SUBMITTED)),
+                skipped=Count("assignments", filter=Q(assignments__status=Assignment.SKIPPED)),
+            )
+            .order_by("id")
+        )
+        kind = request.query_params.get("kind")
+        if kind:
+            if kind not in dict(Item.KINDS):
+                raise ApiError(400, "invalid_choice", f"Unknown kind {kind!r}.", field="kind")
+            items = items.filter(kind=kind)
+        status = request.query_params.get("status")
+        if status == "unassigned":
+            items = items.filter(assigned=0)
+        elif status == "open":
+            items = items.filter(n_open__gt=0)
+        elif status == "done":
+            items = items.filter(assigned__gt=0, n_open=0)
+        elif status:
+            raise ApiError(400, "invalid_choice", f"Unknown status {status!r}.", field="status")
+        for item in items:  # cheap: the page is built from the same annotated rows
+            item.status = ("unassigned" if not item.assigned else "open" if item.n_open else "done")
+        return paginated(request, self, list(items), self.OutputSerializer)
+
+
+class ComparisonItemsCreateApi(APIView):
+    """One comparison item per document with lists from both systems, then the
+    assignment policy: k annotators on a seeded fraction f of the items, one elsewhere."""
+
+    class InputSerializer(serializers.Serializer):
+        system_a = serializers.IntegerField(help_text="System id (see the systems list)")
+        system_b = serializers.IntegerField()
+        k = serializers.IntegerField(min_value=1, default=2)
+        all_annotators = serializers.BooleanField(default=False)
+        fraction = serializers.FloatField(min_value=0, max_value=1, default=0.2)
+        seed = serializers.IntegerField(default=0, min_value=-(2**62), max_value=2**62)
+
+    class OutputSerializer(serializers.Serializer):
+        items_created = serializers.IntegerField()
+        assignments_created = serializers.IntegerField()
+        item_ids = serializers.ListField(child=serializers.IntegerField())
+
+    @extend_schema(operation_id="items_create_comparison", request=InputSerializer,
+                   responses={201: OutputSerializer, **ERRORS})
+    def post(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        form = forms.ComparisonItemsForm(_valid(self.InputSerializer, request.data), project=project)
+        if not form.is_valid():
+            raise form_error(form)
+        data = form.cleaned_data
+        k = project.annotators().count() if data["all_annotators"] else data["k"]
+        try:
+            with transaction.atomic():
+                items = comparison_items(project=project, system_a=data["system_a"],
+                                         system_b=data["system_b"])
+                n = assign(items, project=project, k=k, fraction=data["fraction"], seed=data["seed"])
+        except ValueError as e:
+            raise ApiError(400, "invalid", str(e)) from None
+        return Response({"items_created": len(items), "assignments_created": n,
+                         "item_ids": [i.pk for i in items]}, status=201)
+
+
+# --- annotator: queue, assignment, draft, submit -------------------------------------
+
+
+class AnswerSerializer(serializers.Serializer):
+    unit = serializers.CharField(max_length=50, help_text='"item", "evidence:<rank>" or "segment:<position>"')
+    field = serializers.CharField(max_length=50)
+    value = serializers.CharField(allow_blank=True, trim_whitespace=False)
+
+
+def _own_assignments(user: User) -> QuerySet[Assignment]:
+    # Like assignment_for_annotator: only while the user is still an annotator there.
+    return Assignment.objects.filter(
+        annotator=user, item__project__memberships__user=user,
+        item__project__memberships__role=Membership.ANNOTATOR,
+    ).select_related("item__project", "item__document")
+
+
+class AssignmentListApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        project = serializers.IntegerField(source="item.project_id")
+        kind = serializers.CharField(source="item.kind")
+        status = serializers.CharField()
+        position = serializers.IntegerField()
+        submitted_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema(
+        operation_id="assignments_queue",
+        description="The caller's own queue, in order.",
+        parameters=[
+            OpenApiParameter("project", OpenApiTypes.INT),
+            OpenApiParameter("status", OpenApiTypes.STR, enum=[s for s, _ in Assignment.STATUSES]),
+            *PAGE_PARAMS,
+        ],
+        responses={200: page_of(OutputSerializer, "PaginatedAssignmentList"), **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        rows = _own_assignments(request.user).order_by("item__project_id", "position", "id")
+        project = request.query_params.get("project")
+        if project:
+            if not project.isdigit():
+                raise ApiError(400, "invalid", "project must be an id.", field="project")
+            rows = rows.filter(item__project_id=int(project))
+        status = request.query_params.get("status")
+        if status:
+            if status not in dict(Assignment.STATUSES):
+                raise ApiError(400, "invalid_choice", f"Unknown status {status!r}.", field="status")
+            rows = rows.filter(status=status)
+        return paginated(request, self, rows, self.OutputSerializer)
+
+
+class EvidenceSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    title = serializers.CharField()
+    snippet = serializers.CharField()
+    link = serializers.CharField()
+
+
+class SegmentSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    text = serializers.CharField()
+
+
+def _assignment_for(request: Request, assignment_id: int) -> Assignment:
+    assignment = assignment_for_annotator(request, assignment_id)  # type: ignore[arg-type]
+    membership = membership_for(request, assignment.item.project_id, Membership.ANNOTATOR)  # type: ignore[arg-type]
+    if not membership.has_acknowledged:
+        raise ApiError(409, "instructions_not_acknowledged",
+                       "Read the project's instructions (version "
+                       f"{membership.project.instructions_version}) and acknowledge them: "
+                       f"POST /api/projects/{membership.project_id}/instructions/acknowledge/.")
+    return assignment
+
+
+class AssignmentDetailApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        project = serializers.IntegerField()
+        kind = serializers.CharField()
+        status = serializers.CharField()
+        position = serializers.IntegerField()
+        skip_reason = serializers.CharField()
+        question = serializers.CharField()
+        response = serializers.CharField()
+        list1 = serializers.ListField(child=serializers.CharField(), allow_null=True,
+                                      help_text="comparison: the claims shown as List 1")
+        list2 = serializers.ListField(child=serializers.CharField(), allow_null=True)
+        claim = serializers.CharField(allow_null=True, help_text="verification: the claim")
+        evidence = EvidenceSerializer(many=True, allow_null=True)
+        segments = SegmentSerializer(many=True, allow_null=True)
+        error_types = serializers.ListField(child=serializers.CharField(), allow_null=True)
+        answers = AnswerSerializer(many=True, help_text="Your own answers (draft or submitted)")
+
+    @staticmethod
+    def body(assignment: Assignment) -> dict[str, Any]:
+        """Blinded: texts only, never a system, a verdict or someone else's answer."""
+        item, doc = assignment.item, assignment.item.document
+        body: dict[str, Any] = {
+            "id": assignment.pk, "project": item.project_id, "kind": item.kind,
+            "status": assignment.status, "position": assignment.position,
+            "skip_reason": assignment.skip_reason, "question": doc.question,
+            "response": doc.response, "list1": None, "list2": None, "claim": None,
+            "evidence": None, "segments": None, "error_types": None,
+            "answers": [{"unit": a.unit, "field": a.field, "value": a.value}
+                        for a in assignment.answers.all()],
+        }
+        if item.kind == Item.COMPARISON:
+            list1, list2 = assignment.presented_lists()
+            body["list1"] = [c.text for c in list1.claims.all()]
+            body["list2"] = [c.text for c in list2.claims.all()]
+        elif item.kind == Item.VERIFICATION and item.claim is not None:
+            body["claim"] = item.claim.text
+            body["evidence"] = [{"rank": e.rank, "title": e.title, "snippet": e.snippet,
+                                 "link": e.link} for e in item.claim.evidence.all()]
+        elif item.kind == Item.SEGMENT:
+            body["segments"] = [{"position": s.position, "text": s.text}
+                                for s in doc.segments.all()]
+            body["error_types"] = list(item.project.error_types)
+        return body
+
+    @extend_schema(operation_id="assignments_retrieve",
+                   responses={200: OutputSerializer, 409: ErrorSerializer, **READ_ERRORS})
+    def get(self, request: Request, assignment_id: int) -> Response:
+        assignment = _assignment_for(request, assignment_id)
+        assignment.touch()
+        assignment.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
+        return Response(self.body(assignment))
+
+
+def _form_name(unit: str, field: str) -> str:
+    # The answer forms name a field "<field>__<unit>", or just "<field>" for the item.
+    return field if unit == "item" else f"{field}__{unit}"
+
+
+def answer_form(assignment: Assignment, answers: list[dict[str, str]]) -> Any:
+    """The HTML page's form for this kind, bound to the answers sent to the API."""
+    data = {_form_name(a["unit"], a["field"]): a["value"] for a in answers}
+    item = assignment.item
+    if item.kind == Item.COMPARISON:
+        return forms.ComparisonForm(data)
+    # The verification and segment forms take the item's shape; they are looked up by
+    # name so this module works on either side of their introduction.
+    if item.kind == Item.VERIFICATION and hasattr(forms, "VerificationForm"):
+        assert item.claim is not None
+        ranks = list(item.claim.evidence.values_list("rank", flat=True))
+        return forms.VerificationForm(data, ranks=ranks)
+    if item.kind == Item.SEGMENT and hasattr(forms, "SegmentForm"):
+        positions = list(item.document.segments.values_list("position", flat=True))
+        return forms.SegmentForm(data, positions=positions, error_types=list(item.project.error_types))
+    raise ApiError(409, "kind_not_supported", f"{item.kind} answers cannot be sent yet.")
+
+
+def _field_names(form: Any) -> dict[str, str]:
+    """Form field name -> "<unit>.<field>" for error messages."""
+    names = {}
+    for name in form.fields:
+        field, _, unit = name.partition("__")
+        names[name] = f"{unit or 'item'}.{field}"
+    return names
+
+
+class AnswersInputSerializer(serializers.Serializer):
+    answers = AnswerSerializer(many=True)
+
+
+class AssignmentDraftApi(APIView):
+    """Keep what is there so far: any text, and only valid choices (like the page)."""
+
+    @extend_schema(operation_id="assignments_draft", request=AnswersInputSerializer,
+                   responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer,
+                              **ERRORS})
+    def post(self, request: Request, assignment_id: int) -> Response:
+        assignment = _assignment_for(request, assignment_id)
+        answers = _valid(AnswersInputSerializer, request.data)["answers"]
+        values = answer_form(assignment, answers).draft_values()
+        if not assignment.save_draft(values, guideline_version=assignment.item.project.instructions_version):
+            raise ApiError(409, "already_submitted", "This assignment was already submitted.")
+        return Response(AssignmentDetailApi.body(assignment))
+
+
+class AssignmentSubmitApi(APIView):
+    class InputSerializer(AnswersInputSerializer):
+        edit = serializers.BooleanField(
+            default=False, help_text="Replace a previous submission (like editing on the page)"
+        )
+
+    @extend_schema(operation_id="assignments_submit", request=InputSerializer,
+                   responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer,
+                              **ERRORS})
+    def post(self, request: Request, assignment_id: int) -> Response:
+        assignment = _assignment_for(request, assignment_id)
+        data = _valid(self.InputSerializer, request.data)
+        form = answer_form(assignment, data["answers"])
+        if not form.is_valid():
+            raise form_error(form, field_names=_field_names(form))
+        version = assignment.item.project.instructions_version
+        if data["edit"]:
+            assignment.resubmit(form.answer_values(), guideline_version=version)
+        elif not assignment.submit(form.answer_values(), guideline_version=version):
+            raise ApiError(409, "already_submitted",
+                           "This assignment was already submitted; send edit=true to change it.")
+        return Response(AssignmentDetailApi.body(assignment))
+
+
+class AssignmentSkipApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(max_length=500)
+
+    @extend_schema(operation_id="assignments_skip", request=InputSerializer,
+                   responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer,
+                              **ERRORS})
+    def post(self, request: Request, assignment_id: int) -> Response:
+        assignment = _assignment_for(request, assignment_id)
+        form = forms.SkipForm(_valid(self.InputSerializer, request.data))
+        if not form.is_valid():
+            raise form_error(form)
+        if not assignment.skip(form.cleaned_data["reason"]):
+            raise ApiError(409, "already_submitted", "A submitted assignment cannot be skipped.")
+        return Response(AssignmentDetailApi.body(assignment))
+
+
+# --- researcher: answers, gold values, exports ---------------------------------------
+
+
+def _moment(value: str, name: str, *, end: bool) -> dt.datetime:
+    moment = parse_datetime(value)
+    if moment is None:
+        day = parse_date(value)
+        if day is None:
+            raise ApiError(400, "invalid", f"{name} must be a date or a date-time (ISO 8601).",
+                           field=name)
+        moment = dt.datetime.combine(day, dt.time.max if end else dt.time.min)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment
+
+
+class AnswerListApi(APIView):
+    """The long format (one row per answer), pseudonymous."""
+
+    class OutputSerializer(serializers.Serializer):
+        item = serializers.IntegerField()
+        kind = serializers.CharField()
+        document = serializers.CharField()
+        domain = serializers.CharField()
+        unit = serializers.CharField()
+        field = serializers.CharField()
+        value = serializers.CharField()
+        annotator = serializers.CharField()
+        status = serializers.CharField()
+        list1_system = serializers.CharField(allow_null=True)
+        list2_system = serializers.CharField(allow_null=True)
+        guideline_version = serializers.IntegerField(allow_null=True)
+        started_at = serializers.DateTimeField(allow_null=True)
+        submitted_at = serializers.DateTimeField(allow_null=True)
+        active_seconds = serializers.FloatField()
+        answered_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema(
+        operation_id="answers_list",
+        parameters=[
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=[k for k, _ in Item.KINDS]),
+            OpenApiParameter("field", OpenApiTypes.STR),
+            OpenApiParameter("annotator", OpenApiTypes.STR, description='Pseudonym, e.g. "A2"'),
+            OpenApiParameter("since", OpenApiTypes.STR,
+                             description="Answered on or after (ISO date or date-time)"),
+            OpenApiParameter("until", OpenApiTypes.STR,
+                             description="Answered on or before (ISO date or date-time)"),
+            *PAGE_PARAMS,
+        ],
+        responses={200: page_of(OutputSerializer, "PaginatedAnswerList"), **ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        rows = filter_rows(exports.long_rows(project), request.query_params)
+        return paginated(request, self, rows, self.OutputSerializer)
+
+
+def filter_rows(rows: list[dict[str, Any]], params: Any) -> list[dict[str, Any]]:
+    for name in ("kind", "field", "annotator"):
+        if params.get(name):
+            rows = [r for r in rows if r[name] == params[name]]
+    if params.get("since"):
+        since = _moment(params["since"], "since", end=False)
+        rows = [r for r in rows if r["answered_at"] and parse_datetime(r["answered_at"]) >= since]
+    if params.get("until"):
+        until = _moment(params["until"], "until", end=True)
+        rows = [r for r in rows if r["answered_at"] and parse_datetime(r["answered_at"]) <= until]
+    return rows
+
+
+class GoldListApi(APIView):
+    """The gold value of every unit and field, with where it comes from."""
+
+    class OutputSerializer(serializers.Serializer):
+        item = serializers.IntegerField()
+        kind = serializers.CharField()
+        unit = serializers.CharField()
+        field = serializers.CharField()
+        value = serializers.CharField(allow_null=True)
+        provenance = serializers.ChoiceField(
+            choices=[gold.UNANIMOUS, gold.MAJORITY, gold.ADJUDICATED, gold.TIE_RULE, gold.TIE])
+        votes = serializers.DictField(child=serializers.IntegerField())
+        disagreement = serializers.FloatField()
+        note = serializers.CharField()
+
+    @extend_schema(
+        operation_id="gold_list",
+        parameters=[OpenApiParameter("kind", OpenApiTypes.STR, enum=[k for k, _ in Item.KINDS]),
+                    OpenApiParameter("field", OpenApiTypes.STR), *PAGE_PARAMS],
+        responses={200: page_of(OutputSerializer, "PaginatedGoldList"), **ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        kind = request.query_params.get("kind") or None
+        if kind and kind not in dict(Item.KINDS):
+            raise ApiError(400, "invalid_choice", f"Unknown kind {kind!r}.", field="kind")
+        golds = gold.gold_values(project, kind=kind)
+        if request.query_params.get("field"):
+            golds = [g for g in golds if g.field == request.query_params["field"]]
+        return paginated(request, self, golds, self.OutputSerializer)
+
+
+class ExportApi(APIView):
+    """Whole-project files: the long and wide answer tables, and the interchange formats."""
+
+    @extend_schema(
+        operation_id="exports_retrieve",
+        parameters=[
+            OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH,
+                             enum=sorted(formats.EXPORTS)),
+            OpenApiParameter("system", OpenApiTypes.STR,
+                             description="veriscore.jsonl: the extractor whose claims to write "
+                             "(default: the only one)"),
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=[k for k, _ in Item.KINDS],
+                             description="answers.csv / wide.csv: only this kind"),
+        ],
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/jsonl"): OpenApiTypes.STR,
+            **ERRORS,
+        },
+    )
+    def get(self, request: Request, project_id: int, name: str) -> HttpResponse:
+        project = _researcher_project(request, project_id)
+        if name not in formats.EXPORTS:
+            raise ApiError(404, "not_found", f"Unknown export {name!r}; one of "
+                           f"{', '.join(sorted(formats.EXPORTS))}.")
+        try:
+            text, content_type = formats.export(project, name, params=request.query_params)
+        except ValueError as e:
+            raise ApiError(400, "invalid", str(e)) from None
+        response = HttpResponse(text, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="project-{project.pk}-{name}"'
+        return response
