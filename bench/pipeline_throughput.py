@@ -45,7 +45,9 @@ INPUT = ROOT / "fixtures" / "pipeline" / "factscore_bios.jsonl"
 def start_fakes(latency: float) -> tuple[subprocess.Popen[str], str, str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "pipeline.fakes", "--latency", str(latency)],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     urls = json.loads(proc.stdout.readline())
@@ -53,13 +55,23 @@ def start_fakes(latency: float) -> tuple[subprocess.Popen[str], str, str]:
 
 
 async def timed_run(
-    inputs: list[ResponseInput], *, llm_url: str, serper_url: str, cache: Path,
-    concurrency: int, one_by_one: bool,
+    inputs: list[ResponseInput],
+    *,
+    llm_url: str,
+    serper_url: str,
+    cache: Path,
+    concurrency: int,
+    one_by_one: bool,
 ) -> tuple[float, Usage]:
     clients = build_clients(
         ClientConfig(
-            base_url=llm_url, api_key="bench", model="gpt-4o-mini", serper_api_key="bench",
-            serper_url=serper_url, cache_path=str(cache), concurrency=concurrency,
+            base_url=llm_url,
+            api_key="bench",
+            model="gpt-4o-mini",
+            serper_api_key="bench",
+            serper_url=serper_url,
+            cache_path=str(cache),
+            concurrency=concurrency,
         )
     )
     config = PipelineConfig()
@@ -71,10 +83,14 @@ async def timed_run(
         for inp in inputs:
             done = [new_result(inp, config, clients.llm, clients.searcher)]
             for stage in ("extract", "retrieve", "verify"):
-                done = await run_stage(stage, done, config=config, llm=clients.llm, searcher=clients.searcher)
+                done = await run_stage(
+                    stage, done, config=config, llm=clients.llm, searcher=clients.searcher
+                )
             results += done
     else:
-        results = await run_responses(inputs, config=config, llm=clients.llm, searcher=clients.searcher)
+        results = await run_responses(
+            inputs, config=config, llm=clients.llm, searcher=clients.searcher
+        )
     elapsed = time.perf_counter() - start
     await clients.aclose()
     clients.close()
@@ -88,12 +104,18 @@ async def timed_run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--responses", type=int, default=50)
     p.add_argument("--latency", type=float, default=0.3, help="seconds per call")
     p.add_argument("--concurrency", type=int, default=ClientConfig().concurrency)
-    p.add_argument("--sequential-sample", type=int, default=5,
-                   help="responses to measure (a) on; 0 = all of them")
+    p.add_argument(
+        "--sequential-sample",
+        type=int,
+        default=5,
+        help="responses to measure (a) on; 0 = all of them",
+    )
     p.add_argument("--quick", action="store_true", help="6 responses, 10 ms, sample of 2")
     args = p.parse_args(argv)
     if args.quick:
@@ -104,18 +126,36 @@ def main(argv: list[str] | None = None) -> int:
     fakes, llm_url, serper_url = start_fakes(args.latency)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            seq_time, seq_usage = asyncio.run(timed_run(
-                sample, llm_url=llm_url, serper_url=serper_url, cache=Path(tmp) / "a.sqlite",
-                concurrency=1, one_by_one=True,
-            ))
-            par_time, par_usage = asyncio.run(timed_run(
-                inputs, llm_url=llm_url, serper_url=serper_url, cache=Path(tmp) / "b.sqlite",
-                concurrency=args.concurrency, one_by_one=False,
-            ))
-            rerun_time, rerun_usage = asyncio.run(timed_run(
-                inputs, llm_url=llm_url, serper_url=serper_url, cache=Path(tmp) / "b.sqlite",
-                concurrency=args.concurrency, one_by_one=False,
-            ))
+            seq_time, seq_usage = asyncio.run(
+                timed_run(
+                    sample,
+                    llm_url=llm_url,
+                    serper_url=serper_url,
+                    cache=Path(tmp) / "a.sqlite",
+                    concurrency=1,
+                    one_by_one=True,
+                )
+            )
+            par_time, par_usage = asyncio.run(
+                timed_run(
+                    inputs,
+                    llm_url=llm_url,
+                    serper_url=serper_url,
+                    cache=Path(tmp) / "b.sqlite",
+                    concurrency=args.concurrency,
+                    one_by_one=False,
+                )
+            )
+            rerun_time, rerun_usage = asyncio.run(
+                timed_run(
+                    inputs,
+                    llm_url=llm_url,
+                    serper_url=serper_url,
+                    cache=Path(tmp) / "b.sqlite",
+                    concurrency=args.concurrency,
+                    one_by_one=False,
+                )
+            )
     finally:
         fakes.terminate()
         fakes.wait()
@@ -125,16 +165,25 @@ def main(argv: list[str] | None = None) -> int:
     calls = par_usage.calls + par_usage.search_calls
     ideal = calls * args.latency / args.concurrency
     print(f"pipeline throughput: {len(inputs)} responses, {args.latency * 1000:.0f} ms per call")
-    print(f"(a) concurrency 1:  {seq_rpm:8.1f} responses/min  "
-          f"({len(sample)} responses, {seq_usage.calls + seq_usage.search_calls} calls, {seq_time:.1f} s)")
-    print(f"(b) concurrency {args.concurrency}: {par_rpm:8.1f} responses/min  "
-          f"({len(inputs)} responses, {par_usage.calls} LLM + {par_usage.search_calls} search calls, "
-          f"{par_time:.1f} s)")
+    print(
+        f"(a) concurrency 1:  {seq_rpm:8.1f} responses/min  "
+        f"({len(sample)} responses, {seq_usage.calls + seq_usage.search_calls} calls, "
+        f"{seq_time:.1f} s)"
+    )
+    print(
+        f"(b) concurrency {args.concurrency}: {par_rpm:8.1f} responses/min  "
+        f"({len(inputs)} responses, {par_usage.calls} LLM + {par_usage.search_calls} search calls, "
+        f"{par_time:.1f} s)"
+    )
     print(f"speed-up (b)/(a):   {par_rpm / seq_rpm:8.1f}x   (target >= 25x)")
-    print(f"ideal time:         {ideal:8.1f} s    (calls x latency / concurrency); "
-          f"actual/ideal {par_time / ideal:.2f} (target <= 1.5)")
-    print(f"rerun from cache:   {rerun_time:8.2f} s    ({rerun_usage.calls + rerun_usage.search_calls} calls; "
-          f"target < 2 s)")
+    print(
+        f"ideal time:         {ideal:8.1f} s    (calls x latency / concurrency); "
+        f"actual/ideal {par_time / ideal:.2f} (target <= 1.5)"
+    )
+    print(
+        f"rerun from cache:   {rerun_time:8.2f} s    "
+        f"({rerun_usage.calls + rerun_usage.search_calls} calls; target < 2 s)"
+    )
     return 0
 
 

@@ -1,10 +1,11 @@
 """python -m pipeline run|extract|retrieve|verify|score
 
-  run INPUT        the whole pipeline: claims_*, evidence_*, verification_*, scores_*
-  extract INPUT    claims_<name>.jsonl from VeriScore input {question?, response, model, prompt_source}
-  retrieve FILE    evidence_<name>.jsonl from a claims_ file
-  verify FILE      verification_<name>.jsonl from an evidence_ file
-  score FILE...    the scores table from verification_ files (ours or VeriScore's)
+run INPUT        the whole pipeline: claims_*, evidence_*, verification_*, scores_*
+extract INPUT    claims_<name>.jsonl from VeriScore input
+                 {question?, response, model, prompt_source}
+retrieve FILE    evidence_<name>.jsonl from a claims_ file
+verify FILE      verification_<name>.jsonl from an evidence_ file
+score FILE...    the scores table from verification_ files (ours or VeriScore's)
 """
 
 from __future__ import annotations
@@ -65,8 +66,12 @@ def parser() -> argparse.ArgumentParser:
     g = common.add_argument_group("run")
     g.add_argument("--out", default="pipeline_out", help="output directory")
     g.add_argument("--cache", default=".pipeline-cache.sqlite", help="SQLite answer cache")
-    g.add_argument("--offline", action="store_true", help="answer from the cache only; fail on a miss")
-    g.add_argument("--estimate", action="store_true", help="print calls, tokens and cost, call nothing")
+    g.add_argument(
+        "--offline", action="store_true", help="answer from the cache only; fail on a miss"
+    )
+    g.add_argument(
+        "--estimate", action="store_true", help="print calls, tokens and cost, call nothing"
+    )
     g.add_argument("--concurrency", type=int, default=32, help="calls in flight per service")
     g.add_argument("--rpm", type=float, help="LLM requests per minute")
     g.add_argument("--tpm", type=float, help="LLM tokens per minute")
@@ -78,12 +83,19 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--search-n", type=int, default=10)
     g.add_argument("--evidence-in-prompt", type=int, default=5)
     g.add_argument("--fixed-k", type=float, help="use this K instead of the per-domain median")
-    g.add_argument("--k-rule", choices=["upper", "lower", "mean"], default="upper",
-                   help="median of claim counts for K (VeriScore: upper)")
+    g.add_argument(
+        "--k-rule",
+        choices=["upper", "lower", "mean"],
+        default="upper",
+        help="median of claim counts for K (VeriScore: upper)",
+    )
     g.add_argument("--no-progress", action="store_true")
 
-    p = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m pipeline",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="command", required=True)
     for name in ("run", "extract", "retrieve", "verify"):
         sub.add_parser(name, parents=[common]).add_argument("input")
@@ -172,17 +184,24 @@ async def execute(args: argparse.Namespace) -> int:
     clients = build_clients(client_cfg)
     try:
         if args.estimate:
+            stages: tuple[str, ...]
             if args.command in ("run", "extract"):
                 inputs = read_inputs(args.input)
                 stages = ("extract", "verify") if args.command == "run" else ("extract",)
                 known_claims = None
             else:
-                inputs, stages = [], ("verify",) if args.command == "verify" else ()
+                inputs, stages = [], ("verify",)
                 known_claims = sum(r.n_claims for r in load_results(args.input))
             rows = estimate_run(
-                inputs, claims=known_claims, llm=clients.llm, extractor=config.extractor, label_mode=config.label_mode,
-                extraction_model=config.extraction_model, verification_model=config.verification_model,
-                evidence_in_prompt=config.evidence_in_prompt, stages=stages,
+                inputs,
+                claims=known_claims,
+                llm=clients.llm,
+                extractor=config.extractor,
+                label_mode=config.label_mode,
+                extraction_model=config.extraction_model,
+                verification_model=config.verification_model,
+                evidence_in_prompt=config.evidence_in_prompt,
+                stages=stages,
             )
             print(format_estimate(rows))
             return 0
@@ -194,13 +213,21 @@ async def execute(args: argparse.Namespace) -> int:
             with bar:
                 if args.command == "run":
                     results = await run_responses(
-                        inputs, config=config, llm=clients.llm, searcher=clients.searcher, progress=progress
+                        inputs,
+                        config=config,
+                        llm=clients.llm,
+                        searcher=clients.searcher,
+                        progress=progress,
                     )
                 else:
                     results = [new_result(i, config, clients.llm, clients.searcher) for i in inputs]
                     results = await run_stage(
-                        "extract", results, config=config, llm=clients.llm,
-                        searcher=clients.searcher, progress=progress,
+                        "extract",
+                        results,
+                        config=config,
+                        llm=clients.llm,
+                        searcher=clients.searcher,
+                        progress=progress,
                     )
             write_jsonl(out / f"claims_{name}.jsonl", map(claims_record, results))
             if args.command == "run":
@@ -215,8 +242,12 @@ async def execute(args: argparse.Namespace) -> int:
             bar, progress = _bar(len(results), stage, off)
             with bar:
                 results = await run_stage(
-                    stage, results, config=config, llm=clients.llm,
-                    searcher=clients.searcher, progress=progress,
+                    stage,
+                    results,
+                    config=config,
+                    llm=clients.llm,
+                    searcher=clients.searcher,
+                    progress=progress,
                 )
             if stage == "retrieve":
                 write_jsonl(out / f"evidence_{name}.jsonl", map(evidence_record, results))

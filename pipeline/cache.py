@@ -45,7 +45,9 @@ class Cache:
         # One connection guarded by a lock: the event loop thread does nearly all the work,
         # but sync callers on other threads must not interleave statements.
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+        self._db = sqlite3.connect(
+            self.path, timeout=60, isolation_level=None, check_same_thread=False
+        )
         self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode survives a killed process (only a power cut can lose the tail).
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -62,7 +64,12 @@ class Cache:
         with self._lock:
             self._db.execute(
                 "INSERT OR IGNORE INTO answers (key, kind, request, response) VALUES (?, ?, ?, ?)",
-                (key, kind, json.dumps(request, ensure_ascii=False), json.dumps(response, ensure_ascii=False)),
+                (
+                    key,
+                    kind,
+                    json.dumps(request, ensure_ascii=False),
+                    json.dumps(response, ensure_ascii=False),
+                ),
             )
 
     def count(self, kind: str | None = None) -> int:

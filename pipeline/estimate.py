@@ -58,7 +58,12 @@ def estimate_run(
         for inp in inputs:
             for _, messages in plan(inp.response, inp.question, extractor):
                 sentences += 1
-                request = {"model": ex_model, "messages": messages, "temperature": 0.0, "max_tokens": 1000}
+                request = {
+                    "model": ex_model,
+                    "messages": messages,
+                    "temperature": 0.0,
+                    "max_tokens": 1000,
+                }
                 if llm.cache is not None and llm.cache.get(make_key("chat", request)) is not None:
                     cached += 1
                     continue
@@ -66,8 +71,16 @@ def estimate_run(
                 p_tokens += count_message_tokens(messages)
         c_tokens = calls * EXTRACTION_OUTPUT_TOKENS
         rows.append(
-            EstimateRow("extraction", ex_model, calls, cached, p_tokens, c_tokens,
-                        cost_usd(ex_model, p_tokens, c_tokens), True)
+            EstimateRow(
+                "extraction",
+                ex_model,
+                calls,
+                cached,
+                p_tokens,
+                c_tokens,
+                cost_usd(ex_model, p_tokens, c_tokens),
+                True,
+            )
         )
     if "verify" in stages:
         v_model = verification_model or llm.model
@@ -75,20 +88,34 @@ def estimate_run(
         if claims is None:
             claims = round(sentences * CLAIMS_PER_SENTENCE)
         per_call = count_message_tokens(
-            verification_messages("A claim of about twelve words taken from a typical response.",
-                                  TYPICAL_EVIDENCE[:evidence_in_prompt], mode=label_mode)
+            verification_messages(
+                "A claim of about twelve words taken from a typical response.",
+                TYPICAL_EVIDENCE[:evidence_in_prompt],
+                mode=label_mode,
+            )
         )
         p_tokens, c_tokens = claims * per_call, claims * VERIFICATION_OUTPUT_TOKENS
         rows.append(
-            EstimateRow("verification", v_model, claims, 0, p_tokens, c_tokens,
-                        cost_usd(v_model, p_tokens, c_tokens), False)
+            EstimateRow(
+                "verification",
+                v_model,
+                claims,
+                0,
+                p_tokens,
+                c_tokens,
+                cost_usd(v_model, p_tokens, c_tokens),
+                False,
+            )
         )
         rows.append(EstimateRow("search", "serper", claims, 0, 0, 0, 0.0, exact))
     return rows
 
 
 def format_estimate(rows: list[EstimateRow]) -> str:
-    head = f"{'stage':<13} {'model':<22} {'calls':>7} {'cached':>7} {'in tok':>10} {'out tok':>9} {'USD':>9}"
+    head = (
+        f"{'stage':<13} {'model':<22} {'calls':>7} {'cached':>7} {'in tok':>10} "
+        f"{'out tok':>9} {'USD':>9}"
+    )
     lines = [head, "-" * len(head)]
     for r in rows:
         mark = "" if r.exact else " ~"

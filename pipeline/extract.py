@@ -16,7 +16,9 @@ _NO_CLAIM_RE = re.compile(r"^\W*no verifiable (claim|fact)s?\W*$", re.IGNORECASE
 # Bullets and list numbers need a space after them, so "3.5 million" keeps its number.
 _BULLET_RE = re.compile(r"^\s*(?:[-*•·–—]+\s*|\(?\d{1,3}[.)]\s+)")
 _NOTE_RE = re.compile(r"^\W*(note|notes|explanation|justification)\s*:", re.IGNORECASE)
-_HEADER_RE = re.compile(r"^\W*(facts|claims|atomic facts|verifiable claims)\s*:?\s*$", re.IGNORECASE)
+_HEADER_RE = re.compile(
+    r"^\W*(facts|claims|atomic facts|verifiable claims)\s*:?\s*$", re.IGNORECASE
+)
 
 
 def parse_claims(raw: str) -> list[str]:
@@ -67,7 +69,9 @@ def atomic_units(response: str) -> list[Window]:
     return [Window(i, s, s) for i, s in enumerate(sentences)]
 
 
-def plan(response: str, question: str | None, extractor: str) -> list[tuple[Window, list[dict[str, str]]]]:
+def plan(
+    response: str, question: str | None, extractor: str
+) -> list[tuple[Window, list[dict[str, str]]]]:
     """The extraction calls one response needs: (window, messages) per sentence."""
     if extractor == "atomic":
         return [(w, atomic_messages(w.sentence)) for w in atomic_units(response)]

@@ -140,20 +140,28 @@ class _FakeBase:
         with self._lock:
             return sum(1 for r in self.requests if r["fault"])
 
-    def handle(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes, dict[str, str]]:
+    def handle(
+        self, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, bytes, dict[str, str]]:
         fault = self.faults.decide(body)
         try:
             data = json.loads(body or b"{}")
         except ValueError:
             data = {}
         with self._lock:
-            self.requests.append({"n": len(self.requests), "path": path, "body": data, "fault": fault})
+            self.requests.append(
+                {"n": len(self.requests), "path": path, "body": data, "fault": fault}
+            )
         if fault == "timeout":
             time.sleep(self.hang)
         elif self.latency:
             time.sleep(self.latency)
         if fault == "429":
-            return 429, b'{"error": {"message": "rate limited (fake)", "type": "rate_limit"}}', {"Retry-After": "0"}
+            return (
+                429,
+                b'{"error": {"message": "rate limited (fake)", "type": "rate_limit"}}',
+                {"Retry-After": "0"},
+            )
         if fault == "500":
             return 500, b'{"error": {"message": "internal error (fake)"}}', {}
         if fault == "garbage":
@@ -223,7 +231,9 @@ class FakeOpenAI(_FakeBase):
             return 404, {"error": {"message": f"no route {path}"}}
         messages = data.get("messages") or []
         if not messages:
-            return 400, {"error": {"message": "messages is required", "type": "invalid_request_error"}}
+            return 400, {
+                "error": {"message": "messages is required", "type": "invalid_request_error"}
+            }
         system = str(messages[0].get("content", "")) if len(messages) > 1 else ""
         prompt = str(messages[-1].get("content", ""))
         text = self.reply(system, prompt)
@@ -234,7 +244,11 @@ class FakeOpenAI(_FakeBase):
             "created": 0,
             "model": data.get("model", "fake"),
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
             ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
@@ -267,7 +281,11 @@ class FakeOpenAI(_FakeBase):
         if overlap >= 0.6:
             label = "Supported"
         elif ternary:
-            label = "Contradicted" if int(hashlib.sha256(claim.encode()).hexdigest(), 16) % 2 else "Inconclusive"
+            label = (
+                "Contradicted"
+                if int(hashlib.sha256(claim.encode()).hexdigest(), 16) % 2
+                else "Inconclusive"
+            )
         else:
             label = "Unsupported"
         return (
@@ -283,7 +301,9 @@ class FakeSerper(_FakeBase):
         super().__init__(**kwargs)
         self.recorded: dict[str, Any] = {}
         if recorded and recorded.exists():
-            self.recorded = {_norm(k): v for k, v in json.loads(recorded.read_text("utf-8")).items()}
+            self.recorded = {
+                _norm(k): v for k, v in json.loads(recorded.read_text("utf-8")).items()
+            }
 
     def answer(self, path: str, headers: dict[str, str], data: dict[str, Any]) -> tuple[int, Any]:
         if path.rstrip("/") != "/search":
@@ -312,7 +332,9 @@ def generic_results(query: str, n: int) -> list[dict[str, Any]]:
             {
                 "title": f"{topic} - Example Encyclopedia ({i + 1})",
                 "link": f"https://example.org/{h % 100000}/{i + 1}",
-                "snippet": query if quote else f"An unrelated page number {i + 1} about other things.",
+                "snippet": query
+                if quote
+                else f"An unrelated page number {i + 1} about other things.",
                 "position": i + 1,
             }
         )
@@ -327,8 +349,10 @@ def main() -> None:
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    llm = FakeOpenAI(latency=args.latency, fault_rate=args.fault_rate, seed=args.seed).start()
-    serper = FakeSerper(latency=args.latency, fault_rate=args.fault_rate, seed=args.seed).start()
+    llm = FakeOpenAI(latency=args.latency, fault_rate=args.fault_rate, seed=args.seed)
+    serper = FakeSerper(latency=args.latency, fault_rate=args.fault_rate, seed=args.seed)
+    llm.start()
+    serper.start()
     print(json.dumps({"openai": llm.base_url, "serper": serper.url}), flush=True)
     try:
         while True:

@@ -82,7 +82,9 @@ def evidence_record(r: ResponseResult) -> dict[str, Any]:
     record = claims_record(r)
     if not r.abstained:
         record["claim_search_results"] = {
-            c.claim.text: [{"title": e.title, "snippet": e.snippet, "link": e.link} for e in c.evidence]
+            c.claim.text: [
+                {"title": e.title, "snippet": e.snippet, "link": e.link} for e in c.evidence
+            ]
             for c in r.claims
         }
     return record
@@ -112,7 +114,9 @@ def from_record(r: dict[str, Any], n: int = 0) -> ResponseResult:
     if "pipeline" in r:
         return result_from_dict(r["pipeline"])
     # A file VeriScore wrote: rebuild what scoring needs from its own fields.
-    claims = [ClaimResult(Claim(text, -1, "")) for text in r.get("all_claims", r.get("all_claim_lst", []))]
+    claims = [
+        ClaimResult(Claim(text, -1, "")) for text in r.get("all_claims", r.get("all_claim_lst", []))
+    ]
     by_text = {c.claim.text: c for c in claims}
     for text, hits in (r.get("claim_search_results") or {}).items():
         if text in by_text:

@@ -246,7 +246,9 @@ class LLMClient:
                 usage = completion.usage
                 return {
                     "text": text,
-                    "prompt_tokens": usage.prompt_tokens if usage else count_message_tokens(request["messages"]),
+                    "prompt_tokens": usage.prompt_tokens
+                    if usage
+                    else count_message_tokens(request["messages"]),
                     "completion_tokens": usage.completion_tokens if usage else count_tokens(text),
                 }
             except Exception as e:

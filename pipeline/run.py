@@ -17,7 +17,7 @@ import asyncio
 import os
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from pipeline.cache import Cache, OfflineMiss
 from pipeline.extract import dedupe, extract_claims
@@ -47,7 +47,6 @@ __all__ = [
     "ScoresTable",
 ]
 
-T = TypeVar("T")
 Progress = Callable[[int, int], None]
 
 # The reference code's list, plus the empty answer.
@@ -169,7 +168,7 @@ def build_clients(cfg: ClientConfig) -> Clients:
     return Clients(llm=llm, searcher=searcher, cache=cache)
 
 
-async def _all(coros: list[Coroutine[Any, Any, T]]) -> list[T]:
+async def _all[T](coros: list[Coroutine[Any, Any, T]]) -> list[T]:
     """Run concurrently; on a fatal error (an offline cache miss) cancel the rest and
     raise that error itself rather than an ExceptionGroup."""
     try:
@@ -183,7 +182,9 @@ async def _all(coros: list[Coroutine[Any, Any, T]]) -> list[T]:
     return [t.result() for t in tasks]
 
 
-def new_result(inp: ResponseInput, config: PipelineConfig, llm: LLMClient, searcher: Searcher) -> ResponseResult:
+def new_result(
+    inp: ResponseInput, config: PipelineConfig, llm: LLMClient, searcher: Searcher
+) -> ResponseResult:
     return ResponseResult(
         id=inp.id,
         response=inp.response,
@@ -216,7 +217,9 @@ async def extract_stage(result: ResponseResult, *, config: PipelineConfig, llm: 
     result.claims = [ClaimResult(claim=c) for c in dedupe(result.sentences)]
 
 
-async def retrieve_claim(item: ClaimResult, result: ResponseResult, *, config: PipelineConfig, searcher: Searcher) -> None:
+async def retrieve_claim(
+    item: ClaimResult, result: ResponseResult, *, config: PipelineConfig, searcher: Searcher
+) -> None:
     try:
         evidence, cached = await searcher.search(item.claim.text, config.search_n)
     except SearchError as e:
@@ -231,7 +234,9 @@ async def retrieve_claim(item: ClaimResult, result: ResponseResult, *, config: P
         result.usage.search_calls += 1
 
 
-async def verify_one_claim(item: ClaimResult, result: ResponseResult, *, config: PipelineConfig, llm: LLMClient) -> None:
+async def verify_one_claim(
+    item: ClaimResult, result: ResponseResult, *, config: PipelineConfig, llm: LLMClient
+) -> None:
     if item.search_error is not None:
         # No evidence is not evidence against the claim: record it as an error.
         item.verdict = Verdict(label=ERROR, raw_output="", parsed=False)
@@ -262,7 +267,9 @@ async def process_response(
     return result
 
 
-async def _with_progress(coros: list[Coroutine[Any, Any, T]], progress: Progress | None) -> list[T]:
+async def _with_progress[T](
+    coros: list[Coroutine[Any, Any, T]], progress: Progress | None
+) -> list[T]:
     total = len(coros)
     done = 0
 
@@ -310,7 +317,9 @@ async def run_stage(
             await extract_stage(result, config=config, llm=llm)
         elif stage == "retrieve":
             result.retriever = searcher.name
-            await _all([retrieve_claim(c, result, config=config, searcher=searcher) for c in result.claims])
+            await _all(
+                [retrieve_claim(c, result, config=config, searcher=searcher) for c in result.claims]
+            )
         elif stage == "verify":
             result.label_mode = config.label_mode
             result.verification_model = config.verification_model or llm.model

@@ -86,8 +86,17 @@ def score_response(r: ResponseResult, k: float) -> ResponseScore:
     verified = r.n_claims - r.n_unverified
     p, rec, f1 = f1_at_k(r.n_supported, verified, k)
     return ResponseScore(
-        r.id, r.model, r.domain, r.abstained, r.n_claims, r.n_supported, r.n_unverified,
-        k, p, rec, f1,
+        r.id,
+        r.model,
+        r.domain,
+        r.abstained,
+        r.n_claims,
+        r.n_supported,
+        r.n_unverified,
+        k,
+        p,
+        rec,
+        f1,
     )
 
 
@@ -138,12 +147,16 @@ def domain_correlations(rows: list[ModelDomainScore]) -> list[DomainCorrelation]
     for a, b in itertools.combinations(sorted(by_domain), 2):
         models = sorted(set(by_domain[a]) & set(by_domain[b]))
         if len(models) < 2:
-            out.append(DomainCorrelation(a, b, len(models), None, None, "fewer than 2 shared models"))
+            out.append(
+                DomainCorrelation(a, b, len(models), None, None, "fewer than 2 shared models")
+            )
             continue
         xs = [by_domain[a][m] for m in models]
         ys = [by_domain[b][m] for m in models]
         if len(set(xs)) < 2 or len(set(ys)) < 2:
-            out.append(DomainCorrelation(a, b, len(models), None, None, "all models tie in a domain"))
+            out.append(
+                DomainCorrelation(a, b, len(models), None, None, "all models tie in a domain")
+            )
             continue
         # Imported here: scipy.stats takes a second to load and most callers never need it.
         from scipy.stats import kendalltau
@@ -155,7 +168,10 @@ def domain_correlations(rows: list[ModelDomainScore]) -> list[DomainCorrelation]
 
 def format_table(table: ScoresTable) -> str:
     lines = [f"K ({table.k_rule}): " + ", ".join(f"{d or '-'}={k:g}" for d, k in table.k.items())]
-    head = f"{'model':<28} {'domain':<16} {'n':>4} {'abst':>4} {'K':>5} {'VERIScore':>9} {'P':>6} {'R':>6} {'claims':>6} {'unver':>5}"
+    head = (
+        f"{'model':<28} {'domain':<16} {'n':>4} {'abst':>4} {'K':>5} {'VERIScore':>9} "
+        f"{'P':>6} {'R':>6} {'claims':>6} {'unver':>5}"
+    )
     lines += [head, "-" * len(head)]
     for r in table.rows:
         lines.append(

@@ -37,7 +37,7 @@ class Searcher(Protocol):
 
 
 def evidence_from_serper(data: dict[str, Any], n: int) -> list[Evidence]:
-    results = []
+    results: list[Evidence] = []
     for item in data.get("organic", [])[:n]:
         results.append(
             Evidence(
@@ -91,8 +91,11 @@ class SerperSearcher:
             data, cached = await self._call(query, n), False
         else:
             data, cached = await self.cache.once(
-                make_key("search", request), "search", request,
-                lambda: self._call(query, n), offline=self.offline,
+                make_key("search", request),
+                "search",
+                request,
+                lambda: self._call(query, n),
+                offline=self.offline,
             )
         return evidence_from_serper(data, n), cached
 

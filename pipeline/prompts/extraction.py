@@ -62,8 +62,7 @@ QA_INSTRUCTIONS = (
     'are only context for you to recover pronouns, definite phrases (e.g., "the victims" or '
     '"the pope"), and so on. '
     + _FOCUS.format(
-        relate="This means that you need to always related the extracted claims to the "
-        "question. "
+        relate="This means that you need to always related the extracted claims to the question. "
     )
 )
 
@@ -108,10 +107,8 @@ NON_QA_EXAMPLES: list[tuple[str, str, list[str]]] = [
         "Because of this, Jean-François Champollion was able to announce the decipherment of "
         "Egyptian hieroglyphs in 1822.",
         [
-            "Jean-François Champollion announced the decipherment of Egyptian hieroglyphs in "
-            "1822.",
-            "Jean-François Champollion used the Rosetta Stone to decipher Egyptian "
-            "hieroglyphs.",
+            "Jean-François Champollion announced the decipherment of Egyptian hieroglyphs in 1822.",
+            "Jean-François Champollion used the Rosetta Stone to decipher Egyptian hieroglyphs.",
         ],
     ),
 ]
@@ -152,8 +149,7 @@ QA_EXAMPLES: list[tuple[str, str, list[str]]] = [
         "light. <SOS>Place it near a south-facing window and water it whenever the top of the "
         "soil feels dry.<EOS> Basil is native to tropical regions from central Africa to "
         "Southeast Asia.",
-        "Place it near a south-facing window and water it whenever the top of the soil feels "
-        "dry.",
+        "Place it near a south-facing window and water it whenever the top of the soil feels dry.",
         [],
     ),
 ]

@@ -81,7 +81,9 @@ def format_evidence(evidence: list[Evidence]) -> str:
     )
 
 
-def verification_messages(claim: str, evidence: list[Evidence], *, mode: str) -> list[dict[str, str]]:
+def verification_messages(
+    claim: str, evidence: list[Evidence], *, mode: str
+) -> list[dict[str, str]]:
     shots = "\n\n".join(
         f"Claim: {d['claim'].strip()}\n\n{d['search_result'].strip()}\n\n"
         f"Your decision: ###{demo_label(d['human_label'], mode)}###"

@@ -11,8 +11,18 @@ from .conftest import REPO
 def test_the_benchmark_runs_quickly_and_prints_figures() -> None:
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "pipeline_throughput.py"), "--quick"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    for figure in ("(a) concurrency 1:", "(b) concurrency", "responses/min", "speed-up", "ideal time", "rerun from cache"):
+    for figure in (
+        "(a) concurrency 1:",
+        "(b) concurrency",
+        "responses/min",
+        "speed-up",
+        "ideal time",
+        "rerun from cache",
+    ):
         assert figure in proc.stdout

@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from pipeline.cache import Cache, make_key
 from pipeline.fakes import FakeOpenAI, FakeSerper
 
 from .conftest import FIXTURES, REPO
+
+DANUBE = "The Danube rises in the Black Forest in Germany. It flows into the Black Sea."
 
 
 def write_input(path: Path, n_bios: int = 3) -> Path:
@@ -23,18 +23,35 @@ def write_input(path: Path, n_bios: int = 3) -> Path:
     sample = json.loads((FIXTURES / "pipeline" / "data_sample.jsonl").read_text())
     lines = bios[:n_bios] + [
         json.dumps({k: sample[k] for k in ("question", "response", "model", "prompt_source")}),
-        json.dumps({"response": "Sorry, I can't do that.", "model": "ChatGPT", "prompt_source": "Biography"}),
-        json.dumps({"response": "The Danube rises in the Black Forest in Germany. It flows into the Black Sea.",
-                    "model": "ChatGPT", "prompt_source": "Wiki"}),
+        json.dumps(
+            {
+                "response": "Sorry, I can't do that.",
+                "model": "ChatGPT",
+                "prompt_source": "Biography",
+            }
+        ),
+        json.dumps(
+            {
+                "response": DANUBE,
+                "model": "ChatGPT",
+                "prompt_source": "Wiki",
+            }
+        ),
     ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def cli(*args: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, env: dict[str, str] | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [sys.executable, "-m", "pipeline", *args, "--no-progress", "--backoff", "0"],
-        cwd=REPO, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
     )
     if check:
         assert proc.returncode == 0, proc.stderr
@@ -43,8 +60,18 @@ def cli(*args: str, env: dict[str, str] | None = None, check: bool = True) -> su
 
 def endpoints(llm: FakeOpenAI, serper: FakeSerper, tmp_path: Path) -> list[str]:
     return [
-        "--base-url", llm.base_url, "--api-key", "k", "--model", "gpt-4o-mini",
-        "--serper-key", "k", "--serper-url", serper.url, "--cache", str(tmp_path / "cache.sqlite"),
+        "--base-url",
+        llm.base_url,
+        "--api-key",
+        "k",
+        "--model",
+        "gpt-4o-mini",
+        "--serper-key",
+        "k",
+        "--serper-url",
+        serper.url,
+        "--cache",
+        str(tmp_path / "cache.sqlite"),
     ]
 
 
@@ -56,7 +83,9 @@ def verdicts(path: Path) -> list[Any]:
     return [(r.get("all_claims"), r.get("claim_verification_result")) for r in read(path)]
 
 
-def test_run_writes_veriscore_files_and_a_scores_table(fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path) -> None:
+def test_run_writes_veriscore_files_and_a_scores_table(
+    fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path
+) -> None:
     src = write_input(tmp_path / "mixed.jsonl")
     out = tmp_path / "out"
     proc = cli("run", str(src), "--out", str(out), *endpoints(fake_llm, fake_serper, tmp_path))
@@ -65,7 +94,15 @@ def test_run_writes_veriscore_files_and_a_scores_table(fake_llm: FakeOpenAI, fak
     claims = read(out / "claims_mixed.jsonl")
     assert len(claims) == 6
     live = claims[0]
-    assert {"question", "response", "model", "prompt_source", "claim_list", "all_claims", "abstained"} <= live.keys()
+    assert {
+        "question",
+        "response",
+        "model",
+        "prompt_source",
+        "claim_list",
+        "all_claims",
+        "abstained",
+    } <= live.keys()
     assert len(live["claim_list"]) == len(live["pipeline"]["sentences"])
     assert claims[4]["abstained"] is True and "claim_list" not in claims[4]
     evidence = read(out / "evidence_mixed.jsonl")
@@ -82,24 +119,45 @@ def test_run_writes_veriscore_files_and_a_scores_table(fake_llm: FakeOpenAI, fak
 
     # the same run again: everything from the cache, not one call
     calls = (len(fake_llm.requests), len(fake_serper.requests))
-    proc = cli("run", str(src), "--out", str(tmp_path / "again"), *endpoints(fake_llm, fake_serper, tmp_path))
+    proc = cli(
+        "run",
+        str(src),
+        "--out",
+        str(tmp_path / "again"),
+        *endpoints(fake_llm, fake_serper, tmp_path),
+    )
     assert (len(fake_llm.requests), len(fake_serper.requests)) == calls
     assert "LLM calls 0 " in proc.stdout and "searches 0 " in proc.stdout
-    assert verdicts(tmp_path / "again" / "verification_mixed.jsonl") == verdicts(out / "verification_mixed.jsonl")
+    assert verdicts(tmp_path / "again" / "verification_mixed.jsonl") == verdicts(
+        out / "verification_mixed.jsonl"
+    )
 
     # offline, with no endpoint at all
     offline = ["--cache", str(tmp_path / "cache.sqlite"), "--model", "gpt-4o-mini", "--offline"]
     cli("run", str(src), "--out", str(tmp_path / "offline"), *offline)
-    assert verdicts(tmp_path / "offline" / "verification_mixed.jsonl") == verdicts(out / "verification_mixed.jsonl")
+    assert verdicts(tmp_path / "offline" / "verification_mixed.jsonl") == verdicts(
+        out / "verification_mixed.jsonl"
+    )
 
     # a cache miss offline fails clearly
-    proc = cli("run", str(src), "--out", str(tmp_path / "x"), *offline, "--label-mode", "ternary", check=False)
+    proc = cli(
+        "run",
+        str(src),
+        "--out",
+        str(tmp_path / "x"),
+        *offline,
+        "--label-mode",
+        "ternary",
+        check=False,
+    )
     assert proc.returncode == 2
     assert "offline: no cached chat answer" in proc.stderr
     assert (len(fake_llm.requests), len(fake_serper.requests)) == calls
 
 
-def test_stage_commands_chain_into_the_same_result(fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path) -> None:
+def test_stage_commands_chain_into_the_same_result(
+    fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path
+) -> None:
     src = write_input(tmp_path / "mixed.jsonl", n_bios=1)
     ep = endpoints(fake_llm, fake_serper, tmp_path)
     out = tmp_path / "stages"
@@ -109,8 +167,16 @@ def test_stage_commands_chain_into_the_same_result(fake_llm: FakeOpenAI, fake_se
     proc = cli("score", str(out / "verification_mixed.jsonl"), "--out", str(out), "--fixed-k", "5")
     assert "fixed K=5" in proc.stdout
     cli("run", str(src), "--out", str(tmp_path / "whole"), *ep)
-    staged = [r["claim_verification_result"] for r in read(out / "verification_mixed.jsonl") if not r["abstained"]]
-    whole = [r["claim_verification_result"] for r in read(tmp_path / "whole" / "verification_mixed.jsonl") if not r["abstained"]]
+    staged = [
+        r["claim_verification_result"]
+        for r in read(out / "verification_mixed.jsonl")
+        if not r["abstained"]
+    ]
+    whole = [
+        r["claim_verification_result"]
+        for r in read(tmp_path / "whole" / "verification_mixed.jsonl")
+        if not r["abstained"]
+    ]
     assert staged == whole
 
 
@@ -119,21 +185,38 @@ def test_score_reads_veriscore_own_output(tmp_path: Path) -> None:
     assert "ShareGPT" in proc.stdout
 
 
-def test_estimate_prints_cost_and_calls_nothing(fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path) -> None:
+def test_estimate_prints_cost_and_calls_nothing(
+    fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path
+) -> None:
     src = write_input(tmp_path / "mixed.jsonl")
     proc = cli("run", str(src), "--estimate", *endpoints(fake_llm, fake_serper, tmp_path))
-    assert "extraction" in proc.stdout and "verification" in proc.stdout and "total ~ $" in proc.stdout
+    assert (
+        "extraction" in proc.stdout and "verification" in proc.stdout and "total ~ $" in proc.stdout
+    )
     assert fake_llm.requests == [] and fake_serper.requests == []
 
 
-def test_endpoints_come_from_environment_variables(fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path) -> None:
+def test_endpoints_come_from_environment_variables(
+    fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path
+) -> None:
     src = write_input(tmp_path / "mixed.jsonl", n_bios=0)
     env = {
-        "OPENAI_BASE_URL": fake_llm.base_url, "OPENAI_API_KEY": "k", "PIPELINE_MODEL": "env-model",
+        "OPENAI_BASE_URL": fake_llm.base_url,
+        "OPENAI_API_KEY": "k",
+        "PIPELINE_MODEL": "env-model",
         "SERPER_API_KEY": "k",
     }
-    cli("run", str(src), "--out", str(tmp_path / "o"), "--serper-url", fake_serper.url,
-        "--cache", str(tmp_path / "c.sqlite"), env=env)
+    cli(
+        "run",
+        str(src),
+        "--out",
+        str(tmp_path / "o"),
+        "--serper-url",
+        fake_serper.url,
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        env=env,
+    )
     assert {r["body"]["model"] for r in fake_llm.requests} == {"env-model"}
 
 
@@ -157,13 +240,27 @@ def stored_rows(cache_path: Path) -> int:
 
 def test_a_killed_run_repeats_no_stored_call(tmp_path: Path) -> None:
     src = tmp_path / "bios.jsonl"
-    src.write_text("\n".join((FIXTURES / "pipeline" / "factscore_bios.jsonl").read_text().splitlines()[:10]))
+    src.write_text(
+        "\n".join((FIXTURES / "pipeline" / "factscore_bios.jsonl").read_text().splitlines()[:10])
+    )
     cache_path = tmp_path / "cache.sqlite"
     with FakeOpenAI(latency=0.05) as llm, FakeSerper(latency=0.05) as serper:
-        args = ["run", str(src), "--out", str(tmp_path / "out"), "--concurrency", "2",
-                *endpoints(llm, serper, tmp_path), "--no-progress"]
-        proc = subprocess.Popen([sys.executable, "-m", "pipeline", *args], cwd=REPO,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        args = [
+            "run",
+            str(src),
+            "--out",
+            str(tmp_path / "out"),
+            "--concurrency",
+            "2",
+            *endpoints(llm, serper, tmp_path),
+            "--no-progress",
+        ]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pipeline", *args],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             # Wait for answers to be stored, by watching the cache, then kill mid-run.
             deadline = time.monotonic() + 90
@@ -181,14 +278,26 @@ def test_a_killed_run_repeats_no_stored_call(tmp_path: Path) -> None:
 
         cli(*args[:-1])
         repeated_chat = [
-            r for r in llm.requests[seen_llm:]
-            if make_key("chat", {k: r["body"][k] for k in ("model", "messages", "temperature", "max_tokens")}) in stored
+            r
+            for r in llm.requests[seen_llm:]
+            if make_key(
+                "chat",
+                {k: r["body"][k] for k in ("model", "messages", "temperature", "max_tokens")},
+            )
+            in stored
         ]
         repeated_search = [
-            r for r in serper.requests[seen_serper:]
-            if make_key("search", {"engine": "serper", "query": r["body"]["q"], "n": r["body"]["num"]}) in stored
+            r
+            for r in serper.requests[seen_serper:]
+            if make_key(
+                "search", {"engine": "serper", "query": r["body"]["q"], "n": r["body"]["num"]}
+            )
+            in stored
         ]
         assert repeated_chat == [] and repeated_search == []
         assert len(llm.requests) > seen_llm  # the rerun did the rest
-    done = [json.loads(line) for line in (tmp_path / "out" / "verification_bios.jsonl").read_text().splitlines()]
+    done = [
+        json.loads(line)
+        for line in (tmp_path / "out" / "verification_bios.jsonl").read_text().splitlines()
+    ]
     assert len(done) == 10 and all("claim_verification_result" in r for r in done)

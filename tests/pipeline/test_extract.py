@@ -51,13 +51,22 @@ def test_recorded_outputs_give_121_claims() -> None:
         ("- No verifiable claim.", []),
         ("Facts:\nNo verifiable claim.", []),
         ("", []),
-        ("1. Paris is in France.\n2) Paris has 2 million people.", ["Paris is in France.", "Paris has 2 million people."]),
-        ("* Paris is in France.\n• Rome is in Italy.", ["Paris is in France.", "Rome is in Italy."]),
-        ("- Paris is in France.\n\n\n- Rome is in Italy.\n", ["Paris is in France.", "Rome is in Italy."]),
+        (
+            "1. Paris is in France.\n2) Paris has 2 million people.",
+            ["Paris is in France.", "Paris has 2 million people."],
+        ),
+        (
+            "* Paris is in France.\n• Rome is in Italy.",
+            ["Paris is in France.", "Rome is in Italy."],
+        ),
+        (
+            "- Paris is in France.\n\n\n- Rome is in Italy.\n",
+            ["Paris is in France.", "Rome is in Italy."],
+        ),
         ("Here are the facts:\n- Paris is in France.", ["Paris is in France."]),
         ("Facts:\n- Paris is in France.", ["Paris is in France."]),
         (
-            "- Paris is in France.\nNote: the sentence also contains an opinion.\nIt is unverifiable.",
+            "- Paris is in France.\nNote: the sentence also has an opinion.\nIt is unverifiable.",
             ["Paris is in France."],
         ),
         ("- Paris is in France.\n(Note: nothing else.)", ["Paris is in France."]),
@@ -65,7 +74,10 @@ def test_recorded_outputs_give_121_claims() -> None:
         ("3.5 million people live in Berlin.", ["3.5 million people live in Berlin."]),
         ('- "Paris is in France."', ["Paris is in France."]),
         ("- **Paris** is in France.", ["Paris** is in France."]),
-        ("Notes from Underground was written by Dostoevsky.", ["Notes from Underground was written by Dostoevsky."]),
+        (
+            "Notes from Underground was written by Dostoevsky.",
+            ["Notes from Underground was written by Dostoevsky."],
+        ),
     ],
 )
 def test_it_parses_malformed_outputs(raw: str, expected: list[str]) -> None:
@@ -91,7 +103,9 @@ def test_atomic_plan_sees_one_sentence_without_context() -> None:
     assert "Ada" not in calls[1][1][1]["content"].rsplit("independent facts:", 1)[-1]
 
 
-def test_extraction_keeps_raw_output_and_parsed_claims(fake_llm: FakeOpenAI, clients: Clients) -> None:
+def test_extraction_keeps_raw_output_and_parsed_claims(
+    fake_llm: FakeOpenAI, clients: Clients
+) -> None:
     row = next(r for r in RECORDED if r["raw_output"].count("\n") >= 1)
     usage, errors = Usage(), []
     response = "Some intro sentence without facts in it. " + row["sentence"]

@@ -13,7 +13,12 @@ MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "S
 
 
 def client(server: FakeOpenAI, **kw: object) -> LLMClient:
-    defaults: dict[str, object] = {"api_key": "k", "model": "gpt-4o", "backoff": 0.0, "timeout": 5.0}
+    defaults: dict[str, object] = {
+        "api_key": "k",
+        "model": "gpt-4o",
+        "backoff": 0.0,
+        "timeout": 5.0,
+    }
     defaults.update(kw)
     return LLMClient(base_url=server.base_url, **defaults)  # type: ignore[arg-type]
 

@@ -20,26 +20,39 @@ BIOS = read_inputs(FIXTURES / "pipeline" / "factscore_bios.jsonl")
 SAMPLE = read_inputs(FIXTURES / "pipeline" / "data_sample.jsonl")
 
 
+DANUBE = "The Danube rises in the Black Forest in Germany. It flows into the Black Sea."
+
+
 def some_inputs() -> list[ResponseInput]:
     return [
         *SAMPLE,
         BIOS[0],
         BIOS[20],
-        ResponseInput(id="abstain", response="I'm sorry, I cannot fulfill that request.", model="X", domain="Biography"),
+        ResponseInput(
+            id="abstain",
+            response="I'm sorry, I cannot fulfill that request.",
+            model="X",
+            domain="Biography",
+        ),
         ResponseInput(
             id="nonqa",
-            response="The Danube rises in the Black Forest in Germany. It flows into the Black Sea.",
+            response=DANUBE,
             model="X",
             domain="Wiki",
         ),
     ]
 
 
-def test_it_runs_the_whole_pipeline_and_keeps_provenance(client_config: ClientConfig, fake_llm: FakeOpenAI, fake_serper: FakeSerper) -> None:
+def test_it_runs_the_whole_pipeline_and_keeps_provenance(
+    client_config: ClientConfig, fake_llm: FakeOpenAI, fake_serper: FakeSerper
+) -> None:
     clients = build_clients(client_config)
     seen: list[tuple[int, int]] = []
     results = run_responses_sync(
-        some_inputs(), config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher,
+        some_inputs(),
+        config=PipelineConfig(),
+        llm=clients.llm,
+        searcher=clients.searcher,
         progress=lambda done, total: seen.append((done, total)),
     )
     assert seen[-1] == (5, 5) and len(seen) == 5
@@ -48,12 +61,18 @@ def test_it_runs_the_whole_pipeline_and_keeps_provenance(client_config: ClientCo
     assert sample.model == "gpt-4o" and sample.domain == "ShareGPT"
     assert sample.extraction_model == sample.verification_model == "gpt-4o-mini"
     assert sample.prompt_version == "veriscore-extract-v1+veriscore-verify-v1"
-    assert sample.label_mode == "binary" and sample.retriever == "serper" and sample.extractor == "veriscore"
+    assert (
+        sample.label_mode == "binary"
+        and sample.retriever == "serper"
+        and sample.extractor == "veriscore"
+    )
     assert sample.n_claims > 0 and sample.errors == []
     for item in sample.claims:
         assert 0 <= item.claim.sentence_index < len(sample.sentences)
         assert item.claim.sentence == sample.sentences[item.claim.sentence_index].text
-        assert item.evidence and [e.rank for e in item.evidence] == list(range(1, len(item.evidence) + 1))
+        assert item.evidence and [e.rank for e in item.evidence] == list(
+            range(1, len(item.evidence) + 1)
+        )
         assert item.verdict is not None and item.verdict.parsed and item.verdict.raw_output
     assert by_id["abstain"].abstained and by_id["abstain"].claims == []
     assert by_id["nonqa"].n_claims == 2
@@ -66,35 +85,61 @@ def test_it_runs_the_whole_pipeline_and_keeps_provenance(client_config: ClientCo
     assert {row.domain for row in table.rows} == {"ShareGPT", "Biography", "Wiki"}
 
 
-def test_a_second_run_makes_zero_calls(client_config: ClientConfig, fake_llm: FakeOpenAI, fake_serper: FakeSerper) -> None:
+def test_a_second_run_makes_zero_calls(
+    client_config: ClientConfig, fake_llm: FakeOpenAI, fake_serper: FakeSerper
+) -> None:
     clients = build_clients(client_config)
-    first = run_responses_sync(some_inputs(), config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher)
+    first = run_responses_sync(
+        some_inputs(), config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher
+    )
     calls = (len(fake_llm.requests), len(fake_serper.requests))
     clients = build_clients(client_config)
-    second = run_responses_sync(some_inputs(), config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher)
+    second = run_responses_sync(
+        some_inputs(), config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher
+    )
     assert (len(fake_llm.requests), len(fake_serper.requests)) == calls
     assert sum(r.usage.calls + r.usage.search_calls for r in second) == 0
     assert sum(r.usage.cached_calls for r in second) > 0
-    assert [[c.verdict for c in r.claims] for r in first] == [[c.verdict for c in r.claims] for r in second]
+    assert [[c.verdict for c in r.claims] for r in first] == [
+        [c.verdict for c in r.claims] for r in second
+    ]
 
 
 def test_chunks_can_share_one_set_of_clients(client_config: ClientConfig) -> None:
     clients = build_clients(client_config)
     inputs = some_inputs()
-    a = run_responses_sync(inputs[:2], config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher)
-    b = run_responses_sync(inputs[2:], config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher)
+    a = run_responses_sync(
+        inputs[:2], config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher
+    )
+    b = run_responses_sync(
+        inputs[2:], config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher
+    )
     assert len(score_results(a + b).responses) == 5
 
 
-def test_faults_on_a_fifth_of_calls_end_in_a_finished_run_with_errors_counted(tmp_path: Path) -> None:
+def test_faults_on_a_fifth_of_calls_end_in_a_finished_run_with_errors_counted(
+    tmp_path: Path,
+) -> None:
     inputs = BIOS[:8]
-    with FakeOpenAI(fault_rate=0.2, seed=7, hang=1.0) as llm_srv, FakeSerper(fault_rate=0.2, seed=7, hang=1.0) as s_srv:
+    with (
+        FakeOpenAI(fault_rate=0.2, seed=7, hang=1.0) as llm_srv,
+        FakeSerper(fault_rate=0.2, seed=7, hang=1.0) as s_srv,
+    ):
         cfg = ClientConfig(
-            base_url=llm_srv.base_url, api_key="k", serper_api_key="k", serper_url=s_srv.url,
-            cache_path=str(tmp_path / "c.sqlite"), backoff=0.0, timeout=0.3, max_retries=1, concurrency=16,
+            base_url=llm_srv.base_url,
+            api_key="k",
+            serper_api_key="k",
+            serper_url=s_srv.url,
+            cache_path=str(tmp_path / "c.sqlite"),
+            backoff=0.0,
+            timeout=0.3,
+            max_retries=1,
+            concurrency=16,
         )
         clients = build_clients(cfg)
-        results = run_responses_sync(inputs, config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher)
+        results = run_responses_sync(
+            inputs, config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher
+        )
         faults = llm_srv.faults_served() + s_srv.faults_served()
         total = len(llm_srv.requests) + len(s_srv.requests)
     assert len(results) == 8
@@ -123,12 +168,24 @@ def test_ternary_mode_and_the_atomic_extractor(client_config: ClientConfig) -> N
     assert {c.verdict.label for c in r.claims} <= {"supported", "contradicted", "inconclusive"}  # type: ignore[union-attr]
 
 
-def test_bm25_retriever_runs_without_any_search_api(client_config: ClientConfig, fake_serper: FakeSerper, tmp_path: Path) -> None:
+def test_bm25_retriever_runs_without_any_search_api(
+    client_config: ClientConfig, fake_serper: FakeSerper, tmp_path: Path
+) -> None:
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(json.dumps({"title": "Danube", "text": "The Danube rises in the Black Forest in Germany and flows into the Black Sea.", "url": "https://d"}))
+    corpus.write_text(
+        json.dumps(
+            {
+                "title": "Danube",
+                "text": DANUBE,
+                "url": "https://d",
+            }
+        )
+    )
     client_config.retriever, client_config.corpus = "bm25", str(corpus)
     clients = build_clients(client_config)
-    (r,) = run_responses_sync([some_inputs()[-1]], config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher)
+    (r,) = run_responses_sync(
+        [some_inputs()[-1]], config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher
+    )
     assert r.retriever == "bm25" and fake_serper.requests == []
     assert r.claims[0].evidence[0].link == "https://d"
     assert r.n_supported == 2

@@ -4,18 +4,29 @@ import pytest
 
 from pipeline.score import f1_at_k, median_k, score_results
 from pipeline.types import (
-    ClaimResult,
     Claim,
+    ClaimResult,
     ResponseResult,
     Verdict,
 )
 
 
-def result(id: str, model: str, domain: str, labels: list[str], abstained: bool = False) -> ResponseResult:
+def result(
+    id: str, model: str, domain: str, labels: list[str], abstained: bool = False
+) -> ResponseResult:
     r = ResponseResult(
-        id=id, response="text", question=None, model=model, domain=domain, abstained=abstained,
-        extractor="veriscore", extraction_model="m", verification_model="m", prompt_version="v",
-        label_mode="binary", retriever="serper",
+        id=id,
+        response="text",
+        question=None,
+        model=model,
+        domain=domain,
+        abstained=abstained,
+        extractor="veriscore",
+        extraction_model="m",
+        verification_model="m",
+        prompt_version="v",
+        label_mode="binary",
+        retriever="serper",
     )
     r.claims = [
         ClaimResult(Claim(f"claim {i}", i, "s"), verdict=Verdict(label, "", label != "unparsed"))
@@ -73,7 +84,9 @@ def test_fixed_k_overrides_the_median() -> None:
 
 
 def test_unparsed_verdicts_are_left_out_of_precision_and_counted() -> None:
-    table = score_results([result("a", "A", "d", ["supported", "unparsed", "unsupported"])], fixed_k=1)
+    table = score_results(
+        [result("a", "A", "d", ["supported", "unparsed", "unsupported"])], fixed_k=1
+    )
     r = table.responses[0]
     assert r.unverified == 1 and r.claims == 3
     assert r.precision == 0.5

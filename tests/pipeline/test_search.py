@@ -29,14 +29,18 @@ def serper(server: FakeSerper, **kw: object) -> SerperSearcher:
     return SerperSearcher(api_key="k", base_url=server.url, backoff=0.0, timeout=2.0, **kw)  # type: ignore[arg-type]
 
 
-def test_it_returns_title_snippet_and_link_of_real_recorded_results(fake_serper: FakeSerper) -> None:
+def test_it_returns_title_snippet_and_link_of_real_recorded_results(
+    fake_serper: FakeSerper,
+) -> None:
     query = next(q for q, v in RECORDED.items() if len(v.get("organic", [])) == 10)
     evidence, cached = search(serper(fake_serper), query, 5)
     assert not cached
     assert [e.rank for e in evidence] == [1, 2, 3, 4, 5]
     first = RECORDED[query]["organic"][0]
     assert (evidence[0].title, evidence[0].snippet, evidence[0].link) == (
-        first["title"], first["snippet"], first["link"],
+        first["title"],
+        first["snippet"],
+        first["link"],
     )
     body = fake_serper.requests[0]["body"]
     assert body == {"q": query, "num": 5}
@@ -53,7 +57,9 @@ def test_search_answers_are_cached(fake_serper: FakeSerper, tmp_path: Path) -> N
 @pytest.mark.parametrize("fault", ["429", "500", "garbage", "timeout"])
 def test_a_failing_search_raises_search_error_after_retries(fault: str) -> None:
     with FakeSerper(fault_rate=1.0, faults=(fault,), hang=1.0) as server:
-        searcher = SerperSearcher(api_key="k", base_url=server.url, backoff=0.0, timeout=0.2, max_retries=2)
+        searcher = SerperSearcher(
+            api_key="k", base_url=server.url, backoff=0.0, timeout=0.2, max_retries=2
+        )
         with pytest.raises(SearchError):
             search(searcher, "anything")
         assert len(server.requests) == 3
@@ -62,7 +68,6 @@ def test_a_failing_search_raises_search_error_after_retries(fault: str) -> None:
 def test_a_missing_key_is_an_error_not_a_crash(fake_serper: FakeSerper) -> None:
     with pytest.raises(SearchError, match="no Serper API key"):
         search(SerperSearcher(api_key=None, base_url=fake_serper.url), "q")
-
 
 
 def test_a_client_error_is_not_retried(fake_serper: FakeSerper) -> None:
@@ -74,13 +79,19 @@ def test_a_client_error_is_not_retried(fake_serper: FakeSerper) -> None:
 def test_bm25_finds_the_matching_passage(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.jsonl"
     docs = [
-        {"title": "Ada Lovelace", "text": "Ada Lovelace was an English mathematician born in 1815 in London.", "url": "https://a"},
+        {
+            "title": "Ada Lovelace",
+            "text": "Ada Lovelace was an English mathematician born in 1815 in London.",
+            "url": "https://a",
+        },
         {"title": "Danube", "text": "The Danube flows into the Black Sea.", "url": "https://d"},
         {"title": "Rome", "text": "Rome is the capital of Italy.", "url": "https://r"},
     ]
     corpus.write_text("\n".join(json.dumps(d) for d in docs))
     evidence, cached = search(BM25Searcher(corpus), "Where does the Danube flow?", 2)
     assert not cached
-    assert evidence[0].title == "Danube" and evidence[0].link == "https://d" and evidence[0].rank == 1
+    assert (
+        evidence[0].title == "Danube" and evidence[0].link == "https://d" and evidence[0].rank == 1
+    )
     assert "Black Sea" in evidence[0].snippet
     assert len(evidence) == 1  # documents sharing no word with the query are not results

@@ -24,7 +24,10 @@ def test_qa_window_prepends_the_question_and_marks_the_sentence() -> None:
 def test_qa_context_runs_across_paragraphs() -> None:
     windows = qa_windows("Q?", "Intro here.\n\n1. First item.\n2. Second item.")
     assert [w.sentence for w in windows] == ["Intro here.", "1. First item.", "2. Second item."]
-    assert windows[2].snippet == "Question: Q?\nResponse: Intro here. 1. First item. <SOS>2. Second item.<EOS>"
+    assert (
+        windows[2].snippet
+        == "Question: Q?\nResponse: Intro here. 1. First item. <SOS>2. Second item.<EOS>"
+    )
 
 
 def test_non_qa_window_stays_inside_its_paragraph() -> None:

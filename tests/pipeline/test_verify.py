@@ -19,7 +19,11 @@ from pipeline.verify import parse_verdict, to_verdict
         ("###Contradicted.###", "binary", "unsupported"),
         ("###Inconclusive###", "binary", "unsupported"),
         # reasoning first, naming other labels on the way: the final mark wins
-        ("It is not ###Supported### by result 2, and result 3 says otherwise.\n\n###Contradicted.###", "ternary", "contradicted"),
+        (
+            "Not ###Supported### by result 2; result 3 says otherwise.\n\n###Contradicted.###",
+            "ternary",
+            "contradicted",
+        ),
         ("Result 1 confirms the date.\nYour decision: ###Supported.###", "binary", "supported"),
         ("###**Supported**###", "binary", "supported"),
         ("###Supported.", "binary", "supported"),
