@@ -9,12 +9,13 @@ from typing import Any
 
 from django.http import Http404, HttpResponse
 
-from .models import Answer, Project, pseudonyms
+from .gold import gold_values
+from .models import Answer, Item, Project, pseudonyms
 
 LONG_FIELDS = [
     "item", "kind", "document", "domain", "unit", "field", "value", "annotator", "status",
     "list1_system", "list2_system", "guideline_version", "started_at", "submitted_at",
-    "active_seconds", "answered_at",
+    "active_seconds", "answered_at", "gold", "gold_provenance",
 ]
 
 
@@ -24,6 +25,7 @@ def _iso(value: Any) -> str | None:
 
 def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, Any]]:
     names = pseudonyms(project)
+    golds = {(g.item, g.unit, g.field): g for g in gold_values(project)}
     answers = (
         Answer.objects.filter(assignment__item__project=project)
         .select_related(
@@ -37,9 +39,14 @@ def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, A
         a = answer.assignment
         item = a.item
         list1 = list2 = None
-        if item.list_a_id and item.list_b_id:
+        gold = golds.get((item.pk, answer.unit, answer.field))
+        gold_value = gold.value if gold else None
+        if item.kind == Item.COMPARISON:
             first, second = a.presented_lists()
             list1, list2 = first.system.name, second.system.name
+            if answer.field == "choice" and gold_value:
+                # the gold choice is a side ("a"/"b"); in the export, the system behind it
+                gold_value = (item.list_a if gold_value == "a" else item.list_b).system.name  # type: ignore[union-attr]
         rows.append({
             "item": item.pk,
             "kind": item.kind,
@@ -57,6 +64,8 @@ def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, A
             "submitted_at": _iso(a.submitted_at),
             "active_seconds": round(a.active_seconds, 1),
             "answered_at": _iso(answer.updated_at),
+            "gold": gold_value,
+            "gold_provenance": gold.provenance if gold else None,
         })
     return rows
 

@@ -318,8 +318,6 @@ def parse_veriscore(
     per_sentence = line.get("claim_list", list)
     key = "all_claims" if "all_claims" in line.obj else "all_claim_lst"
     all_claims = line.get(key, list)
-    if all_claims is None and per_sentence is None and not abstained and len(line.errors) == n_errors:
-        line.error("all_claims", "is missing (expected all_claims, all_claim_lst or claim_list)")
     # Which sentence each claim came from (first sentence that produced it).
     sentence_of: dict[str, int] = {}
     flattened: list[str] = []
@@ -342,6 +340,8 @@ def parse_veriscore(
     evidence_key = "claim_search_results" if "claim_search_results" in line.obj else "claim_snippets_dict"
     search_results = line.get(evidence_key, dict) or {}
     verifications = line.get("claim_verification_result", list) or []
+    if all_claims is None and per_sentence is None and not search_results and not abstained:
+        line.error("all_claims", "is missing (expected all_claims, all_claim_lst or claim_list)")
     if all_claims is None:
         all_claims = list(dict.fromkeys(flattened or list(search_results)))
     claims = []

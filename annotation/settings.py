@@ -90,8 +90,9 @@ else:
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 20,
             },
-            # A file, not shared memory, so tests with threads lock like production.
-            "TEST": {"NAME": str(VAR_DIR / "test.sqlite3")},
+            # A file, not shared memory, so tests with threads lock like production;
+            # one per process, so parallel test runs do not share it.
+            "TEST": {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")},
         }
     }
 
@@ -131,8 +132,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "annotation.api.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["annotation.api.errors.TokenWriteThrottle"],
-    "PAGE_SIZE": int(os.getenv("API_PAGE_SIZE", "100")),
 }
+API_PAGE_SIZE = int(os.getenv("API_PAGE_SIZE", "100"))
 # Writes (POST/PUT/PATCH/DELETE) made with an API token, per user.
 API_WRITE_RATE = os.getenv("API_WRITE_RATE", "300/minute")
 SPECTACULAR_SETTINGS = {

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
-from .views import annotator, researcher
+from .views import adjudication, annotator, researcher, tokens
 from .views import reports as report_views
 
 urlpatterns = [
@@ -31,6 +31,7 @@ urlpatterns = [
          name="project_verification_items"),
     path("p/<int:project_id>/items/segment/", researcher.project_segment_items,
          name="project_segment_items"),
+    path("p/<int:project_id>/adjudication/", adjudication.adjudication, name="adjudication"),
     path("p/<int:project_id>/export/answers.<str:fmt>", researcher.project_export,
          name="project_export"),
     # reports
@@ -40,4 +41,7 @@ urlpatterns = [
     path("p/<int:project_id>/report/diagnosis.csv", report_views.report_wide, name="report_wide"),
     path("p/<int:project_id>/report/tables/<slug:name>.<str:fmt>", report_views.report_table,
          name="report_table"),
+    # api
+    path("api/", include("annotation.api.urls")),
+    path("settings/tokens/", tokens.tokens, name="settings_tokens"),
 ]

@@ -79,3 +79,46 @@ def alpha_items(alpha: Project, beta: Project) -> list[Item]:
 def login(client, user: User):  # type: ignore[no-untyped-def]
     client.force_login(user)
     return client
+
+
+VERIFIER = "zz-secret-verifier"
+EVIDENCE = [
+    {"title": "Person 0 - Wikipedia", "snippet": "Person 0 (born 1900) was a painter.", "link": "https://en.wikipedia.org/wiki/Person_0"},
+    {"title": "Painters born in 1900", "snippet": "A list that includes Person 0.", "link": "https://example.org/painters"},
+    {"title": "Unrelated", "snippet": "Nothing about the claim.", "link": "https://example.org/other"},
+]
+
+
+def verification_line(i: int) -> str:
+    claim = {"text": f"Person {i} was born in 1900.", "evidence": EVIDENCE,
+             "verdicts": {VERIFIER: "unsupported"}}
+    return json.dumps({"id": f"v-{i}", "response": f"Person {i} was born in 1900.", "domain": "Biography",
+                       "claim_lists": {SYSTEM_A: [claim]},
+                       "segments": [f"Person {i} was born in 1900.", f"Person {i} painted {i} pictures."]})
+
+
+@pytest.fixture
+def alpha_verification(alpha: Project, beta: Project) -> list[Item]:
+    """Two verification items (three search results each) for bob and carol."""
+    from annotation.models import verification_items
+
+    import_file(project=alpha, text="\n".join(verification_line(i) for i in range(2)), file="v.jsonl")
+    system = System.objects.get(project=alpha, name=SYSTEM_A)
+    items = verification_items(project=alpha, system=system, n=10, seed=0)
+    assign(items, project=alpha, k=2, fraction=1.0, seed=0)
+    for user in alpha.annotators():
+        alpha.memberships.get(user=user).acknowledge()
+    return items
+
+
+@pytest.fixture
+def alpha_segments(alpha: Project, beta: Project) -> list[Item]:
+    """Segment items for the two documents with imported segments, for bob and carol."""
+    from annotation.models import Document, segment_items
+
+    import_file(project=alpha, text="\n".join(verification_line(i) for i in range(2)), file="v.jsonl")
+    items = segment_items(project=alpha, documents=Document.objects.filter(external_id__startswith="v-"))
+    assign(items, project=alpha, k=2, fraction=1.0, seed=0)
+    for user in alpha.annotators():
+        alpha.memberships.get(user=user).acknowledge()
+    return items
