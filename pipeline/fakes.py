@@ -108,6 +108,8 @@ class _FakeBase:
         self.faults = FaultSchedule(fault_rate, seed, faults)
         self.hang = hang  # how long a "timeout" fault holds the request
         self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests the server held at once
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.owner = self
@@ -152,6 +154,17 @@ class _FakeBase:
             self.requests.append(
                 {"n": len(self.requests), "path": path, "body": data, "fault": fault}
             )
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return self._respond(path, headers, data, fault)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _respond(
+        self, path: str, headers: dict[str, str], data: dict[str, Any], fault: str | None
+    ) -> tuple[int, bytes, dict[str, str]]:
         if fault == "timeout":
             time.sleep(self.hang)
         elif self.latency:

@@ -11,7 +11,7 @@ import asyncio
 import functools
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,24 +103,32 @@ class ChatResult:
 class RateLimiter:
     """A token bucket refilled continuously: `per_minute` units, at most one minute's worth."""
 
-    def __init__(self, per_minute: float) -> None:
+    def __init__(
+        self,
+        per_minute: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.rate = per_minute / 60.0
         self.capacity = per_minute
         self.level = per_minute
-        self.stamp = time.monotonic()
+        self.clock = clock
+        self.sleep = sleep
+        self.stamp = clock()
         self.lock = asyncio.Lock()
 
     async def acquire(self, amount: float) -> None:
         amount = min(amount, self.capacity)
         async with self.lock:
             while True:
-                now = time.monotonic()
+                now = self.clock()
                 self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
                 self.stamp = now
                 if self.level >= amount:
                     self.level -= amount
                     return
-                await asyncio.sleep((amount - self.level) / self.rate)
+                await self.sleep((amount - self.level) / self.rate)
 
 
 def _retryable(e: Exception) -> bool:

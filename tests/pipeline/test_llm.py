@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.cache import Cache, OfflineMiss
 from pipeline.fakes import FakeOpenAI
-from pipeline.llm import LLMClient, LLMError, cost_usd, count_tokens, price
+from pipeline.llm import LLMClient, LLMError, RateLimiter, cost_usd, count_tokens, price
 
 MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "Say OK"}]
 
@@ -111,3 +111,39 @@ def test_the_client_survives_a_new_event_loop(fake_llm: FakeOpenAI) -> None:
     chat(llm)
     chat(llm)  # asyncio.run again: connections and semaphore are rebuilt
     assert len(fake_llm.requests) == 2
+
+
+def test_concurrency_is_bounded() -> None:
+    with FakeOpenAI(latency=0.05) as server:
+        llm = client(server, concurrency=3)
+
+        async def go() -> None:
+            await asyncio.gather(
+                *(llm.chat([{"role": "user", "content": f"q{i}"}]) for i in range(12))
+            )
+            await llm.aclose()
+
+        asyncio.run(go())
+        assert len(server.requests) == 12
+        assert 1 <= server.max_in_flight <= 3
+
+
+def test_the_rate_limiter_waits_for_the_bucket_to_refill() -> None:
+    now = [0.0]
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    async def go() -> None:
+        limiter = RateLimiter(60, clock=lambda: now[0], sleep=sleep)  # one a second
+        for _ in range(60):
+            await limiter.acquire(1)
+        assert waits == []  # a full minute's worth is available at once
+        await limiter.acquire(1)
+        assert waits == [pytest.approx(1.0)]
+        await limiter.acquire(120)  # more than a minute's worth waits for a full bucket
+        assert sum(waits) == pytest.approx(61.0)
+
+    asyncio.run(go())
