@@ -141,6 +141,7 @@ class TokenWriteThrottle(UserRateThrottle):
 
 
 class Pagination(PageNumberPagination):
+    page_size = settings.API_PAGE_SIZE
     page_size_query_param = "page_size"
     max_page_size = 1000
 

@@ -252,13 +252,13 @@ class SystemListApi(APIView):
         origin = serializers.CharField()
         model = serializers.CharField()
         prompt_version = serializers.CharField()
-        claim_lists = serializers.IntegerField()
+        claim_lists = serializers.IntegerField(source="n_claim_lists")
 
     @extend_schema(operation_id="systems_list", parameters=PAGE_PARAMS,
                    responses={200: page_of(OutputSerializer, "PaginatedSystemList"), **READ_ERRORS})
     def get(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
-        systems = project.systems.annotate(claim_lists=Count("claim_lists")).order_by("id")
+        systems = project.systems.annotate(n_claim_lists=Count("claim_lists")).order_by("id")
         return paginated(request, self, systems, self.OutputSerializer)
 
 
@@ -714,3 +714,19 @@ class ExportApi(APIView):
         response = HttpResponse(text, content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="project-{project.pk}-{name}"'
         return response
+
+
+def _name_components() -> None:
+    """Give each nested Input/OutputSerializer a schema name from its view
+    (ProjectListApi.OutputSerializer -> "ProjectList"), so the names are unique."""
+    for view in list(globals().values()):
+        if not (isinstance(view, type) and issubclass(view, APIView) and view.__name__.endswith("Api")):
+            continue
+        base = view.__name__.removesuffix("Api")
+        for attr, suffix in (("InputSerializer", "Input"), ("OutputSerializer", "")):
+            serializer = view.__dict__.get(attr)
+            if serializer is not None:
+                serializer.Meta = type("Meta", (), {"ref_name": base + suffix})
+
+
+_name_components()
