@@ -68,7 +68,7 @@ def disputed(alpha: Project, alpha_verification: list[Item], alpha_items: list[I
     comparison = alpha_items[0]
     for user, choice in ((users["bob"], "1"), (users["carol"], "1")):
         Assignment.objects.get(item=comparison, annotator=user).submit(
-            {("item", "choice"): choice, ("item", "justification"): f"{user.username} reasons here."}, guideline_version=1)
+            {("item", "choice"): choice, ("item", "justification"): "Because list one is more complete."}, guideline_version=1)
     return [first, second, comparison]
 
 
