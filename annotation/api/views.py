@@ -24,7 +24,8 @@ from rest_framework.views import APIView
 from .. import exports, formats, forms, gold
 from ..ingest import FORMATS, ImportFailed, import_file
 from ..models import (
-    Assignment, Document, Item, Membership, Project, System, assign, comparison_items,
+    Assignment, Document, Item, Membership, Project, assign, comparison_items, segment_items,
+    verification_items,
 )
 from ..views.common import assignment_for_annotator, membership_for, project_for_researcher
 from .errors import ApiError, ErrorSerializer, form_error, import_error, page_of, paginated
@@ -322,41 +323,85 @@ class ItemListApi(APIView):
         return paginated(request, self, list(items), self.OutputSerializer)
 
 
+class PolicyInputSerializer(serializers.Serializer):
+    """How the new items are spread over the project's annotators."""
+
+    k = serializers.IntegerField(min_value=1, default=2, help_text="annotators per overlap item")
+    all_annotators = serializers.BooleanField(default=False, help_text="k = all annotators")
+    fraction = serializers.FloatField(min_value=0, max_value=1, default=0.2,
+                                      help_text="share of items with k annotators")
+    seed = serializers.IntegerField(default=0, min_value=-(2**62), max_value=2**62)
+
+
+class ItemsCreatedSerializer(serializers.Serializer):
+    items_created = serializers.IntegerField()
+    assignments_created = serializers.IntegerField()
+    item_ids = serializers.ListField(child=serializers.IntegerField())
+
+
+def _create_items(project: Project, form: Any, make: Any) -> Response:
+    """The page's steps: validate with its form, make the items, assign them."""
+    if not form.is_valid():
+        raise form_error(form)
+    try:
+        with transaction.atomic():
+            items = make()
+            n = assign(items, project=project, **form.policy(project))
+    except ValueError as e:
+        raise ApiError(400, "invalid", str(e)) from None
+    return Response({"items_created": len(items), "assignments_created": n,
+                     "item_ids": [i.pk for i in items]}, status=201)
+
+
 class ComparisonItemsCreateApi(APIView):
     """One comparison item per document with lists from both systems, then the
     assignment policy: k annotators on a seeded fraction f of the items, one elsewhere."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(PolicyInputSerializer):
         system_a = serializers.IntegerField(help_text="System id (see the systems list)")
         system_b = serializers.IntegerField()
-        k = serializers.IntegerField(min_value=1, default=2)
-        all_annotators = serializers.BooleanField(default=False)
-        fraction = serializers.FloatField(min_value=0, max_value=1, default=0.2)
-        seed = serializers.IntegerField(default=0, min_value=-(2**62), max_value=2**62)
-
-    class OutputSerializer(serializers.Serializer):
-        items_created = serializers.IntegerField()
-        assignments_created = serializers.IntegerField()
-        item_ids = serializers.ListField(child=serializers.IntegerField())
 
     @extend_schema(operation_id="items_create_comparison", request=InputSerializer,
-                   responses={201: OutputSerializer, **ERRORS})
+                   responses={201: ItemsCreatedSerializer, **ERRORS})
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         form = forms.ComparisonItemsForm(_valid(self.InputSerializer, request.data), project=project)
-        if not form.is_valid():
-            raise form_error(form)
-        data = form.cleaned_data
-        k = project.annotators().count() if data["all_annotators"] else data["k"]
-        try:
-            with transaction.atomic():
-                items = comparison_items(project=project, system_a=data["system_a"],
-                                         system_b=data["system_b"])
-                n = assign(items, project=project, k=k, fraction=data["fraction"], seed=data["seed"])
-        except ValueError as e:
-            raise ApiError(400, "invalid", str(e)) from None
-        return Response({"items_created": len(items), "assignments_created": n,
-                         "item_ids": [i.pk for i in items]}, status=201)
+        return _create_items(project, form, lambda: comparison_items(
+            project=project, system_a=form.cleaned_data["system_a"],
+            system_b=form.cleaned_data["system_b"]))
+
+
+class VerificationItemsCreateApi(APIView):
+    """A seeded sample of n claims (with search results) of one system, one item each."""
+
+    class InputSerializer(PolicyInputSerializer):
+        system = serializers.IntegerField(help_text="Extractor system id whose claims to sample")
+        n = serializers.IntegerField(min_value=1, default=50)
+        stratify = serializers.ListField(
+            child=serializers.ChoiceField(choices=["domain", "source_model"]), default=list)
+
+    @extend_schema(operation_id="items_create_verification", request=InputSerializer,
+                   responses={201: ItemsCreatedSerializer, **ERRORS})
+    def post(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        form = forms.VerificationItemsForm(_valid(self.InputSerializer, request.data), project=project)
+        return _create_items(project, form, lambda: verification_items(
+            project=project, system=form.cleaned_data["system"], n=form.cleaned_data["n"],
+            seed=form.cleaned_data["seed"], stratify=tuple(form.cleaned_data["stratify"])))
+
+
+class SegmentItemsCreateApi(APIView):
+    """One segment item per document (documents without segments are split in sentences)."""
+
+    class InputSerializer(PolicyInputSerializer):
+        pass
+
+    @extend_schema(operation_id="items_create_segment", request=InputSerializer,
+                   responses={201: ItemsCreatedSerializer, **ERRORS})
+    def post(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        form = forms.PolicyForm(_valid(self.InputSerializer, request.data))
+        return _create_items(project, form, lambda: segment_items(project=project))
 
 
 # --- annotator: queue, assignment, draft, submit -------------------------------------
@@ -499,13 +544,11 @@ def answer_form(assignment: Assignment, answers: list[dict[str, str]]) -> Any:
     item = assignment.item
     if item.kind == Item.COMPARISON:
         return forms.ComparisonForm(data)
-    # The verification and segment forms take the item's shape; they are looked up by
-    # name so this module works on either side of their introduction.
-    if item.kind == Item.VERIFICATION and hasattr(forms, "VerificationForm"):
+    if item.kind == Item.VERIFICATION:
         assert item.claim is not None
         ranks = list(item.claim.evidence.values_list("rank", flat=True))
         return forms.VerificationForm(data, ranks=ranks)
-    if item.kind == Item.SEGMENT and hasattr(forms, "SegmentForm"):
+    if item.kind == Item.SEGMENT:
         positions = list(item.document.segments.values_list("position", flat=True))
         return forms.SegmentForm(data, positions=positions, error_types=list(item.project.error_types))
     raise ApiError(409, "kind_not_supported", f"{item.kind} answers cannot be sent yet.")
