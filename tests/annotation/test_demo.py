@@ -4,7 +4,9 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from annotation.management.commands.load_demo import ANNOTATORS, DEMO_PROJECT, RESEARCHER
-from annotation.models import Assignment, Document, Item, Project
+from collections import Counter
+
+from annotation.models import Assignment, Document, Evidence, Item, Project, Verdict
 
 
 def counts() -> tuple[int, int, int, int]:
@@ -21,7 +23,13 @@ def test_the_demo_loads_once_and_prints_the_logins(db: None, capsys) -> None:  #
     project = Project.objects.get(name=DEMO_PROJECT)
     assert project.annotators().count() == 3
     assert Document.objects.filter(external_id="veriscore-figure-5").exists()
-    assert Item.objects.filter(project=project).count() == 31  # 30 biographies + Figure 5
+    kinds = Counter(Item.objects.filter(project=project).values_list("kind", flat=True))
+    # 30 biographies + Figure 5; 25 claims of the VeriScore sample run + 9 demos + the
+    # 5 claims of Tables 8 and 9; 3 biographies + FELM's Figure 5
+    assert kinds == {"comparison": 31, "verification": 39, "segment": 4}
+    verdicts = Verdict.objects.filter(claim__claim_list__document__project=project)
+    assert verdicts.filter(system__name="veriscore-human-labels").count() == 13
+    assert Evidence.objects.filter(claim__claim_list__document__project=project).count() > 250
     first = counts()
     call_command("load_demo")
     assert counts() == first

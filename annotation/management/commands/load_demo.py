@@ -8,7 +8,16 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from ...ingest import import_file
-from ...models import Membership, Project, System, assign, comparison_items
+from ...models import (
+    Document,
+    Membership,
+    Project,
+    System,
+    assign,
+    comparison_items,
+    segment_items,
+    verification_items,
+)
 
 DEMO_PROJECT = "Demo: claim extraction and verification"
 RESEARCHER = ("researcher", "demo-researcher")
@@ -23,7 +32,18 @@ author's private life. Then say whether it was hard to decide (the lists are sim
 good or bad), and justify your choice in one or two sentences.
 
 Keyboard: 1 / 2 choose a list, y / n answer "hard to decide", j writes the justification, \
-Ctrl+Enter submits and opens the next item."""
+Ctrl+Enter submits and opens the next item.
+
+Verification items show one claim and up to ten Google results. Mark each result as \
+supporting, contradicting or inconclusive about the claim, then label the claim: \
+supported (every part is supported and nothing contradicts it), contradicted (a part \
+is contradicted and not supported), inconclusive (not enough information: a part is \
+neither supported nor contradicted) or inconclusive (conflicting evidence: a part is \
+both supported and contradicted by different results).
+
+Segment items show a response cut into segments. Mark each segment correct or \
+incorrect; for an incorrect one choose the error type, say why, and give at least one \
+reference link. Then say whether the response should be kept."""
 
 
 def _user(username: str, password: str, **extra: Any) -> User:
@@ -55,9 +75,10 @@ class Command(BaseCommand):
         for user in annotators:
             project.add_member(user, Membership.ANNOTATOR)
         demo = settings.BASE_DIR / "fixtures" / "demo"
-        for name in ("factscore_InstructGPT_30.jsonl", "veriscore_figure5.jsonl"):
+        for name, model in (("factscore_InstructGPT_30.jsonl", "InstructGPT"),
+                            ("veriscore_figure5.jsonl", "")):
             path = demo / name
-            import_file(project=project, text=path.read_text(), file=name)
+            import_file(project=project, text=path.read_text(), file=name, source_model=model)
         systems = {s.name: s for s in System.objects.filter(project=project)}
         items = comparison_items(
             project=project, system_a=systems["factscore-model-facts"],
@@ -65,3 +86,25 @@ class Command(BaseCommand):
         ) + comparison_items(project=project, system_a=systems["safe"], system_b=systems["veriscore"])
         assign(items, project=project, k=len(annotators), fraction=0.2, seed=0)
         self.stdout.write(f"Created {DEMO_PROJECT!r} with {len(items)} comparison items.")
+        self._verification_and_segments(project, len(annotators))
+
+    def _verification_and_segments(self, project: Project, n_annotators: int) -> None:
+        """Verification items from VeriScore's real sample run (Serper results, gpt-4o
+        labels) and the paper's examples; segment items from real responses and FELM."""
+        fixtures = settings.BASE_DIR / "fixtures"
+        for path in (fixtures / "pipeline" / "data_sample.jsonl",
+                     fixtures / "demo" / "veriscore_verification_examples.jsonl",
+                     fixtures / "demo" / "felm_figure5.jsonl"):
+            import_file(project=project, text=path.read_text(), file=path.name)
+        systems = {s.name: s for s in System.objects.filter(project=project)}
+        items = []
+        for name in ("veriscore", "veriscore-paper-examples"):
+            items += verification_items(project=project, system=systems[name], n=100, seed=0)
+        assign(items, project=project, k=n_annotators, fraction=0.2, seed=0)
+        bios = Document.objects.filter(project=project, external_id__startswith="InstructGPT:")
+        documents = Document.objects.filter(
+            pk__in=[*bios.values_list("pk", flat=True)[:3], *Document.objects.filter(
+                project=project, external_id="felm:figure-5").values_list("pk", flat=True)])
+        segments = segment_items(project=project, documents=documents)
+        assign(segments, project=project, k=n_annotators, fraction=1.0, seed=0)
+        self.stdout.write(f"Added {len(items)} verification and {len(segments)} segment items.")
