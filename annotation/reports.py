@@ -22,8 +22,9 @@ from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
-from typing import Any
+from typing import Any, NamedTuple
 
+from django.db import connections
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
@@ -102,13 +103,19 @@ class Table:
     columns: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     note: str = ""
+    decimals: int = 3  # for display and LaTeX; CSV and JSON keep full precision
+
+    def __post_init__(self) -> None:
+        if len(set(self.columns)) != len(self.columns):
+            raise ValueError(f"table {self.name}: column names must be unique")
 
     def as_dicts(self) -> list[dict[str, Cell]]:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
 
     def display_rows(self, limit: int | None = None) -> list[list[str]]:
         rows = self.rows if limit is None else self.rows[:limit]
-        return [[_display(col, v) for col, v in zip(self.columns, row, strict=True)] for row in rows]
+        return [[_display(col, v, self.decimals) for col, v in zip(self.columns, row, strict=True)]
+                for row in rows]
 
     @property
     def truncated(self) -> bool:
@@ -191,15 +198,15 @@ class Report:
 # --------------------------------------------------------------------------- formats
 
 
-def _display(column: str, value: Cell) -> str:
+def _display(column: str, value: Cell, decimals: int = 3) -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
         if math.isnan(value):
             return "–"
-        if column.startswith("p") and ("p-value" in column or column == "p"):
+        if "p-value" in column:
             return f"{value:.3g}" if value >= 0.001 else "<0.001"
-        return f"{value:.3f}"
+        return f"{value:.{decimals}f}"
     return str(value)
 
 
@@ -298,8 +305,7 @@ def _assignment_filter(filters: Filters, prefix: str = "") -> Q:
     return q
 
 
-@dataclass(frozen=True)
-class _Row:
+class _Row(NamedTuple):
     item: int
     kind: str
     unit: str
@@ -311,19 +317,33 @@ class _Row:
     domain: str
 
 
+def _fetch(qs: QuerySet[Any]) -> list[tuple[Any, ...]]:
+    """The rows of a values_list() query as plain tuples, straight from the cursor.
+
+    Skips the ORM's per-row converters, which cost more than the query itself on
+    100,000-row reports; callers only read ints and strings (booleans via bool()).
+    """
+    sql, params = qs.query.sql_with_params()
+    with connections[qs.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
 def _answer_rows(project: Project, filters: Filters) -> list[_Row]:
-    answers = Answer.objects.filter(
-        Q(assignment__item__project=project, assignment__status=Assignment.SUBMITTED,
-          field__in=CATEGORICAL_FIELDS)
-        & _assignment_filter(filters, "assignment__")
-    ).values_list(
-        "assignment__item_id", "assignment__item__kind", "unit", "field", "value",
-        "assignment__annotator_id", "assignment__swapped", "assignment__item__document__domain",
+    assignments = Assignment.objects.filter(
+        Q(item__project=project, status=Assignment.SUBMITTED) & _assignment_filter(filters)
     )
+    info = {
+        pk: (item, kind, annotator, bool(swapped), domain)
+        for pk, item, kind, annotator, swapped, domain in _fetch(assignments.values_list(
+            "pk", "item_id", "item__kind", "annotator_id", "swapped", "item__document__domain"))
+    }
+    answers = Answer.objects.filter(
+        assignment__in=assignments.values("pk"), field__in=CATEGORICAL_FIELDS
+    ).values_list("assignment_id", "unit", "field", "value")
     rows = []
-    for item, kind, unit, fld, value, annotator, swapped, domain in answers.iterator(
-        chunk_size=5000
-    ):
+    for assignment, unit, fld, value in _fetch(answers):
+        item, kind, annotator, swapped, domain = info[assignment]
         side = value
         if kind == Item.COMPARISON and fld == "choice":
             side = {"1": "b" if swapped else "a", "2": "a" if swapped else "b"}.get(value, value)
@@ -341,27 +361,41 @@ def _grouped(rows: Iterable[_Row]) -> dict[UnitKey, dict[int, str]]:
     return grouped
 
 
+GOLD_FIELDS = ("label", "correct")  # the fields whose gold labels a report uses
+
+
 def _gold(
     grouped: dict[UnitKey, dict[int, str]], kinds: dict[int, str], project: Project
 ) -> dict[UnitKey, Gold]:
     adjudicated = {
         (item, unit, fld): (value, note)
         for item, unit, fld, value, note in Adjudication.objects.filter(
-            item__project=project
+            item__project=project, field__in=GOLD_FIELDS
         ).values_list("item_id", "unit", "field", "value", "note")
     }
     golds: dict[UnitKey, Gold] = {}
     for key, by_rater in grouped.items():
         item, unit, fld = key
+        if fld not in GOLD_FIELDS:
+            continue
         kind = kinds[item]
-        result = stats.majority(by_rater.values())
-        votes = dict(result.distribution)
+        values = list(by_rater.values())
+        # The same plurality rule as stats.majority, without a Counter per unanimous unit.
+        if len(set(values)) == 1:
+            votes = {values[0]: len(values)}
+            label: str | None = values[0]
+            is_tie = False
+        else:
+            ranked = Counter(values).most_common()
+            votes = dict(ranked)
+            is_tie = ranked[0][1] == ranked[1][1]
+            label = None if is_tie else ranked[0][0]
         adj = adjudicated.get(key)
         if adj is not None:
             golds[key] = Gold(item, kind, unit, fld, adj[0], ADJUDICATED, votes, adj[1])
-        elif not result.is_tie:
+        elif not is_tie:
             provenance = UNANIMOUS if len(votes) == 1 else MAJORITY
-            golds[key] = Gold(item, kind, unit, fld, result.label, provenance, votes)
+            golds[key] = Gold(item, kind, unit, fld, label, provenance, votes)
         elif kind == Item.VERIFICATION and fld == "label":
             golds[key] = Gold(item, kind, unit, fld, VERIFICATION_TIE_VALUE, TIE_RULE, votes)
         else:
@@ -545,6 +579,7 @@ def _agreement_section(
         tuple((label, r.label_distribution.get(label, 0),
                100 * r.label_distribution.get(label, 0) / total if total else None)
               for label in r.categories),
+        decimals=1,
     )
     pairwise = Table(
         f"{slug}-pairwise", f"{title}: Cohen's kappa per pair of annotators",
@@ -602,7 +637,7 @@ def _verification_sections(
                 "adjudication counts as inconclusive (not enough information), as in the paper.",
             ),
             (Table("claim-labels", "Distribution of the claim labels", ("label", "count", "%"),
-                   tuple(table_rows)),),
+                   tuple(table_rows), decimals=1),),
         ))
     stances = [r for r in rows if r.field == "stance" and r.unit.startswith("evidence:")]
     if stances:
@@ -635,7 +670,7 @@ def _verification_sections(
              "contradicting the claim; every annotator's judgement counts.",),
             (Table("evidence-ranks", "How often each search-result rank was informative",
                    ("rank", "judgements", "supports", "contradicts", "inconclusive",
-                    "% informative"), tuple(table_rows)),),
+                    "% informative"), tuple(table_rows), decimals=1),),
             tuple(chart_list),
         ))
     return sections
@@ -857,7 +892,7 @@ def _verifier_sections(
                     mcnemar_rows.append((a, b, level, mode, m.n, m.both_correct, m.only_a_correct,
                                          m.only_b_correct, m.both_wrong, m.method, m.statistic,
                                          m.p_value, m.undefined_reason or ""))
-    _add_texts(disagreement_rows)
+    _add_texts(project, disagreement_rows)
 
     tables = [
         Table("verifier-scores", "Verifiers against human gold labels (VeriScore Table 11)",
@@ -878,8 +913,9 @@ def _verifier_sections(
     tables += confusion_tables
     tables.append(Table(
         "verifier-disagreements", "Units where a system and the human gold label disagree",
-        ("system", "level", "mode", "item", "unit", "domain", "claim or segment id", "human",
-         "system", "system label", "human gold", "human votes", "gold provenance", "text"),
+        ("system", "level", "mode", "item", "unit", "domain", "claim or segment id",
+         "human (as scored)", "system (as scored)", "system label", "human gold", "human votes",
+         "gold provenance", "text"),
         tuple(disagreement_rows)))
     notes.insert(0, "Binary mode: contradicted and inconclusive count as unsupported. Overall F1 "
                  "is the macro mean over classes; VeriScore's published 'Overall F1' equals its "
@@ -915,19 +951,19 @@ def _response_level(units: list[_Unit], pred: list[str | None],
     )
 
 
-def _add_texts(rows: list[tuple[Cell, ...]]) -> None:
-    claims = {r[6] for r in rows if r[1] == "claim"}
-    segments = {r[6] for r in rows if r[1] == "segment"}
+def _add_texts(project: Project, rows: list[tuple[Cell, ...]]) -> None:
     texts: dict[tuple[str, Any], str] = {}
-    for model, level, ids in ((Claim, "claim", claims), (Segment, "segment", segments)):
-        id_list = sorted(ids)
-        for start in range(0, len(id_list), 900):
-            for pk, text in model.objects.filter(  # type: ignore[attr-defined]
-                pk__in=id_list[start:start + 900]
-            ).values_list("pk", "text"):
-                texts[(level, pk)] = text if len(text) <= 300 else text[:297] + "..."
+    if any(r[1] == "claim" for r in rows):
+        claims = Claim.objects.filter(items__project=project, items__kind=Item.VERIFICATION)
+        for pk, text in _fetch(claims.values_list("pk", "text")):
+            texts[("claim", pk)] = text
+    if any(r[1] == "segment" for r in rows):
+        segments = Segment.objects.filter(document__project=project)
+        for pk, text in _fetch(segments.values_list("pk", "text")):
+            texts[("segment", pk)] = text
     for i, row in enumerate(rows):
-        rows[i] = (*row, texts.get((str(row[1]), row[6]), ""))
+        text = texts.get((str(row[1]), row[6]), "")
+        rows[i] = (*row, text if len(text) <= 300 else text[:297] + "...")
 
 
 def _slug(text: str) -> str:
@@ -1018,7 +1054,9 @@ def _score_tables(verifier: str, extractor: str,
     models = sorted({r.model for r in scores.rows})
     cell = {(r.model, r.domain): r.veriscore for r in scores.rows if r.responses}
     averages: dict[str, float] = {}
-    wide_rows: list[tuple[Cell, ...]] = [("K", *[scores.k[d] for d in domains], None)]
+    wide_rows: list[tuple[Cell, ...]] = [
+        ("K", *[int(scores.k[d]) if float(scores.k[d]).is_integer() else scores.k[d]
+                for d in domains], None)]
     for m in models:
         values = [cell.get((m, d)) for d in domains]
         present = [v for v in values if v is not None]
@@ -1034,7 +1072,9 @@ def _score_tables(verifier: str, extractor: str,
         Table(f"veriscore-{slug}",
               f"VERIScore per model and domain, verifier {verifier}, claims by {extractor} "
               "(VeriScore Table 3; K in the first row)",
-              ("model", *[d or "(no domain)" for d in domains], "Avg."), tuple(wide_rows)),
+              ("model", *[d or "(no domain)" for d in domains], "Avg."), tuple(wide_rows),
+              note="VERIScore x100 per model and domain; the last row is Kendall's tau between "
+              "each domain's scores and the models' average.", decimals=2),
         Table(f"veriscore-{slug}-detail", f"VERIScore details, verifier {verifier}, "
               f"claims by {extractor}",
               ("model", "domain", "responses", "abstained", "K", "VERIScore", "precision",
@@ -1059,7 +1099,7 @@ def _effort_section(project: Project, filters: Filters, names: dict[int, str]) -
         Q(item__project=project) & _assignment_filter(filters)
     ).values_list("annotator_id", "item__kind", "status", "active_seconds")
     per: dict[tuple[int, str], list[tuple[str, float]]] = defaultdict(list)
-    for annotator, kind, status, seconds in rows.iterator(chunk_size=5000):
+    for annotator, kind, status, seconds in _fetch(rows):
         per[(annotator, kind)].append((status, seconds))
         per[(annotator, "all")].append((status, seconds))
     if not per:

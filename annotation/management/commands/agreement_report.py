@@ -1,0 +1,110 @@
+"""python manage.py agreement_report PROJECT --format html|json|csv|latex|wide ..."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.loader import render_to_string
+
+from ... import reports
+from ...models import Membership
+from ...views.reports import reports_static_css
+from ._project import find_project
+
+FORMATS = ("html", "json", "csv", "latex", "wide")
+
+
+class Command(BaseCommand):
+    help = (
+        "Write a project's agreement and validation report: the one-file HTML report, all "
+        "tables as JSON, one table (--table) or all as CSV or LaTeX, or the wide diagnosis "
+        "CSV. Annotators are pseudonymised (A<n>) unless --names is given."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("project", help="project id or exact name")
+        parser.add_argument("--format", choices=FORMATS, default="json")
+        parser.add_argument("--table", help="only this table (names: --list-tables)")
+        parser.add_argument("--list-tables", action="store_true",
+                            help="print the table names of the report and stop")
+        parser.add_argument("--output", "-o", help="file to write (default: standard output)")
+        parser.add_argument("--names", action="store_true", help="usernames instead of A<n>")
+        parser.add_argument("--bootstrap", type=int, default=1000,
+                            help="bootstrap resamples for confidence intervals (0 = none)")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--annotator", action="append", default=[],
+                            help="only this annotator (username or A<n>); repeatable")
+        parser.add_argument("--domain", action="append", default=[],
+                            help="only this domain; repeatable")
+        parser.add_argument("--since", type=date.fromisoformat,
+                            help="submitted on or after YYYY-MM-DD")
+        parser.add_argument("--until", type=date.fromisoformat,
+                            help="submitted on or before YYYY-MM-DD")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        project = find_project(opts["project"])
+        if opts["bootstrap"] < 0:
+            raise CommandError("--bootstrap must be 0 or more.")
+        filters = reports.Filters(
+            annotators=tuple(self._annotator_ids(project, opts["annotator"])),
+            domains=tuple(opts["domain"]),
+            date_from=opts["since"],
+            date_to=opts["until"],
+        )
+        fmt = opts["format"]
+        if fmt == "wide":
+            text = reports.wide_csv(project, filters=filters, real_names=opts["names"])
+            return self._write(text, opts["output"])
+        report = reports.build_report(
+            project, filters=filters, real_names=opts["names"], bootstrap=opts["bootstrap"],
+            seed=opts["seed"], with_charts=fmt == "html",
+        )
+        if opts["list_tables"]:
+            return self._write("".join(f"{t.name}\t{t.title}\n" for t in report.tables()), None)
+        tables = report.tables()
+        if opts["table"]:
+            try:
+                tables = [report.table(opts["table"])]
+            except KeyError:
+                raise CommandError(
+                    f"No table {opts['table']!r} in this report. Tables: "
+                    + ", ".join(t.name for t in report.tables())
+                ) from None
+        if fmt == "html":
+            if opts["table"]:
+                raise CommandError("--table does not apply to --format html.")
+            text = render_to_string("annotation/report_file.html", {
+                "project": project, "report": report, "css": reports_static_css(),
+                "standalone": True,
+            })
+        elif fmt == "json":
+            text = (reports.json.dumps(reports.table_json(tables[0]), indent=1)
+                    if opts["table"] else reports.report_json(report))
+        elif fmt == "csv":
+            text = reports.table_csv(tables[0]) if opts["table"] else reports.all_tables_csv(
+                tables)
+        else:
+            text = "\n".join(reports.table_latex(t) for t in tables)
+        self._write(text, opts["output"])
+
+    def _annotator_ids(self, project: Any, refs: list[str]) -> list[int]:
+        members = Membership.objects.filter(project=project).values_list(
+            "user_id", "number", "user__username")
+        lookup = {}
+        for uid, number, username in members:
+            lookup[f"A{number}"] = uid
+            lookup[username] = uid
+        missing = [r for r in refs if r not in lookup]
+        if missing:
+            raise CommandError(f"Not members of {project.name!r}: {', '.join(missing)}")
+        return [lookup[r] for r in refs]
+
+    def _write(self, text: str, output: str | None) -> None:
+        if output:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text)
+            self.stderr.write(f"Wrote {output}")
+        else:
+            self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
