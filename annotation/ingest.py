@@ -15,6 +15,8 @@ from typing import Any
 
 from django.db import transaction
 
+from pipeline.types import ERROR, ResponseResult
+
 from .models import Claim, ClaimList, Document, Evidence, Project, Segment, System, Verdict
 
 NO_CLAIM = "No verifiable claim."
@@ -625,3 +627,91 @@ def _add_segments(
     Verdict.objects.bulk_create(verdicts)
     summary.segments_created += len(segments)
     summary.verdicts_created += len(verdicts)
+
+
+# --- pipeline results -> models ------------------------------------------------------
+
+
+def ingest_results(
+    *,
+    project: Project,
+    results: list[ResponseResult],
+    extractor_name: str,
+    verifier_name: str,
+    config: dict[str, Any] | None = None,
+) -> ImportSummary:
+    """Write pipeline results as System, ClaimList, Claim, Evidence and Verdict rows.
+
+    Documents are matched (or created) on `result.id` = external id. Idempotent: a claim
+    list the extractor already has is kept and only missing evidence and verdicts are
+    added, so a chunk processed twice writes nothing twice. Verdicts that are "error"
+    (the search failed, so nothing was verified) are not stored; "unparsed" ones are."""
+    summary = ImportSummary(format="pipeline")
+    if not results:
+        return summary
+    first = results[0]
+    extract_version, _, verify_version = first.prompt_version.partition("+")
+    with transaction.atomic():
+        extractor, _ = System.objects.get_or_create(
+            project=project, name=extractor_name,
+            defaults={"kind": System.EXTRACTOR, "origin": "pipeline", "model": first.extraction_model,
+                      "prompt_version": extract_version, "config": config or {}},
+        )
+        verifier, _ = System.objects.get_or_create(
+            project=project, name=verifier_name,
+            defaults={"kind": System.VERIFIER, "origin": "pipeline",
+                      "model": first.verification_model,
+                      "prompt_version": verify_version or first.prompt_version,
+                      "config": {**(config or {}), "label_mode": first.label_mode}},
+        )
+        docs = {d.external_id: d for d in Document.objects.filter(
+            project=project, external_id__in=[r.id for r in results])}
+        for r in results:
+            doc = docs.get(r.id)
+            if doc is None:
+                doc = Document.objects.create(
+                    project=project, external_id=r.id, response=r.response,
+                    question=r.question or "", domain=r.domain, source_model=r.model,
+                    metadata=r.metadata,
+                )
+                summary.documents_created += 1
+            else:
+                summary.documents_existing += 1
+            cl, created = ClaimList.objects.get_or_create(
+                document=doc, system=extractor, defaults={"abstained": r.abstained}
+            )
+            if created:
+                rows = Claim.objects.bulk_create(
+                    Claim(claim_list=cl, position=i, text=c.claim.text,
+                          sentence_index=c.claim.sentence_index if c.claim.sentence_index >= 0 else None,
+                          sentence=c.claim.sentence)
+                    for i, c in enumerate(r.claims)
+                )
+                summary.claim_lists_created += 1
+                summary.claims_created += len(rows)
+                pairs = list(zip(rows, r.claims, strict=True))
+            else:
+                summary.claim_lists_existing += 1
+                by_text = {c.text: c for c in cl.claims.all()}
+                pairs = [(by_text[c.claim.text], c) for c in r.claims if c.claim.text in by_text]
+            ids = [claim.pk for claim, _ in pairs]
+            has_evidence = set(Evidence.objects.filter(claim_id__in=ids).values_list("claim_id", flat=True))
+            has_verdict = set(Verdict.objects.filter(claim_id__in=ids, system=verifier)
+                              .values_list("claim_id", flat=True))
+            evidence, verdicts = [], []
+            for claim, item in pairs:
+                if claim.pk not in has_evidence:
+                    evidence += [
+                        Evidence(claim=claim, rank=rank, title=e.title, snippet=e.snippet,
+                                 link=e.link[:2000])
+                        for rank, e in enumerate(item.evidence[:MAX_EVIDENCE], start=1)
+                    ]
+                v = item.verdict
+                if v is not None and v.label != ERROR and claim.pk not in has_verdict:
+                    verdicts.append(Verdict(claim=claim, system=verifier, label=_label(v.label),
+                                            raw_output=v.raw_output))
+            Evidence.objects.bulk_create(evidence)
+            Verdict.objects.bulk_create(verdicts)
+            summary.evidence_created += len(evidence)
+            summary.verdicts_created += len(verdicts)
+    return summary

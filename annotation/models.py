@@ -615,3 +615,95 @@ def visible_projects(user: User) -> QuerySet[Project]:
     if user.is_superuser:
         return Project.objects.all()
     return Project.objects.filter(memberships__user=user).distinct()
+
+
+# --- pipeline runs -------------------------------------------------------------------
+
+
+MAX_RUN_ERRORS = 200
+
+
+class PipelineRun(models.Model):
+    """One run of the pipeline over a project's documents, split into chunks that any
+    number of workers process. The config never holds an API key (those come from the
+    environment of the worker)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    STATUSES = [(QUEUED, "Queued"), (RUNNING, "Running"), (FINISHED, "Finished"), (FAILED, "Failed")]
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="pipeline_runs")
+    created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
+    # extractor, label_mode, model, base_url, retriever, offline, fixed_k, chunk_size, ...
+    config = models.JSONField(default=dict)
+    status = models.CharField(max_length=20, choices=STATUSES, default=QUEUED)
+    total = models.PositiveIntegerField(default=0)  # responses
+    # claims, evidence, verdicts, unparsed, abstained, llm_calls, cached_calls, searches...
+    counts = models.JSONField(default=dict, blank=True)
+    tokens = models.PositiveBigIntegerField(default=0)
+    cost = models.FloatField(default=0.0)  # USD
+    errors = models.JSONField(default=list, blank=True)  # the first MAX_RUN_ERRORS
+    error_count = models.PositiveIntegerField(default=0)
+    scores = models.JSONField(null=True, blank=True)  # pipeline.score.ScoresTable as JSON
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"pipeline run #{self.pk} on {self.project}"
+
+    @property
+    def is_over(self) -> bool:
+        return self.status in (self.FINISHED, self.FAILED)
+
+    @property
+    def done(self) -> int:
+        return int(self.chunks.aggregate(n=models.Sum("done"))["n"] or 0)
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 100
+
+    @property
+    def extractor_name(self) -> str:
+        return f"pipeline:{self.config.get('extractor', 'veriscore')}:{self.config.get('model', '')}"
+
+    @property
+    def verifier_name(self) -> str:
+        return f"pipeline:verify-{self.config.get('label_mode', 'binary')}:{self.config.get('model', '')}"
+
+
+class PipelineChunk(models.Model):
+    """A slice of a run's documents, claimed by one worker at a time."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    STATUSES = [(QUEUED, "Queued"), (RUNNING, "Running"), (DONE, "Done"), (FAILED, "Failed")]
+
+    run = models.ForeignKey(PipelineRun, models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    document_ids = models.JSONField(default=list)
+    status = models.CharField(max_length=20, choices=STATUSES, default=QUEUED)
+    attempts = models.PositiveIntegerField(default=0)
+    worker = models.CharField(max_length=100, blank=True)
+    done = models.PositiveIntegerField(default=0)  # responses finished in the current attempt
+    # Per response: what scoring needs (model, domain, abstained, verdict labels), so the
+    # run's scores never depend on rows another run may have written.
+    summary = models.JSONField(default=list, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="unique_chunk_index")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.index} of {self.run}"

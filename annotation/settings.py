@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_tasks_db",
     "annotation",
 ]
 
@@ -146,6 +147,17 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
+
+# Background work (django.tasks): a database queue served by `python manage.py db_worker`;
+# TASKS_BACKEND=django.tasks.backends.immediate.ImmediateBackend runs tasks in the request.
+TASKS = {"default": {"BACKEND": os.getenv("TASKS_BACKEND", "django_tasks_db.DatabaseBackend")}}
+# Pipeline runs from the platform. API keys are read from the environment at run time
+# (OPENAI_API_KEY, SERPER_API_KEY) and never stored.
+PIPELINE_CACHE_PATH = os.getenv("PIPELINE_CACHE_PATH", str(VAR_DIR / "pipeline-cache.sqlite"))
+PIPELINE_SERPER_URL = os.getenv("PIPELINE_SERPER_URL", "https://google.serper.dev")
+PIPELINE_BM25_CORPUS = os.getenv("PIPELINE_BM25_CORPUS", "")
+# A chunk whose worker has not reported for this long is taken over by another worker.
+PIPELINE_CHUNK_TIMEOUT = int(os.getenv("PIPELINE_CHUNK_TIMEOUT", "300"))
 
 # Idle gaps longer than this are not counted as active annotation time.
 IDLE_SECONDS = int(os.getenv("IDLE_SECONDS", "60"))

@@ -1,0 +1,271 @@
+"""Pipeline runs in the background: django-tasks-db workers over the fake OpenAI and
+Serper servers (real HTTP on 127.0.0.1, no network), chunks shared between workers, a
+killed worker's chunk taken over without repeating a stored call, faults counted."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.db import connections
+from django.utils import timezone
+from django_tasks_db.management.commands.db_worker import Worker
+from django_tasks_db.models import DBTaskResult
+
+from annotation.models import (
+    Claim,
+    ClaimList,
+    Document,
+    Evidence,
+    Item,
+    Membership,
+    PipelineChunk,
+    PipelineRun,
+    Project,
+    System,
+    Verdict,
+    comparison_items,
+    verification_items,
+)
+from annotation.tasks import claim_chunk, run_config, start_run
+from pipeline.fakes import FakeOpenAI, FakeSerper
+from pipeline.run import ClientConfig, PipelineConfig, build_clients, run_responses_sync
+from pipeline.types import ResponseInput
+
+REPO = Path(__file__).resolve().parents[2]
+BIOS = [json.loads(line) for line in (REPO / "fixtures/pipeline/factscore_bios.jsonl").open()]
+OPENAI_KEY = "sk-test-NEVER-STORED-openai"
+SERPER_KEY = "serper-NEVER-STORED-key"
+
+
+@pytest.fixture
+def servers(settings, tmp_path: Path, monkeypatch) -> Iterator[tuple[FakeOpenAI, FakeSerper]]:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("SERPER_API_KEY", SERPER_KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("PIPELINE_MODEL", raising=False)
+    settings.PIPELINE_CACHE_PATH = str(tmp_path / "pipeline-cache.sqlite")
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    with FakeOpenAI(latency=0.01) as llm, FakeSerper(latency=0.01) as serper:
+        settings.PIPELINE_SERPER_URL = serper.url
+        yield llm, serper
+
+
+@pytest.fixture
+def bios(transactional_db: None) -> Project:
+    alice = User.objects.create_user("alice", password="pw-alice")
+    project = Project.objects.create(name="bios")
+    project.add_member(alice, Membership.RESEARCHER)
+    for b in BIOS[:6]:
+        Document.objects.create(
+            project=project, external_id=b["id"], question=b["question"],
+            response=b["response"], source_model=b["model"], domain=b["prompt_source"],
+        )
+    return project
+
+
+def config_for(llm: FakeOpenAI, **extra: object) -> dict[str, object]:
+    options: dict[str, object] = {"timeout": 5.0, "backoff": 0.0, "chunk_size": 2}
+    options.update(extra)
+    return run_config(model="gpt-4o-mini", base_url=llm.base_url, **options)  # type: ignore[arg-type]
+
+
+def drain(workers: int = 1) -> list[str]:
+    """Run `workers` db_worker loops in threads until the queue is empty."""
+    ids = [f"worker-{n}" for n in range(workers)]
+
+    def work(worker_id: str) -> None:
+        try:
+            Worker(queue_names=["default"], interval=0, batch=True, backend_name="default",
+                   startup_delay=False, max_tasks=None, worker_id=worker_id,
+                   excluded_queue_names=[]).run()
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return ids
+
+
+def extraction_prompts(llm: FakeOpenAI) -> list[str]:
+    return [json.dumps(r["body"]["messages"]) for r in llm.requests
+            if "Sentence to be focused on" in json.dumps(r["body"])]
+
+
+def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
+    llm, serper = servers
+    alice = User.objects.get(username="alice")
+    run = start_run(project=bios, user=alice, config=config_for(llm))
+    assert run.status == PipelineRun.QUEUED and run.total == 6
+    assert run.chunks.count() == 3
+    assert DBTaskResult.objects.count() == 3  # one task per chunk, enqueued on commit
+
+    call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", "--interval=0",
+                 verbosity=0)
+
+    run.refresh_from_db()
+    assert run.status == PipelineRun.FINISHED, run.errors
+    assert run.done == run.total == 6
+    assert run.error_count == 0 and run.errors == []
+    assert run.counts["responses"] == 6
+    assert run.counts["claims"] > 6
+    assert run.counts["llm_calls"] == len(llm.requests)
+    assert run.counts["searches"] == len(serper.requests)
+    assert run.tokens > 0
+    extractor = System.objects.get(project=bios, name="pipeline:veriscore:gpt-4o-mini")
+    verifier = System.objects.get(project=bios, name="pipeline:verify-binary:gpt-4o-mini")
+    assert (extractor.kind, extractor.origin, extractor.model) == ("extractor", "pipeline", "gpt-4o-mini")
+    assert extractor.prompt_version == "veriscore-extract-v1"
+    assert (verifier.kind, verifier.prompt_version) == ("verifier", "veriscore-verify-v1")
+    assert ClaimList.objects.filter(system=extractor).count() == 6
+    claims = Claim.objects.filter(claim_list__system=extractor)
+    assert claims.count() == run.counts["claims"]
+    assert Evidence.objects.filter(claim__in=claims).count() == run.counts["evidence"]
+    assert Verdict.objects.filter(system=verifier).count() == run.counts["verdicts"]
+    assert set(Verdict.objects.filter(system=verifier).values_list("label", flat=True)) <= {
+        "supported", "unsupported", "unparsed"}
+    first = claims.order_by("claim_list__document_id", "position").first()
+    assert first is not None and first.sentence and first.sentence_index is not None
+    # scores over the whole run, computed when the last chunk finished
+    assert run.scores is not None
+    assert {r["model"] for r in run.scores["rows"]} == {b["model"] for b in BIOS[:6]}
+    assert len(run.scores["responses"]) == 6
+    assert all(c.attempts == 1 and c.status == "done" for c in run.chunks.all())
+    # what annotators need can be made from the run with the existing functions
+    items = verification_items(project=bios, system=extractor, n=5, seed=0)
+    assert len(items) == 5 and all(i.claim.evidence.exists() for i in items)  # type: ignore[union-attr]
+    # a second extractor over the same documents gives comparison items
+    atomic = start_run(project=bios, user=alice, config=config_for(llm, extractor="atomic"))
+    drain()
+    atomic.refresh_from_db()
+    assert atomic.status == PipelineRun.FINISHED
+    other = System.objects.get(project=bios, name="pipeline:atomic:gpt-4o-mini")
+    assert len(comparison_items(project=bios, system_a=extractor, system_b=other)) == 6
+    assert Item.objects.filter(project=bios).count() == 11
+
+
+def test_two_workers_share_one_run_and_claim_each_chunk_once(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
+    llm, _ = servers
+    llm.latency = 0.05
+    run = start_run(project=bios, user=None, config=config_for(llm, chunk_size=1))
+    assert run.chunks.count() == 6
+    workers = drain(workers=2)
+    run.refresh_from_db()
+    assert run.status == PipelineRun.FINISHED
+    chunks = list(run.chunks.all())
+    assert all(c.attempts == 1 and c.status == "done" for c in chunks)
+    # both workers took part (the tasks are claimed one at a time from one queue)
+    used = {r.worker_ids[0] for r in DBTaskResult.objects.all()}
+    assert used == set(workers)
+    # no response was processed twice: every extraction prompt was sent exactly once
+    prompts = extraction_prompts(llm)
+    assert len(prompts) == len(set(prompts)) > 0
+    assert ClaimList.objects.filter(system__name="pipeline:veriscore:gpt-4o-mini").count() == 6
+
+
+def test_a_chunk_is_claimed_by_one_worker_only(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
+    llm, _ = servers
+    run = start_run(project=bios, user=None, config=config_for(llm))
+    chunk = run.chunks.first()
+    assert chunk is not None
+    assert claim_chunk(chunk.pk, worker="w1") is not None
+    assert claim_chunk(chunk.pk, worker="w2") is None
+    chunk.refresh_from_db()
+    assert (chunk.worker, chunk.attempts, chunk.status) == ("w1", 1, "running")
+
+
+def test_a_killed_workers_chunk_is_taken_over_without_repeating_stored_calls(  # type: ignore[no-untyped-def]
+    servers, bios: Project, settings
+) -> None:
+    llm, serper = servers
+    run = start_run(project=bios, user=None, config=config_for(llm, chunk_size=6))
+    chunk = run.chunks.get()
+    # The first worker claims the chunk, gets every answer (each stored in the cache the
+    # moment it arrives) and is killed before it could ingest anything.
+    assert claim_chunk(chunk.pk, worker="killed") is not None
+    clients = build_clients(ClientConfig(
+        base_url=llm.base_url, api_key="x", model="gpt-4o-mini", serper_api_key="x",
+        serper_url=serper.url, cache_path=settings.PIPELINE_CACHE_PATH, timeout=5.0, backoff=0.0,
+    ))
+    docs = Document.objects.filter(pk__in=chunk.document_ids).order_by("id")
+    run_responses_sync(
+        [ResponseInput(id=d.external_id, response=d.response, question=d.question,
+                       model=d.source_model, domain=d.domain) for d in docs],
+        config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher,
+    )
+    clients.close()
+    calls_before = (len(llm.requests), len(serper.requests))
+    assert ClaimList.objects.count() == 0
+    # Its task is gone; the queued one is not run yet. Before the timeout, nobody may take it.
+    DBTaskResult.objects.all().delete()
+    assert claim_chunk(chunk.pk, worker="eager") is None
+    PipelineChunk.objects.filter(pk=chunk.pk).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.PIPELINE_CHUNK_TIMEOUT + 1)
+    )
+    from annotation.tasks import requeue_stale_chunks
+
+    assert requeue_stale_chunks(run) == 1
+    drain()
+    run.refresh_from_db()
+    chunk.refresh_from_db()
+    assert run.status == PipelineRun.FINISHED
+    assert (chunk.status, chunk.attempts) == ("done", 2)
+    assert (len(llm.requests), len(serper.requests)) == calls_before  # nothing asked twice
+    assert run.counts["llm_calls"] == 0 and run.counts["cached_llm_calls"] > 0
+    assert ClaimList.objects.count() == 6
+
+
+def test_faults_from_the_fakes_end_in_a_finished_run_with_errors_counted(  # type: ignore[no-untyped-def]
+    servers, bios: Project, settings
+) -> None:
+    with FakeOpenAI(fault_rate=0.2, seed=3, hang=1.0) as llm, \
+            FakeSerper(fault_rate=0.2, seed=3, hang=1.0) as serper:
+        settings.PIPELINE_SERPER_URL = serper.url
+        run = start_run(project=bios, user=None, config=config_for(
+            llm, timeout=0.3, max_retries=1, chunk_size=3))
+        drain()
+        faults = llm.faults_served() + serper.faults_served()
+    run.refresh_from_db()
+    assert faults > 0
+    assert run.status == PipelineRun.FINISHED
+    assert run.error_count > 0 and len(run.errors) == min(run.error_count, 200)
+    assert run.counts["responses"] == 6 and run.scores is not None
+
+
+def test_an_offline_miss_fails_the_chunk_and_the_run_says_why(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
+    llm, _ = servers
+    run = start_run(project=bios, user=None, config=config_for(llm, offline=True, chunk_size=6))
+    drain()
+    run.refresh_from_db()
+    assert run.status == PipelineRun.FAILED
+    assert "OfflineMiss" in run.errors[0]
+    assert llm.requests == []
+
+
+def test_no_api_key_is_stored(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
+    llm, _ = servers
+    start_run(project=bios, user=None, config=config_for(llm, chunk_size=6))
+    drain()
+    dump = json.dumps([
+        list(m.objects.values()) for m in (PipelineRun, PipelineChunk, System, DBTaskResult)
+    ], default=str)
+    assert OPENAI_KEY not in dump and SERPER_KEY not in dump
+    assert len(llm.requests) > 0
+
+
+def test_the_config_is_validated() -> None:
+    with pytest.raises(ValueError):
+        run_config(extractor="nope")
+    with pytest.raises(ValueError):
+        run_config(retriever="bing")
+    with pytest.raises(ValueError):
+        run_config(api_key="sk-...")  # keys never go into a run's config
