@@ -146,6 +146,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "annotation.api.schema.positive_path_ids",
+    ],
 }
 
 # Background work (django.tasks): a database queue served by `python manage.py db_worker`;

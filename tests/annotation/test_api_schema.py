@@ -1,0 +1,52 @@
+"""The OpenAPI schema: generated without warnings, and the live API conforms to it."""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from hypothesis import HealthCheck, Phase, given, settings
+from rest_framework.authtoken.models import Token
+
+from annotation.models import Item, Project
+
+
+def test_the_schema_generates_without_warnings() -> None:
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", "/dev/null")
+
+
+@pytest.fixture
+def api_schema(live_server, alpha: Project, alpha_items: list[Item], users: dict[str, User], settings):  # type: ignore[no-untyped-def]
+    settings.API_WRITE_RATE = None  # hypothesis sends many writes
+    token = Token.objects.create(user=users["alice"])
+    schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json")
+    schema.config.headers = {"Authorization": f"Token {token.key}"}  # type: ignore[attr-defined]
+    return schema
+
+
+CHECKS = [
+    schemathesis.checks.not_a_server_error,
+    schemathesis.checks.status_code_conformance,
+    schemathesis.checks.content_type_conformance,
+    schemathesis.checks.response_schema_conformance,
+]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_conforms_to_its_schema(api_schema) -> None:  # type: ignore[no-untyped-def]
+    """Every operation, a few deterministic examples each, against the live server."""
+    headers = api_schema.config.headers
+    operations = [result.ok() for result in api_schema.get_all_operations()]
+    assert len(operations) >= 20
+    for operation in operations:
+
+        @given(case=operation.as_strategy())
+        @settings(max_examples=6, deadline=None, derandomize=True, database=None,
+                  phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+        def check(case: schemathesis.Case) -> None:
+            response = case.call(headers=headers, timeout=10)
+            assert response.status_code < 500, (operation.label, response.text[:500])
+            case.validate_response(response, checks=CHECKS)
+
+        check()
