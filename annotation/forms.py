@@ -268,3 +268,43 @@ class SegmentForm(AnswerForm):
 
 class SkipForm(forms.Form):
     reason = forms.CharField(max_length=500, widget=forms.TextInput(attrs={"size": 40}))
+
+
+class PipelineRunForm(forms.Form):
+    """What a researcher chooses for a pipeline run. No API key field: keys come from the
+    worker's environment (OPENAI_API_KEY, SERPER_API_KEY) and are never stored."""
+
+    extractor = forms.ChoiceField(
+        choices=[("veriscore", "VeriScore (sliding window, Tables 6-7)"),
+                 ("atomic", "Atomic facts per sentence (FActScore/SAFE-style baseline)")])
+    label_mode = forms.ChoiceField(
+        label="Verification labels",
+        choices=[("binary", "Binary (supported / unsupported)"),
+                 ("ternary", "Ternary (supported / contradicted / inconclusive)")])
+    model = forms.CharField(max_length=200, help_text="Model name at the endpoint.")
+    base_url = forms.CharField(
+        label="Base URL", max_length=500, required=False,
+        help_text="Any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama); empty: OpenAI.")
+    retriever = forms.ChoiceField(
+        choices=[("serper", "Serper (Google results)"), ("bm25", "BM25 over the local corpus")])
+    offline = forms.BooleanField(
+        required=False, help_text="Answer from the pipeline's cache only; a miss fails the chunk.")
+    chunk_size = forms.IntegerField(
+        min_value=1, max_value=1000, initial=10,
+        help_text="Documents per task; workers share a run chunk by chunk.")
+    fixed_k = forms.FloatField(
+        label="Fixed K", required=False, min_value=1,
+        help_text="Empty: K per domain is the median claim count (VeriScore's upper median).")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        import os
+
+        super().__init__(*args, **kwargs)
+        self.fields["model"].initial = os.environ.get("PIPELINE_MODEL") or "gpt-4o-mini"
+        self.fields["base_url"].initial = os.environ.get("OPENAI_BASE_URL", "")
+
+    def clean_base_url(self) -> str:
+        url = str(self.cleaned_data["base_url"]).strip()
+        if url:
+            URLValidator(schemes=["http", "https"])(url)
+        return url

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .views import adjudication, annotator, researcher, tokens
+from .views import adjudication, annotator, pipeline_runs, researcher, tokens
 from .views import reports as report_views
 
 urlpatterns = [
@@ -34,6 +34,9 @@ urlpatterns = [
     path("p/<int:project_id>/adjudication/", adjudication.adjudication, name="adjudication"),
     path("p/<int:project_id>/export/answers.<str:fmt>", researcher.project_export,
          name="project_export"),
+    # pipeline runs
+    path("p/<int:project_id>/runs/", pipeline_runs.pipeline_runs, name="pipeline_runs"),
+    path("p/<int:project_id>/runs/<int:run_id>/", pipeline_runs.pipeline_run, name="pipeline_run"),
     # reports
     path("p/<int:project_id>/report/", report_views.report_page, name="report"),
     path("p/<int:project_id>/report/report.html", report_views.report_html, name="report_html"),
