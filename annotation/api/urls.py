@@ -26,6 +26,7 @@ urlpatterns = [
     path("projects/<int:project_id>/items/segment/", views.SegmentItemsCreateApi.as_view(),
          name="api_items_segment"),
     path("projects/<int:project_id>/answers/", views.AnswerListApi.as_view(), name="api_answers"),
+    path("projects/<int:project_id>/report/", views.ReportApi.as_view(), name="api_report"),
     path("projects/<int:project_id>/gold/", views.GoldListApi.as_view(), name="api_gold"),
     path("projects/<int:project_id>/exports/<str:name>", views.ExportApi.as_view(),
          name="api_export"),

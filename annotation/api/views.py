@@ -773,3 +773,33 @@ def _name_components() -> None:
 
 
 _name_components()
+
+
+class ReportApi(APIView):
+    """The report page as JSON: agreement, verification, preference and effort tables."""
+
+    @extend_schema(
+        operation_id="report_retrieve",
+        parameters=[OpenApiParameter("bootstrap", OpenApiTypes.INT,
+                                     description="bootstrap resamples for the CIs (0-2000, default 1000)"),
+                    OpenApiParameter("seed", OpenApiTypes.INT)],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        import json
+
+        from .. import reports
+
+        project = _researcher_project(request, project_id)
+        try:
+            bootstrap = int(request.query_params.get("bootstrap", 1000))
+            seed = int(request.query_params.get("seed", 0))
+        except ValueError:
+            raise ApiError(400, "invalid", "bootstrap and seed must be integers.") from None
+        if not 0 <= bootstrap <= 2000 or abs(seed) > 2**31:
+            raise ApiError(400, "invalid", "bootstrap must be 0-2000.", field="bootstrap")
+        report = reports.build_report(project, bootstrap=bootstrap, seed=seed, with_charts=False)
+        return Response(json.loads(reports.report_json(report)))
+
+
+_name_components()

@@ -33,6 +33,7 @@ def researcher_endpoints(project: Project) -> list[tuple[str, str, Any]]:
         ("post", f"/api/projects/{p}/items/comparison/", {"system_a": a, "system_b": b, "k": 1}),
         ("get", f"/api/projects/{p}/answers/", None),
         ("get", f"/api/projects/{p}/gold/", None),
+        ("get", f"/api/projects/{p}/report/?bootstrap=20", None),
         *[("get", f"/api/projects/{p}/exports/{name}", None)
           for name in ["answers.csv", "wide.csv", "veriscore.jsonl?system=" + SYSTEM_A,
                        "felm.jsonl", "factscore.jsonl?system=" + SYSTEM_A]],
