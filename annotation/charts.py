@@ -68,9 +68,11 @@ def preference_bars(
     """Figure 3 of the VeriScore paper: one horizontal bar per domain, in percent:
     system A strong | A slight | B slight | B strong. `rows` are
     (label, a_strong, a_slight, b_slight, b_strong) counts."""
-    height = 0.9 + 0.32 * len(rows)
+    # Fixed margins in inches (bars above, axis label and legend below), any number of bars.
+    bottom, top = 1.05, 0.15
+    height = bottom + top + 0.32 * max(len(rows), 1)
     fig = Figure(figsize=(7.0, height))
-    ax = fig.add_axes((0.22, 0.8 / height, 0.74, 1 - 1.3 / height))
+    ax = fig.add_axes((0.22, bottom / height, 0.74, 1 - (bottom + top) / height))
     labels = [r[0] for r in rows]
     segments = [
         (1, STRONG["a"], f"{system_a} (strong)"),
@@ -94,8 +96,7 @@ def preference_bars(
     ax.set_yticks(y, labels=labels)
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of judgements")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.4, -0.55 / height * 3), ncol=2, fontsize=7,
-              frameon=False)
+    fig.legend(loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=7, frameon=False)
     return _svg(fig)
 
 
