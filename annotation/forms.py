@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from django import forms
@@ -8,7 +9,7 @@ from django.core.validators import URLValidator
 
 from .ingest import FORMATS
 from .kinds import CLAIM_LABEL_NAMES, STANCES
-from .models import Membership, Project, System
+from .models import Assignment, Item, Membership, Project, System
 
 # "At least a sentence": a few words ending in a full stop, or simply long enough.
 MIN_JUSTIFICATION_WORDS = 4
@@ -107,9 +108,13 @@ class AnswerForm(forms.Form):
         field, _, unit = name.partition("__")
         return (unit or "item", field)
 
+    @staticmethod
+    def form_name(unit: str, field: str) -> str:
+        return field if unit == "item" else f"{field}__{unit}"
+
     @classmethod
     def initial_from(cls, answers: dict[tuple[str, str], str]) -> dict[str, str]:
-        return {(f if unit == "item" else f"{f}__{unit}"): v for (unit, f), v in answers.items()}
+        return {cls.form_name(unit, f): v for (unit, f), v in answers.items()}
 
     def answer_values(self) -> dict[tuple[str, str], str]:
         """The (unit, field) -> value rows of a valid form."""
@@ -308,3 +313,19 @@ class PipelineRunForm(forms.Form):
         if url:
             URLValidator(schemes=["http", "https"])(url)
         return url
+
+
+def answer_form(assignment: Assignment, data: Mapping[str, Any] | None = None) -> AnswerForm:
+    """The form of the assignment's kind, bound to posted data (pages, API, Label Studio)
+    or, without data, filled with the stored answers."""
+    item = assignment.item
+    initial = AnswerForm.initial_from(assignment.answers_dict()) if data is None else None
+    if item.kind == Item.VERIFICATION:
+        assert item.claim is not None
+        ranks = list(item.claim.evidence.values_list("rank", flat=True))
+        return VerificationForm(data, initial=initial, ranks=ranks)
+    if item.kind == Item.SEGMENT:
+        positions = list(item.document.segments.values_list("position", flat=True))
+        return SegmentForm(data, initial=initial, positions=positions,
+                           error_types=list(item.project.error_types))
+    return ComparisonForm(data, initial=initial)

@@ -447,7 +447,9 @@ def parse_felm(line: _Line, *, system: str, source_model: str) -> DocRecord | No
     response = line.get("response", str, required=True)
     segments = line.get("segmented_response", list, required=True)
     labels = line.get("labels", list)
-    domain = line.get("domain", str) or line.get("type", str) or ""
+    # FELM's "domain" (wk, math, ...); some files only have "type", a string or a list
+    kind = line.obj.get("type")
+    domain = line.get("domain", str) or (kind if isinstance(kind, str) else "")
     for name in ("comment", "ref"):
         line.get(name, list)
     if segments is not None:

@@ -32,6 +32,15 @@ class Project(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @classmethod
+    def create_with_owner(cls, project: Project, user: User) -> Project:
+        """Save a new project; its creator becomes its first researcher."""
+        with transaction.atomic():
+            project.created_by = user
+            project.save()
+            project.add_member(user, Membership.RESEARCHER)
+        return project
+
     def set_instructions(self, text: str) -> None:
         """Store new instructions; a change bumps the version annotators acknowledge."""
         if text != self.instructions:

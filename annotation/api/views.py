@@ -98,12 +98,7 @@ class ProjectListApi(APIView):
         form = forms.ProjectForm(data)
         if not form.is_valid():
             raise form_error(form)
-        # The same steps as the "new project" page: the creator is its first researcher.
-        with transaction.atomic():
-            project = form.save(commit=False)
-            project.created_by = request.user
-            project.save()
-            project.add_member(request.user, Membership.RESEARCHER)
+        project = Project.create_with_owner(form.save(commit=False), request.user)
         return Response(self._rows(request.user, Project.objects.filter(pk=project.pk))[0], status=201)
 
 
@@ -533,25 +528,10 @@ class AssignmentDetailApi(APIView):
         return Response(self.body(assignment))
 
 
-def _form_name(unit: str, field: str) -> str:
-    # The answer forms name a field "<field>__<unit>", or just "<field>" for the item.
-    return field if unit == "item" else f"{field}__{unit}"
-
-
 def answer_form(assignment: Assignment, answers: list[dict[str, str]]) -> Any:
     """The HTML page's form for this kind, bound to the answers sent to the API."""
-    data = {_form_name(a["unit"], a["field"]): a["value"] for a in answers}
-    item = assignment.item
-    if item.kind == Item.COMPARISON:
-        return forms.ComparisonForm(data)
-    if item.kind == Item.VERIFICATION:
-        assert item.claim is not None
-        ranks = list(item.claim.evidence.values_list("rank", flat=True))
-        return forms.VerificationForm(data, ranks=ranks)
-    if item.kind == Item.SEGMENT:
-        positions = list(item.document.segments.values_list("position", flat=True))
-        return forms.SegmentForm(data, positions=positions, error_types=list(item.project.error_types))
-    raise ApiError(409, "kind_not_supported", f"{item.kind} answers cannot be sent yet.")
+    data = {forms.AnswerForm.form_name(a["unit"], a["field"]): a["value"] for a in answers}
+    return forms.answer_form(assignment, data)
 
 
 def _field_names(form: Any) -> dict[str, str]:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse, QueryDict
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from ..forms import AnswerForm, ComparisonForm, SegmentForm, SkipForm, VerificationForm
+from ..forms import AnswerForm, SegmentForm, SkipForm, VerificationForm, answer_form
 from ..models import Assignment, Item, Membership, visible_projects
 from .common import HtmxRequest, assignment_for_annotator, membership_for
 
@@ -93,21 +93,6 @@ def _neighbours(assignment: Assignment) -> tuple[Assignment | None, Assignment |
     return prev_id, next_id  # type: ignore[return-value]
 
 
-def _form(assignment: Assignment, data: QueryDict | None = None) -> AnswerForm:
-    """The kind's form, bound to posted data or filled with the stored answers."""
-    item = assignment.item
-    initial = AnswerForm.initial_from(assignment.answers_dict())
-    if item.kind == Item.VERIFICATION:
-        assert item.claim is not None
-        ranks = list(item.claim.evidence.values_list("rank", flat=True))
-        return VerificationForm(data, initial=initial, ranks=ranks)
-    if item.kind == Item.SEGMENT:
-        positions = list(item.document.segments.values_list("position", flat=True))
-        return SegmentForm(data, initial=initial, positions=positions,
-                           error_types=list(item.project.error_types))
-    return ComparisonForm(data, initial=initial)
-
-
 TEMPLATES = {
     Item.COMPARISON: "annotation/comparison.html",
     Item.VERIFICATION: "annotation/verification.html",
@@ -163,12 +148,12 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     if request.method != "POST":
         assignment.touch()
         assignment.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
-        return render(request, template, _context(assignment, _form(assignment)))
+        return render(request, template, _context(assignment, answer_form(assignment)))
 
     action = request.POST.get("action", "submit")
     version = project.instructions_version
     if action == "draft":
-        values = _form(assignment, request.POST).draft_values()
+        values = answer_form(assignment, request.POST).draft_values()
         saved = assignment.save_draft(values, guideline_version=version)
         if request.htmx:
             return render(request, "annotation/_draft_status.html", {"assignment": assignment, "saved": saved})
@@ -182,7 +167,7 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         messages.error(request, "Say why you skip this item.")
         return redirect("assignment", assignment_id=assignment.pk)
 
-    form = _form(assignment, request.POST)
+    form = answer_form(assignment, request.POST)
     if not form.is_valid():
         context = _context(assignment, form)
         if request.htmx:

@@ -28,7 +28,6 @@ from ..ingest import ImportFailed, import_file
 from ..models import (
     Assignment,
     Item,
-    Membership,
     Project,
     assign,
     comparison_items,
@@ -42,11 +41,7 @@ from .common import HtmxRequest, project_for_researcher
 def project_new(request: HtmxRequest) -> HttpResponse:
     form = ProjectForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        with transaction.atomic():
-            project = form.save(commit=False)
-            project.created_by = request.user
-            project.save()
-            project.add_member(request.user, Membership.RESEARCHER)
+        project = Project.create_with_owner(form.save(commit=False), request.user)
         return redirect("project", project_id=project.pk)
     return render(request, "annotation/project_new.html", {"form": form})
 
