@@ -87,6 +87,7 @@ class Command(BaseCommand):
         assign(items, project=project, k=len(annotators), fraction=0.2, seed=0)
         self.stdout.write(f"Created {DEMO_PROJECT!r} with {len(items)} comparison items.")
         self._verification_and_segments(project, len(annotators))
+        self._pipeline_run(project, researcher)  # pipeline run (see _pipeline_run)
 
     def _verification_and_segments(self, project: Project, n_annotators: int) -> None:
         """Verification items from VeriScore's real sample run (Serper results, gpt-4o
@@ -108,3 +109,26 @@ class Command(BaseCommand):
         segments = segment_items(project=project, documents=documents)
         assign(segments, project=project, k=n_annotators, fraction=1.0, seed=0)
         self.stdout.write(f"Added {len(items)} verification and {len(segments)} segment items.")
+
+    # --- pipeline run: one finished run replayed from VeriScore's recorded real outputs ----
+    def _pipeline_run(self, project: Project, researcher: User) -> None:
+        """A finished PipelineRun with real claims, Serper results and verdicts, made
+        without any key or call: VeriScore's sample run (fixtures/pipeline) replayed
+        through the same ingest and scoring a background worker uses."""
+        from pipeline.formats import load_results
+
+        from ...tasks import replay_run, run_config
+
+        path = settings.BASE_DIR / "fixtures" / "pipeline" / "data_sample.jsonl"
+        results = load_results(path)
+        for r in results:
+            doc = project.documents.filter(response=r.response).first()
+            if doc is not None:  # the same response imported for verification items
+                r.id = doc.external_id
+            r.extractor, r.prompt_version = "veriscore", "veriscore-reference"
+            r.extraction_model = r.verification_model = "veriscore-recorded"
+        config = {**run_config(model="veriscore-recorded", offline=True),
+                  "replayed_from": f"fixtures/pipeline/{path.name}"}
+        run = replay_run(project=project, results=results, config=config, user=researcher)
+        self.stdout.write(f"Added pipeline run #{run.pk} ({run.counts.get('claims', 0)} claims, "
+                          "replayed from recorded real outputs).")
