@@ -79,14 +79,23 @@ def run_config(
     if unknown:
         raise ValueError(f"unknown option(s) {', '.join(sorted(unknown))}")
     return {
-        "extractor": extractor, "label_mode": label_mode, "model": model, "base_url": base_url,
-        "retriever": retriever, "offline": offline, "chunk_size": chunk_size, "fixed_k": fixed_k,
+        "extractor": extractor,
+        "label_mode": label_mode,
+        "model": model,
+        "base_url": base_url,
+        "retriever": retriever,
+        "offline": offline,
+        "chunk_size": chunk_size,
+        "fixed_k": fixed_k,
         **client_options,
     }
 
 
 def start_run(
-    *, project: Project, user: User | None, config: dict[str, Any],
+    *,
+    project: Project,
+    user: User | None,
+    config: dict[str, Any],
     documents: list[Document] | None = None,
 ) -> PipelineRun:
     """Create the run and its chunks and enqueue one task per chunk (after the commit, so
@@ -123,8 +132,13 @@ def claim_chunk(chunk_id: int, *, worker: str, now: datetime | None = None) -> P
     )
     with transaction.atomic():
         taken = PipelineChunk.objects.filter(claimable, pk=chunk_id).update(
-            status=PipelineChunk.RUNNING, worker=worker, attempts=F("attempts") + 1, done=0,
-            started_at=now, heartbeat_at=now, finished_at=None,
+            status=PipelineChunk.RUNNING,
+            worker=worker,
+            attempts=F("attempts") + 1,
+            done=0,
+            started_at=now,
+            heartbeat_at=now,
+            finished_at=None,
         )
         if not taken:
             return None
@@ -142,7 +156,9 @@ def requeue_stale_chunks(run: PipelineRun, *, now: datetime | None = None) -> in
     stale = Q(status=PipelineChunk.RUNNING, heartbeat_at__lt=_stale_before(now))
     n = 0
     for pk in run.chunks.filter(stale).values_list("pk", flat=True):
-        if PipelineChunk.objects.filter(stale, pk=pk).update(status=PipelineChunk.QUEUED, worker=""):
+        if PipelineChunk.objects.filter(stale, pk=pk).update(
+            status=PipelineChunk.QUEUED, worker=""
+        ):
             process_chunk.enqueue(pk)
             n += 1
     return n
@@ -151,19 +167,30 @@ def requeue_stale_chunks(run: PipelineRun, *, now: datetime | None = None) -> in
 def _inputs(chunk: PipelineChunk) -> list[ResponseInput]:
     docs = Document.objects.filter(project=chunk.run.project, pk__in=chunk.document_ids)
     return [
-        ResponseInput(id=d.external_id, response=d.response, question=d.question or None,
-                      model=d.source_model, domain=d.domain)
+        ResponseInput(
+            id=d.external_id,
+            response=d.response,
+            question=d.question or None,
+            model=d.source_model,
+            domain=d.domain,
+        )
         for d in docs.order_by("id")
     ]
 
 
 def _client_config(config: dict[str, Any]) -> ClientConfig:
-    options = {k: config[k] for k in ("timeout", "max_retries", "backoff", "concurrency") if k in config}
+    options = {
+        k: config[k] for k in ("timeout", "max_retries", "backoff", "concurrency") if k in config
+    }
     cfg = ClientConfig.from_env(
-        base_url=config.get("base_url") or None, model=config.get("model") or None,
-        retriever=config.get("retriever", "serper"), serper_url=settings.PIPELINE_SERPER_URL,
-        corpus=settings.PIPELINE_BM25_CORPUS or None, cache_path=settings.PIPELINE_CACHE_PATH,
-        offline=bool(config.get("offline")), **options,
+        base_url=config.get("base_url") or None,
+        model=config.get("model") or None,
+        retriever=config.get("retriever", "serper"),
+        serper_url=settings.PIPELINE_SERPER_URL,
+        corpus=settings.PIPELINE_BM25_CORPUS or None,
+        cache_path=settings.PIPELINE_CACHE_PATH,
+        offline=bool(config.get("offline")),
+        **options,
     )
     if cfg.offline and not cfg.serper_api_key:
         cfg.serper_api_key = "offline"  # never used: offline answers come from the cache
@@ -183,9 +210,14 @@ def _run_pipeline(chunk: PipelineChunk, worker: str) -> list[ResponseResult]:
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
             future = pool.submit(
-                run_responses_sync, _inputs(chunk),
-                config=PipelineConfig(extractor=config["extractor"], label_mode=config["label_mode"]),
-                llm=clients.llm, searcher=clients.searcher, progress=progress,
+                run_responses_sync,
+                _inputs(chunk),
+                config=PipelineConfig(
+                    extractor=config["extractor"], label_mode=config["label_mode"]
+                ),
+                llm=clients.llm,
+                searcher=clients.searcher,
+                progress=progress,
             )
             while True:
                 try:
@@ -199,8 +231,13 @@ def _run_pipeline(chunk: PipelineChunk, worker: str) -> list[ResponseResult]:
 
 
 def _response_summary(r: ResponseResult) -> dict[str, Any]:
-    return {"id": r.id, "model": r.model, "domain": r.domain, "abstained": r.abstained,
-            "labels": [c.verdict.label if c.verdict else None for c in r.claims]}
+    return {
+        "id": r.id,
+        "model": r.model,
+        "domain": r.domain,
+        "abstained": r.abstained,
+        "labels": [c.verdict.label if c.verdict else None for c in r.claims],
+    }
 
 
 def _add_counts(run: PipelineRun, results: list[ResponseResult]) -> None:
@@ -235,7 +272,10 @@ def _add_errors(run: PipelineRun, errors: list[str]) -> None:
 
 
 def finish_chunk(
-    chunk: PipelineChunk, *, worker: str, results: list[ResponseResult] | None = None,
+    chunk: PipelineChunk,
+    *,
+    worker: str,
+    results: list[ResponseResult] | None = None,
     error: str = "",
 ) -> bool:
     """Ingest the chunk's results and mark it done (or failed) in one transaction; the
@@ -252,14 +292,19 @@ def finish_chunk(
         now = timezone.now()
         if results is not None:
             ingest_results(
-                project=run.project, results=results, extractor_name=run.extractor_name,
+                project=run.project,
+                results=results,
+                extractor_name=run.extractor_name,
                 verifier_name=run.verifier_name,
                 config={k: v for k, v in run.config.items() if k != "chunk_size"},
             )
             _add_counts(run, results)
             _add_errors(run, [f"{r.id}: {e}" for r in results for e in r.errors])
             PipelineChunk.objects.filter(pk=chunk.pk).update(
-                status=PipelineChunk.DONE, done=len(results), finished_at=now, heartbeat_at=now,
+                status=PipelineChunk.DONE,
+                done=len(results),
+                finished_at=now,
+                heartbeat_at=now,
                 summary=[_response_summary(r) for r in results],
             )
         else:
@@ -278,11 +323,22 @@ def finalize(run: PipelineRun) -> None:
     summaries = [s for c in run.chunks.filter(status=PipelineChunk.DONE) for s in c.summary]
     results = [
         ResponseResult(
-            id=s["id"], response="", question=None, model=s["model"], domain=s["domain"],
-            abstained=s["abstained"], extractor="", extraction_model="", verification_model="",
-            prompt_version="", label_mode="", retriever="",
-            claims=[ClaimResult(Claim("", -1, ""), verdict=Verdict(x, "", True) if x else None)
-                    for x in s["labels"]],
+            id=s["id"],
+            response="",
+            question=None,
+            model=s["model"],
+            domain=s["domain"],
+            abstained=s["abstained"],
+            extractor="",
+            extraction_model="",
+            verification_model="",
+            prompt_version="",
+            label_mode="",
+            retriever="",
+            claims=[
+                ClaimResult(Claim("", -1, ""), verdict=Verdict(x, "", True) if x else None)
+                for x in s["labels"]
+            ],
         )
         for s in summaries
     ]
@@ -307,7 +363,11 @@ def run_chunk(chunk_id: int, *, worker: str | None = None) -> str:
     except Exception as e:  # an offline cache miss, a bad corpus path, ...: the run goes on
         finish_chunk(chunk, worker=worker, error=f"{type(e).__name__}: {e}")
         return "failed"
-    return "done" if finish_chunk(chunk, worker=worker, results=results) else "taken over"
+    finished = finish_chunk(chunk, worker=worker, results=results)
+    # A worker that died on another chunk of this run is noticed here too, not only
+    # while someone watches the run page.
+    requeue_stale_chunks(chunk.run)
+    return "done" if finished else "taken over"
 
 
 @task()
@@ -316,31 +376,47 @@ def process_chunk(chunk_id: int) -> str:
 
 
 def replay_run(
-    *, project: Project, results: list[ResponseResult], config: dict[str, Any],
+    *,
+    project: Project,
+    results: list[ResponseResult],
+    config: dict[str, Any],
     user: User | None = None,
 ) -> PipelineRun:
     """A finished run from results computed elsewhere (recorded outputs, a CLI run): one
     chunk, ingested like a worker would, no call made."""
     with transaction.atomic():
         run = PipelineRun.objects.create(
-            project=project, created_by=user, config=config, total=len(results),
-            status=PipelineRun.RUNNING, started_at=timezone.now(),
+            project=project,
+            created_by=user,
+            config=config,
+            total=len(results),
+            status=PipelineRun.RUNNING,
+            started_at=timezone.now(),
         )
         worker = "replay"
         chunk = PipelineChunk.objects.create(
-            run=run, index=0, status=PipelineChunk.RUNNING, worker=worker, attempts=1,
-            started_at=run.started_at, heartbeat_at=run.started_at,
+            run=run,
+            index=0,
+            status=PipelineChunk.RUNNING,
+            worker=worker,
+            attempts=1,
+            started_at=run.started_at,
+            heartbeat_at=run.started_at,
         )
         docs = []
         for r in results:
             doc, _ = Document.objects.get_or_create(
-                project=project, external_id=r.id,
-                defaults={"response": r.response, "question": r.question or "",
-                          "domain": r.domain, "source_model": r.model},
+                project=project,
+                external_id=r.id,
+                defaults={
+                    "response": r.response,
+                    "question": r.question or "",
+                    "domain": r.domain,
+                    "source_model": r.model,
+                },
             )
             docs.append(doc.pk)
         PipelineChunk.objects.filter(pk=chunk.pk).update(document_ids=docs)
         finish_chunk(chunk, worker=worker, results=results)
     run.refresh_from_db()
     return run
-

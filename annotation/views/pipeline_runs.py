@@ -24,11 +24,19 @@ def pipeline_runs(request: HtmxRequest, project_id: int) -> HttpResponse:
         if not project.documents.exists():
             messages.error(request, "The project has no documents to run the pipeline on.")
         else:
-            run = start_run(project=project, user=request.user, config=run_config(**form.cleaned_data))
+            run = start_run(
+                project=project, user=request.user, config=run_config(**form.cleaned_data)
+            )
             return redirect("pipeline_run", project_id=project.pk, run_id=run.pk)
-    return render(request, "annotation/pipeline_runs.html", {
-        "project": project, "form": form, "runs": project.pipeline_runs.all(),
-    })
+    return render(
+        request,
+        "annotation/pipeline_runs.html",
+        {
+            "project": project,
+            "form": form,
+            "runs": project.pipeline_runs.all(),
+        },
+    )
 
 
 @login_required
@@ -40,11 +48,16 @@ def pipeline_run(request: HtmxRequest, project_id: int, run_id: int) -> HttpResp
     template = "annotation/pipeline_run.html"
     if request.htmx:
         template += "#run-status"
-    response = render(request, template, {
-        "project": project, "run": run,
-        "chunks": run.chunks.all() if not run.is_over else None,
-        "scores": run.scores,
-    })
+    response = render(
+        request,
+        template,
+        {
+            "project": project,
+            "run": run,
+            "chunks": run.chunks.all() if not run.is_over else None,
+            "scores": run.scores,
+        },
+    )
     if request.htmx and run.is_over:
         response.status_code = STOP_POLLING
     return response

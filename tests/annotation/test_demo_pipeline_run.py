@@ -27,8 +27,10 @@ def test_the_demo_has_a_finished_run_without_any_key(db: None, client: Client, m
     assert Evidence.objects.filter(claim__in=claims).count() == run.counts["evidence"] > 200
     assert Verdict.objects.filter(system__name=run.verifier_name).count() == 25
     # the run's response is the document already imported for verification, not a copy
-    assert Document.objects.filter(project=project, source_model="gpt-4o",
-                                   domain="ShareGPT").count() == 1
+    assert (
+        Document.objects.filter(project=project, source_model="gpt-4o", domain="ShareGPT").count()
+        == 1
+    )
     row = run.scores["rows"][0]
     assert (row["model"], row["domain"], row["responses"]) == ("gpt-4o", "ShareGPT", 1)
     assert 0 < row["veriscore"] <= 100

@@ -14,8 +14,8 @@ from django_tasks_db.models import DBTaskResult
 from annotation.models import PipelineChunk, PipelineRun, Project
 from annotation.tasks import replay_run, run_config
 from pipeline.formats import load_results
-from tests.conftest import login
 from tests.annotation.test_pipeline_runs import REPO
+from tests.conftest import login
 
 SECRET = "sk-test-SECRET-never-in-a-page"
 
@@ -36,10 +36,18 @@ def finished(alpha: Project) -> PipelineRun:
 
 @pytest.fixture
 def running(alpha: Project) -> PipelineRun:
-    run = PipelineRun.objects.create(project=alpha, config=run_config(), total=4,
-                                     status=PipelineRun.RUNNING)
-    PipelineChunk.objects.create(run=run, index=0, document_ids=[], status="running",
-                                 worker="w", done=1, heartbeat_at=timezone.now())
+    run = PipelineRun.objects.create(
+        project=alpha, config=run_config(), total=4, status=PipelineRun.RUNNING
+    )
+    PipelineChunk.objects.create(
+        run=run,
+        index=0,
+        document_ids=[],
+        status="running",
+        worker="w",
+        done=1,
+        heartbeat_at=timezone.now(),
+    )
     return run
 
 
@@ -50,7 +58,15 @@ def run_url(run: PipelineRun) -> str:
 def test_the_project_page_offers_the_form(client: Client, alpha: Project, users) -> None:  # type: ignore[no-untyped-def]
     page = login(client, users["alice"]).get(reverse("project", args=[alpha.pk])).content.decode()
     assert "Run the pipeline" in page
-    for name in ("extractor", "label_mode", "model", "base_url", "retriever", "offline", "chunk_size"):
+    for name in (
+        "extractor",
+        "label_mode",
+        "model",
+        "base_url",
+        "retriever",
+        "offline",
+        "chunk_size",
+    ):
         assert f'name="{name}"' in page
     assert 'value="http://127.0.0.1:9/v1"' in page  # base URL defaults to OPENAI_BASE_URL
     assert SECRET not in page
@@ -61,14 +77,24 @@ def test_starting_a_run_enqueues_one_task_per_chunk(  # type: ignore[no-untyped-
 ) -> None:
     login(client, users["alice"])
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("pipeline_runs", args=[alpha.pk]), {
-            "extractor": "atomic", "label_mode": "ternary", "model": "llama3.1:8b",
-            "base_url": "http://localhost:11434/v1", "retriever": "serper", "chunk_size": "3",
-        })
+        response = client.post(
+            reverse("pipeline_runs", args=[alpha.pk]),
+            {
+                "extractor": "atomic",
+                "label_mode": "ternary",
+                "model": "llama3.1:8b",
+                "base_url": "http://localhost:11434/v1",
+                "retriever": "serper",
+                "chunk_size": "3",
+            },
+        )
     run = PipelineRun.objects.get(project=alpha)
     assert response.status_code == 302 and response["Location"] == run_url(run)
     assert run.created_by == users["alice"] and run.status == PipelineRun.QUEUED
-    assert run.config["extractor"] == "atomic" and run.config["base_url"] == "http://localhost:11434/v1"
+    assert (
+        run.config["extractor"] == "atomic"
+        and run.config["base_url"] == "http://localhost:11434/v1"
+    )
     assert run.total == 4 and [len(c.document_ids) for c in run.chunks.all()] == [3, 1]
     assert DBTaskResult.objects.count() == 2
     assert SECRET not in str(run.config)
@@ -79,9 +105,17 @@ def test_starting_a_run_enqueues_one_task_per_chunk(  # type: ignore[no-untyped-
 
 def test_a_bad_form_starts_nothing(client: Client, alpha: Project, users) -> None:  # type: ignore[no-untyped-def]
     login(client, users["alice"])
-    response = client.post(reverse("pipeline_runs", args=[alpha.pk]), {
-        "extractor": "veriscore", "label_mode": "binary", "model": "m",
-        "base_url": "not a url", "retriever": "serper", "chunk_size": "0"})
+    response = client.post(
+        reverse("pipeline_runs", args=[alpha.pk]),
+        {
+            "extractor": "veriscore",
+            "label_mode": "binary",
+            "model": "m",
+            "base_url": "not a url",
+            "retriever": "serper",
+            "chunk_size": "0",
+        },
+    )
     assert response.status_code == 200
     assert "errorlist" in response.content.decode()
     assert not PipelineRun.objects.exists()
@@ -95,7 +129,7 @@ def test_the_finished_run_shows_counts_and_scores_and_stops_polling(  # type: ig
     assert finished.status == PipelineRun.FINISHED
     assert "VERIScore" in page and "ShareGPT" in page and "gpt-4o" in page
     assert "pipeline:veriscore:recorded" in page
-    assert 'hx-trigger' not in page
+    assert "hx-trigger" not in page
     fragment = client.get(run_url(finished), headers={"HX-Request": "true"})
     assert fragment.status_code == 286  # htmx stops polling
     html = fragment.content.decode()
@@ -103,7 +137,9 @@ def test_the_finished_run_shows_counts_and_scores_and_stops_polling(  # type: ig
     assert "VERIScore" in html
 
 
-def test_the_fragment_of_a_running_run_keeps_polling(client: Client, running: PipelineRun, users) -> None:  # type: ignore[no-untyped-def]
+def test_the_fragment_of_a_running_run_keeps_polling(
+    client: Client, running: PipelineRun, users
+) -> None:  # type: ignore[no-untyped-def]
     login(client, users["alice"])
     fragment = client.get(run_url(running), headers={"HX-Request": "true"})
     assert fragment.status_code == 200
@@ -129,9 +165,16 @@ def test_only_the_projects_researchers_see_runs(  # type: ignore[no-untyped-def]
     assert client.get(run_url(finished)).status_code == 404
     assert client.get(run_url(finished), headers={"HX-Request": "true"}).status_code == 404
     assert client.get(reverse("pipeline_runs", args=[finished.project_id])).status_code == 404
-    response = client.post(reverse("pipeline_runs", args=[finished.project_id]), {
-        "extractor": "veriscore", "label_mode": "binary", "model": "m", "retriever": "serper",
-        "chunk_size": "5"})
+    response = client.post(
+        reverse("pipeline_runs", args=[finished.project_id]),
+        {
+            "extractor": "veriscore",
+            "label_mode": "binary",
+            "model": "m",
+            "retriever": "serper",
+            "chunk_size": "5",
+        },
+    )
     assert response.status_code == 404
     assert PipelineRun.objects.count() == 1
 
@@ -142,14 +185,19 @@ def test_anonymous_visitors_are_sent_to_log_in(client: Client, finished: Pipelin
         assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
 
 
-def test_a_run_of_another_project_is_not_found(client: Client, finished: PipelineRun, users, beta: Project) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_of_another_project_is_not_found(
+    client: Client, finished: PipelineRun, users, beta: Project
+) -> None:  # type: ignore[no-untyped-def]
     login(client, users["erin"])
     url = reverse("pipeline_run", args=[beta.pk, finished.pk])
     assert client.get(url).status_code == 404
 
 
 def test_the_runs_page_lists_runs(client: Client, finished: PipelineRun, users) -> None:  # type: ignore[no-untyped-def]
-    page = login(client, users["alice"]).get(
-        reverse("pipeline_runs", args=[finished.project_id])).content.decode()
+    page = (
+        login(client, users["alice"])
+        .get(reverse("pipeline_runs", args=[finished.project_id]))
+        .content.decode()
+    )
     assert f"#{finished.pk}" in page and "Finished" in page
     assert User.objects.filter(username="alice").exists()

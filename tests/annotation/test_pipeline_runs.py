@@ -64,8 +64,12 @@ def bios(transactional_db: None) -> Project:
     project.add_member(alice, Membership.RESEARCHER)
     for b in BIOS[:6]:
         Document.objects.create(
-            project=project, external_id=b["id"], question=b["question"],
-            response=b["response"], source_model=b["model"], domain=b["prompt_source"],
+            project=project,
+            external_id=b["id"],
+            question=b["question"],
+            response=b["response"],
+            source_model=b["model"],
+            domain=b["prompt_source"],
         )
     return project
 
@@ -82,9 +86,16 @@ def drain(workers: int = 1) -> list[str]:
 
     def work(worker_id: str) -> None:
         try:
-            Worker(queue_names=["default"], interval=0, batch=True, backend_name="default",
-                   startup_delay=False, max_tasks=None, worker_id=worker_id,
-                   excluded_queue_names=[]).run()
+            Worker(
+                queue_names=["default"],
+                interval=0,
+                batch=True,
+                backend_name="default",
+                startup_delay=False,
+                max_tasks=None,
+                worker_id=worker_id,
+                excluded_queue_names=[],
+            ).run()
         finally:
             connections.close_all()
 
@@ -97,8 +108,11 @@ def drain(workers: int = 1) -> list[str]:
 
 
 def extraction_prompts(llm: FakeOpenAI) -> list[str]:
-    return [json.dumps(r["body"]["messages"]) for r in llm.requests
-            if "Sentence to be focused on" in json.dumps(r["body"])]
+    return [
+        json.dumps(r["body"]["messages"])
+        for r in llm.requests
+        if "Sentence to be focused on" in json.dumps(r["body"])
+    ]
 
 
 def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
@@ -109,8 +123,9 @@ def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Proje
     assert run.chunks.count() == 3
     assert DBTaskResult.objects.count() == 3  # one task per chunk, enqueued on commit
 
-    call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", "--interval=0",
-                 verbosity=0)
+    call_command(
+        "db_worker", "--batch", "--no-startup-delay", "--no-reload", "--interval=0", verbosity=0
+    )
 
     run.refresh_from_db()
     assert run.status == PipelineRun.FINISHED, run.errors
@@ -123,7 +138,11 @@ def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Proje
     assert run.tokens > 0
     extractor = System.objects.get(project=bios, name="pipeline:veriscore:gpt-4o-mini")
     verifier = System.objects.get(project=bios, name="pipeline:verify-binary:gpt-4o-mini")
-    assert (extractor.kind, extractor.origin, extractor.model) == ("extractor", "pipeline", "gpt-4o-mini")
+    assert (extractor.kind, extractor.origin, extractor.model) == (
+        "extractor",
+        "pipeline",
+        "gpt-4o-mini",
+    )
     assert extractor.prompt_version == "veriscore-extract-v1"
     assert (verifier.kind, verifier.prompt_version) == ("verifier", "veriscore-verify-v1")
     assert ClaimList.objects.filter(system=extractor).count() == 6
@@ -132,7 +151,10 @@ def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Proje
     assert Evidence.objects.filter(claim__in=claims).count() == run.counts["evidence"]
     assert Verdict.objects.filter(system=verifier).count() == run.counts["verdicts"]
     assert set(Verdict.objects.filter(system=verifier).values_list("label", flat=True)) <= {
-        "supported", "unsupported", "unparsed"}
+        "supported",
+        "unsupported",
+        "unparsed",
+    }
     first = claims.order_by("claim_list__document_id", "position").first()
     assert first is not None and first.sentence and first.sentence_index is not None
     # scores over the whole run, computed when the last chunk finished
@@ -192,15 +214,33 @@ def test_a_killed_workers_chunk_is_taken_over_without_repeating_stored_calls(  #
     # The first worker claims the chunk, gets every answer (each stored in the cache the
     # moment it arrives) and is killed before it could ingest anything.
     assert claim_chunk(chunk.pk, worker="killed") is not None
-    clients = build_clients(ClientConfig(
-        base_url=llm.base_url, api_key="x", model="gpt-4o-mini", serper_api_key="x",
-        serper_url=serper.url, cache_path=settings.PIPELINE_CACHE_PATH, timeout=5.0, backoff=0.0,
-    ))
+    clients = build_clients(
+        ClientConfig(
+            base_url=llm.base_url,
+            api_key="x",
+            model="gpt-4o-mini",
+            serper_api_key="x",
+            serper_url=serper.url,
+            cache_path=settings.PIPELINE_CACHE_PATH,
+            timeout=5.0,
+            backoff=0.0,
+        )
+    )
     docs = Document.objects.filter(pk__in=chunk.document_ids).order_by("id")
     run_responses_sync(
-        [ResponseInput(id=d.external_id, response=d.response, question=d.question,
-                       model=d.source_model, domain=d.domain) for d in docs],
-        config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher,
+        [
+            ResponseInput(
+                id=d.external_id,
+                response=d.response,
+                question=d.question,
+                model=d.source_model,
+                domain=d.domain,
+            )
+            for d in docs
+        ],
+        config=PipelineConfig(),
+        llm=clients.llm,
+        searcher=clients.searcher,
     )
     clients.close()
     calls_before = (len(llm.requests), len(serper.requests))
@@ -227,11 +267,16 @@ def test_a_killed_workers_chunk_is_taken_over_without_repeating_stored_calls(  #
 def test_faults_from_the_fakes_end_in_a_finished_run_with_errors_counted(  # type: ignore[no-untyped-def]
     servers, bios: Project, settings
 ) -> None:
-    with FakeOpenAI(fault_rate=0.2, seed=3, hang=1.0) as llm, \
-            FakeSerper(fault_rate=0.2, seed=3, hang=1.0) as serper:
+    with (
+        FakeOpenAI(fault_rate=0.2, seed=3, hang=1.0) as llm,
+        FakeSerper(fault_rate=0.2, seed=3, hang=1.0) as serper,
+    ):
         settings.PIPELINE_SERPER_URL = serper.url
-        run = start_run(project=bios, user=None, config=config_for(
-            llm, timeout=0.3, max_retries=1, chunk_size=3))
+        run = start_run(
+            project=bios,
+            user=None,
+            config=config_for(llm, timeout=0.3, max_retries=1, chunk_size=3),
+        )
         drain()
         faults = llm.faults_served() + serper.faults_served()
     run.refresh_from_db()
@@ -255,9 +300,10 @@ def test_no_api_key_is_stored(servers, bios: Project) -> None:  # type: ignore[n
     llm, _ = servers
     start_run(project=bios, user=None, config=config_for(llm, chunk_size=6))
     drain()
-    dump = json.dumps([
-        list(m.objects.values()) for m in (PipelineRun, PipelineChunk, System, DBTaskResult)
-    ], default=str)
+    dump = json.dumps(
+        [list(m.objects.values()) for m in (PipelineRun, PipelineChunk, System, DBTaskResult)],
+        default=str,
+    )
     assert OPENAI_KEY not in dump and SERPER_KEY not in dump
     assert len(llm.requests) > 0
 
@@ -269,3 +315,24 @@ def test_the_config_is_validated() -> None:
         run_config(retriever="bing")
     with pytest.raises(ValueError):
         run_config(api_key="sk-...")  # keys never go into a run's config
+
+
+def test_a_worker_finishing_its_chunk_takes_up_a_dead_workers_chunk(  # type: ignore[no-untyped-def]
+    servers, bios: Project, settings
+) -> None:
+    llm, _ = servers
+    run = start_run(project=bios, user=None, config=config_for(llm, chunk_size=3))
+    dead, alive = run.chunks.order_by("index")
+    assert claim_chunk(dead.pk, worker="killed") is not None
+    # it died with its task: only the other chunk's task is left in the queue
+    assert DBTaskResult.objects.filter(args_kwargs__args=[dead.pk]).delete()[0] == 1
+    PipelineChunk.objects.filter(pk=dead.pk).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.PIPELINE_CHUNK_TIMEOUT + 1)
+    )
+    drain()
+    run.refresh_from_db()
+    assert run.status == PipelineRun.FINISHED
+    assert [(c.status, c.attempts) for c in run.chunks.order_by("index")] == [
+        ("done", 2),
+        ("done", 1),
+    ]
