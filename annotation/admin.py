@@ -71,3 +71,38 @@ class AssignmentAdmin(admin.ModelAdmin):
 @admin.register(models.Answer)
 class AnswerAdmin(admin.ModelAdmin):
     list_display = ["assignment", "unit", "field", "value"]
+
+
+class PipelineChunkInline(admin.TabularInline):
+    model = models.PipelineChunk
+    extra = 0
+    fields = ["index", "status", "attempts", "worker", "done", "started_at", "finished_at"]
+    readonly_fields = fields
+
+
+@admin.register(models.PipelineRun)
+class PipelineRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "status", "total", "tokens", "cost", "error_count", "created_at"]
+    list_filter = ["status", "project"]
+    inlines = [PipelineChunkInline]
+
+
+@admin.register(models.Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    list_display = ["item", "unit", "field", "value", "by", "created_at"]
+
+
+@admin.register(models.Evidence)
+class EvidenceAdmin(admin.ModelAdmin):
+    list_display = ["claim", "rank", "title"]
+
+
+@admin.register(models.Segment)
+class SegmentAdmin(admin.ModelAdmin):
+    list_display = ["document", "position", "text"]
+
+
+@admin.register(models.PipelineChunk)
+class PipelineChunkAdmin(admin.ModelAdmin):
+    list_display = ["run", "index", "status", "attempts", "worker", "done"]
+    list_filter = ["status"]

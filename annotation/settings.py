@@ -139,16 +139,20 @@ API_PAGE_SIZE = int(os.getenv("API_PAGE_SIZE", "100"))
 API_WRITE_RATE = os.getenv("API_WRITE_RATE", "300/minute")
 SPECTACULAR_SETTINGS = {
     "TITLE": "Factuality annotation API",
-    "DESCRIPTION": "Projects, imports, items, annotation queues, answers and gold values.",
+    "DESCRIPTION": "Projects, imports, items, annotation queues, answers, gold values, "
+    "reports and pipeline runs.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}},
+    "ENUM_NAME_OVERRIDES": {
+        "PipelineRunStatusEnum": ["queued", "running", "finished", "failed"],
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "annotation.api.schema.positive_path_ids",
     ],
 }
 

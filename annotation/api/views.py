@@ -24,9 +24,18 @@ from rest_framework.views import APIView
 from .. import exports, formats, forms, gold
 from ..ingest import FORMATS, ImportFailed, import_file
 from ..models import (
-    Assignment, Document, Item, Membership, Project, assign, comparison_items, segment_items,
+    Assignment,
+    Document,
+    Item,
+    Membership,
+    PipelineRun,
+    Project,
+    assign,
+    comparison_items,
+    segment_items,
     verification_items,
 )
+from ..tasks import requeue_stale_chunks, run_config, start_run
 from ..views.common import assignment_for_annotator, membership_for, project_for_researcher
 from .errors import ApiError, ErrorSerializer, form_error, import_error, page_of, paginated
 
@@ -783,3 +792,77 @@ class ReportApi(APIView):
 
 
 _name_components()
+
+
+# --- pipeline runs -----------------------------------------------------------------------
+
+
+class PipelineRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=[s for s, _ in PipelineRun.STATUSES])
+    config = serializers.DictField(help_text="what was run; never an API key")
+    total = serializers.IntegerField(help_text="responses in the run")
+    done = serializers.IntegerField(help_text="responses processed so far")
+    percent = serializers.IntegerField()
+    counts = serializers.DictField()
+    tokens = serializers.IntegerField()
+    cost = serializers.FloatField(help_text="USD, from the model price table")
+    error_count = serializers.IntegerField()
+    errors = serializers.ListField(child=serializers.CharField())
+    extractor = serializers.CharField(source="extractor_name", help_text="system of the claims")
+    verifier = serializers.CharField(source="verifier_name", help_text="system of the verdicts")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class PipelineRunListApi(APIView):
+    """A project's pipeline runs; POST starts one over all its documents (the page's form;
+    keys come from the workers' environment, never from the request)."""
+
+    class InputSerializer(serializers.Serializer):
+        extractor = serializers.ChoiceField(choices=["veriscore", "atomic"], default="veriscore")
+        label_mode = serializers.ChoiceField(choices=["binary", "ternary"], default="binary")
+        model = serializers.CharField(max_length=200)
+        base_url = serializers.CharField(max_length=500, required=False, default="")
+        retriever = serializers.ChoiceField(choices=["serper", "bm25"], default="serper")
+        offline = serializers.BooleanField(default=False)
+        chunk_size = serializers.IntegerField(min_value=1, max_value=1000, default=10)
+        fixed_k = serializers.FloatField(min_value=1, required=False, allow_null=True, default=None)
+
+    @extend_schema(operation_id="pipeline_runs_list", parameters=PAGE_PARAMS,
+                   responses={200: page_of(PipelineRunSerializer, "PaginatedPipelineRunList"), **READ_ERRORS})
+    def get(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        return paginated(request, self, list(project.pipeline_runs.all()), PipelineRunSerializer)
+
+    @extend_schema(operation_id="pipeline_runs_create", request=InputSerializer,
+                   responses={201: PipelineRunSerializer, **ERRORS})
+    def post(self, request: Request, project_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        data = _valid(self.InputSerializer, request.data)
+        form = forms.PipelineRunForm({k: v for k, v in data.items() if v is not None and v is not False})
+        if not form.is_valid():
+            raise form_error(form)
+        if not project.documents.exists():
+            raise ApiError(400, "no_documents", "The project has no documents to run the pipeline on.")
+        run = start_run(project=project, user=request.user, config=run_config(**form.cleaned_data))
+        return Response(PipelineRunSerializer(run).data, status=201)
+
+
+class PipelineRunDetailApi(APIView):
+    """A run's status and progress; when finished, `scores` holds F1@K per response and
+    VERIScore per (model, domain)."""
+
+    class OutputSerializer(PipelineRunSerializer):
+        scores = serializers.JSONField(allow_null=True)
+
+    @extend_schema(operation_id="pipeline_runs_retrieve", responses={200: OutputSerializer, **READ_ERRORS})
+    def get(self, request: Request, project_id: int, run_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        run = PipelineRun.objects.filter(pk=run_id, project=project).first()
+        if run is None:
+            raise ApiError(404, "not_found", "No such pipeline run.")
+        if not run.is_over and requeue_stale_chunks(run):
+            run.refresh_from_db()
+        return Response(self.OutputSerializer(run).data)

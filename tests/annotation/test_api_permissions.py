@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import Assignment, Item, Project, System
+from annotation.tasks import run_config, start_run
 from tests.conftest import SYSTEM_A, SYSTEM_B, canonical_line
 
 from .api_helpers import submit_body, token_client
@@ -34,6 +35,9 @@ def researcher_endpoints(project: Project) -> list[tuple[str, str, Any]]:
         ("get", f"/api/projects/{p}/answers/", None),
         ("get", f"/api/projects/{p}/gold/", None),
         ("get", f"/api/projects/{p}/report/?bootstrap=20", None),
+        ("get", f"/api/projects/{p}/pipeline-runs/", None),
+        ("post", f"/api/projects/{p}/pipeline-runs/", {"model": "gpt-4o-mini", "offline": True}),
+        ("get", f"/api/projects/{p}/pipeline-runs/{project.pipeline_runs.get().pk}/", None),
         *[("get", f"/api/projects/{p}/exports/{name}", None)
           for name in ["answers.csv", "wide.csv", "veriscore.jsonl?system=" + SYSTEM_A,
                        "felm.jsonl", "factscore.jsonl?system=" + SYSTEM_A]],
@@ -62,6 +66,7 @@ def world(alpha: Project, beta: Project, alpha_items: list[Item], users: dict[st
                   ("item", "justification"): CAROL_SECRET}, guideline_version=1)
     bobs = Assignment.objects.filter(annotator=users["bob"]).first()
     assert bobs is not None
+    start_run(project=alpha, user=users["alice"], config=run_config(model="m", offline=True))
     return {"alpha": alpha, "bobs": bobs}
 
 

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+
+from annotation.models import PipelineChunk, PipelineRun, Project
+from annotation.tasks import replay_run
+
+from .api_helpers import token_client
+
+
+def test_a_researcher_starts_a_run_and_follows_it(alpha: Project, users: dict[str, User], monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-should-not-leak")
+    client = token_client(users["alice"])
+    response = client.post(f"/api/projects/{alpha.pk}/pipeline-runs/",
+                           {"model": "gpt-4o-mini", "label_mode": "ternary", "chunk_size": 3}, format="json")
+    assert response.status_code == 201, response.content
+    run = response.json()
+    assert run["status"] == "queued" and run["total"] == alpha.documents.count() == 4
+    assert run["config"]["label_mode"] == "ternary" and run["done"] == 0
+    assert PipelineChunk.objects.filter(run_id=run["id"]).count() == 2  # 4 documents, 3 per chunk
+    detail = client.get(f"/api/projects/{alpha.pk}/pipeline-runs/{run['id']}/")
+    assert detail.status_code == 200 and detail.json()["scores"] is None
+    listed = client.get(f"/api/projects/{alpha.pk}/pipeline-runs/").json()
+    assert [r["id"] for r in listed["results"]] == [run["id"]]
+    for body in (response.content, detail.content, listed and client.get(f"/api/projects/{alpha.pk}/pipeline-runs/").content):
+        assert b"sk-secret" not in body
+
+
+def test_bad_settings_are_refused_with_the_field(alpha: Project, users: dict[str, User]) -> None:
+    client = token_client(users["alice"])
+    response = client.post(f"/api/projects/{alpha.pk}/pipeline-runs/",
+                           {"model": "m", "extractor": "magic"}, format="json")
+    assert response.status_code == 400 and response.json()["field"] == "extractor"
+    response = client.post(f"/api/projects/{alpha.pk}/pipeline-runs/",
+                           {"model": "m", "base_url": "not a url"}, format="json")
+    assert response.status_code == 400 and response.json()["field"] == "base_url"
+    assert not PipelineRun.objects.exists()
+
+
+def test_a_finished_run_has_its_scores(alpha: Project, users: dict[str, User]) -> None:
+    from django.conf import settings
+    from pipeline.formats import load_results
+
+    results = load_results(settings.BASE_DIR / "fixtures" / "pipeline" / "data_sample.jsonl")
+    run = replay_run(project=alpha, user=users["alice"], results=results, config={"model": "gpt-4o"})
+    data = token_client(users["alice"]).get(f"/api/projects/{alpha.pk}/pipeline-runs/{run.pk}/").json()
+    assert data["status"] == "finished" and data["done"] == data["total"] == 1
+    assert data["counts"]["claims"] == 25 and data["scores"]
