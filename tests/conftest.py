@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -122,3 +123,13 @@ def alpha_segments(alpha: Project, beta: Project) -> list[Item]:
     for user in alpha.annotators():
         alpha.memberships.get(user=user).acknowledge()
     return items
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The test database is dropped by pytest-django; SQLite's WAL side files stay behind."""
+    from django.conf import settings
+
+    name = settings.DATABASES["default"].get("TEST", {}).get("NAME")
+    if name:
+        for suffix in ("-wal", "-shm"):
+            Path(str(name) + suffix).unlink(missing_ok=True)
