@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .kinds import categorical_fields
 from .models import Adjudication, Answer, Assignment, Item, Project
-from .stats import majority
+from .stats import Majority, majority
 
 UNANIMOUS = "unanimous"
 MAJORITY = "majority"
@@ -73,27 +73,39 @@ def label_rows(project: Project, *, kind: str | None = None) -> list[LabelRow]:
     return rows
 
 
-def gold_values(project: Project, *, kind: str | None = None) -> list[Gold]:
+def decide(
+    item: int, kind: str, unit: str, field: str, values: list[str],
+    adjudication: tuple[str, str] | None = None,
+) -> Gold:
+    """The gold value of one unit's field from its answers and an optional (value, note)
+    adjudication: the rules of this module, in one place."""
+    if len(set(values)) == 1:  # the common case, without counting
+        result = Majority(values[0], False, len(values), {values[0]: len(values)})
+    else:
+        result = majority(values)
+    votes = dict(result.distribution)
+    if adjudication is not None:
+        return Gold(item, kind, unit, field, adjudication[0], ADJUDICATED, votes, adjudication[1])
+    if not result.is_tie:
+        provenance = UNANIMOUS if len(votes) == 1 else MAJORITY
+        return Gold(item, kind, unit, field, result.label, provenance, votes)
+    if kind == Item.VERIFICATION and field == "label":
+        return Gold(item, kind, unit, field, VERIFICATION_TIE_VALUE, TIE_RULE, votes)
+    return Gold(item, kind, unit, field, None, TIE, votes)
+
+
+def gold_values(
+    project: Project, *, kind: str | None = None, rows: list[LabelRow] | None = None
+) -> list[Gold]:
+    """Gold of every answered unit; pass `rows` (from label_rows) when you have them."""
     grouped: dict[tuple[int, str, str, str], list[str]] = defaultdict(list)
-    for row in label_rows(project, kind=kind):
+    for row in rows if rows is not None else label_rows(project, kind=kind):
         grouped[(row.item, row.kind, row.unit, row.field)].append(row.value)
     adjudicated = {
-        (adj.item_id, adj.unit, adj.field): adj
+        (adj.item_id, adj.unit, adj.field): (adj.value, adj.note)
         for adj in Adjudication.objects.filter(item__project=project)
     }
-    golds = []
-    for (item, item_kind, unit, field), values in grouped.items():
-        result = majority(values)
-        votes = dict(result.distribution)
-        adj = adjudicated.get((item, unit, field))
-        if adj is not None:
-            golds.append(Gold(item, item_kind, unit, field, adj.value, ADJUDICATED, votes, adj.note))
-            continue
-        if not result.is_tie:
-            provenance = UNANIMOUS if len(votes) == 1 else MAJORITY
-            golds.append(Gold(item, item_kind, unit, field, result.label, provenance, votes))
-        elif item_kind == Item.VERIFICATION and field == "label":
-            golds.append(Gold(item, item_kind, unit, field, VERIFICATION_TIE_VALUE, TIE_RULE, votes))
-        else:
-            golds.append(Gold(item, item_kind, unit, field, None, TIE, votes))
-    return golds
+    return [
+        decide(item, item_kind, unit, field, values, adjudicated.get((item, unit, field)))
+        for (item, item_kind, unit, field), values in grouped.items()
+    ]

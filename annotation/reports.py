@@ -34,7 +34,7 @@ from pipeline.types import ClaimResult, ResponseResult
 from pipeline.types import Verdict as PipelineVerdict
 
 from . import charts, stats
-from .gold import ADJUDICATED, MAJORITY, TIE, TIE_RULE, UNANIMOUS, VERIFICATION_TIE_VALUE, Gold
+from .gold import Gold, decide
 from .kinds import CLAIM_LABEL_NAMES, CLAIM_LABELS, categorical_fields, unit_kind
 from .models import (
     Adjudication,
@@ -376,30 +376,9 @@ def _gold(
     golds: dict[UnitKey, Gold] = {}
     for key, by_rater in grouped.items():
         item, unit, fld = key
-        if fld not in GOLD_FIELDS:
-            continue
-        kind = kinds[item]
-        values = list(by_rater.values())
-        # The same plurality rule as stats.majority, without a Counter per unanimous unit.
-        if len(set(values)) == 1:
-            votes = {values[0]: len(values)}
-            label: str | None = values[0]
-            is_tie = False
-        else:
-            ranked = Counter(values).most_common()
-            votes = dict(ranked)
-            is_tie = ranked[0][1] == ranked[1][1]
-            label = None if is_tie else ranked[0][0]
-        adj = adjudicated.get(key)
-        if adj is not None:
-            golds[key] = Gold(item, kind, unit, fld, adj[0], ADJUDICATED, votes, adj[1])
-        elif not is_tie:
-            provenance = UNANIMOUS if len(votes) == 1 else MAJORITY
-            golds[key] = Gold(item, kind, unit, fld, label, provenance, votes)
-        elif kind == Item.VERIFICATION and fld == "label":
-            golds[key] = Gold(item, kind, unit, fld, VERIFICATION_TIE_VALUE, TIE_RULE, votes)
-        else:
-            golds[key] = Gold(item, kind, unit, fld, None, TIE, votes)
+        if fld in GOLD_FIELDS:
+            golds[key] = decide(item, kinds[item], unit, fld, list(by_rater.values()),
+                                adjudicated.get(key))
     return golds
 
 

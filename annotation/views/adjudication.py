@@ -43,12 +43,13 @@ def adjudication(request: HtmxRequest, project_id: int) -> HttpResponse:
     if request.method == "POST":
         return _set_gold(request, project_id)
 
-    golds = [g for g in gold_values(project, kind=kind or None)
+    labels = label_rows(project, kind=kind or None)
+    golds = [g for g in gold_values(project, rows=labels)
              if len(g.votes) > 1 or g.provenance == "adjudicated"]
     golds.sort(key=lambda g: (g.provenance == "adjudicated", -g.disagreement, g.item, g.unit, g.field))
     names = pseudonyms(project)
     answers: dict[tuple[int, str, str], list[tuple[str, str]]] = defaultdict(list)
-    for row in label_rows(project, kind=kind or None):
+    for row in labels:
         answers[(row.item, row.unit, row.field)].append((names.get(row.annotator, "A?"), row.value))
     # Justifications help to see why people disagree on a comparison.
     notes: dict[tuple[int, str], str] = {}
