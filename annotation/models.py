@@ -487,7 +487,8 @@ def assign(
     Items that already have assignments are left alone, so this is safe to re-run.
     """
     annotators = list(project.annotators().values_list("id", flat=True))
-    items = [i for i in items if not i.assignments.exists()]
+    taken = set(Assignment.objects.filter(item__in=items).values_list("item_id", flat=True))
+    items = [i for i in items if i.pk not in taken]
     plan = assignment_plan([i.id for i in items], annotators, k=k, fraction=fraction, seed=seed)
     rng = random.Random(f"order-{seed}")
     start = {
