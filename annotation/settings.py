@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from pathlib import Path
@@ -161,6 +162,10 @@ SPECTACULAR_SETTINGS = {
 TASKS = {"default": {"BACKEND": os.getenv("TASKS_BACKEND", "django_tasks_db.DatabaseBackend")}}
 # Pipeline runs from the platform. API keys are read from the environment at run time
 # (OPENAI_API_KEY, SERPER_API_KEY) and never stored.
+# The endpoints a run may name (annotation/endpoints.py), a JSON list of
+# {"name", "base_url", "api_key_env", "models": [...], "prices": {model: [in, out]}};
+# empty: one endpoint "default" from OPENAI_BASE_URL and OPENAI_API_KEY.
+PIPELINE_ENDPOINTS = json.loads(os.getenv("PIPELINE_ENDPOINTS") or "[]")
 PIPELINE_CACHE_PATH = os.getenv("PIPELINE_CACHE_PATH", str(VAR_DIR / "pipeline-cache.sqlite"))
 PIPELINE_SERPER_URL = os.getenv("PIPELINE_SERPER_URL", "https://google.serper.dev")
 PIPELINE_BM25_CORPUS = os.getenv("PIPELINE_BM25_CORPUS", "")

@@ -21,7 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import exports, formats, forms, gold
+from .. import endpoints, exports, formats, forms, gold
 from ..ingest import FORMATS, ImportFailed, import_file
 from ..models import (
     Assignment,
@@ -823,8 +823,11 @@ class PipelineRunListApi(APIView):
     class InputSerializer(serializers.Serializer):
         extractor = serializers.ChoiceField(choices=["veriscore", "atomic"], default="veriscore")
         label_mode = serializers.ChoiceField(choices=["binary", "ternary"], default="binary")
+        endpoint = serializers.CharField(
+            max_length=100, required=False, default=endpoints.first,
+            help_text="the name of an endpoint the operator configured (never a URL); "
+            "default: the first one")
         model = serializers.CharField(max_length=200)
-        base_url = serializers.CharField(max_length=500, required=False, default="")
         retriever = serializers.ChoiceField(choices=["serper", "bm25"], default="serper")
         offline = serializers.BooleanField(default=False)
         chunk_size = serializers.IntegerField(min_value=1, max_value=1000, default=10)
@@ -840,6 +843,10 @@ class PipelineRunListApi(APIView):
                    responses={201: PipelineRunSerializer, **ERRORS})
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
+        unknown = sorted(set(request.data) - set(self.InputSerializer().fields))
+        if unknown:  # e.g. base_url or api_key: a run names an endpoint and nothing else
+            raise ApiError(400, "unknown_field", f"Unknown field {unknown[0]!r}; a run chooses "
+                           "an endpoint by name.", field=unknown[0])
         data = _valid(self.InputSerializer, request.data)
         form = forms.PipelineRunForm({k: v for k, v in data.items() if v is not None and v is not False})
         if not form.is_valid():
