@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 
 from annotation.ingest import import_file
 from annotation.models import Item, Membership, Project, System, assign, comparison_items
@@ -40,10 +40,13 @@ def fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def users(db: None) -> dict[str, User]:
-    return {
+    people = {
         name: User.objects.create_user(name, password="pw-" + name)
         for name in ("alice", "bob", "carol", "dave", "erin")
     }
+    # the researchers may create projects (the group made by migration 0005)
+    Group.objects.get(name="researchers").user_set.add(people["alice"], people["erin"])
+    return people
 
 
 @pytest.fixture

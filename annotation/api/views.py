@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 
 from .. import endpoints, exports, formats, forms, gold
 from ..ingest import FORMATS, ImportFailed, import_file
+from ..members import CREATE_PROJECTS, MemberError, add_member
 from ..models import (
     Assignment,
     Document,
@@ -103,6 +104,8 @@ class ProjectListApi(APIView):
     @extend_schema(operation_id="projects_create", request=InputSerializer,
                    responses={201: OutputSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
+        if not request.user.has_perm(CREATE_PROJECTS):
+            raise ApiError(403, "permission_denied", "You may not create projects.")
         data = _valid(self.InputSerializer, request.data)
         form = forms.ProjectForm(data)
         if not form.is_valid():
@@ -145,14 +148,10 @@ class MemberListApi(APIView):
         form = forms.MemberForm(_valid(self.InputSerializer, request.data))
         if not form.is_valid():
             raise form_error(form)
-        username = form.cleaned_data["username"]
-        user = User.objects.filter(username=username).first()
-        if user is None and form.cleaned_data["password"]:
-            user = User.objects.create_user(username, password=form.cleaned_data["password"])
-        if user is None:
-            raise ApiError(400, "unknown_user", f"No user '{username}'. Give a password to create "
-                           "the account.", field="username")
-        membership = project.add_member(user, form.cleaned_data["role"])
+        try:
+            membership = add_member(project=project, by=request.user, **form.cleaned_data)
+        except MemberError as e:
+            raise ApiError(e.status, e.code, e.message, field=e.field) from e
         return Response(self._row(membership), status=201)
 
 
