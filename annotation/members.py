@@ -8,7 +8,7 @@ project's researcher cannot probe which usernames exist or pull in any account.
 
 from __future__ import annotations
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, Permission, User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -16,6 +16,17 @@ from django.db import transaction
 from .models import Membership, Project
 
 CREATE_PROJECTS = "annotation.add_project"
+
+
+def researchers_group() -> Group:
+    """The group whose members may create projects (made by migration 0005; made again
+    here when a database was emptied since)."""
+    group, created = Group.objects.get_or_create(name="researchers")
+    if created:
+        group.permissions.add(
+            Permission.objects.get(content_type__app_label="annotation", codename="add_project")
+        )
+    return group
 
 
 class MemberError(Exception):

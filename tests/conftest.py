@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from annotation.ingest import import_file
+from annotation.members import researchers_group
 from annotation.models import Item, Membership, Project, System, assign, comparison_items
 
 # System names chosen to be unmistakable in page text: they must never reach annotators.
@@ -45,7 +46,7 @@ def users(db: None) -> dict[str, User]:
         for name in ("alice", "bob", "carol", "dave", "erin")
     }
     # the researchers may create projects (the group made by migration 0005)
-    Group.objects.get(name="researchers").user_set.add(people["alice"], people["erin"])
+    researchers_group().user_set.add(people["alice"], people["erin"])
     return people
 
 

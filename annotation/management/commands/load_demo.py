@@ -3,11 +3,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from ...ingest import import_file
+from ...members import researchers_group
 from ...models import (
     Document,
     Membership,
@@ -58,7 +59,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         researcher = _user(*RESEARCHER, is_staff=True, is_superuser=True)
-        researcher.groups.add(Group.objects.get(name="researchers"))  # may create projects
+        researcher.groups.add(researchers_group())  # may create projects
         annotators = [_user(u, p) for u, p in ANNOTATORS]
         if not Project.objects.filter(name=DEMO_PROJECT).exists():
             self._build(researcher, annotators)
