@@ -63,3 +63,8 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("settings/tokens/", tokens.tokens, name="settings_tokens"),
 ]
+
+handler400 = "annotation.errors.bad_request"
+handler403 = "annotation.errors.permission_denied"
+handler404 = "annotation.errors.page_not_found"
+handler500 = "annotation.errors.server_error"
