@@ -94,7 +94,8 @@ def check(name: str, model: str) -> Endpoint:
     endpoint = get(name)
     if not endpoint.allows(model):
         raise ValueError(
-            f"endpoint {name!r} does not serve model {model!r}; allowed: {', '.join(endpoint.models)}"
+            f"endpoint {name!r} does not serve model {model!r}; "
+            f"allowed: {', '.join(endpoint.models)}"
         )
     return endpoint
 

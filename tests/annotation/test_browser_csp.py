@@ -18,8 +18,8 @@ document.addEventListener("securitypolicyviolation",
 """
 
 
-def test_no_csp_violation_on_any_annotator_page(  # type: ignore[no-untyped-def]  # noqa: F811
-    page, alpha: Project, alpha_items: list[Item], alpha_verification: list[Item],
+def test_no_csp_violation_on_any_annotator_page(  # type: ignore[no-untyped-def]
+    page, alpha: Project, alpha_items: list[Item], alpha_verification: list[Item],  # noqa: F811
     alpha_segments: list[Item], users: dict[str, User],
 ) -> None:
     console: list[str] = []

@@ -38,7 +38,7 @@ def test_thirty_wrong_passwords_then_the_right_one_is_refused(users: dict[str, U
 
 
 def test_the_limit_is_per_account_and_per_address(users: dict[str, User]) -> None:
-    for n in range(4):
+    for _ in range(4):
         assert not log_in("carol", "wrong", "10.0.0.9")
     assert log_in("carol", "pw-carol", "10.0.0.9")  # 4 < 5: still allowed
     for n in range(8):
