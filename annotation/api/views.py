@@ -842,7 +842,8 @@ class PipelineRunListApi(APIView):
                    responses={201: PipelineRunSerializer, **ERRORS})
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
-        unknown = sorted(set(request.data) - set(self.InputSerializer().fields))
+        given = request.data if isinstance(request.data, dict) else {}
+        unknown = sorted(set(given) - set(self.InputSerializer().fields))
         if unknown:  # e.g. base_url or api_key: a run names an endpoint and nothing else
             raise ApiError(400, "unknown_field", f"Unknown field {unknown[0]!r}; a run chooses "
                            "an endpoint by name.", field=unknown[0])

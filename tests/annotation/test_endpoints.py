@@ -132,3 +132,9 @@ def test_the_migration_keeps_an_old_base_url_unused(bios: Project) -> None:  # n
     migration.forwards(apps, None)
     old.refresh_from_db()
     assert old.config == {"model": "m", "endpoint": "default", "unused_base_url": "http://x/v1"}
+
+
+def test_a_run_body_that_is_not_an_object_is_a_400(bios: Project) -> None:  # noqa: F811
+    response = token_client(User.objects.get(username="alice")).post(
+        f"/api/projects/{bios.pk}/pipeline-runs/", [{"base_url": "http://x"}], format="json")
+    assert response.status_code == 400 and not PipelineRun.objects.exists()
