@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.urls import path
 from django.views.decorators.csp import csp_override
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from . import views
 
@@ -12,7 +12,7 @@ inline_styles = csp_override(settings.CSP_INLINE_STYLES)
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api_schema"),
     # Swagger UI and Redoc inject styles: inline styles allowed there, scripts still not
-    path("docs/", inline_styles(SpectacularSwaggerView.as_view(url_name="api_schema")),
+    path("docs/", inline_styles(SpectacularSwaggerSplitView.as_view(url_name="api_schema")),
          name="api_docs"),
     path("redoc/", inline_styles(SpectacularRedocView.as_view(url_name="api_schema")),
          name="api_redoc"),

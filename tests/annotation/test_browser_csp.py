@@ -51,3 +51,28 @@ def test_no_csp_violation_on_any_annotator_page(  # type: ignore[no-untyped-def]
     page.goto(f"/p/{alpha.pk}/queue/")
     width = page.evaluate("getComputedStyle(document.querySelector('.bar')).width")
     assert width and width != "auto"
+
+
+def test_the_report_and_the_api_docs_work_under_their_csp(  # type: ignore[no-untyped-def]
+    page, alpha: Project, alpha_items: list[Item], users: dict[str, User],  # noqa: F811
+) -> None:
+    page.add_init_script(WATCH)
+    page.goto("/login/")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", "pw-alice")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("text=Your projects")
+    seen = []
+    page.goto(f"/p/{alpha.pk}/report/?bootstrap=5")
+    page.wait_for_selector("h1")
+    seen += page.evaluate("window.__csp")
+    page.goto("/api/docs/")
+    page.wait_for_selector("text=Factuality annotation API")  # Swagger UI rendered the schema
+    seen += page.evaluate("window.__csp")
+    page.goto("/api/redoc/")
+    page.wait_for_selector("text=Factuality annotation API")  # so did Redoc
+    seen += page.evaluate("window.__csp")
+    # Redoc's links to Google Fonts and its CDN logo are refused (no CDN); nothing inline,
+    # no eval, nothing of our own
+    external = ("https://fonts.googleapis.com/", "https://cdn.redoc.ly/")
+    assert [v for v in seen if not v.split(" ", 1)[1].startswith(external)] == []
