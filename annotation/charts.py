@@ -19,6 +19,8 @@ matplotlib.rcParams.update({
     "svg.hashsalt": "report",  # stable ids, so the same data gives the same SVG
     "font.size": 9,
     "font.family": "sans-serif",
+    # Labels are imported text (system names, domains): "$...$" is not math, "\\" not TeX.
+    "text.parse_math": False,
 })
 
 from matplotlib.figure import Figure  # noqa: E402

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from typing import Any
 
 from django.http import Http404, HttpResponse
 
+from . import safecsv
 from .gold import gold_values
 from .models import Answer, Item, Project, pseudonyms
 
@@ -72,7 +72,7 @@ def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, A
 
 def to_csv(rows: list[dict[str, Any]], fields: list[str] | None = None) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=fields or (list(rows[0]) if rows else LONG_FIELDS))
+    writer = safecsv.DictWriter(out, fieldnames=fields or (list(rows[0]) if rows else LONG_FIELDS))
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue()

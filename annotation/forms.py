@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.core.validators import URLValidator
 
+from . import endpoints
 from .ingest import FORMATS
 from .kinds import CLAIM_LABEL_NAMES, STANCES
 from .models import Assignment, Item, Membership, Project, System
@@ -276,8 +277,8 @@ class SkipForm(forms.Form):
 
 
 class PipelineRunForm(forms.Form):
-    """What a researcher chooses for a pipeline run. No API key field: keys come from the
-    worker's environment (OPENAI_API_KEY, SERPER_API_KEY) and are never stored."""
+    """What a researcher chooses for a pipeline run. No URL and no key: the run names one
+    of the operator's endpoints (annotation.endpoints), resolved by the worker."""
 
     extractor = forms.ChoiceField(
         choices=[("veriscore", "VeriScore (sliding window, Tables 6-7)"),
@@ -286,10 +287,8 @@ class PipelineRunForm(forms.Form):
         label="Verification labels",
         choices=[("binary", "Binary (supported / unsupported)"),
                  ("ternary", "Ternary (supported / contradicted / inconclusive)")])
+    endpoint = forms.ChoiceField(help_text="An endpoint the operator configured.")
     model = forms.CharField(max_length=200, help_text="Model name at the endpoint.")
-    base_url = forms.CharField(
-        label="Base URL", max_length=500, required=False,
-        help_text="Any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama); empty: OpenAI.")
     retriever = forms.ChoiceField(
         choices=[("serper", "Serper (Google results)"), ("bm25", "BM25 over the local corpus")])
     offline = forms.BooleanField(
@@ -305,14 +304,18 @@ class PipelineRunForm(forms.Form):
         import os
 
         super().__init__(*args, **kwargs)
+        self.fields["endpoint"].choices = endpoints.choices()  # type: ignore[attr-defined]
+        self.fields["endpoint"].initial = endpoints.first()
         self.fields["model"].initial = os.environ.get("PIPELINE_MODEL") or "gpt-4o-mini"
-        self.fields["base_url"].initial = os.environ.get("OPENAI_BASE_URL", "")
 
-    def clean_base_url(self) -> str:
-        url = str(self.cleaned_data["base_url"]).strip()
-        if url:
-            URLValidator(schemes=["http", "https"])(url)
-        return url
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("endpoint") and data.get("model"):
+            try:
+                endpoints.check(data["endpoint"], data["model"])
+            except ValueError as e:
+                self.add_error("model", str(e))
+        return data
 
 
 def answer_form(assignment: Assignment, data: Mapping[str, Any] | None = None) -> AnswerForm:

@@ -13,7 +13,6 @@ restricted to some annotators, domains or dates uses the gold of that subset.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -33,7 +32,7 @@ from pipeline.types import Claim as PipelineClaim
 from pipeline.types import ClaimResult, ResponseResult
 from pipeline.types import Verdict as PipelineVerdict
 
-from . import charts, stats
+from . import charts, safecsv, stats
 from .gold import Gold, decide
 from .kinds import CLAIM_LABEL_NAMES, CLAIM_LABELS, categorical_fields, unit_kind
 from .models import (
@@ -222,7 +221,7 @@ def table_json(table: Table) -> dict[str, Any]:
 
 def table_csv(table: Table) -> str:
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = safecsv.writer(out)
     writer.writerow(table.columns)
     for row in table.rows:
         writer.writerow(["" if v is None else v for v in row])
@@ -1214,7 +1213,7 @@ def _evidence_ranks(project: Project) -> QuerySet[Any]:
 def wide_csv(project: Project, *, filters: Filters | None = None, real_names: bool = False) -> str:
     header, rows = wide_rows(project, filters=filters, real_names=real_names)
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = safecsv.writer(out)
     writer.writerow(header)
     writer.writerows(rows)
     return out.getvalue()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from pathlib import Path
+
+from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.getenv("VAR_DIR", BASE_DIR / "var"))
@@ -27,6 +30,17 @@ SECRET_KEY = os.getenv("SECRET_KEY") or _local_secret_key()
 DEBUG = envbool("DEBUG")
 ALLOWED_HOSTS = os.getenv("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
 CSRF_TRUSTED_ORIGINS = [o for o in os.getenv("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+# HTTPS hardening (`manage.py check --deploy`); the README lists the production values.
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT")
+SECURE_HSTS_SECONDS = int(os.getenv("SECURE_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS")
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD")
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE")
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE")
+# Behind a proxy that terminates TLS: "HTTP_X_FORWARDED_PROTO,https".
+if os.getenv("SECURE_PROXY_SSL_HEADER"):
+    _header, _, _value = os.environ["SECURE_PROXY_SSL_HEADER"].partition(",")
+    SECURE_PROXY_SSL_HEADER = (_header.strip(), _value.strip() or "https")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -47,6 +61,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -56,6 +71,22 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
+
+# Content-Security-Policy (Django's own): scripts and styles from this site only, no inline
+# script anywhere. Pages with matplotlib's inline SVG (style attributes) and the API docs
+# (Swagger UI, Redoc) use CSP_INLINE_STYLES, which allows inline styles, never scripts.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+CSP_INLINE_STYLES = {**SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
+                     "worker-src": [CSP.SELF, "blob:"]}
 
 ROOT_URLCONF = "annotation.urls"
 WSGI_APPLICATION = "annotation.wsgi.application"
@@ -99,8 +130,20 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# One cache shared by every process (the API write throttle and login throttling count
+# in it): the database by default (its table is made by migration 0006), Redis with
+# REDIS_URL (pip install '.[redis]').
+if os.getenv("REDIS_URL"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                          "LOCATION": os.environ["REDIS_URL"]}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
+                          "LOCATION": "django_cache"}}
+
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": f"django.contrib.auth.password_validation.{name}"}
+    for name in ("UserAttributeSimilarityValidator", "MinimumLengthValidator",
+                 "CommonPasswordValidator", "NumericPasswordValidator")
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -117,6 +160,14 @@ STORAGES = {
 }
 FIXTURE_DIRS = [BASE_DIR / "fixtures"]
 
+AUTHENTICATION_BACKENDS = ["annotation.login_throttle.ThrottledModelBackend"]
+# Failed logins allowed per username and per client address within LOGIN_LOCKOUT_SECONDS
+# (from the first failure); LOGIN_IP_HEADER names a header set by your proxy (e.g.
+# HTTP_X_REAL_IP) when REMOTE_ADDR is the proxy's.
+LOGIN_FAILURES_PER_ACCOUNT = int(os.getenv("LOGIN_FAILURES_PER_ACCOUNT", "5"))
+LOGIN_FAILURES_PER_ADDRESS = int(os.getenv("LOGIN_FAILURES_PER_ADDRESS", "20"))
+LOGIN_LOCKOUT_SECONDS = int(os.getenv("LOGIN_LOCKOUT_SECONDS", "900"))
+LOGIN_IP_HEADER = os.getenv("LOGIN_IP_HEADER", "")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -161,6 +212,10 @@ SPECTACULAR_SETTINGS = {
 TASKS = {"default": {"BACKEND": os.getenv("TASKS_BACKEND", "django_tasks_db.DatabaseBackend")}}
 # Pipeline runs from the platform. API keys are read from the environment at run time
 # (OPENAI_API_KEY, SERPER_API_KEY) and never stored.
+# The endpoints a run may name (annotation/endpoints.py), a JSON list of
+# {"name", "base_url", "api_key_env", "models": [...], "prices": {model: [in, out]}};
+# empty: one endpoint "default" from OPENAI_BASE_URL and OPENAI_API_KEY.
+PIPELINE_ENDPOINTS = json.loads(os.getenv("PIPELINE_ENDPOINTS") or "[]")
 PIPELINE_CACHE_PATH = os.getenv("PIPELINE_CACHE_PATH", str(VAR_DIR / "pipeline-cache.sqlite"))
 PIPELINE_SERPER_URL = os.getenv("PIPELINE_SERPER_URL", "https://google.serper.dev")
 PIPELINE_BM25_CORPUS = os.getenv("PIPELINE_BM25_CORPUS", "")

@@ -9,8 +9,9 @@ by the next claim; the pipeline's SQLite answer cache (PIPELINE_CACHE_PATH) mean
 answers the dead worker had already received are not asked for again. The last chunk to
 finish computes the run's scores (K needs every response of a domain).
 
-API keys are read from the worker's environment (OPENAI_API_KEY, SERPER_API_KEY); the
-run's config never holds one.
+A run names one of the operator's endpoints (annotation.endpoints); the worker resolves
+its URL and key from settings and its own environment at run time, so the run's config
+never holds a URL or a key.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from pipeline.types import (
     Verdict,
 )
 
+from . import endpoints
 from .ingest import ingest_results
 from .models import MAX_RUN_ERRORS, Document, PipelineChunk, PipelineRun, Project
 
@@ -61,7 +63,7 @@ def run_config(
     extractor: str = "veriscore",
     label_mode: str = "binary",
     model: str = "gpt-4o-mini",
-    base_url: str = "",
+    endpoint: str = endpoints.DEFAULT,
     retriever: str = "serper",
     offline: bool = False,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
@@ -71,6 +73,7 @@ def run_config(
     """A run's config, validated. `client_options` (timeout, max_retries, backoff,
     concurrency) tune the clients; nothing here may be a secret."""
     PipelineConfig(extractor=extractor, label_mode=label_mode)  # raises on a bad value
+    endpoints.check(endpoint, model)  # raises on an unknown endpoint or model
     if retriever not in ("serper", "bm25"):
         raise ValueError(f"unknown retriever {retriever!r}")
     if chunk_size < 1:
@@ -82,7 +85,7 @@ def run_config(
         "extractor": extractor,
         "label_mode": label_mode,
         "model": model,
-        "base_url": base_url,
+        "endpoint": endpoint,
         "retriever": retriever,
         "offline": offline,
         "chunk_size": chunk_size,
@@ -182,9 +185,11 @@ def _client_config(config: dict[str, Any]) -> ClientConfig:
     options = {
         k: config[k] for k in ("timeout", "max_retries", "backoff", "concurrency") if k in config
     }
+    # Only the endpoint's name comes from the run; anything else a run's config may hold
+    # (an old run's base_url) is never used.
+    endpoint = endpoints.check(config.get("endpoint") or endpoints.DEFAULT, config["model"])
     cfg = ClientConfig.from_env(
-        base_url=config.get("base_url") or None,
-        model=config.get("model") or None,
+        model=config["model"],
         retriever=config.get("retriever", "serper"),
         serper_url=settings.PIPELINE_SERPER_URL,
         corpus=settings.PIPELINE_BM25_CORPUS or None,
@@ -192,6 +197,7 @@ def _client_config(config: dict[str, Any]) -> ClientConfig:
         offline=bool(config.get("offline")),
         **options,
     )
+    cfg.base_url, cfg.api_key = endpoint.base_url or None, endpoint.api_key()
     if cfg.offline and not cfg.serper_api_key:
         cfg.serper_api_key = "offline"  # never used: offline answers come from the cache
     return cfg
@@ -261,7 +267,7 @@ def _add_counts(run: PipelineRun, results: list[ResponseResult]) -> None:
     add("cached_searches", sum(r.usage.cached_search_calls for r in results))
     run.counts = counts
     run.tokens += sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in results)
-    run.cost += sum(r.usage.cost_usd for r in results)
+    run.cost += sum(endpoints.run_cost(run.config, r.usage) for r in results)
 
 
 def _add_errors(run: PipelineRun, errors: list[str]) -> None:

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 
+from .login_throttle import ThrottledAuthenticationForm
 from .views import adjudication, annotator, pipeline_runs, researcher, tokens
 from .views import reports as report_views
 
@@ -24,7 +25,8 @@ register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("", annotator.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm),
+         name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     # annotators
@@ -63,3 +65,8 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("settings/tokens/", tokens.tokens, name="settings_tokens"),
 ]
+
+handler400 = "annotation.errors.bad_request"
+handler403 = "annotation.errors.permission_denied"
+handler404 = "annotation.errors.page_not_found"
+handler500 = "annotation.errors.server_error"

@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.ingest import import_file
+from annotation.members import researchers_group
 from annotation.models import Item, Membership, Project, System, assign, comparison_items
 
 # System names chosen to be unmistakable in page text: they must never reach annotators.
@@ -40,10 +41,13 @@ def fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def users(db: None) -> dict[str, User]:
-    return {
+    people = {
         name: User.objects.create_user(name, password="pw-" + name)
         for name in ("alice", "bob", "carol", "dave", "erin")
     }
+    # the researchers may create projects (the group made by migration 0005)
+    researchers_group().user_set.add(people["alice"], people["erin"])
+    return people
 
 
 @pytest.fixture

@@ -1,14 +1,25 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from django.views.decorators.csp import csp_override
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerSplitView,
+)
 
 from . import views
 
+inline_styles = csp_override(settings.CSP_INLINE_STYLES)
+
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api_schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api_schema"), name="api_redoc"),
+    # Swagger UI and Redoc inject styles: inline styles allowed there, scripts still not
+    path("docs/", inline_styles(SpectacularSwaggerSplitView.as_view(url_name="api_schema")),
+         name="api_docs"),
+    path("redoc/", inline_styles(SpectacularRedocView.as_view(url_name="api_schema")),
+         name="api_redoc"),
     path("projects/", views.ProjectListApi.as_view(), name="api_projects"),
     path("projects/<id:project_id>/members/", views.MemberListApi.as_view(), name="api_members"),
     path("projects/<id:project_id>/instructions/acknowledge/",

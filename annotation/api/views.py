@@ -21,8 +21,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import exports, formats, forms, gold
+from .. import endpoints, exports, formats, forms, gold
 from ..ingest import FORMATS, ImportFailed, import_file
+from ..members import CREATE_PROJECTS, MemberError, add_member
 from ..models import (
     Assignment,
     Document,
@@ -103,6 +104,8 @@ class ProjectListApi(APIView):
     @extend_schema(operation_id="projects_create", request=InputSerializer,
                    responses={201: OutputSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
+        if not request.user.has_perm(CREATE_PROJECTS):
+            raise ApiError(403, "permission_denied", "You may not create projects.")
         data = _valid(self.InputSerializer, request.data)
         form = forms.ProjectForm(data)
         if not form.is_valid():
@@ -145,14 +148,10 @@ class MemberListApi(APIView):
         form = forms.MemberForm(_valid(self.InputSerializer, request.data))
         if not form.is_valid():
             raise form_error(form)
-        username = form.cleaned_data["username"]
-        user = User.objects.filter(username=username).first()
-        if user is None and form.cleaned_data["password"]:
-            user = User.objects.create_user(username, password=form.cleaned_data["password"])
-        if user is None:
-            raise ApiError(400, "unknown_user", f"No user '{username}'. Give a password to create "
-                           "the account.", field="username")
-        membership = project.add_member(user, form.cleaned_data["role"])
+        try:
+            membership = add_member(project=project, by=request.user, **form.cleaned_data)
+        except MemberError as e:
+            raise ApiError(e.status, e.code, e.message, field=e.field) from e
         return Response(self._row(membership), status=201)
 
 
@@ -823,8 +822,11 @@ class PipelineRunListApi(APIView):
     class InputSerializer(serializers.Serializer):
         extractor = serializers.ChoiceField(choices=["veriscore", "atomic"], default="veriscore")
         label_mode = serializers.ChoiceField(choices=["binary", "ternary"], default="binary")
+        endpoint = serializers.CharField(
+            max_length=100, required=False, default=endpoints.first,
+            help_text="the name of an endpoint the operator configured (never a URL); "
+            "default: the first one")
         model = serializers.CharField(max_length=200)
-        base_url = serializers.CharField(max_length=500, required=False, default="")
         retriever = serializers.ChoiceField(choices=["serper", "bm25"], default="serper")
         offline = serializers.BooleanField(default=False)
         chunk_size = serializers.IntegerField(min_value=1, max_value=1000, default=10)
@@ -840,6 +842,11 @@ class PipelineRunListApi(APIView):
                    responses={201: PipelineRunSerializer, **ERRORS})
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
+        given = request.data if isinstance(request.data, dict) else {}
+        unknown = sorted(set(given) - set(self.InputSerializer().fields))
+        if unknown:  # e.g. base_url or api_key: a run names an endpoint and nothing else
+            raise ApiError(400, "unknown_field", f"Unknown field {unknown[0]!r}; a run chooses "
+                           "an endpoint by name.", field=unknown[0])
         data = _valid(self.InputSerializer, request.data)
         form = forms.PipelineRunForm({k: v for k, v in data.items() if v is not None and v is not False})
         if not form.is_valid():

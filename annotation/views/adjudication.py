@@ -10,6 +10,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from ..errors import posted_id
 from ..gold import gold_values, label_rows
 from ..kinds import categorical_fields
 from ..models import Adjudication, Answer, Assignment, Evidence, Item, Segment, pseudonyms
@@ -82,7 +83,7 @@ def adjudication(request: HtmxRequest, project_id: int) -> HttpResponse:
 
 def _set_gold(request: HtmxRequest, project_id: int) -> HttpResponse:
     project = project_for_researcher(request, project_id)
-    item = get_object_or_404(Item, pk=request.POST.get("item"), project=project)
+    item = get_object_or_404(Item, pk=posted_id(request, "item"), project=project)
     unit, field = request.POST.get("unit", ""), request.POST.get("field", "")
     value = request.POST.get("value", "")
     allowed = categorical_fields(item.kind, project).get(field, [])

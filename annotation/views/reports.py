@@ -6,11 +6,13 @@ import json
 from datetime import date
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.views.decorators.csp import csp_override
 
 from .. import reports
 from ..models import Project
@@ -80,6 +82,7 @@ def _download(content: str, *, content_type: str, filename: str) -> HttpResponse
 
 
 @login_required
+@csp_override(settings.CSP_INLINE_STYLES)  # matplotlib's SVG has style attributes
 def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
     project, form, report = _report(request, project_id)
     return render(request, "annotation/report.html", {
@@ -89,6 +92,7 @@ def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
 
 
 @login_required
+@csp_override(settings.CSP_INLINE_STYLES)  # matplotlib's SVG has style attributes
 def report_html(request: HtmxRequest, project_id: int) -> HttpResponse:
     """The whole report in one file: CSS and SVG inline, no links back to the site."""
     project, _form, report = _report(request, project_id)

@@ -6,8 +6,7 @@ import statistics
 from collections.abc import Callable
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import User
+from django.contrib.auth.decorators import login_required, permission_required
 from django.db import transaction
 from django.db.models import Count, Q
 from django.http import HttpResponse
@@ -25,6 +24,7 @@ from ..forms import (
     VerificationItemsForm,
 )
 from ..ingest import ImportFailed, import_file
+from ..members import CREATE_PROJECTS, MemberError, add_member
 from ..models import (
     Assignment,
     Item,
@@ -38,6 +38,7 @@ from .common import HtmxRequest, project_for_researcher
 
 
 @login_required
+@permission_required(CREATE_PROJECTS, raise_exception=True)
 def project_new(request: HtmxRequest) -> HttpResponse:
     form = ProjectForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -115,15 +116,14 @@ def project_members(request: HtmxRequest, project_id: int) -> HttpResponse:
     project = project_for_researcher(request, project_id)
     form = MemberForm(request.POST)
     if form.is_valid():
-        username = form.cleaned_data["username"]
-        user = User.objects.filter(username=username).first()
-        if user is None and form.cleaned_data["password"]:
-            user = User.objects.create_user(username, password=form.cleaned_data["password"])
-        if user is None:
-            messages.error(request, f"No user '{username}'. Give a password to create the account.")
+        username, role = form.cleaned_data["username"], form.cleaned_data["role"]
+        try:
+            add_member(project=project, by=request.user, username=username, role=role,
+                       password=form.cleaned_data["password"])
+        except MemberError as e:
+            messages.error(request, e.message)
         else:
-            project.add_member(user, form.cleaned_data["role"])
-            messages.success(request, f"{username} is now a {form.cleaned_data['role']}.")
+            messages.success(request, f"{username} is now a {role}.")
     else:
         messages.error(request, "Could not add the member: " + form.errors.as_text())
     return redirect("project", project_id=project.pk)

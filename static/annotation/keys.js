@@ -61,6 +61,15 @@
   document.addEventListener("DOMContentLoaded", activateFirst);
   document.addEventListener("htmx:afterSwap", activateFirst);
 
+  // Progress bars carry their width as data-percent: the CSP allows no style attribute.
+  function bars() {
+    document.querySelectorAll(".bar[data-percent]").forEach(function (b) {
+      b.style.width = b.dataset.percent + "%";
+    });
+  }
+  document.addEventListener("DOMContentLoaded", bars);
+  document.addEventListener("htmx:afterSettle", bars);
+
   var last = Date.now();
   ["keydown", "mousemove", "mousedown", "scroll", "input", "touchstart"].forEach(function (name) {
     window.addEventListener(name, function () { last = Date.now(); }, { passive: true, capture: true });

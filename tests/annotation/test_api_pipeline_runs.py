@@ -31,9 +31,13 @@ def test_bad_settings_are_refused_with_the_field(alpha: Project, users: dict[str
     response = client.post(f"/api/projects/{alpha.pk}/pipeline-runs/",
                            {"model": "m", "extractor": "magic"}, format="json")
     assert response.status_code == 400 and response.json()["field"] == "extractor"
+    for field in ("base_url", "api_key"):  # a run names an endpoint, never a URL or a key
+        response = client.post(f"/api/projects/{alpha.pk}/pipeline-runs/",
+                               {"model": "m", field: "http://127.0.0.1:9/v1"}, format="json")
+        assert response.status_code == 400 and response.json()["field"] == field
     response = client.post(f"/api/projects/{alpha.pk}/pipeline-runs/",
-                           {"model": "m", "base_url": "not a url"}, format="json")
-    assert response.status_code == 400 and response.json()["field"] == "base_url"
+                           {"model": "m", "endpoint": "http://127.0.0.1:9/v1"}, format="json")
+    assert response.status_code == 400 and response.json()["field"] == "endpoint"
     assert not PipelineRun.objects.exists()
 
 

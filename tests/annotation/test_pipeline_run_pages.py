@@ -62,13 +62,13 @@ def test_the_project_page_offers_the_form(client: Client, alpha: Project, users)
         "extractor",
         "label_mode",
         "model",
-        "base_url",
+        "endpoint",
         "retriever",
         "offline",
         "chunk_size",
     ):
         assert f'name="{name}"' in page
-    assert 'value="http://127.0.0.1:9/v1"' in page  # base URL defaults to OPENAI_BASE_URL
+    assert 'value="default"' in page and "127.0.0.1:9" not in page  # names, never URLs
     assert SECRET not in page
 
 
@@ -83,7 +83,7 @@ def test_starting_a_run_enqueues_one_task_per_chunk(  # type: ignore[no-untyped-
                 "extractor": "atomic",
                 "label_mode": "ternary",
                 "model": "llama3.1:8b",
-                "base_url": "http://localhost:11434/v1",
+                "endpoint": "default",
                 "retriever": "serper",
                 "chunk_size": "3",
             },
@@ -93,7 +93,7 @@ def test_starting_a_run_enqueues_one_task_per_chunk(  # type: ignore[no-untyped-
     assert run.created_by == users["alice"] and run.status == PipelineRun.QUEUED
     assert (
         run.config["extractor"] == "atomic"
-        and run.config["base_url"] == "http://localhost:11434/v1"
+        and run.config["endpoint"] == "default" and "base_url" not in run.config
     )
     assert run.total == 4 and [len(c.document_ids) for c in run.chunks.all()] == [3, 1]
     assert DBTaskResult.objects.count() == 2
@@ -111,7 +111,7 @@ def test_a_bad_form_starts_nothing(client: Client, alpha: Project, users) -> Non
             "extractor": "veriscore",
             "label_mode": "binary",
             "model": "m",
-            "base_url": "not a url",
+            "endpoint": "http://attacker.example/v1",
             "retriever": "serper",
             "chunk_size": "0",
         },

@@ -54,6 +54,7 @@ def servers(settings, tmp_path: Path, monkeypatch) -> Iterator[tuple[FakeOpenAI,
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     with FakeOpenAI(latency=0.01) as llm, FakeSerper(latency=0.01) as serper:
         settings.PIPELINE_SERPER_URL = serper.url
+        settings.PIPELINE_ENDPOINTS = [{"name": "fake", "base_url": llm.base_url}]
         yield llm, serper
 
 
@@ -75,9 +76,12 @@ def bios(transactional_db: None) -> Project:
 
 
 def config_for(llm: FakeOpenAI, **extra: object) -> dict[str, object]:
+    from django.conf import settings
+
     options: dict[str, object] = {"timeout": 5.0, "backoff": 0.0, "chunk_size": 2}
     options.update(extra)
-    return run_config(model="gpt-4o-mini", base_url=llm.base_url, **options)  # type: ignore[arg-type]
+    assert llm.base_url in str(settings.PIPELINE_ENDPOINTS)  # the operator's endpoint "fake"
+    return run_config(model="gpt-4o-mini", endpoint="fake", **options)  # type: ignore[arg-type]
 
 
 def drain(workers: int = 1) -> list[str]:
@@ -272,6 +276,7 @@ def test_faults_from_the_fakes_end_in_a_finished_run_with_errors_counted(  # typ
         FakeSerper(fault_rate=0.2, seed=3, hang=1.0) as serper,
     ):
         settings.PIPELINE_SERPER_URL = serper.url
+        settings.PIPELINE_ENDPOINTS = [{"name": "fake", "base_url": llm.base_url}]
         run = start_run(
             project=bios,
             user=None,
@@ -315,6 +320,10 @@ def test_the_config_is_validated() -> None:
         run_config(retriever="bing")
     with pytest.raises(ValueError):
         run_config(api_key="sk-...")  # keys never go into a run's config
+    with pytest.raises(ValueError):
+        run_config(base_url="http://127.0.0.1:9/v1")  # nor URLs: a run names an endpoint
+    with pytest.raises(ValueError, match="unknown endpoint"):
+        run_config(endpoint="mine")
 
 
 def test_a_worker_finishing_its_chunk_takes_up_a_dead_workers_chunk(  # type: ignore[no-untyped-def]

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from ...ingest import import_file
+from ...members import researchers_group
 from ...models import (
     Document,
     Membership,
@@ -58,6 +59,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         researcher = _user(*RESEARCHER, is_staff=True, is_superuser=True)
+        researcher.groups.add(researchers_group())  # may create projects
         annotators = [_user(u, p) for u, p in ANNOTATORS]
         if not Project.objects.filter(name=DEMO_PROJECT).exists():
             self._build(researcher, annotators)

@@ -1,0 +1,124 @@
+"""Pipeline endpoints belong to the operator.
+
+An endpoint is named in settings (`PIPELINE_ENDPOINTS`, a JSON list in the environment
+variable of the same name): base URL, the environment variable that holds its API key,
+the models it may be asked for and, optionally, prices. A run names an endpoint; the
+worker resolves its URL and key here at run time, so no user can make a worker send the
+operator's key to a URL of their choosing. Without configuration there is one endpoint,
+`default`, built from OPENAI_BASE_URL and OPENAI_API_KEY.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.validators import URLValidator
+
+DEFAULT = "default"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    base_url: str  # empty: the client library's default (OpenAI)
+    api_key_env: str = "OPENAI_API_KEY"
+    models: tuple[str, ...] = ()  # empty: any model
+    # model -> (USD per million input tokens, per million output tokens)
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def allows(self, model: str) -> bool:
+        return not self.models or model in self.models
+
+    def api_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) or None
+
+    def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """The cost at this endpoint's own prices, or None when it sets none for `model`."""
+        if model not in self.prices:
+            return None
+        p_in, p_out = self.prices[model]
+        return (prompt_tokens * p_in + completion_tokens * p_out) / 1_000_000
+
+
+def _parse(entry: Any, n: int) -> Endpoint:
+    where = f"PIPELINE_ENDPOINTS[{n}]"
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
+        raise ImproperlyConfigured(f"{where}: an object with a 'name' string is needed")
+    unknown = set(entry) - {"name", "base_url", "api_key_env", "models", "prices"}
+    if unknown:
+        raise ImproperlyConfigured(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    base_url = str(entry.get("base_url") or "")
+    if base_url:
+        URLValidator(schemes=["http", "https"])(base_url)
+    models = entry.get("models") or []
+    if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+        raise ImproperlyConfigured(f"{where}.models: a list of model names is needed")
+    prices = entry.get("prices") or {}
+    if not isinstance(prices, dict) or not all(
+        isinstance(v, list | tuple) and len(v) == 2 for v in prices.values()
+    ):
+        raise ImproperlyConfigured(f"{where}.prices: {{model: [input, output]}} is needed")
+    return Endpoint(
+        name=entry["name"],
+        base_url=base_url,
+        api_key_env=str(entry.get("api_key_env") or "OPENAI_API_KEY"),
+        models=tuple(models),
+        prices={m: (float(p[0]), float(p[1])) for m, p in prices.items()},
+    )
+
+
+def endpoints() -> dict[str, Endpoint]:
+    """The configured endpoints by name, read from settings on every call (so the
+    worker sees the operator's current configuration, not what a run was started with)."""
+    configured = getattr(settings, "PIPELINE_ENDPOINTS", None) or []
+    if not configured:
+        return {DEFAULT: Endpoint(DEFAULT, os.environ.get("OPENAI_BASE_URL", ""))}
+    parsed = [_parse(e, n) for n, e in enumerate(configured)]
+    return {e.name: e for e in parsed}
+
+
+def get(name: str) -> Endpoint:
+    """The endpoint called `name`; ValueError names the ones that exist."""
+    known = endpoints()
+    if name not in known:
+        raise ValueError(f"unknown endpoint {name!r}; configured: {', '.join(known)}")
+    return known[name]
+
+
+def check(name: str, model: str) -> Endpoint:
+    """The endpoint, when it may be asked for `model`; ValueError otherwise."""
+    endpoint = get(name)
+    if not endpoint.allows(model):
+        raise ValueError(
+            f"endpoint {name!r} does not serve model {model!r}; "
+            f"allowed: {', '.join(endpoint.models)}"
+        )
+    return endpoint
+
+
+def first() -> str:
+    """The name of the first endpoint: what a form or the API offers by default."""
+    return next(iter(endpoints()))
+
+
+def choices() -> list[tuple[str, str]]:
+    """(name, label) for forms: names only, never a URL or a key."""
+    return [
+        (e.name, e.name + (f" ({', '.join(e.models)})" if e.models else ""))
+        for e in endpoints().values()
+    ]
+
+
+def run_cost(config: dict[str, Any], usage: Any) -> float:
+    """A run's cost for `usage` (pipeline.types.Usage): at the endpoint's own prices when
+    the operator set them for the run's model, else the pipeline's price table."""
+    try:
+        endpoint = get(config.get("endpoint") or DEFAULT)
+    except ValueError:
+        return float(usage.cost_usd)
+    cost = endpoint.cost(config.get("model", ""), usage.prompt_tokens, usage.completion_tokens)
+    return float(usage.cost_usd) if cost is None else cost
