@@ -27,7 +27,7 @@ def researcher_urls(project: Project) -> list[tuple[str, str]]:
         ("get", reverse("project_import", args=[p])),
         ("post", reverse("project_members", args=[p])),
         ("post", reverse("project_instructions", args=[p])),
-        ("post", reverse("project_comparison_items", args=[p])),
+        ("post", reverse("project_items", args=[p, "comparison"])),
         ("get", reverse("project_export", args=[p, "csv"])),
         ("get", reverse("project_export", args=[p, "json"])),
     ]

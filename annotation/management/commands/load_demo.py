@@ -8,16 +8,10 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from ...ingest import import_file
-from ...models import (
-    Document,
-    Membership,
-    Project,
-    System,
-    assign,
-    comparison_items,
-    segment_items,
-    verification_items,
-)
+from ...kinds.comparison import comparison_items
+from ...kinds.segment import segment_items
+from ...kinds.verification import verification_items
+from ...models import Document, Membership, Project, System, assign
 
 DEMO_PROJECT = "Demo: claim extraction and verification"
 RESEARCHER = ("researcher", "demo-researcher")
