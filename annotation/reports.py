@@ -565,9 +565,12 @@ def _label_distribution(spec: KindSpec, golds: list[Gold], slug: str, title: str
         (name, counts.get(label, 0), 100 * counts.get(label, 0) / total)
         for label, name in field.choices
     ]
-    other = total - sum(counts.get(label, 0) for label in field.values)
+    ties = counts.get(None, 0)
+    other = total - ties - sum(counts.get(label, 0) for label in field.values)
     if other:
         table_rows.append(("Other (adjudicated outside the label set)", other, 100 * other / total))
+    if ties:
+        table_rows.append(("Tie (no gold label until adjudicated)", ties, 100 * ties / total))
     provenance = Counter(g.provenance for g in labels)
     return Section(
         slug, title,
