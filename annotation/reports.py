@@ -718,7 +718,7 @@ class _Unit:
     key: str  # "item 12" or "item 3 / segment:2"
     item: int
     target: int  # claim or segment id
-    level: str  # the kind's verdict_level: "claim", "segment", "fact"
+    level: str  # the verdict_level of its kind (claim, segment, fact)
     domain: str
     gold: Gold
     document: int

@@ -195,3 +195,35 @@ def test_label_studio_round_trip(alpha_atomic: list[Item], users: dict[str, User
     assert summary.submitted == 1, summary
     a = Assignment.objects.get(annotator__username="ls-42")
     assert a.item == alpha_atomic[0] and a.answers_dict() == answers
+
+
+def test_real_factscore_labels_replayed_by_two_annotators(alpha: Project, users: dict[str, User]) -> None:
+    """FActScore's released InstructGPT biographies: two annotators give every human atomic
+    fact its published S/NS/IR label; the human labels imported as a reference verdict set
+    then agree perfectly with the gold, and the FActScore export gives the labels back."""
+    from django.conf import settings
+
+    from annotation.ingest import FACTSCORE_HUMAN, FACTSCORE_LABELS
+    from annotation.kinds.atomic import atomic_items
+    from annotation.models import Verdict, assign
+
+    text = (settings.BASE_DIR / "fixtures" / "demo" / "factscore_InstructGPT_30.jsonl").read_text()
+    import_file(project=alpha, text=text, file="InstructGPT.jsonl")
+    items = atomic_items(project=alpha, system=System.objects.get(project=alpha, name=FACTSCORE_HUMAN))
+    assign(items, project=alpha, k=2, fraction=1.0, seed=0)
+    published = dict(Verdict.objects.filter(system__name=FACTSCORE_LABELS).values_list("claim_id", "label"))
+    ours = {"S": "supported", "NS": "not-supported", "IR": "irrelevant"}
+    for a in Assignment.objects.filter(item__in=items):
+        values = {(f"fact:{c.position}", "label"): ours[published[c.pk]]
+                  for c in a.item.list_a.claims.all()}  # type: ignore[union-attr]
+        assert a.submit(values, guideline_version=1)
+    report = reports.build_report(alpha, bootstrap=0)
+    [scores] = [r for r in report.table("verifier-scores").as_dicts()
+                if r["system"] == FACTSCORE_LABELS and r["level"] == "fact"]
+    n_ir = sum(1 for label in published.values() if label == "IR")
+    assert scores["units"] == len(published) - n_ir and scores["excluded"] == n_ir
+    assert scores["accuracy"] == 1.0 and scores["Cohen's kappa"] == 1.0
+    records = formats.factscore_records(alpha, source="gold")
+    given = [f["label"] for r in records if r["annotations"] for s in r["annotations"]
+             for f in s.get("human-atomic-facts", [])]
+    assert sorted(given) == sorted(published.values())
