@@ -68,7 +68,9 @@ def fetch(qs: QuerySet[Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
-def label_rows(project: Project, *, kind: str | None = None, where: Q | None = None) -> list[LabelRow]:
+def label_rows(
+    project: Project, *, kind: str | None = None, where: Q | None = None
+) -> list[LabelRow]:
     """Submitted answers to categorical fields, as each kind compares them; `where`
     narrows the assignments (reports' filters)."""
     assignments = Assignment.objects.filter(item__project=project, status=Assignment.SUBMITTED)

@@ -467,7 +467,8 @@ def _agreement_for(
             clean[unit] = kept
     if not clean:
         return None
-    raters = sorted({r for row in clean.values() for r in row}, key=lambda r: rater_order.get(r, 1e9))
+    raters = sorted({r for row in clean.values() for r in row},
+                    key=lambda r: rater_order.get(r, 1e9))
     ratings = stats.Ratings(
         units=tuple(clean),
         raters=tuple(raters),

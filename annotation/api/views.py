@@ -9,7 +9,6 @@ import datetime as dt
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpResponse
 from django.utils.dateparse import parse_date, parse_datetime

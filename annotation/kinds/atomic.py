@@ -34,7 +34,8 @@ def knowledge_of(claim_list: ClaimList) -> list[dict[str, str]]:
         return [{"title": p.get("title", ""), "text": p["text"], "url": p.get("url", "")}
                 for p in passages]
     seen: dict[tuple[str, str, str], None] = {}
-    for e in Evidence.objects.filter(claim__claim_list=claim_list).order_by("claim__position", "rank"):
+    evidence = Evidence.objects.filter(claim__claim_list=claim_list)
+    for e in evidence.order_by("claim__position", "rank"):
         seen.setdefault((e.title, e.snippet, e.link), None)
     return [{"title": t, "text": s, "url": u} for t, s, u in seen]
 
@@ -85,7 +86,9 @@ class AtomicFacts(KindSpec):
     template = "annotation/atomic.html"
     fields = (Field("label", "Is the fact supported by the knowledge source?", unit="fact",
                     choices=FACT_LABELS),)
-    agreement = (Agreement("fact", "label", "Atomic facts: supported, not supported or irrelevant"),)
+    agreement = (
+        Agreement("fact", "label", "Atomic facts: supported, not supported or irrelevant"),
+    )
     report_sections = ("fact-labels",)
     keys = (
         (("j", "/", "k"), "next / previous fact"),
@@ -110,7 +113,8 @@ class AtomicFacts(KindSpec):
 
     def view(self, item: Item, *, swapped: bool = False) -> dict[str, Any]:
         assert item.list_a is not None
-        return {"facts": [{"position": c.position, "text": c.text} for c in item.list_a.claims.all()],
+        return {"facts": [{"position": c.position, "text": c.text}
+                          for c in item.list_a.claims.all()],
                 "knowledge": knowledge_of(item.list_a)}
 
     def form(self, item: Item, data: Mapping[str, Any] | None,
@@ -129,7 +133,8 @@ class AtomicFacts(KindSpec):
     def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
         positions: dict[int, list[int]] = defaultdict(list)
         lists = [info[5] for info in items.values()]
-        for cl, pos in Claim.objects.filter(claim_list__in=lists).values_list("claim_list_id", "position"):
+        claims = Claim.objects.filter(claim_list__in=lists)
+        for cl, pos in claims.values_list("claim_list_id", "position"):
             positions[cl].append(pos)
         return {pk: [(f"fact:{p}", "label") for p in sorted(positions.get(info[5], []))]
                 for pk, info in items.items()}
@@ -143,8 +148,9 @@ class AtomicFacts(KindSpec):
         info = {pk: (cl, domain, doc) for pk, cl, domain, doc in Item.objects.filter(
             project=project, kind=self.name).values_list("pk", "list_a_id", "document__domain",
                                                           "document_id")}
-        claims = {(cl, pos): pk for pk, cl, pos in Claim.objects.filter(
-            claim_list__in=[i[0] for i in info.values()]).values_list("pk", "claim_list_id", "position")}
+        facts = Claim.objects.filter(claim_list__in=[i[0] for i in info.values()])
+        claims = {(cl, pos): pk
+                  for pk, cl, pos in facts.values_list("pk", "claim_list_id", "position")}
         targets = []
         for g in golds:
             if g.field != self.verdict_field or g.value is None or g.item not in info:

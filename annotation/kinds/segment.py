@@ -146,7 +146,8 @@ class Segments(KindSpec):
     verdict_level = "segment"
     view_keys = {"segments": "segments: [{position, text}]",
                  "error_types": "segments: the error types to choose from"}
-    items_help = "One item per document: its imported segments (FELM), or its sentences when it has none."
+    items_help = ("One item per document: its imported segments (FELM), or its sentences when "
+                  "it has none.")
 
     @property
     def verdict_target(self) -> type[Model]:
@@ -178,7 +179,8 @@ class Segments(KindSpec):
     def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
         positions: dict[int, list[int]] = defaultdict(list)
         docs = [info[4] for info in items.values()]
-        for doc, pos in Segment.objects.filter(document__in=docs).values_list("document_id", "position"):
+        segments = Segment.objects.filter(document__in=docs)
+        for doc, pos in segments.values_list("document_id", "position"):
             positions[doc].append(pos)
         expected = {}
         for pk, info in items.items():
@@ -227,7 +229,8 @@ class Segments(KindSpec):
                 ls_textarea(f"links_{p}", f"segment_{p}",
                             placeholder="Reference links, one per line"),
             ]
-        parts.append(ls_choices("keep", "response", ["keep", "remove"], header="Keep this response?"))
+        parts.append(ls_choices("keep", "response", ["keep", "remove"],
+                                header="Keep this response?"))
         return "".join(parts)
 
     def ls_task(self, view: dict[str, Any], slots: int) -> dict[str, Any]:

@@ -197,7 +197,8 @@ class Verification(KindSpec):
     def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
         ranks: dict[int, list[int]] = defaultdict(list)
         claims = [info[3] for info in items.values() if info[3]]
-        for claim, rank in Evidence.objects.filter(claim__in=claims).values_list("claim_id", "rank"):
+        evidence = Evidence.objects.filter(claim__in=claims)
+        for claim, rank in evidence.values_list("claim_id", "rank"):
             ranks[claim].append(rank)
         return {pk: [(f"evidence:{r}", "stance") for r in sorted(ranks.get(info[3], []))]
                 + [(ITEM, "label")] for pk, info in items.items()}

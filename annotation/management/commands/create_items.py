@@ -37,7 +37,8 @@ class Command(BaseCommand):
         kind, names = opts["kind"], opts["systems"]
         spec = kinds.get(kind)
         if len(names) != spec.cli_systems:
-            raise CommandError(f"{kind} items need {spec.cli_systems} system name(s), got {len(names)}.")
+            raise CommandError(
+                f"{kind} items need {spec.cli_systems} system name(s), got {len(names)}.")
         systems = [_system(project, name).pk for name in names]
         policy = {"all_annotators": opts["k"] == "all", "k": 1 if opts["k"] == "all" else opts["k"],
                   "fraction": opts["fraction"], "seed": opts["seed"]}
