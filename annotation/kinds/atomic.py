@@ -16,7 +16,18 @@ from django.db.models import Count, Model
 from ..forms import AnswerForm, PolicyForm
 from ..gold import Gold
 from ..models import Claim, ClaimList, Evidence, Item, Project, System
-from .base import ITEM, NO_TEXT, Agreement, Field, KindSpec, Target, ls_choices, ls_text, unit_index
+from .base import (
+    ITEM,
+    NO_TEXT,
+    Agreement,
+    Field,
+    KindSpec,
+    Target,
+    form_name,
+    ls_choices,
+    ls_text,
+    unit_index,
+)
 from .schema import ATOMIC
 
 FACT_LABELS = (("supported", "Supported"), ("not-supported", "Not supported"),
@@ -45,11 +56,11 @@ class AtomicForm(AnswerForm):
         super().__init__(*args, **kwargs)
         self.positions = positions
         for p in positions:
-            self.fields[f"label__fact:{p}"] = forms.ChoiceField(
+            self.fields[form_name(f"fact:{p}", "label")] = forms.ChoiceField(
                 choices=FACT_LABELS, widget=forms.RadioSelect, label=f"Fact {p + 1}")
 
     def fact_fields(self) -> list[forms.BoundField]:
-        return [self[f"label__fact:{p}"] for p in self.positions]
+        return [self[form_name(f"fact:{p}", "label")] for p in self.positions]
 
 
 class AtomicItemsForm(PolicyForm):

@@ -227,3 +227,20 @@ def test_real_factscore_labels_replayed_by_two_annotators(alpha: Project, users:
     given = [f["label"] for r in records if r["annotations"] for s in r["annotations"]
              for f in s.get("human-atomic-facts", [])]
     assert sorted(given) == sorted(published.values())
+
+
+def test_a_tied_fact_is_adjudicated_on_the_page(alpha_atomic: list[Item], users: dict[str, User], client: Client) -> None:
+    answer_all(users)
+    project = alpha_atomic[0].project
+    client.force_login(users["alice"])
+    url = reverse("adjudication", args=[project.pk]) + "?kind=atomic"
+    page = client.get(url).content.decode()
+    fact = alpha_atomic[0].list_a.claims.get(position=1).text  # type: ignore[union-attr]
+    assert "fact:1" in page and fact in page and "A2" in page and "bob" not in page
+    client.post(url, {"item": alpha_atomic[0].pk, "unit": "fact:1", "field": "label",
+                      "value": "perhaps"})
+    client.post(url, {"item": alpha_atomic[0].pk, "unit": "fact:1", "field": "label",
+                      "value": "not-supported", "note": "The source says sculptor."})
+    [g] = [g for g in gold_values(project, kind=Item.ATOMIC)
+           if (g.item, g.unit) == (alpha_atomic[0].pk, "fact:1")]
+    assert (g.value, g.provenance, g.note) == ("not-supported", "adjudicated", "The source says sculptor.")
