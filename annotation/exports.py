@@ -45,7 +45,8 @@ def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, A
         list1, list2 = spec.presented_systems(a)
         if gold_value:
             # e.g. the gold side of a comparison as the name of the system behind it
-            systems = (list1, list2)[::-1] if a.swapped else (list1, list2)
+            systems = (item.list_a.system.name if item.list_a else None,
+                       item.list_b.system.name if item.list_b else None)
             gold_value = spec.export_value(answer.field, gold_value, systems)
         rows.append({
             "item": item.pk,

@@ -1,12 +1,13 @@
 """Label Studio round trip: items out as a labelling config and tasks, annotations back
 as our answers.
 
-- `label_config(kind)` mirrors our fields: `from_name` is our field name ("choice",
-  "hard", "justification", "label", "keep"); per-result and per-segment fields carry the
-  unit's index: `stance_3` is ("evidence:3", "stance"), `correct_2` is
-  ("segment:2", "correct").
-- `tasks(items)` puts texts, lists and evidence in `data`, our item id and the
-  presentation order in `data.meta`, and never a system name.
+- `label_config(kind)` mirrors our fields (each kind's KindSpec.label_config):
+  `from_name` is our field name ("choice", "hard", "justification", "label", "keep");
+  fields of a part carry its index: `stance_3` is ("evidence:3", "stance"), `correct_2`
+  is ("segment:2", "correct"), `label_4` of an atomic-fact item is ("fact:4", "label").
+- `export_items(items)` puts what the kind lets annotators see (KindSpec.view) in each
+  task's `data`, our item id and the presentation order in `data.meta`, and never a
+  system name.
 - `import_annotations(project, export)` reads Label Studio's JSON export
   (tasks with `annotations[].result[]` of from_name/to_name/type/value and
   `completed_by`), maps each Label Studio user to a pseudonymous annotator (an inactive

@@ -383,7 +383,7 @@ class ItemsCreateApi(APIView):
         if not form.is_valid():
             raise form_error(form)
         try:
-            items, n = kinds.create_items(project, form, kind)
+            items, n = kinds.create_items(project, form)
         except ValueError as e:
             raise ApiError(400, "invalid", str(e)) from None
         return Response({"items_created": len(items), "assignments_created": n,

@@ -71,7 +71,7 @@ def view(assignment: Assignment) -> dict[str, Any]:
     return get(assignment.item.kind).view(assignment.item, swapped=assignment.swapped)
 
 
-def create_items(project: Project, form: PolicyForm, kind: str) -> tuple[list[Item], int]:
+def create_items(project: Project, form: PolicyForm) -> tuple[list[Item], int]:
     """Make the items a valid items form describes and assign them (pages, API and the
     create_items command). ValueError says why nothing was made."""
     from django.db import transaction
@@ -79,7 +79,7 @@ def create_items(project: Project, form: PolicyForm, kind: str) -> tuple[list[It
     from ..models import assign
 
     with transaction.atomic():
-        items = form.make(project)  # type: ignore[attr-defined]
+        items = form.make(project)
         n = assign(items, project=project, **form.policy(project))
     return items, n
 

@@ -206,3 +206,13 @@ class AtomicFacts(KindSpec):
 
 
 SPEC = AtomicFacts()
+
+
+def fact_verdicts(project: Project) -> dict[int, str]:
+    """Claim id -> the gold label of the fact as a verdict (supported, unsupported or
+    irrelevant), like a verifier's verdict set: what FActScore-style tables read."""
+    from ..gold import gold_values
+
+    golds = gold_values(project, kind=SPEC.name)
+    return {t.target: VERDICTS[t.gold.value] for t in SPEC.verdict_targets(project, golds)
+            if t.gold.value in VERDICTS}

@@ -1,4 +1,4 @@
-"""Researcher pages: projects, members, imports, comparison items, progress, exports."""
+"""Researcher pages: projects, members, imports, items of every kind, progress, exports."""
 
 from __future__ import annotations
 
@@ -170,7 +170,7 @@ def project_items(request: HtmxRequest, project_id: int, kind: str) -> HttpRespo
         messages.error(request, f"Could not create {kind} items: " + form.errors.as_text())
         return redirect("project", project_id=project.pk)
     try:
-        items, n = kinds.create_items(project, form, kind)
+        items, n = kinds.create_items(project, form)
     except ValueError as e:
         messages.error(request, f"Could not create {kind} items: {e}.")
     else:

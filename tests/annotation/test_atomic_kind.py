@@ -17,6 +17,7 @@ from django.urls import reverse
 from annotation import exports, formats, labelstudio, reports
 from annotation.gold import gold_values
 from annotation.ingest import ImportFailed, import_file
+from annotation.kinds.atomic import fact_verdicts
 from annotation.models import Assignment, Document, Item, Project, System
 from tests.conftest import SYSTEM_A
 
@@ -149,6 +150,9 @@ def test_gold_agreement_and_verifiers_come_from_the_registry(alpha_atomic: list[
     item = alpha_atomic[0].pk
     assert golds[(item, "fact:0")].value == "supported" and golds[(item, "fact:0")].provenance == "unanimous"
     assert golds[(item, "fact:1")].value is None and golds[(item, "fact:1")].provenance == "tie"
+    facts = {c.pk: c.position for c in alpha_atomic[0].list_a.claims.all()}  # type: ignore[union-attr]
+    verdicts = {facts[c]: v for c, v in fact_verdicts(alpha_atomic[0].project).items() if c in facts}
+    assert verdicts == {0: "supported", 2: "irrelevant"}  # the tie on fact 1 has no gold
     report = reports.build_report(alpha_atomic[0].project, bootstrap=0)
     overview = report.table("agreement-overview").as_dicts()
     [row] = [r for r in overview if r["task"] == "atomic"]

@@ -47,7 +47,7 @@ class Command(BaseCommand):
             raise CommandError("; ".join(" ".join(v) if k == "__all__" else f"{k}: {' '.join(v)}"
                                          for k, v in form.errors.items()))
         try:
-            items, n = kinds.create_items(project, form, kind)
+            items, n = kinds.create_items(project, form)
         except ValueError as e:
             raise CommandError(str(e)) from e
         self.stdout.write(self.style.SUCCESS(f"{len(items)} {kind} item(s), {n} assignment(s)."))
