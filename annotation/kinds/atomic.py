@@ -25,6 +25,7 @@ from .base import (
     Target,
     form_name,
     ls_choices,
+    ls_parts,
     ls_text,
     unit_index,
 )
@@ -190,16 +191,10 @@ class AtomicFacts(KindSpec):
         return "".join(parts)
 
     def ls_task(self, view: dict[str, Any], slots: int) -> dict[str, Any]:
-        facts = {f["position"]: f["text"] for f in view["facts"]}
-        data: dict[str, Any] = {
-            "facts": view["facts"],
-            "knowledge": "\n\n".join(f"{k['title']}\n{k['text']}\n{k['url']}".strip()
-                                     for k in view["knowledge"]) or NO_TEXT,
-        }
-        for p in range(slots):
-            data[f"fact_{p}"] = facts.get(p, NO_TEXT)
-        data["meta"] = {"positions": sorted(facts)}
-        return data
+        knowledge = "\n\n".join(f"{k['title']}\n{k['text']}\n{k['url']}".strip()
+                                for k in view["knowledge"])
+        return {"facts": view["facts"], "knowledge": knowledge or NO_TEXT,
+                **ls_parts("fact", view["facts"], slots)}
 
     def ls_to_name(self, unit: str, field: str) -> str:
         return "response" if unit == ITEM else f"fact_{unit.split(':', 1)[1]}"

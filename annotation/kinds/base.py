@@ -123,6 +123,15 @@ def ls_textarea(name: str, to: str, *, placeholder: str = "", header: str = "",
             f"{extra}{req}/>")
 
 
+def ls_parts(name: str, parts: list[dict[str, Any]], slots: int) -> dict[str, Any]:
+    """Label Studio variables `<name>_<position>` for the parts of a view ({position,
+    text}); a slot no part fills gets NO_TEXT. The positions go in data.meta."""
+    texts = {p["position"]: p["text"] for p in parts}
+    data: dict[str, Any] = {f"{name}_{p}": texts.get(p, NO_TEXT) for p in range(slots)}
+    data["meta"] = {"positions": sorted(texts)}
+    return data
+
+
 # --- the spec --------------------------------------------------------------------------
 
 

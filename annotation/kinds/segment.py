@@ -17,12 +17,12 @@ from ..gold import Gold
 from ..models import DEFAULT_ERROR_TYPES, Document, Item, Project, Segment
 from .base import (
     ITEM,
-    NO_TEXT,
     Agreement,
     Field,
     KindSpec,
     Target,
     ls_choices,
+    ls_parts,
     ls_text,
     ls_textarea,
     unit_index,
@@ -234,12 +234,7 @@ class Segments(KindSpec):
         return "".join(parts)
 
     def ls_task(self, view: dict[str, Any], slots: int) -> dict[str, Any]:
-        segs = {s["position"]: s["text"] for s in view["segments"]}
-        data: dict[str, Any] = {"segments": view["segments"]}
-        for p in range(slots):
-            data[f"segment_{p}"] = segs.get(p, NO_TEXT)
-        data["meta"] = {"positions": sorted(segs)}
-        return data
+        return {"segments": view["segments"], **ls_parts("segment", view["segments"], slots)}
 
     def ls_to_name(self, unit: str, field: str) -> str:
         return "response" if unit == ITEM else f"segment_{unit.split(':', 1)[1]}"
