@@ -8,9 +8,9 @@ from typing import Any
 
 from django.http import Http404, HttpResponse
 
-from . import safecsv
+from . import kinds, safecsv
 from .gold import gold_values
-from .models import Answer, Item, Project, pseudonyms
+from .models import Answer, Project, pseudonyms
 
 LONG_FIELDS = [
     "item", "kind", "document", "domain", "unit", "field", "value", "annotator", "status",
@@ -38,15 +38,15 @@ def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, A
     for answer in answers:
         a = answer.assignment
         item = a.item
-        list1 = list2 = None
+        spec = kinds.get(item.kind)
         gold = golds.get((item.pk, answer.unit, answer.field))
         gold_value = gold.value if gold else None
-        if item.kind == Item.COMPARISON:
-            first, second = a.presented_lists()
-            list1, list2 = first.system.name, second.system.name
-            if answer.field == "choice" and gold_value:
-                # the gold choice is a side ("a"/"b"); in the export, the system behind it
-                gold_value = (item.list_a if gold_value == "a" else item.list_b).system.name  # type: ignore[union-attr]
+        list1, list2 = spec.presented_systems(a)
+        if gold_value:
+            # e.g. the gold side of a comparison as the name of the system behind it
+            systems = (item.list_a.system.name if item.list_a else None,
+                       item.list_b.system.name if item.list_b else None)
+            gold_value = spec.export_value(answer.field, gold_value, systems)
         rows.append({
             "item": item.pk,
             "kind": item.kind,

@@ -13,18 +13,19 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from . import exports, gold, reports
+from . import exports, gold, kinds, reports
 from .ingest import FACTSCORE_HUMAN, FACTSCORE_MODEL
 from .models import Answer, Assignment, Claim, ClaimList, Document, Item, Project, Segment, System, Verdict
 
-# Gold verification label -> FActScore's S (supported) / NS (not supported). IR
-# (irrelevant) has no counterpart in our labels; it only passes through from an
-# imported reference system.
+# Gold label of a claim -> FActScore's S (supported) / NS (not supported) / IR
+# (irrelevant): verification labels, and the atomic-fact labels.
 FACTSCORE_LABEL = {
     "supported": "S",
     "contradicted": "NS",
     "inconclusive-not-enough": "NS",
     "inconclusive-conflicting": "NS",
+    "not-supported": "NS",
+    "irrelevant": "IR",
 }
 GOLD = "gold"
 
@@ -42,7 +43,9 @@ def _system(project: Project, name: str | None, *, kind: str, default: str | Non
         return found
     if default and systems.filter(name=default).exists():
         return systems.get(name=default)
-    candidates = list(systems.filter(claim_lists__isnull=False).distinct()) if kind == System.EXTRACTOR else list(systems)
+    # the systems that made claim lists, when any did (extractors); else all of them
+    listed = systems.filter(claim_lists__isnull=False).distinct()
+    candidates = list(listed if listed.exists() else systems)
     if len(candidates) != 1:
         names = ", ".join(s.name for s in candidates) or "none"
         raise ValueError(f"choose the {kind} system (one of: {names})")
@@ -50,12 +53,8 @@ def _system(project: Project, name: str | None, *, kind: str, default: str | Non
 
 
 def _claim_gold(project: Project) -> dict[int, gold.Gold]:
-    """claim id -> the gold claim label of its verification item."""
-    items = dict(Item.objects.filter(project=project, kind=Item.VERIFICATION).values_list("id", "claim_id"))
-    return {
-        items[g.item]: g for g in gold.gold_values(project, kind=Item.VERIFICATION)
-        if g.unit == Answer.ITEM and g.field == "label" and g.item in items
-    }
+    """claim id -> the human gold label of the claim (verification or atomic-fact items)."""
+    return kinds.gold_by_target(project, Claim)
 
 
 # --- VeriScore ----------------------------------------------------------------------
@@ -138,10 +137,12 @@ def felm_records(project: Project, *, source: str = GOLD) -> list[dict[str, Any]
     links: dict[tuple[int, str], list[str]] = defaultdict(list)
     items = {}
     if reference is None:
-        items = dict(Item.objects.filter(project=project, kind=Item.SEGMENT).values_list("document_id", "id"))
-        golds = {(g.item, g.unit, g.field): g for g in gold.gold_values(project, kind=Item.SEGMENT)}
+        judging = [spec.name for spec in kinds.judging(Segment)]
+        items = dict(Item.objects.filter(project=project, kind__in=judging).values_list("document_id", "id"))
+        golds = {(g.item, g.unit, g.field): g for g in gold.gold_values(project)
+                 if g.kind in judging}
         for a in Answer.objects.filter(assignment__item__project=project,
-                                       assignment__item__kind=Item.SEGMENT,
+                                       assignment__item__kind__in=judging,
                                        assignment__status=Assignment.SUBMITTED,
                                        field__in=["reason", "links"]).order_by("assignment__annotator_id"):
             target = reasons if a.field == "reason" else links

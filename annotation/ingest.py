@@ -270,6 +270,20 @@ def _label(value: str | bool) -> str:
     return value.strip().rstrip(".").lower()
 
 
+def _knowledge_field(line: _Line) -> list[dict[str, str]]:
+    """`knowledge: [{title, text, url}]`: passages with a non-empty text."""
+    passages = []
+    for i, p in enumerate(line.get("knowledge", list) or []):
+        if not (isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()
+                and all(isinstance(p.get(k, ""), str) for k in ("title", "url"))):
+            line.error(f"knowledge[{i}]", "must be an object with a non-empty 'text' string "
+                       "and optional 'title' and 'url' strings")
+            continue
+        passages.append({"title": p.get("title", "").strip(), "text": p["text"].strip(),
+                         "url": p.get("url", "").strip()})
+    return passages
+
+
 def parse_canonical(line: _Line, *, system: str, source_model: str) -> DocRecord | None:
     n_errors = len(line.errors)
     ext = line.get("id", (str, int), required=True)
@@ -278,6 +292,9 @@ def parse_canonical(line: _Line, *, system: str, source_model: str) -> DocRecord
     domain = line.get("domain", str) or ""
     model = line.get("source_model", str) or source_model
     metadata = line.get("metadata", dict) or {}
+    knowledge = _knowledge_field(line)
+    if knowledge:  # the passages atomic facts are judged against (kinds/atomic.py)
+        metadata = {**metadata, "knowledge": knowledge}
     lists_obj = line.get("claim_lists", dict) or {}
     abstained = set(line.get("abstained", list) or [])
     lists = {}

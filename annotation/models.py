@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import random
 from datetime import datetime
+
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import models, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from .kinds.schema import KIND_CHOICES, KindNames, item_constraints
 
 DEFAULT_ERROR_TYPES = ["knowledge error", "reasoning error", "irrelevant", "overclaim"]
 
@@ -97,7 +99,12 @@ class Membership(models.Model):
 
     @property
     def pseudonym(self) -> str:
-        return f"A{self.number}"
+        return self.pseudonym_of(self.number)
+
+    @staticmethod
+    def pseudonym_of(number: int) -> str:
+        """How exports and reports name a member: "A<number>"."""
+        return f"A{number}"
 
     @property
     def has_acknowledged(self) -> bool:
@@ -244,16 +251,12 @@ class Verdict(models.Model):
         ]
 
 
-class Item(models.Model):
-    COMPARISON = "comparison"
-    VERIFICATION = "verification"
-    SEGMENT = "segment"
-    KINDS = [(COMPARISON, "Comparison"), (VERIFICATION, "Verification"), (SEGMENT, "Segments")]
-
+class Item(KindNames, models.Model):
     project = models.ForeignKey(Project, models.CASCADE, related_name="items")
-    kind = models.CharField(max_length=20, choices=KINDS)
+    kind = models.CharField(max_length=20, choices=KIND_CHOICES)
     document = models.ForeignKey(Document, models.CASCADE, related_name="items")
     # comparison: the two claim lists; "a" and "b" are storage order, never shown.
+    # atomic facts: list_a holds the facts.
     list_a = models.ForeignKey(ClaimList, models.CASCADE, null=True, blank=True, related_name="+")
     list_b = models.ForeignKey(ClaimList, models.CASCADE, null=True, blank=True, related_name="+")
     # verification: the claim whose evidence is judged
@@ -262,21 +265,7 @@ class Item(models.Model):
 
     class Meta:
         ordering = ["id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["kind", "list_a", "list_b"],
-                condition=Q(kind="comparison"),
-                name="one_comparison_per_pair",
-            ),
-            models.UniqueConstraint(
-                fields=["project", "claim"], condition=Q(kind="verification"),
-                name="one_verification_per_claim",
-            ),
-            models.UniqueConstraint(
-                fields=["project", "document"], condition=Q(kind="segment"),
-                name="one_segment_item_per_document",
-            ),
-        ]
+        constraints = item_constraints()
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk}"
@@ -514,31 +503,6 @@ def assign(
     return len(rows)
 
 
-def comparison_items(*, project: Project, system_a: System, system_b: System) -> list[Item]:
-    """One comparison item per document that has a claim list from both systems."""
-    if system_a == system_b:
-        raise ValueError("pick two different systems")
-    lists_b = {
-        cl.document_id: cl
-        for cl in ClaimList.objects.filter(system=system_b, document__project=project)
-    }
-    created = []
-    with transaction.atomic():
-        for cl_a in ClaimList.objects.filter(system=system_a, document__project=project):
-            cl_b = lists_b.get(cl_a.document_id)
-            if cl_b is None:
-                continue
-            item, was_created = Item.objects.get_or_create(
-                kind=Item.COMPARISON,
-                list_a=cl_a,
-                list_b=cl_b,
-                defaults={"project": project, "document_id": cl_a.document_id},
-            )
-            if was_created:
-                created.append(item)
-    return created
-
-
 def sample_claims(
     claims: list[tuple[int, str]], *, n: int, seed: int
 ) -> list[int]:
@@ -560,60 +524,6 @@ def sample_claims(
     for k in sorted(strata):
         chosen += rng.sample(strata[k], take[k])
     return sorted(chosen)
-
-
-def verification_items(
-    *, project: Project, system: System, n: int, seed: int, stratify: tuple[str, ...] = ()
-) -> list[Item]:
-    """Sample `n` claims of one system that have search results, one verification item
-    each. `stratify` may name "domain" and "source_model"."""
-    unknown = set(stratify) - {"domain", "source_model"}
-    if unknown:
-        raise ValueError(f"cannot stratify by {', '.join(sorted(unknown))}")
-    taken = set(
-        Item.objects.filter(project=project, kind=Item.VERIFICATION).values_list("claim_id", flat=True)
-    )
-    rows = (
-        Claim.objects.filter(claim_list__system=system, claim_list__document__project=project,
-                             evidence__isnull=False)
-        .distinct()
-        .values_list("id", "claim_list__document__domain", "claim_list__document__source_model")
-    )
-    pool = [
-        (cid, "/".join(v for k, v in (("domain", domain), ("source_model", model)) if k in stratify))
-        for cid, domain, model in rows
-        if cid not in taken
-    ]
-    if not pool:
-        raise ValueError(f"no claim of {system.name} with search results is left to sample")
-    docs = dict(Claim.objects.filter(id__in=[c for c, _ in pool]).values_list("id", "claim_list__document_id"))
-    with transaction.atomic():
-        return [
-            Item.objects.create(project=project, kind=Item.VERIFICATION, claim_id=cid, document_id=docs[cid])
-            for cid in sample_claims(pool, n=n, seed=seed)
-        ]
-
-
-def segment_items(*, project: Project, documents: QuerySet[Document] | None = None) -> list[Item]:
-    """One segment item per document; documents without segments are split into
-    sentences by the pipeline's splitter."""
-    from pipeline.split import split_sentences  # plain Python, no Django
-
-    documents = documents if documents is not None else project.documents.all()
-    created = []
-    with transaction.atomic():
-        for doc in documents.filter(project=project).prefetch_related("segments"):
-            if not doc.segments.exists():
-                Segment.objects.bulk_create(
-                    Segment(document=doc, position=i, text=text)
-                    for i, text in enumerate(split_sentences(doc.response))
-                )
-            item, was_created = Item.objects.get_or_create(
-                project=project, kind=Item.SEGMENT, document=doc
-            )
-            if was_created:
-                created.append(item)
-    return created
 
 
 def pseudonyms(project: Project) -> dict[int, str]:

@@ -21,10 +21,9 @@ from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
-from typing import Any, NamedTuple
+from typing import Any
 
-from django.db import connections
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from pipeline import score as pipeline_score
@@ -32,9 +31,10 @@ from pipeline.types import Claim as PipelineClaim
 from pipeline.types import ClaimResult, ResponseResult
 from pipeline.types import Verdict as PipelineVerdict
 
-from . import charts, safecsv, stats
-from .gold import Gold, decide
-from .kinds import CLAIM_LABEL_NAMES, CLAIM_LABELS, categorical_fields, unit_kind
+from . import charts, kinds, safecsv, stats
+from .gold import Gold, LabelRow, decide, fetch, label_rows
+from .kinds import ITEM, KindSpec, unit_type
+from .kinds.base import Field
 from .models import (
     Adjudication,
     Answer,
@@ -56,18 +56,6 @@ SKIPPED = "(skipped)"
 NOT_APPLICABLE = "(not applicable)"
 DISPLAY_LIMIT = 100  # rows shown on the page for long lists; exports hold all of them
 
-# (kind, unit level, field, title): the agreement tables, in the order shown.
-AGREEMENT_SPECS: tuple[tuple[str, str, str, str], ...] = (
-    (Item.COMPARISON, "item", "choice", "Comparison: which claim list is better"),
-    (Item.COMPARISON, "item", "hard", "Comparison: hard to decide"),
-    (Item.VERIFICATION, "evidence", "stance", "Verification: stance of each search result"),
-    (Item.VERIFICATION, "item", "label", "Verification: claim label"),
-    (Item.SEGMENT, "segment", "correct", "Segments: correct or not"),
-    (Item.SEGMENT, "segment", "error_type",
-     "Segments: error type, on segments every annotator marked incorrect"),
-    (Item.SEGMENT, "item", "keep", "Segments: keep or remove the response"),
-)
-CATEGORICAL_FIELDS = sorted({spec[2] for spec in AGREEMENT_SPECS})
 
 
 # --------------------------------------------------------------------------- containers
@@ -274,14 +262,16 @@ def member_names(project: Project, *, real_names: bool) -> dict[int, str]:
     rows = Membership.objects.filter(project=project).values_list(
         "user_id", "number", "user__username"
     )
-    return {uid: (username if real_names else f"A{n}") for uid, n, username in rows}
+    return {uid: (username if real_names else Membership.pseudonym_of(n))
+            for uid, n, username in rows}
 
 
 def annotator_choices(project: Project, *, real_names: bool) -> list[tuple[int, str]]:
     rows = Membership.objects.filter(project=project, role=Membership.ANNOTATOR).order_by(
         "number"
     ).values_list("user_id", "number", "user__username")
-    return [(uid, username if real_names else f"A{n}") for uid, n, username in rows]
+    return [(uid, username if real_names else Membership.pseudonym_of(n))
+            for uid, n, username in rows]
 
 
 def domains_of(project: Project) -> list[str]:
@@ -304,79 +294,32 @@ def _assignment_filter(filters: Filters, prefix: str = "") -> Q:
     return q
 
 
-class _Row(NamedTuple):
-    item: int
-    kind: str
-    unit: str
-    field: str
-    value: str  # comparison choices already translated to the side "a"/"b"
-    annotator: int
-    raw: str
-    swapped: bool
-    domain: str
-
-
-def _fetch(qs: QuerySet[Any]) -> list[tuple[Any, ...]]:
-    """The rows of a values_list() query as plain tuples, straight from the cursor.
-
-    Skips the ORM's per-row converters, which cost more than the query itself on
-    100,000-row reports; callers only read ints and strings (booleans via bool()).
-    """
-    sql, params = qs.query.sql_with_params()
-    with connections[qs.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
-def _answer_rows(project: Project, filters: Filters) -> list[_Row]:
-    assignments = Assignment.objects.filter(
-        Q(item__project=project, status=Assignment.SUBMITTED) & _assignment_filter(filters)
-    )
-    info = {
-        pk: (item, kind, annotator, bool(swapped), domain)
-        for pk, item, kind, annotator, swapped, domain in _fetch(assignments.values_list(
-            "pk", "item_id", "item__kind", "annotator_id", "swapped", "item__document__domain"))
-    }
-    answers = Answer.objects.filter(
-        assignment__in=assignments.values("pk"), field__in=CATEGORICAL_FIELDS
-    ).values_list("assignment_id", "unit", "field", "value")
-    rows = []
-    for assignment, unit, fld, value in _fetch(answers):
-        item, kind, annotator, swapped, domain = info[assignment]
-        side = value
-        if kind == Item.COMPARISON and fld == "choice":
-            side = {"1": "b" if swapped else "a", "2": "a" if swapped else "b"}.get(value, value)
-        rows.append(_Row(item, kind, unit, fld, side, annotator, value, swapped, domain))
-    return rows
-
-
 UnitKey = tuple[int, str, str]  # (item, unit, field)
 
 
-def _grouped(rows: Iterable[_Row]) -> dict[UnitKey, dict[int, str]]:
+def _grouped(rows: Iterable[LabelRow]) -> dict[UnitKey, dict[int, str]]:
     grouped: dict[UnitKey, dict[int, str]] = defaultdict(dict)
     for r in rows:
         grouped[(r.item, r.unit, r.field)][r.annotator] = r.value
     return grouped
 
 
-GOLD_FIELDS = ("label", "correct")  # the fields whose gold labels a report uses
-
-
 def _gold(
-    grouped: dict[UnitKey, dict[int, str]], kinds: dict[int, str], project: Project
+    grouped: dict[UnitKey, dict[int, str]], item_kinds: dict[int, str], project: Project
 ) -> dict[UnitKey, Gold]:
+    # the fields whose gold labels a report uses
+    gold_fields = {s.verdict_field for s in kinds.all_specs() if s.verdict_field}
     adjudicated = {
         (item, unit, fld): (value, note)
         for item, unit, fld, value, note in Adjudication.objects.filter(
-            item__project=project, field__in=GOLD_FIELDS
+            item__project=project, field__in=gold_fields
         ).values_list("item_id", "unit", "field", "value", "note")
     }
     golds: dict[UnitKey, Gold] = {}
     for key, by_rater in grouped.items():
         item, unit, fld = key
-        if fld in GOLD_FIELDS:
-            golds[key] = decide(item, kinds[item], unit, fld, list(by_rater.values()),
+        if fld in gold_fields:
+            golds[key] = decide(item, item_kinds[item], unit, fld, list(by_rater.values()),
                                 adjudicated.get(key))
     return golds
 
@@ -396,21 +339,29 @@ def build_report(
 ) -> Report:
     filters = filters or Filters()
     names = member_names(project, real_names=real_names)
-    rows = _answer_rows(project, filters)
-    kinds = {r.item: r.kind for r in rows}
+    rows = label_rows(project, where=_assignment_filter(filters))
+    item_kinds = {r.item: r.kind for r in rows}
     grouped = _grouped(rows)
-    golds = _gold(grouped, kinds, project)
+    golds = _gold(grouped, item_kinds, project)
 
     sections: list[Section] = []
     agreement = _agreement_sections(
-        project, grouped, kinds, names, bootstrap=bootstrap, seed=seed, with_charts=with_charts
+        project, grouped, item_kinds, names, bootstrap=bootstrap, seed=seed, with_charts=with_charts
     )
     sections += agreement
-    sections += _verification_sections(rows, golds, with_charts=with_charts)
-    preference = _preference_section(project, rows, with_charts=with_charts)
-    if preference:
-        sections.append(preference)
-    verifiers = _verifier_sections(project, golds, kinds, filters)
+    rows_of: dict[str, list[LabelRow]] = defaultdict(list)
+    for r in rows:
+        rows_of[r.kind].append(r)
+    golds_of: dict[str, list[Gold]] = defaultdict(list)
+    for g in golds.values():
+        golds_of[g.kind].append(g)
+    for spec in kinds.all_specs():
+        for slug in spec.report_sections:
+            section = KIND_SECTIONS[slug](project, spec, rows_of[spec.name], golds_of[spec.name],
+                                          with_charts=with_charts)
+            if section:
+                sections.append(section)
+    verifiers = _verifier_sections(project, golds_of, filters)
     sections += verifiers
     pipeline = _pipeline_section(project, filters, k_rule=k_rule)
     if pipeline:
@@ -437,59 +388,44 @@ def build_report(
 def _agreement_sections(
     project: Project,
     grouped: dict[UnitKey, dict[int, str]],
-    kinds: dict[int, str],
+    item_kinds: dict[int, str],
     names: dict[int, str],
     *,
     bootstrap: int,
     seed: int,
     with_charts: bool,
 ) -> list[Section]:
-    # Units every annotator who judged it marked incorrect: where error types are compared.
-    all_incorrect = {
-        (item, unit)
-        for (item, unit, fld), by_rater in grouped.items()
-        if fld == "correct" and by_rater and all(v == "false" for v in by_rater.values())
-    }
+    # A field asked only when another one has a value (the error type of an incorrect
+    # segment) is compared on the units where every annotator who judged it gave that value.
+    conditions = {(s.name, f.name): f.only_when for s in kinds.all_specs() for f in s.fields
+                  if f.only_when}
     by_spec: dict[tuple[str, str, str], dict[Hashable, dict[str, str]]] = defaultdict(dict)
     for (item, unit, fld), by_rater in grouped.items():
-        kind = kinds[item]
-        level = unit_kind(unit)
-        if fld == "error_type" and (item, unit) not in all_incorrect:
-            continue
-        by_spec[(kind, level, fld)][f"{item}/{unit}"] = {
+        kind = item_kinds[item]
+        condition = conditions.get((kind, fld))
+        if condition:
+            other = grouped.get((item, unit, condition[0]))
+            if not other or any(v != condition[1] for v in other.values()):
+                continue
+        by_spec[(kind, unit_type(unit), fld)][f"{item}/{unit}"] = {
             names.get(a, f"A?{a}"): v for a, v in by_rater.items()
         }
     rater_order = {name: i for i, name in enumerate(sorted(names.values(), key=_rater_key))}
 
     overview_rows = []
     sections = []
-    for kind, level, fld, title in AGREEMENT_SPECS:
-        mapping = by_spec.get((kind, level, fld))
-        if not mapping:
-            continue
-        categories = categorical_fields(kind, project)[fld]
-        allowed = set(categories)
-        dropped = 0
-        clean: dict[Hashable, dict[str, str]] = {}
-        for unit, by_rater in mapping.items():
-            kept = {r: v for r, v in by_rater.items() if v in allowed}
-            dropped += len(by_rater) - len(kept)
-            if kept:
-                clean[unit] = kept
-        if not clean:
-            continue
-        raters = sorted({r for row in clean.values() for r in row}, key=lambda r: rater_order.get(r, 1e9))
-        ratings = stats.Ratings(
-            units=tuple(clean),
-            raters=tuple(raters),
-            labels=tuple(tuple(row.get(r) for r in raters) for row in clean.values()),
-        )
-        result = stats.agreement(ratings, categories=categories, bootstrap=bootstrap, seed=seed)
-        slug = f"agreement-{kind}-{fld}"
-        overview_rows.append(_overview_row(kind, level, fld, result))
-        sections.append(
-            _agreement_section(slug, title, result, dropped=dropped, with_charts=with_charts)
-        )
+    for spec in kinds.all_specs():
+        for agreement in spec.agreement:
+            kind, level, fld, title = spec.name, agreement.level, agreement.field, agreement.title
+            section = _agreement_for(
+                by_spec.get((kind, level, fld)), spec.categorical(project)[fld], rater_order,
+                bootstrap=bootstrap, seed=seed)
+            if section is None:
+                continue
+            result, dropped = section
+            overview_rows.append(_overview_row(kind, level, fld, result))
+            sections.append(_agreement_section(f"agreement-{kind}-{fld}", title, result,
+                                               dropped=dropped, with_charts=with_charts))
     if not sections:
         return []
     columns = (
@@ -511,6 +447,33 @@ def _agreement_sections(
                       tuple(overview_rows)),),
     )
     return [overview, *sections]
+
+
+def _agreement_for(
+    mapping: dict[Hashable, dict[str, str]] | None, categories: list[str],
+    rater_order: dict[str, int], *, bootstrap: int, seed: int,
+) -> tuple[stats.AgreementReport, int] | None:
+    """Agreement on one field, and how many answers outside its labels were left out."""
+    if not mapping:
+        return None
+    allowed = set(categories)
+    dropped = 0
+    clean: dict[Hashable, dict[str, str]] = {}
+    for unit, by_rater in mapping.items():
+        kept = {r: v for r, v in by_rater.items() if v in allowed}
+        dropped += len(by_rater) - len(kept)
+        if kept:
+            clean[unit] = kept
+    if not clean:
+        return None
+    raters = sorted({r for row in clean.values() for r in row},
+                    key=lambda r: rater_order.get(r, 1e9))
+    ratings = stats.Ratings(
+        units=tuple(clean),
+        raters=tuple(raters),
+        labels=tuple(tuple(row.get(r) for r in raters) for row in clean.values()),
+    )
+    return stats.agreement(ratings, categories=categories, bootstrap=bootstrap, seed=seed), dropped
 
 
 def _rater_key(name: str) -> tuple[int, str]:
@@ -589,35 +552,53 @@ def _agreement_section(
 # --------------------------------------------------------------------------- verification
 
 
-def _verification_sections(
-    rows: list[_Row], golds: dict[UnitKey, Gold], *, with_charts: bool
-) -> list[Section]:
-    sections = []
-    labels = [g for g in golds.values() if g.kind == Item.VERIFICATION and g.field == "label"]
-    if labels:
-        counts = Counter(g.value for g in labels)
-        total = len(labels)
-        table_rows: list[tuple[Cell, ...]] = [
-            (CLAIM_LABEL_NAMES[label], counts.get(label, 0), 100 * counts.get(label, 0) / total)
-            for label in CLAIM_LABELS
-        ]
-        other = total - sum(counts.get(label, 0) for label in CLAIM_LABELS)
-        if other:
-            table_rows.append(("Other (adjudicated outside the label set)", other,
-                               100 * other / total))
-        provenance = Counter(g.provenance for g in labels)
-        sections.append(Section(
-            "claim-labels",
-            "Claim labels (VeriScore Table 2)",
-            (
-                f"Gold label of {total} claims: " + ", ".join(
-                    f"{n} {p}" for p, n in sorted(provenance.items())) + ". A tie with no "
-                "adjudication counts as inconclusive (not enough information), as in the paper.",
-            ),
-            (Table("claim-labels", "Distribution of the claim labels", ("label", "count", "%"),
-                   tuple(table_rows), decimals=1),),
-        ))
-    stances = [r for r in rows if r.field == "stance" and r.unit.startswith("evidence:")]
+def _label_distribution(spec: KindSpec, golds: list[Gold], slug: str, title: str,
+                        what: str, tie_note: str) -> Section | None:
+    """How the gold values of the kind's verdict field are distributed."""
+    labels = [g for g in golds if g.field == spec.verdict_field]
+    field = spec.field(spec.verdict_field)
+    if not labels or field is None:
+        return None
+    counts = Counter(g.value for g in labels)
+    total = len(labels)
+    table_rows: list[tuple[Cell, ...]] = [
+        (name, counts.get(label, 0), 100 * counts.get(label, 0) / total)
+        for label, name in field.choices
+    ]
+    ties = counts.get(None, 0)
+    other = total - ties - sum(counts.get(label, 0) for label in field.values)
+    if other:
+        table_rows.append(("Other (adjudicated outside the label set)", other, 100 * other / total))
+    if ties:
+        table_rows.append(("Tie (no gold label until adjudicated)", ties, 100 * ties / total))
+    provenance = Counter(g.provenance for g in labels)
+    return Section(
+        slug, title,
+        (f"Gold label of {total} {what}: " + ", ".join(
+            f"{n} {p}" for p, n in sorted(provenance.items())) + ". " + tie_note,),
+        (Table(slug, f"Distribution of the {what[:-1]} labels", ("label", "count", "%"),
+               tuple(table_rows), decimals=1),),
+    )
+
+
+def _claim_labels(project: Project, spec: KindSpec, rows: list[LabelRow],
+                  golds: list[Gold], *, with_charts: bool) -> Section | None:
+    return _label_distribution(
+        spec, golds, "claim-labels", "Claim labels (VeriScore Table 2)", "claims",
+        "A tie with no adjudication counts as inconclusive (not enough information), as in "
+        "the paper.")
+
+
+def _fact_labels(project: Project, spec: KindSpec, rows: list[LabelRow],
+                 golds: list[Gold], *, with_charts: bool) -> Section | None:
+    return _label_distribution(
+        spec, golds, "fact-labels", "Atomic fact labels (FActScore)", "facts",
+        "A tie with no adjudication has no gold label and is left out.")
+
+
+def _evidence_ranks(project: Project, spec: KindSpec, rows: list[LabelRow],
+                    golds: list[Gold], *, with_charts: bool) -> Section | None:
+    stances = [r for r in rows if r.field == "stance"]
     if stances:
         by_rank: dict[int, Counter[str]] = defaultdict(Counter)
         for r in stances:
@@ -641,7 +622,7 @@ def _verification_sections(
                             [float(r[5] or 0) for r in table_rows],
                             xlabel="search result rank", ylabel="% informative"),
             ))
-        sections.append(Section(
+        return Section(
             "evidence-ranks",
             "Informative search results by rank (VeriScore §3.3)",
             ("A search result is informative when an annotator marked it as supporting or "
@@ -650,23 +631,22 @@ def _verification_sections(
                    ("rank", "judgements", "supports", "contradicts", "inconclusive",
                     "% informative"), tuple(table_rows), decimals=1),),
             tuple(chart_list),
-        ))
-    return sections
+        )
+    return None
 
 
 # --------------------------------------------------------------------------- preference
 
 
-def _preference_section(project: Project, rows: list[_Row], *, with_charts: bool) -> Section | None:
-    choices = [r for r in rows if r.kind == Item.COMPARISON and r.field == "choice"
-               and r.raw in ("1", "2")]
+def _preference_section(project: Project, spec: KindSpec, rows: list[LabelRow],
+                        golds: list[Gold], *, with_charts: bool) -> Section | None:
+    choices = [r for r in rows if r.field == "choice" and r.raw in ("1", "2")]
     if not choices:
         return None
-    hard = {(r.item, r.annotator): r.value == "yes" for r in rows
-            if r.kind == Item.COMPARISON and r.field == "hard"}
+    hard = {(r.item, r.annotator): r.value == "yes" for r in rows if r.field == "hard"}
     systems = {
         pk: (a, b)
-        for pk, a, b in Item.objects.filter(project=project, kind=Item.COMPARISON).values_list(
+        for pk, a, b in Item.objects.filter(project=project, kind=spec.name).values_list(
             "pk", "list_a__system__name", "list_b__system__name")
     }
     missing_hard = 0
@@ -722,27 +702,31 @@ def _preference_section(project: Project, rows: list[_Row], *, with_charts: bool
                    tuple(chart_list), data=result)
 
 
+KIND_SECTIONS = {  # the sections a kind may ask for (KindSpec.report_sections)
+    "claim-labels": _claim_labels,
+    "evidence-ranks": _evidence_ranks,
+    "fact-labels": _fact_labels,
+    "preference": _preference_section,
+}
+
+
 # --------------------------------------------------------------------------- verifiers
 
 
 @dataclass(frozen=True)
 class _Unit:
-    key: str  # "item 12 / claim" or "item 3 / segment:2"
+    key: str  # "item 12" or "item 3 / segment:2"
     item: int
     target: int  # claim or segment id
-    level: str  # "claim" | "segment"
+    level: str  # the verdict_level of its kind (claim, segment, fact)
     domain: str
     gold: Gold
     document: int
-
-
-def _truthy(value: str | None) -> str | None:
-    """Segment labels "true"/"false" as verdicts."""
-    return {"true": stats.SUPPORTED, "false": stats.UNSUPPORTED}.get(value or "", value)
+    reference: str | None  # the gold value as a verdict label
 
 
 def _verifier_sections(
-    project: Project, golds: dict[UnitKey, Gold], kinds: dict[int, str], filters: Filters
+    project: Project, golds_of: dict[str, list[Gold]], filters: Filters
 ) -> list[Section]:
     verdicts = list(
         Verdict.objects.filter(system__project=project,
@@ -751,50 +735,21 @@ def _verifier_sections(
     )
     if not verdicts:
         return []
-    claim_gold = [g for g in golds.values() if g.kind == Item.VERIFICATION and g.field == "label"]
-    seg_gold = [g for g in golds.values() if g.kind == Item.SEGMENT and g.field == "correct"]
     units: list[_Unit] = []
-    if claim_gold:
-        info = {
-            pk: (claim, domain, doc)
-            for pk, claim, domain, doc in Item.objects.filter(
-                project=project, kind=Item.VERIFICATION
-            ).values_list("pk", "claim_id", "document__domain", "document_id")
-        }
-        for g in claim_gold:
-            if g.value is None or g.item not in info:
-                continue
-            claim, domain, doc = info[g.item]
-            units.append(_Unit(f"item {g.item}", g.item, claim, "claim", domain, g, doc))
-    if seg_gold:
-        docs = {
-            pk: (doc, domain)
-            for pk, doc, domain in Item.objects.filter(project=project, kind=Item.SEGMENT)
-            .values_list("pk", "document_id", "document__domain")
-        }
-        segment_ids = {
-            (doc, pos): pk
-            for pk, doc, pos in Segment.objects.filter(document__project=project).values_list(
-                "pk", "document_id", "position")
-        }
-        for g in seg_gold:
-            if g.value is None or g.item not in docs:
-                continue
-            doc, domain = docs[g.item]
-            try:
-                position = int(g.unit.split(":", 1)[1])
-            except (IndexError, ValueError):
-                continue
-            seg = segment_ids.get((doc, position))
-            if seg is not None:
-                units.append(_Unit(f"item {g.item} / {g.unit}", g.item, seg, "segment", domain,
-                                   g, doc))
-    by_system: dict[tuple[str, str], dict[tuple[str, int], str]] = defaultdict(dict)
+    specs = [s for s in kinds.all_specs() if s.verdict_field]
+    for spec in specs:
+        mine = [g for g in golds_of[spec.name] if g.field == spec.verdict_field]
+        for t in spec.verdict_targets(project, mine) if mine else []:
+            key = f"item {t.gold.item}" + ("" if t.gold.unit == ITEM else f" / {t.gold.unit}")
+            units.append(_Unit(key, t.gold.item, t.target, spec.verdict_level, t.domain, t.gold,
+                               t.document, spec.as_verdict(t.gold.value)))
+    # verdicts per system, keyed by (Claim or Segment, id)
+    by_system: dict[tuple[str, str], dict[tuple[Any, int], str]] = defaultdict(dict)
     for claim, segment, name, kind, label in verdicts:
         if claim is not None:
-            by_system[(name, kind)][("claim", claim)] = label
+            by_system[(name, kind)][(Claim, claim)] = label
         else:
-            by_system[(name, kind)][("segment", segment)] = _truthy(label) or ""
+            by_system[(name, kind)][(Segment, segment)] = label
     if not units:
         return [Section(
             "verifiers", "Verifiers against human labels",
@@ -811,19 +766,21 @@ def _verifier_sections(
     notes: list[str] = []
     reports: dict[tuple[str, str, str], stats.VerifierReport] = {}
     aligned: dict[tuple[str, str], tuple[list[_Unit], list[str | None]]] = {}
-    for level in ("claim", "segment"):
+    for spec in specs:
+        level = spec.verdict_level
+        target = spec.verdict_target
         level_units = [u for u in units if u.level == level]
         if not level_units:
             continue
-        ref_raw = [u.gold.value if level == "claim" else _truthy(u.gold.value)
-                   for u in level_units]
+        ref_raw = [u.reference for u in level_units]
         for name, kind in systems:
             labels = by_system[(name, kind)]
-            pred = [labels.get((level, u.target)) for u in level_units]
+            # read like the gold labels ("true"/"false" on a segment: supported/unsupported)
+            pred = [spec.as_verdict(labels.get((target, u.target))) for u in level_units]
             if not any(p is not None for p in pred):
                 continue
             aligned[(name, level)] = (level_units, pred)
-            for mode in ("binary", "ternary") if level == "claim" else ("binary",):
+            for mode in spec.verdict_modes:
                 try:
                     rep = stats.verifier_vs_reference(
                         pred, ref_raw, mode=mode, units=[u.key for u in level_units]  # type: ignore[arg-type]
@@ -849,10 +806,10 @@ def _verifier_sections(
                     u = by_key[d.unit]  # type: ignore[index]
                     disagreement_rows.append((
                         name, level, mode, u.item, u.gold.unit, u.domain, u.target, d.reference,
-                        d.predicted, labels.get((level, u.target)), u.gold.value,
+                        d.predicted, labels.get((target, u.target)), u.gold.value,
                         " ".join(f"{k}:{v}" for k, v in u.gold.votes.items()), u.gold.provenance,
                     ))
-            if level == "segment":
+            if spec.verdict_target is not Claim:  # segments add up to a response (FELM)
                 response = _response_level(level_units, pred, ref_raw)
                 if response is not None:
                     reports[(name, "response", "binary")] = response
@@ -863,14 +820,14 @@ def _verifier_sections(
             for b, _ in named[i + 1:]:
                 pred_a = aligned[(a, level)][1]
                 pred_b = aligned[(b, level)][1]
-                for mode in ("binary", "ternary") if level == "claim" else ("binary",):
+                for mode in spec.verdict_modes:
                     if (a, level, mode) not in reports or (b, level, mode) not in reports:
                         continue
                     m = stats.mcnemar_test(pred_a, pred_b, ref_raw, mode=mode)  # type: ignore[arg-type]
                     mcnemar_rows.append((a, b, level, mode, m.n, m.both_correct, m.only_a_correct,
                                          m.only_b_correct, m.both_wrong, m.method, m.statistic,
                                          m.p_value, m.undefined_reason or ""))
-    _add_texts(project, disagreement_rows)
+    _add_texts(disagreement_rows, {s.verdict_level: s.verdict_target for s in specs})
 
     tables = [
         Table("verifier-scores", "Verifiers against human gold labels (VeriScore Table 11)",
@@ -929,18 +886,15 @@ def _response_level(units: list[_Unit], pred: list[str | None],
     )
 
 
-def _add_texts(project: Project, rows: list[tuple[Cell, ...]]) -> None:
-    texts: dict[tuple[str, Any], str] = {}
-    if any(r[1] == "claim" for r in rows):
-        claims = Claim.objects.filter(items__project=project, items__kind=Item.VERIFICATION)
-        for pk, text in _fetch(claims.values_list("pk", "text")):
-            texts[("claim", pk)] = text
-    if any(r[1] == "segment" for r in rows):
-        segments = Segment.objects.filter(document__project=project)
-        for pk, text in _fetch(segments.values_list("pk", "text")):
-            texts[("segment", pk)] = text
+def _add_texts(rows: list[tuple[Cell, ...]], models: dict[str, Any]) -> None:
+    """Each disagreement row gets the text of its claim or segment."""
+    ids: dict[Any, set[Any]] = defaultdict(set)
+    for row in rows:
+        ids[models[row[1]]].add(row[6])
+    texts = {(model, pk): text for model, pks in ids.items()
+             for pk, text in fetch(model.objects.filter(pk__in=pks).values_list("pk", "text"))}
     for i, row in enumerate(rows):
-        text = texts.get((str(row[1]), row[6]), "")
+        text = texts.get((models[row[1]], row[6]), "")
         rows[i] = (*row, text if len(text) <= 300 else text[:297] + "...")
 
 
@@ -1077,7 +1031,7 @@ def _effort_section(project: Project, filters: Filters, names: dict[int, str]) -
         Q(item__project=project) & _assignment_filter(filters)
     ).values_list("annotator_id", "item__kind", "status", "active_seconds")
     per: dict[tuple[int, str], list[tuple[str, float]]] = defaultdict(list)
-    for annotator, kind, status, seconds in _fetch(rows):
+    for annotator, kind, status, seconds in fetch(rows):
         per[(annotator, kind)].append((status, seconds))
         per[(annotator, "all")].append((status, seconds))
     if not per:
@@ -1133,49 +1087,36 @@ def wide_rows(
     if filters.domains:
         items = items.filter(document__domain__in=filters.domains)
     item_info = {
-        pk: (kind, external, domain, claim, doc, a, b)
-        for pk, kind, external, domain, claim, doc, a, b in items.values_list(
+        pk: (kind, external, domain, claim, doc, list_a)
+        for pk, kind, external, domain, claim, doc, list_a in items.values_list(
             "pk", "kind", "document__external_id", "document__domain", "claim_id", "document_id",
-            "list_a__system__name", "list_b__system__name")
+            "list_a_id")
     }
+    systems = {pk: (a, b) for pk, a, b in items.values_list(
+        "pk", "list_a__system__name", "list_b__system__name")}
+    specs = {spec.name: spec for spec in kinds.all_specs()}
+    fields = sorted({f for spec in specs.values() for f in spec.categorical(project)})
     answered: dict[tuple[int, str, str], dict[int, str]] = defaultdict(dict)
     answers = Answer.objects.filter(
-        Q(assignment__item__project=project, field__in=CATEGORICAL_FIELDS)
+        Q(assignment__item__project=project, field__in=fields)
         & _assignment_filter(filters, "assignment__")
     ).values_list("assignment__item_id", "assignment__annotator_id", "assignment__swapped",
                   "unit", "field", "value")
     for item, annotator, swapped, unit, fld, value in answers.iterator(chunk_size=5000):
         info = item_info.get(item)
-        if info and info[0] == Item.COMPARISON and fld == "choice" and value in ("1", "2"):
-            side_a = (value == "1") != swapped
-            value = (info[5] if side_a else info[6]) or value
+        if info:
+            spec = specs[info[0]]
+            value = spec.export_value(fld, spec.comparable(fld, value, swapped), systems[item])
         answered[(item, unit, fld)][annotator] = value
 
-    evidence: dict[int, list[int]] = defaultdict(list)
-    segments: dict[int, list[int]] = defaultdict(list)
-    claim_ids = [i[3] for i in item_info.values() if i[0] == Item.VERIFICATION and i[3]]
-    if claim_ids:
-        for claim, rank in _evidence_ranks(project):
-            evidence[claim].append(rank)
-    if any(i[0] == Item.SEGMENT for i in item_info.values()):
-        for doc, pos in Segment.objects.filter(document__project=project).values_list(
-            "document_id", "position"
-        ):
-            segments[doc].append(pos)
-
+    expected: dict[int, list[tuple[str, str]]] = {}
+    for spec in specs.values():
+        of_kind = {pk: info for pk, info in item_info.items() if info[0] == spec.name}
+        if of_kind:
+            expected.update(spec.expected(project, of_kind))
     keys: dict[tuple[int, str, str], None] = {}
-    for pk, (kind, _external, _domain, claim, doc, _a, _b) in sorted(item_info.items()):
-        if kind == Item.COMPARISON:
-            expected = [("item", "choice"), ("item", "hard")]
-        elif kind == Item.VERIFICATION:
-            expected = [(f"evidence:{r}", "stance") for r in sorted(evidence.get(claim, []))]
-            expected.append(("item", "label"))
-        else:
-            expected = []
-            for pos in sorted(segments.get(doc, [])):
-                expected += [(f"segment:{pos}", "correct"), (f"segment:{pos}", "error_type")]
-            expected.append(("item", "keep"))
-        for unit, fld in expected:
+    for pk in sorted(item_info):
+        for unit, fld in expected.get(pk, []):
             keys[(pk, unit, fld)] = None
     for key in sorted(answered):
         if key[0] in item_info:
@@ -1196,7 +1137,7 @@ def wide_rows(
                 row.append(NOT_ASSIGNED)
             elif st == Assignment.SKIPPED:
                 row.append(SKIPPED)
-            elif fld == "error_type" and answered.get((item, unit, "correct"), {}).get(a) == "true":
+            elif _not_asked(specs[kind].field(fld), answered, (item, unit), a):
                 row.append(NOT_APPLICABLE)
             else:
                 row.append(NO_ANSWER)
@@ -1204,10 +1145,14 @@ def wide_rows(
     return header, out
 
 
-def _evidence_ranks(project: Project) -> QuerySet[Any]:
-    from .models import Evidence
-
-    return Evidence.objects.filter(claim__items__project=project).values_list("claim_id", "rank")
+def _not_asked(field: Field | None, answered: dict[tuple[int, str, str], dict[int, str]],
+               unit: tuple[int, str], annotator: int) -> bool:
+    """A conditional field the annotator's other answer made moot (an error type of a
+    segment they marked correct)."""
+    if field is None or field.only_when is None:
+        return False
+    given = answered.get((*unit, field.only_when[0]), {}).get(annotator)
+    return given is not None and given != field.only_when[1]
 
 
 def wide_csv(project: Project, *, filters: Filters | None = None, real_names: bool = False) -> str:

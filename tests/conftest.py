@@ -10,8 +10,9 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.ingest import import_file
+from annotation.kinds.comparison import comparison_items
 from annotation.members import researchers_group
-from annotation.models import Item, Membership, Project, System, assign, comparison_items
+from annotation.models import Item, Membership, Project, System, assign
 
 # System names chosen to be unmistakable in page text: they must never reach annotators.
 SYSTEM_A = "zz-secret-extractor-alpha"
@@ -105,7 +106,7 @@ def verification_line(i: int) -> str:
 @pytest.fixture
 def alpha_verification(alpha: Project, beta: Project) -> list[Item]:
     """Two verification items (three search results each) for bob and carol."""
-    from annotation.models import verification_items
+    from annotation.kinds.verification import verification_items
 
     import_file(project=alpha, text="\n".join(verification_line(i) for i in range(2)), file="v.jsonl")
     system = System.objects.get(project=alpha, name=SYSTEM_A)
@@ -119,7 +120,8 @@ def alpha_verification(alpha: Project, beta: Project) -> list[Item]:
 @pytest.fixture
 def alpha_segments(alpha: Project, beta: Project) -> list[Item]:
     """Segment items for the two documents with imported segments, for bob and carol."""
-    from annotation.models import Document, segment_items
+    from annotation.kinds.segment import segment_items
+    from annotation.models import Document
 
     import_file(project=alpha, text="\n".join(verification_line(i) for i in range(2)), file="v.jsonl")
     items = segment_items(project=alpha, documents=Document.objects.filter(external_id__startswith="v-"))

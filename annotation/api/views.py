@@ -9,7 +9,6 @@ import datetime as dt
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpResponse
 from django.utils.dateparse import parse_date, parse_datetime
@@ -21,21 +20,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import endpoints, exports, formats, forms, gold
+from .. import endpoints, exports, formats, forms, gold, kinds
 from ..ingest import FORMATS, ImportFailed, import_file
+from ..kinds.base import api_name
+from ..labelstudio import answers_data
 from ..members import CREATE_PROJECTS, MemberError, add_member
-from ..models import (
-    Assignment,
-    Document,
-    Item,
-    Membership,
-    PipelineRun,
-    Project,
-    assign,
-    comparison_items,
-    segment_items,
-    verification_items,
-)
+from ..models import Assignment, Document, Item, Membership, PipelineRun, Project
 from ..tasks import requeue_stale_chunks, run_config, start_run
 from ..views.common import assignment_for_annotator, membership_for, project_for_researcher
 from .errors import ApiError, ErrorSerializer, form_error, import_error, page_of, paginated
@@ -286,7 +276,7 @@ class ItemListApi(APIView):
     @extend_schema(
         operation_id="items_list",
         parameters=[
-            OpenApiParameter("kind", OpenApiTypes.STR, enum=[k for k, _ in Item.KINDS]),
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names()),
             OpenApiParameter("status", OpenApiTypes.STR, enum=ITEM_STATUSES,
                              description="unassigned; open (an assignment is pending or a "
                              "draft); done (every assignment submitted or skipped)"),
@@ -309,7 +299,7 @@ class ItemListApi(APIView):
         )
         kind = request.query_params.get("kind")
         if kind:
-            if kind not in dict(Item.KINDS):
+            if kind not in kinds.names():
                 raise ApiError(400, "invalid_choice", f"Unknown kind {kind!r}.", field="kind")
             items = items.filter(kind=kind)
         status = request.query_params.get("status")
@@ -342,69 +332,61 @@ class ItemsCreatedSerializer(serializers.Serializer):
     item_ids = serializers.ListField(child=serializers.IntegerField())
 
 
-def _create_items(project: Project, form: Any, make: Any) -> Response:
-    """The page's steps: validate with its form, make the items, assign them."""
-    if not form.is_valid():
-        raise form_error(form)
-    try:
-        with transaction.atomic():
-            items = make()
-            n = assign(items, project=project, **form.policy(project))
-    except ValueError as e:
-        raise ApiError(400, "invalid", str(e)) from None
-    return Response({"items_created": len(items), "assignments_created": n,
-                     "item_ids": [i.pk for i in items]}, status=201)
+def _serializer_field(field: Any) -> serializers.Field:
+    """A kind's items-form field as an (optional) API input field, for the schema."""
+    from django import forms as django_forms
+
+    if isinstance(field, django_forms.ModelChoiceField):
+        return serializers.IntegerField(required=False,
+                                        help_text=f"{field.label or 'System'} (a system id)")
+    if isinstance(field, django_forms.MultipleChoiceField):
+        return serializers.ListField(
+            child=serializers.ChoiceField(choices=[c for c, _ in field.choices]), required=False)
+    if isinstance(field, django_forms.IntegerField):
+        return serializers.IntegerField(required=False, min_value=field.min_value,
+                                        help_text=str(field.label or ""))
+    return serializers.CharField(required=False)
 
 
-class ComparisonItemsCreateApi(APIView):
-    """One comparison item per document with lists from both systems, then the
-    assignment policy: k annotators on a seeded fraction f of the items, one elsewhere."""
+def _items_input() -> type[serializers.Serializer]:
+    """Policy fields plus every kind's own fields (the items forms of the project page)."""
+    policy = set(PolicyInputSerializer().fields)
+    extra: dict[str, Any] = {}
+    for spec in kinds.all_specs():
+        for name, field in spec.items_form(Project(pk=0)).fields.items():
+            if name not in policy:
+                extra.setdefault(name, _serializer_field(field))
+    return type("ItemsCreateInput", (PolicyInputSerializer,), extra)
 
-    class InputSerializer(PolicyInputSerializer):
-        system_a = serializers.IntegerField(help_text="System id (see the systems list)")
-        system_b = serializers.IntegerField()
 
-    @extend_schema(operation_id="items_create_comparison", request=InputSerializer,
+class ItemsCreateApi(APIView):
+    """Items of one kind, then the assignment policy: k annotators on a seeded fraction f of
+    the items, one elsewhere. comparison: one item per document with lists from both
+    systems (system_a, system_b); verification: a seeded sample of n claims with search
+    results of one system (system, n, stratify); segment: one item per document; atomic:
+    one item per claim list of one system (system)."""
+
+    InputSerializer = _items_input()
+
+    @extend_schema(operation_id="items_create", request=InputSerializer,
+                   parameters=[OpenApiParameter("kind", OpenApiTypes.STR, OpenApiParameter.PATH,
+                                                enum=kinds.names())],
                    responses={201: ItemsCreatedSerializer, **ERRORS})
-    def post(self, request: Request, project_id: int) -> Response:
+    def post(self, request: Request, project_id: int, kind: str) -> Response:
         project = _researcher_project(request, project_id)
-        form = forms.ComparisonItemsForm(_valid(self.InputSerializer, request.data), project=project)
-        return _create_items(project, form, lambda: comparison_items(
-            project=project, system_a=form.cleaned_data["system_a"],
-            system_b=form.cleaned_data["system_b"]))
-
-
-class VerificationItemsCreateApi(APIView):
-    """A seeded sample of n claims (with search results) of one system, one item each."""
-
-    class InputSerializer(PolicyInputSerializer):
-        system = serializers.IntegerField(help_text="Extractor system id whose claims to sample")
-        n = serializers.IntegerField(min_value=1, default=50)
-        stratify = serializers.ListField(
-            child=serializers.ChoiceField(choices=["domain", "source_model"]), default=list)
-
-    @extend_schema(operation_id="items_create_verification", request=InputSerializer,
-                   responses={201: ItemsCreatedSerializer, **ERRORS})
-    def post(self, request: Request, project_id: int) -> Response:
-        project = _researcher_project(request, project_id)
-        form = forms.VerificationItemsForm(_valid(self.InputSerializer, request.data), project=project)
-        return _create_items(project, form, lambda: verification_items(
-            project=project, system=form.cleaned_data["system"], n=form.cleaned_data["n"],
-            seed=form.cleaned_data["seed"], stratify=tuple(form.cleaned_data["stratify"])))
-
-
-class SegmentItemsCreateApi(APIView):
-    """One segment item per document (documents without segments are split in sentences)."""
-
-    class InputSerializer(PolicyInputSerializer):
-        pass
-
-    @extend_schema(operation_id="items_create_segment", request=InputSerializer,
-                   responses={201: ItemsCreatedSerializer, **ERRORS})
-    def post(self, request: Request, project_id: int) -> Response:
-        project = _researcher_project(request, project_id)
-        form = forms.PolicyForm(_valid(self.InputSerializer, request.data))
-        return _create_items(project, form, lambda: segment_items(project=project))
+        if kind not in kinds.names():
+            raise ApiError(404, "not_found",
+                           f"Unknown kind {kind!r}; one of {', '.join(kinds.names())}.")
+        data = _valid(self.InputSerializer, request.data)
+        form = kinds.get(kind).items_form(project, data)
+        if not form.is_valid():
+            raise form_error(form)
+        try:
+            items, n = kinds.create_items(project, form)
+        except ValueError as e:
+            raise ApiError(400, "invalid", str(e)) from None
+        return Response({"items_created": len(items), "assignments_created": n,
+                         "item_ids": [i.pk for i in items]}, status=201)
 
 
 # --- annotator: queue, assignment, draft, submit -------------------------------------
@@ -458,18 +440,6 @@ class AssignmentListApi(APIView):
         return paginated(request, self, rows, self.OutputSerializer)
 
 
-class EvidenceSerializer(serializers.Serializer):
-    rank = serializers.IntegerField()
-    title = serializers.CharField()
-    snippet = serializers.CharField()
-    link = serializers.CharField()
-
-
-class SegmentSerializer(serializers.Serializer):
-    position = serializers.IntegerField()
-    text = serializers.CharField()
-
-
 def _assignment_for(request: Request, assignment_id: int) -> Assignment:
     assignment = assignment_for_annotator(request, assignment_id)  # type: ignore[arg-type]
     membership = membership_for(request, assignment.item.project_id, Membership.ANNOTATOR)  # type: ignore[arg-type]
@@ -481,24 +451,23 @@ def _assignment_for(request: Request, assignment_id: int) -> Assignment:
     return assignment
 
 
+class AssignmentSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    project = serializers.IntegerField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    position = serializers.IntegerField()
+    skip_reason = serializers.CharField()
+    question = serializers.CharField()
+    response = serializers.CharField()
+    answers = AnswerSerializer(many=True, help_text="Your own answers (draft or submitted)")
+
+
 class AssignmentDetailApi(APIView):
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.IntegerField()
-        project = serializers.IntegerField()
-        kind = serializers.CharField()
-        status = serializers.CharField()
-        position = serializers.IntegerField()
-        skip_reason = serializers.CharField()
-        question = serializers.CharField()
-        response = serializers.CharField()
-        list1 = serializers.ListField(child=serializers.CharField(), allow_null=True,
-                                      help_text="comparison: the claims shown as List 1")
-        list2 = serializers.ListField(child=serializers.CharField(), allow_null=True)
-        claim = serializers.CharField(allow_null=True, help_text="verification: the claim")
-        evidence = EvidenceSerializer(many=True, allow_null=True)
-        segments = SegmentSerializer(many=True, allow_null=True)
-        error_types = serializers.ListField(child=serializers.CharField(), allow_null=True)
-        answers = AnswerSerializer(many=True, help_text="Your own answers (draft or submitted)")
+    # plus what the kinds let annotators see (KindSpec.view_keys); null for other kinds
+    OutputSerializer = type("OutputSerializer", (AssignmentSerializer,), {
+        key: serializers.JSONField(allow_null=True, help_text=text)
+        for spec in kinds.all_specs() for key, text in spec.view_keys.items()})
 
     @staticmethod
     def body(assignment: Assignment) -> dict[str, Any]:
@@ -508,23 +477,12 @@ class AssignmentDetailApi(APIView):
             "id": assignment.pk, "project": item.project_id, "kind": item.kind,
             "status": assignment.status, "position": assignment.position,
             "skip_reason": assignment.skip_reason, "question": doc.question,
-            "response": doc.response, "list1": None, "list2": None, "claim": None,
-            "evidence": None, "segments": None, "error_types": None,
+            "response": doc.response,
             "answers": [{"unit": a.unit, "field": a.field, "value": a.value}
                         for a in assignment.answers.all()],
         }
-        if item.kind == Item.COMPARISON:
-            list1, list2 = assignment.presented_lists()
-            body["list1"] = [c.text for c in list1.claims.all()]
-            body["list2"] = [c.text for c in list2.claims.all()]
-        elif item.kind == Item.VERIFICATION and item.claim is not None:
-            body["claim"] = item.claim.text
-            body["evidence"] = [{"rank": e.rank, "title": e.title, "snippet": e.snippet,
-                                 "link": e.link} for e in item.claim.evidence.all()]
-        elif item.kind == Item.SEGMENT:
-            body["segments"] = [{"position": s.position, "text": s.text}
-                                for s in doc.segments.all()]
-            body["error_types"] = list(item.project.error_types)
+        body.update({key: None for spec in kinds.all_specs() for key in spec.view_keys})
+        body.update(kinds.view(assignment))
         return body
 
     @extend_schema(operation_id="assignments_retrieve",
@@ -538,17 +496,12 @@ class AssignmentDetailApi(APIView):
 
 def answer_form(assignment: Assignment, answers: list[dict[str, str]]) -> Any:
     """The HTML page's form for this kind, bound to the answers sent to the API."""
-    data = {forms.AnswerForm.form_name(a["unit"], a["field"]): a["value"] for a in answers}
-    return forms.answer_form(assignment, data)
+    return kinds.answer_form(assignment, answers_data(answers))
 
 
 def _field_names(form: Any) -> dict[str, str]:
     """Form field name -> "<unit>.<field>" for error messages."""
-    names = {}
-    for name in form.fields:
-        field, _, unit = name.partition("__")
-        names[name] = f"{unit or 'item'}.{field}"
-    return names
+    return {name: api_name(name) for name in form.fields}
 
 
 class AnswersInputSerializer(serializers.Serializer):
@@ -651,7 +604,7 @@ class AnswerListApi(APIView):
     @extend_schema(
         operation_id="answers_list",
         parameters=[
-            OpenApiParameter("kind", OpenApiTypes.STR, enum=[k for k, _ in Item.KINDS]),
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names()),
             OpenApiParameter("field", OpenApiTypes.STR),
             OpenApiParameter("annotator", OpenApiTypes.STR, description='Pseudonym, e.g. "A2"'),
             OpenApiParameter("since", OpenApiTypes.STR,
@@ -698,14 +651,14 @@ class GoldListApi(APIView):
 
     @extend_schema(
         operation_id="gold_list",
-        parameters=[OpenApiParameter("kind", OpenApiTypes.STR, enum=[k for k, _ in Item.KINDS]),
+        parameters=[OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names()),
                     OpenApiParameter("field", OpenApiTypes.STR), *PAGE_PARAMS],
         responses={200: page_of(OutputSerializer, "PaginatedGoldList"), **ERRORS},
     )
     def get(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         kind = request.query_params.get("kind") or None
-        if kind and kind not in dict(Item.KINDS):
+        if kind and kind not in kinds.names():
             raise ApiError(400, "invalid_choice", f"Unknown kind {kind!r}.", field="kind")
         golds = gold.gold_values(project, kind=kind)
         if request.query_params.get("field"):
@@ -724,7 +677,7 @@ class ExportApi(APIView):
             OpenApiParameter("system", OpenApiTypes.STR,
                              description="veriscore.jsonl: the extractor whose claims to write "
                              "(default: the only one)"),
-            OpenApiParameter("kind", OpenApiTypes.STR, enum=[k for k, _ in Item.KINDS],
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names(),
                              description="answers.csv / wide.csv: only this kind"),
         ],
         responses={

@@ -10,30 +10,12 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from .. import kinds
 from ..errors import posted_id
 from ..gold import gold_values, label_rows
 from ..kinds import categorical_fields
-from ..models import Adjudication, Answer, Assignment, Evidence, Item, Segment, pseudonyms
+from ..models import Adjudication, Answer, Assignment, Item, pseudonyms
 from .common import HtmxRequest, project_for_researcher
-
-
-def _unit_content(item: Item, unit: str, reveal: bool) -> dict[str, object]:
-    kind, _, index = unit.partition(":")
-    if item.kind == Item.COMPARISON:
-        assert item.list_a is not None and item.list_b is not None
-        sides = []
-        for side, cl in (("a", item.list_a), ("b", item.list_b)):
-            sides.append({"side": side, "system": cl.system.name if reveal else None,
-                          "claims": [c.text for c in cl.claims.all()]})
-        return {"sides": sides}
-    if item.kind == Item.VERIFICATION:
-        content: dict[str, object] = {"claim": item.claim.text if item.claim else ""}
-        if kind == "evidence":
-            content["evidence"] = Evidence.objects.filter(claim=item.claim, rank=int(index)).first()
-        return content
-    if kind == "segment":
-        return {"segment": Segment.objects.filter(document=item.document, position=int(index)).first()}
-    return {"segments": list(item.document.segments.all())}
 
 
 @login_required
@@ -73,11 +55,11 @@ def adjudication(request: HtmxRequest, project_id: int) -> HttpResponse:
                 for who, value in answers[(g.item, g.unit, g.field)]
             ],
             "choices": categorical_fields(item.kind, project)[g.field],
-            "content": _unit_content(item, g.unit, reveal),
+            "content": kinds.get(item.kind).unit_content(item, g.unit, reveal=reveal),
         })
     return render(request, "annotation/adjudication.html", {
         "project": project, "rows": rows, "n_disputed": len(golds), "kind": kind, "reveal": reveal,
-        "kinds": Item.KINDS,
+        "kinds": [(spec.name, spec.title) for spec in kinds.all_specs()],
     })
 
 

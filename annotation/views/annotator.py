@@ -1,4 +1,4 @@
-"""Annotator pages: queue, instructions, the comparison page.
+"""Annotator pages: queue, instructions, the page of each kind of item (kinds/).
 
 Blinding is decided here, not in templates: the context holds only the texts an
 annotator may see (never system names, other people's answers or verdicts).
@@ -14,8 +14,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from ..forms import AnswerForm, SegmentForm, SkipForm, VerificationForm, answer_form
-from ..models import Assignment, Item, Membership, visible_projects
+from .. import kinds
+from ..forms import AnswerForm, SkipForm
+from ..kinds import answer_form
+from ..models import Assignment, Membership, visible_projects
 from .common import HtmxRequest, assignment_for_annotator, membership_for
 
 
@@ -63,10 +65,13 @@ def instructions(request: HtmxRequest, project_id: int) -> HttpResponse:
     if request.method == "POST":
         membership.acknowledge()
         return redirect("next_item", project_id=project_id)
+    mine = set(Assignment.objects.in_project(membership.project).for_annotator(request.user)
+               .values_list("item__kind", flat=True))
     return render(
         request,
         "annotation/instructions.html",
-        {"membership": membership, "project": membership.project},
+        {"membership": membership, "project": membership.project,
+         "kind_specs": [spec for spec in kinds.all_specs() if spec.name in mine]},
     )
 
 
@@ -93,13 +98,6 @@ def _neighbours(assignment: Assignment) -> tuple[Assignment | None, Assignment |
     return prev_id, next_id  # type: ignore[return-value]
 
 
-TEMPLATES = {
-    Item.COMPARISON: "annotation/comparison.html",
-    Item.VERIFICATION: "annotation/verification.html",
-    Item.SEGMENT: "annotation/segments.html",
-}
-
-
 def _context(assignment: Assignment, form: AnswerForm) -> dict[str, object]:
     item = assignment.item
     membership = item.project.memberships.get(user=assignment.annotator)
@@ -114,25 +112,10 @@ def _context(assignment: Assignment, form: AnswerForm) -> dict[str, object]:
         "prev_id": prev_id,
         "next_id": next_id,
     }
-    # Only texts go into the context: never ClaimList or System objects, never verdicts.
-    if item.kind == Item.COMPARISON:
-        list1, list2 = assignment.presented_lists()
-        context["list1"] = [c.text for c in list1.claims.all()]
-        context["list2"] = [c.text for c in list2.claims.all()]
-    elif item.kind == Item.VERIFICATION:
-        assert item.claim is not None and isinstance(form, VerificationForm)
-        evidence = {e.rank: e for e in item.claim.evidence.all()}
-        context["claim"] = item.claim.text
-        context["results"] = [
-            {"rank": rank, "evidence": evidence[rank], "field": field}
-            for rank, field in zip(form.ranks, form.stance_fields(), strict=True)
-        ]
-    else:
-        assert isinstance(form, SegmentForm)
-        segments = list(item.document.segments.all())
-        context["segments"] = [
-            {"segment": seg, **fields} for seg, fields in zip(segments, form.segment_rows(), strict=True)
-        ]
+    # Only what the kind's view lets annotators see: texts, never ClaimList or System
+    # objects, never verdicts.
+    spec = kinds.get(item.kind)
+    context.update(spec.page_context(kinds.view(assignment), form), kind_keys=spec.keys)
     return context
 
 
@@ -143,7 +126,7 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     membership = membership_for(request, project.pk, Membership.ANNOTATOR)
     if not membership.has_acknowledged:
         return redirect("instructions", project_id=project.pk)
-    template = TEMPLATES[assignment.item.kind]
+    template = kinds.get(assignment.item.kind).template
 
     if request.method != "POST":
         assignment.touch()

@@ -1,39 +1,21 @@
-"""Researcher pages: projects, members, imports, comparison items, progress, exports."""
+"""Researcher pages: projects, members, imports, items of every kind, progress, exports."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
-from django.db import transaction
 from django.db.models import Count, Q
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from .. import exports
-from ..forms import (
-    ComparisonItemsForm,
-    ImportForm,
-    InstructionsForm,
-    MemberForm,
-    PolicyForm,
-    ProjectForm,
-    VerificationItemsForm,
-)
+from .. import exports, kinds
+from ..forms import ImportForm, InstructionsForm, MemberForm, ProjectForm
 from ..ingest import ImportFailed, import_file
 from ..members import CREATE_PROJECTS, MemberError, add_member
-from ..models import (
-    Assignment,
-    Item,
-    Project,
-    assign,
-    comparison_items,
-    segment_items,
-    verification_items,
-)
+from ..models import Assignment, Item, Project
 from .common import HtmxRequest, project_for_researcher
 
 
@@ -102,9 +84,7 @@ def project_detail(request: HtmxRequest, project_id: int) -> HttpResponse:
             "per_item": per_item,
             "member_form": MemberForm(),
             "import_form": ImportForm(),
-            "items_form": ComparisonItemsForm(project=project),
-            "verification_form": VerificationItemsForm(project=project),
-            "segment_form": PolicyForm(),
+            "item_kinds": [(spec, spec.items_form(project)) for spec in kinds.all_specs()],
             "instructions_form": InstructionsForm(initial={"instructions": project.instructions}),
         },
     )
@@ -178,50 +158,24 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
     )
 
 
-def _create_items(
-    request: HtmxRequest, project: Project, form: PolicyForm, make: Callable[[], list[Item]], kind: str
-) -> HttpResponse:
+@login_required
+@require_POST
+def project_items(request: HtmxRequest, project_id: int, kind: str) -> HttpResponse:
+    project = project_for_researcher(request, project_id)
+    if kind not in kinds.names():
+        raise Http404("No such kind of item.")
+    spec = kinds.get(kind)
+    form = spec.items_form(project, request.POST)
     if not form.is_valid():
         messages.error(request, f"Could not create {kind} items: " + form.errors.as_text())
         return redirect("project", project_id=project.pk)
     try:
-        with transaction.atomic():
-            items = make()
-            n = assign(items, project=project, **form.policy(project))
+        items, n = kinds.create_items(project, form)
     except ValueError as e:
         messages.error(request, f"Could not create {kind} items: {e}.")
     else:
         messages.success(request, f"Created {len(items)} {kind} item(s) and {n} assignment(s).")
     return redirect("project", project_id=project.pk)
-
-
-@login_required
-@require_POST
-def project_comparison_items(request: HtmxRequest, project_id: int) -> HttpResponse:
-    project = project_for_researcher(request, project_id)
-    form = ComparisonItemsForm(request.POST, project=project)
-    return _create_items(request, project, form, lambda: comparison_items(
-        project=project, system_a=form.cleaned_data["system_a"],
-        system_b=form.cleaned_data["system_b"]), "comparison")
-
-
-@login_required
-@require_POST
-def project_verification_items(request: HtmxRequest, project_id: int) -> HttpResponse:
-    project = project_for_researcher(request, project_id)
-    form = VerificationItemsForm(request.POST, project=project)
-    return _create_items(request, project, form, lambda: verification_items(
-        project=project, system=form.cleaned_data["system"], n=form.cleaned_data["n"],
-        seed=form.cleaned_data["seed"], stratify=tuple(form.cleaned_data["stratify"])),
-        "verification")
-
-
-@login_required
-@require_POST
-def project_segment_items(request: HtmxRequest, project_id: int) -> HttpResponse:
-    project = project_for_researcher(request, project_id)
-    form = PolicyForm(request.POST)
-    return _create_items(request, project, form, lambda: segment_items(project=project), "segment")
 
 
 @login_required

@@ -87,3 +87,40 @@ def judged_comparisons(alpha_items: list[Item], users: dict[str, User]) -> list[
                                          ("item", "justification"): "because"},
                    swapped=swapped)
     return items
+
+
+# --- atomic facts (FActScore-style) ---------------------------------------------------
+
+FACT_LISTER = "zz-secret-fact-lister"
+FACT_VERIFIER = "zz-secret-fact-verifier"
+FACTS = ["Person {i} was born in 1900.", "Person {i} was a painter.", "Person {i} liked tea."]
+FACT_VERDICTS = ["supported", "unsupported", "supported"]
+
+
+def atomic_line(i: int) -> str:
+    import json
+
+    return json.dumps({
+        "id": f"bio-{i}", "question": f"Tell me a bio of Person {i}.",
+        "response": f"Person {i} was a painter born in 1900 who liked tea.", "domain": "Biography",
+        "knowledge": [{"title": f"Person {i}", "text": f"Person {i} (1900-1970) was a painter.",
+                       "url": f"https://en.wikipedia.org/wiki/Person_{i}"}],
+        "claim_lists": {FACT_LISTER: [
+            {"text": fact.format(i=i), "verdicts": {FACT_VERIFIER: verdict}}
+            for fact, verdict in zip(FACTS, FACT_VERDICTS, strict=True)]},
+    })
+
+
+@pytest.fixture
+def alpha_atomic(alpha: Project, beta: Project) -> list[Item]:
+    """Two atomic-fact items (three facts each, one knowledge passage) for bob and carol."""
+    from annotation.ingest import import_file
+    from annotation.kinds.atomic import atomic_items
+    from annotation.models import assign
+
+    import_file(project=alpha, text="\n".join(atomic_line(i) for i in range(2)), file="facts.jsonl")
+    items = atomic_items(project=alpha, system=System.objects.get(project=alpha, name=FACT_LISTER))
+    assign(items, project=alpha, k=2, fraction=1.0, seed=0)
+    for user in alpha.annotators():
+        alpha.memberships.get(user=user).acknowledge()
+    return items

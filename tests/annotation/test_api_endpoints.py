@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.authtoken.models import Token

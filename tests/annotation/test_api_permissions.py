@@ -32,6 +32,7 @@ def researcher_endpoints(project: Project) -> list[tuple[str, str, Any]]:
         ("get", f"/api/projects/{p}/systems/", None),
         ("get", f"/api/projects/{p}/items/", None),
         ("post", f"/api/projects/{p}/items/comparison/", {"system_a": a, "system_b": b, "k": 1}),
+        ("post", f"/api/projects/{p}/items/atomic/", {"system": a, "k": 1}),
         ("get", f"/api/projects/{p}/answers/", None),
         ("get", f"/api/projects/{p}/gold/", None),
         ("get", f"/api/projects/{p}/report/?bootstrap=20", None),

@@ -8,7 +8,8 @@ from django.contrib.auth.models import User
 
 from annotation import formats
 from annotation.ingest import FACTSCORE_LABELS, FELM_LABELS, import_file
-from annotation.models import Assignment, Item, Membership, Project, segment_items
+from annotation.kinds.segment import segment_items
+from annotation.models import Assignment, Item, Membership, Project
 
 VERISCORE = [
     {"question": "Who was Ada Lovelace?", "response": "Ada Lovelace was a mathematician. She wrote the first program.",

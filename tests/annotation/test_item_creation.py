@@ -6,7 +6,9 @@ from collections import Counter
 import pytest
 
 from annotation.ingest import import_file
-from annotation.models import Item, Project, Segment, System, sample_claims, segment_items, verification_items
+from annotation.kinds.segment import segment_items
+from annotation.kinds.verification import verification_items
+from annotation.models import Item, Project, Segment, System, sample_claims
 
 
 def test_sampling_is_seeded() -> None:

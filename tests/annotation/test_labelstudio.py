@@ -12,9 +12,8 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from annotation import labelstudio
-from annotation.models import (
-    Assignment, Claim, Evidence, Item, Membership, Project, Segment, segment_items,
-)
+from annotation.kinds.segment import segment_items
+from annotation.models import Assignment, Claim, Evidence, Item, Membership, Project, Segment
 from tests.conftest import SYSTEM_A, SYSTEM_B
 
 DATA = Path(__file__).parent / "data"
@@ -52,12 +51,15 @@ def control_names(config: str) -> set[str]:
     return {el.get("name") for el in root.iter() if el.tag in ("Choices", "TextArea")}  # type: ignore[misc]
 
 
-def test_configs_mirror_our_fields() -> None:
-    assert control_names(labelstudio.label_config(Item.COMPARISON)) == {"choice", "hard", "justification"}
-    assert control_names(labelstudio.label_config(Item.VERIFICATION, evidence=3)) == {
+def test_configs_mirror_our_fields(alpha: Project) -> None:
+    assert control_names(labelstudio.label_config(Item.COMPARISON, project=alpha)) == {
+        "choice", "hard", "justification"}
+    assert control_names(labelstudio.label_config(Item.VERIFICATION, slots=3, project=alpha)) == {
         "stance_1", "stance_2", "stance_3", "label"}
-    names = control_names(labelstudio.label_config(Item.SEGMENT, segments=2, error_types=["knowledge error"]))
+    names = control_names(labelstudio.label_config(Item.SEGMENT, slots=2, project=alpha))
     assert names == {"keep", *(f"{f}_{p}" for f in ("correct", "error_type", "reason", "links") for p in (0, 1))}
+    assert control_names(labelstudio.label_config(Item.ATOMIC, slots=2, project=alpha)) == {
+        "label_0", "label_1"}
 
 
 def test_tasks_carry_texts_and_order_but_never_system_names(alpha_items: list[Item], verification_item: Item,
@@ -126,11 +128,13 @@ def test_saved_verification_and_segment_exports(alpha: Project, verification_ite
     ({("segment:0", "correct"): "false", ("segment:0", "error_type"): "overclaim",
       ("segment:0", "reason"): "Too strong.", ("segment:0", "links"): "https://a.org\nhttps://b.org",
       ("item", "keep"): "remove"}, "segment"),
+    ({("fact:0", "label"): "supported", ("fact:1", "label"): "not-supported",
+      ("fact:12", "label"): "irrelevant"}, "atomic"),
 ])
 def test_answers_map_to_results_and_back(answers: dict[tuple[str, str], str], kind: str) -> None:
     results = labelstudio.answers_result(answers, kind=kind)
     assert all({"from_name", "to_name", "type", "value"} <= set(r) for r in results)
-    back = {(a["unit"], a["field"]): a["value"] for a in labelstudio.result_answers(results)}
+    back = {(a["unit"], a["field"]): a["value"] for a in labelstudio.result_answers(results, kind=kind)}
     assert back == answers
 
 

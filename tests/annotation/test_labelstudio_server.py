@@ -110,3 +110,29 @@ def test_push_annotate_and_pull(label_studio: str, alpha: Project, alpha_items: 
     for a in done:
         assert a.answers_dict()[("item", "choice")] == "1"
         assert a.swapped == by_item[a.item_id]
+
+
+def test_atomic_facts_push_annotate_and_pull(label_studio: str, alpha: Project, alpha_atomic: list[Item]) -> None:
+    from tests.annotation.conftest import FACT_LISTER, FACT_VERIFIER
+
+    out = io.StringIO()
+    call_command("labelstudio", "push", "alpha", "--kind", "atomic", "--url", label_studio,
+                 "--token", TOKEN, stdout=out)
+    ls_project = int(out.getvalue().strip().splitlines()[-1])
+    ls = labelstudio.client(label_studio, TOKEN)
+    tasks = list(ls.tasks.list(project=ls_project, fields="all"))
+    assert len(tasks) == 2
+    shown = str([t.data for t in tasks])
+    assert FACT_LISTER not in shown and FACT_VERIFIER not in shown and "(1900-1970)" in shown
+    answers = {("fact:0", "label"): "supported", ("fact:1", "label"): "not-supported",
+               ("fact:2", "label"): "irrelevant"}
+    for task in tasks:
+        ls.annotations.create(id=task.id, result=labelstudio.answers_result(answers, kind="atomic"))
+    me = ls.users.whoami()
+    out = io.StringIO()
+    call_command("labelstudio", "pull", "alpha", "--ls-project", str(ls_project), "--url", label_studio,
+                 "--token", TOKEN, stdout=out)
+    assert "2 submitted" in out.getvalue()
+    done = Assignment.objects.filter(annotator__username=f"ls-{me.id}", item__kind=Item.ATOMIC)
+    assert {a.item_id for a in done} == {i.pk for i in alpha_atomic}
+    assert all(a.status == "submitted" and a.answers_dict() == answers for a in done)

@@ -7,6 +7,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from annotation import kinds
 from annotation.models import Assignment, Item, Project
 from tests.conftest import SYSTEM_A, SYSTEM_B
 
@@ -27,7 +28,7 @@ def researcher_urls(project: Project) -> list[tuple[str, str]]:
         ("get", reverse("project_import", args=[p])),
         ("post", reverse("project_members", args=[p])),
         ("post", reverse("project_instructions", args=[p])),
-        ("post", reverse("project_comparison_items", args=[p])),
+        *[("post", reverse("project_items", args=[p, kind])) for kind in kinds.names()],
         ("get", reverse("project_export", args=[p, "csv"])),
         ("get", reverse("project_export", args=[p, "json"])),
     ]

@@ -30,9 +30,9 @@ from annotation.models import (
     Project,
     System,
     Verdict,
-    comparison_items,
-    verification_items,
 )
+from annotation.kinds.comparison import comparison_items
+from annotation.kinds.verification import verification_items
 from annotation.tasks import claim_chunk, run_config, start_run
 from pipeline.fakes import FakeOpenAI, FakeSerper
 from pipeline.run import ClientConfig, PipelineConfig, build_clients, run_responses_sync

@@ -66,12 +66,12 @@ def test_the_upload_form_lists_errors_and_imports_nothing(alice: Client, alpha: 
 def test_comparison_items_are_created_and_assigned(alice: Client, alpha: Project) -> None:
     a = System.objects.get(project=alpha, name=SYSTEM_A)
     b = System.objects.get(project=alpha, name=SYSTEM_B)
-    response = alice.post(reverse("project_comparison_items", args=[alpha.pk]), {
+    response = alice.post(reverse("project_items", args=[alpha.pk, "comparison"]), {
         "system_a": a.pk, "system_b": b.pk, "k": 2, "fraction": 0.5, "seed": 3}, follow=True)
     assert "Created 4 comparison item(s) and 6 assignment(s)." in response.content.decode()
     assert Item.objects.filter(project=alpha).count() == 4
     # again: nothing new
-    alice.post(reverse("project_comparison_items", args=[alpha.pk]), {
+    alice.post(reverse("project_items", args=[alpha.pk, "comparison"]), {
         "system_a": a.pk, "system_b": b.pk, "k": 2, "fraction": 0.5, "seed": 3})
     assert Item.objects.filter(project=alpha).count() == 4
     assert Assignment.objects.in_project(alpha).count() == 6
@@ -79,7 +79,7 @@ def test_comparison_items_are_created_and_assigned(alice: Client, alpha: Project
 
 def test_the_same_system_twice_is_refused(alice: Client, alpha: Project) -> None:
     a = System.objects.get(project=alpha, name=SYSTEM_A)
-    response = alice.post(reverse("project_comparison_items", args=[alpha.pk]), {
+    response = alice.post(reverse("project_items", args=[alpha.pk, "comparison"]), {
         "system_a": a.pk, "system_b": a.pk, "k": 1, "fraction": 0, "seed": 0}, follow=True)
     assert "Pick two different systems." in response.content.decode()
     assert not Item.objects.exists()

@@ -5,7 +5,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from annotation.forms import consistency_hints
+from annotation.kinds.verification import consistency_hints
 from annotation.models import Assignment, Item
 from tests.conftest import EVIDENCE, SYSTEM_A, VERIFIER
 

@@ -94,7 +94,7 @@ class Command(BaseCommand):
             "user_id", "number", "user__username")
         lookup = {}
         for uid, number, username in members:
-            lookup[f"A{number}"] = uid
+            lookup[Membership.pseudonym_of(number)] = uid
             lookup[username] = uid
         missing = [r for r in refs if r not in lookup]
         if missing:

@@ -3,17 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import transaction
 
-from ...models import (
-    Item,
-    Project,
-    System,
-    assign,
-    comparison_items,
-    segment_items,
-    verification_items,
-)
+from ... import kinds
+from ...models import Project, System
 from ._project import find_project
 
 
@@ -26,13 +18,14 @@ def _system(project: Project, name: str) -> System:
 
 
 class Command(BaseCommand):
-    help = "Create comparison, verification or segment items and assign them to annotators."
+    help = ("Create items of one kind (comparison, verification, segment, atomic) and assign "
+            "them to annotators.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project id or name")
-        parser.add_argument("kind", choices=[k for k, _ in Item.KINDS])
+        parser.add_argument("kind", choices=kinds.names())
         parser.add_argument("systems", nargs="*",
-                            help="comparison: two extractor systems; verification: one")
+                            help="comparison: two extractor systems; verification, atomic: one")
         parser.add_argument("--n", type=int, default=50, help="verification: claims to sample")
         parser.add_argument("--stratify", nargs="*", default=[], choices=["domain", "source_model"])
         parser.add_argument("--k", default="2", help="annotators per overlap item, or 'all'")
@@ -42,21 +35,19 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         project = find_project(opts["project"])
         kind, names = opts["kind"], opts["systems"]
-        expected = {Item.COMPARISON: 2, Item.VERIFICATION: 1, Item.SEGMENT: 0}[kind]
-        if len(names) != expected:
-            raise CommandError(f"{kind} items need {expected} system name(s), got {len(names)}.")
-        systems = [_system(project, name) for name in names]
-        k = project.annotators().count() if opts["k"] == "all" else int(opts["k"])
+        spec = kinds.get(kind)
+        if len(names) != spec.cli_systems:
+            raise CommandError(
+                f"{kind} items need {spec.cli_systems} system name(s), got {len(names)}.")
+        systems = [_system(project, name).pk for name in names]
+        policy = {"all_annotators": opts["k"] == "all", "k": 1 if opts["k"] == "all" else opts["k"],
+                  "fraction": opts["fraction"], "seed": opts["seed"]}
+        form = spec.items_form(project, {**policy, **spec.cli_data(systems, opts)})
+        if not form.is_valid():
+            raise CommandError("; ".join(" ".join(v) if k == "__all__" else f"{k}: {' '.join(v)}"
+                                         for k, v in form.errors.items()))
         try:
-            with transaction.atomic():
-                if kind == Item.COMPARISON:
-                    items = comparison_items(project=project, system_a=systems[0], system_b=systems[1])
-                elif kind == Item.VERIFICATION:
-                    items = verification_items(project=project, system=systems[0], n=opts["n"],
-                                               seed=opts["seed"], stratify=tuple(opts["stratify"]))
-                else:
-                    items = segment_items(project=project)
-                n = assign(items, project=project, k=k, fraction=opts["fraction"], seed=opts["seed"])
+            items, n = kinds.create_items(project, form)
         except ValueError as e:
             raise CommandError(str(e)) from e
         self.stdout.write(self.style.SUCCESS(f"{len(items)} {kind} item(s), {n} assignment(s)."))

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import labelstudio
+from ... import kinds, labelstudio
 from ...models import Item
 from ._project import find_project
 
@@ -23,7 +23,7 @@ class Command(BaseCommand):
             p.add_argument("project", help="our project id or name")
 
         def items(p: CommandParser) -> None:
-            p.add_argument("--kind", choices=[k for k, _ in Item.KINDS], default=Item.COMPARISON)
+            p.add_argument("--kind", choices=kinds.names(), default=kinds.names()[0])
             p.add_argument("--items", help="comma-separated item ids (default: all of the kind)")
             p.add_argument("--seed", type=int, default=0, help="draws the comparison list order")
 

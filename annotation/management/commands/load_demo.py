@@ -9,16 +9,10 @@ from django.db import transaction
 
 from ...ingest import import_file
 from ...members import researchers_group
-from ...models import (
-    Document,
-    Membership,
-    Project,
-    System,
-    assign,
-    comparison_items,
-    segment_items,
-    verification_items,
-)
+from ...kinds.comparison import comparison_items
+from ...kinds.segment import segment_items
+from ...kinds.verification import verification_items
+from ...models import Document, Membership, Project, System, assign
 
 DEMO_PROJECT = "Demo: claim extraction and verification"
 RESEARCHER = ("researcher", "demo-researcher")

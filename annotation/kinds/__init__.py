@@ -1,0 +1,101 @@
+"""The registry of item kinds: each kind is described once, in its own module, by a
+KindSpec (base.py): its units and fields, their choices, which are categorical, its
+form and template, what an annotator may see, its Label Studio mapping, its gold rules
+and report sections. Pages, API, Label Studio, gold, reports and exports loop over it.
+
+The kind modules import models, and models imports `kinds.schema`: so this package
+loads its kind modules on first use, not on import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from .base import ITEM, KindSpec, unit_type
+from .schema import KIND_CHOICES
+
+if TYPE_CHECKING:
+    from django.db.models import Model
+
+    from ..forms import AnswerForm, PolicyForm
+    from ..gold import Gold
+    from ..models import Assignment, Item, Project
+
+__all__ = ["ITEM", "KindSpec", "all_specs", "answer_form", "categorical_fields", "get",
+           "names", "unit_type"]
+
+
+@cache
+def _registry() -> dict[str, KindSpec]:
+    specs = {}
+    for name, _ in KIND_CHOICES:
+        spec = importlib.import_module(f"{__name__}.{name}").SPEC
+        assert spec.name == name, (spec.name, name)
+        specs[name] = spec
+    return specs
+
+
+def get(kind: str) -> KindSpec:
+    try:
+        return _registry()[kind]
+    except KeyError:
+        raise ValueError(f"unknown item kind {kind!r}") from None
+
+
+def all_specs() -> list[KindSpec]:
+    return list(_registry().values())
+
+
+def names() -> list[str]:
+    return [name for name, _ in KIND_CHOICES]
+
+
+def categorical_fields(kind: str, project: Project | None = None) -> dict[str, list[str]]:
+    """field -> declared label set, for the fields statistics and gold values use."""
+    return get(kind).categorical(project)
+
+
+def answer_form(assignment: Assignment, data: Any = None) -> AnswerForm:
+    """The form of the assignment's kind, bound to posted data (pages, API, Label Studio)
+    or, without data, filled with the stored answers."""
+    from ..forms import AnswerForm
+
+    initial = AnswerForm.initial_from(assignment.answers_dict()) if data is None else None
+    return get(assignment.item.kind).form(assignment.item, data, initial)
+
+
+def view(assignment: Assignment) -> dict[str, Any]:
+    """What this annotator may see of the item (KindSpec.view), in their order."""
+    return get(assignment.item.kind).view(assignment.item, swapped=assignment.swapped)
+
+
+def create_items(project: Project, form: PolicyForm) -> tuple[list[Item], int]:
+    """Make the items a valid items form describes and assign them (pages, API and the
+    create_items command). ValueError says why nothing was made."""
+    from django.db import transaction
+
+    from ..models import assign
+
+    with transaction.atomic():
+        items = form.make(project)
+        n = assign(items, project=project, **form.policy(project))
+    return items, n
+
+
+def judging(model: type[Model]) -> list[KindSpec]:
+    """The kinds whose gold labels are compared with verdicts on `model` (Claim, Segment)."""
+    return [s for s in all_specs() if s.verdict_target is model]
+
+
+def gold_by_target(project: Project, model: type[Model]) -> dict[int, Gold]:
+    """Claim (or segment) id -> its human gold label, from every kind that judges it;
+    a later kind does not override an earlier one."""
+    from ..gold import gold_values
+
+    found: dict[int, Gold] = {}
+    for spec in judging(model):
+        for t in spec.verdict_targets(project, gold_values(project, kind=spec.name)):
+            found.setdefault(t.target, t.gold)
+    return found

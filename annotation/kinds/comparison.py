@@ -1,0 +1,189 @@
+"""Comparison: two claim lists of one document, order drawn per annotator, methods
+hidden: which list better covers the verifiable content (VeriScore §3.1, Fig. 5)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from django import forms
+from django.db import transaction
+
+from ..forms import AnswerForm, PolicyForm
+from ..models import Assignment, ClaimList, Item, Project, System
+from .base import ITEM, Agreement, Field, KindSpec, ls_choices, ls_text, ls_textarea
+from .schema import COMPARISON
+
+# "At least a sentence": a few words ending in a full stop, or simply long enough.
+MIN_JUSTIFICATION_WORDS = 4
+# Choices are stored as the presented list ("1"/"2") and compared across annotators as
+# the storage side ("a"/"b") behind it, since the order differs per person.
+SIDES = ["a", "b"]
+
+
+class ComparisonForm(AnswerForm):
+    """The annotator's answer on a comparison item (VeriScore Fig. 5)."""
+
+    choice = forms.ChoiceField(
+        choices=[("1", "List 1"), ("2", "List 2")],
+        widget=forms.RadioSelect,
+        label="Which claim list better covers the verifiable content?",
+    )
+    hard = forms.ChoiceField(
+        choices=[("yes", "Yes"), ("no", "No")],
+        widget=forms.RadioSelect,
+        label="Was it hard to decide?",
+    )
+    justification = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        label="Justification",
+        help_text="At least one full sentence.",
+    )
+
+    def clean_justification(self) -> str:
+        text = self.cleaned_data["justification"].strip()
+        if len(re.findall(r"\w+", text)) < MIN_JUSTIFICATION_WORDS:
+            raise forms.ValidationError("Please justify your choice in at least one sentence.")
+        return text
+
+
+class ComparisonItemsForm(PolicyForm):
+    system_a = forms.ModelChoiceField(queryset=System.objects.none())
+    system_b = forms.ModelChoiceField(queryset=System.objects.none())
+    field_order = ["system_a", "system_b"]
+
+    def __init__(self, *args: Any, project: Project, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        systems = project.systems.filter(kind=System.EXTRACTOR)
+        self.fields["system_a"].queryset = systems
+        self.fields["system_b"].queryset = systems
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("system_a") and data.get("system_a") == data.get("system_b"):
+            raise forms.ValidationError("Pick two different systems.")
+        return data
+
+    def make(self, project: Project) -> list[Item]:
+        return comparison_items(project=project, system_a=self.cleaned_data["system_a"],
+                                system_b=self.cleaned_data["system_b"])
+
+
+def comparison_items(*, project: Project, system_a: System, system_b: System) -> list[Item]:
+    """One comparison item per document that has a claim list from both systems."""
+    if system_a == system_b:
+        raise ValueError("pick two different systems")
+    lists_b = {
+        cl.document_id: cl
+        for cl in ClaimList.objects.filter(system=system_b, document__project=project)
+    }
+    created = []
+    with transaction.atomic():
+        for cl_a in ClaimList.objects.filter(system=system_a, document__project=project):
+            cl_b = lists_b.get(cl_a.document_id)
+            if cl_b is None:
+                continue
+            item, was_created = Item.objects.get_or_create(
+                kind=COMPARISON,
+                list_a=cl_a,
+                list_b=cl_b,
+                defaults={"project": project, "document_id": cl_a.document_id},
+            )
+            if was_created:
+                created.append(item)
+    return created
+
+
+def _numbered(claims: list[str]) -> str:
+    return "\n".join(f"{i}. {c}" for i, c in enumerate(claims, start=1)) or "(none)"
+
+
+class Comparison(KindSpec):
+    name = COMPARISON
+    title = "Comparison"
+    template = "annotation/comparison.html"
+    fields = (
+        Field("choice", "Which claim list better covers the verifiable content?",
+              choices=(("1", "List 1"), ("2", "List 2"))),
+        Field("hard", "Was it hard to decide?", choices=(("yes", "Yes"), ("no", "No"))),
+        Field("justification", "Justification (at least one sentence)", categorical=False),
+    )
+    agreement = (
+        Agreement(ITEM, "choice", "Comparison: which claim list is better"),
+        Agreement(ITEM, "hard", "Comparison: hard to decide"),
+    )
+    report_sections = ("preference",)
+    keys = (
+        (("1", "/", "2"), "choose List 1 or List 2"),
+        (("y", "/", "n"), "hard to decide: yes / no"),
+        (("j",), "write the justification (Esc leaves the box)"),
+    )
+    ordered = True
+    view_keys = {"list1": "comparison: the claims shown as List 1",
+                 "list2": "comparison: the claims shown as List 2"}
+    items_help = ("One item per document that has a claim list from both systems. <em>k</em> "
+                  "annotators each see a seeded fraction <em>f</em> of the items; every other "
+                  "item goes to one annotator, balancing the load. The paper's study is f = 1, "
+                  "k = all.")
+    cli_systems = 2
+
+    def categorical(self, project: Project | None = None) -> dict[str, list[str]]:
+        return {"choice": SIDES, "hard": ["yes", "no"]}
+
+    def comparable(self, field: str, value: str, swapped: bool) -> str:
+        if field != "choice":
+            return value
+        return {"1": "b" if swapped else "a", "2": "a" if swapped else "b"}.get(value, value)
+
+    def export_value(self, field: str, value: str, systems: tuple[str | None, str | None]) -> str:
+        """The chosen side as the name of the system behind it."""
+        if field == "choice" and value in SIDES:
+            return systems[SIDES.index(value)] or value
+        return value
+
+    def presented_systems(self, assignment: Assignment) -> tuple[str | None, str | None]:
+        first, second = assignment.presented_lists()
+        return first.system.name, second.system.name
+
+    def view(self, item: Item, *, swapped: bool = False) -> dict[str, Any]:
+        assert item.list_a is not None and item.list_b is not None
+        first, second = (item.list_b, item.list_a) if swapped else (item.list_a, item.list_b)
+        return {"list1": [c.text for c in first.claims.all()],
+                "list2": [c.text for c in second.claims.all()]}
+
+    def form(self, item: Item, data: Mapping[str, Any] | None,
+             initial: dict[str, str] | None) -> AnswerForm:
+        return ComparisonForm(data, initial=initial)
+
+    def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
+        return {pk: [(ITEM, "choice"), (ITEM, "hard")] for pk in items}
+
+    def unit_content(self, item: Item, unit: str, *, reveal: bool) -> dict[str, object]:
+        assert item.list_a is not None and item.list_b is not None
+        return {"sides": [{"side": side, "system": cl.system.name if reveal else None,
+                           "claims": [c.text for c in cl.claims.all()]}
+                          for side, cl in (("a", item.list_a), ("b", item.list_b))]}
+
+    def items_form(self, project: Project, data: Mapping[str, Any] | None = None) -> PolicyForm:
+        return ComparisonItemsForm(data, project=project)
+
+    def cli_data(self, system_ids: list[int], opts: dict[str, Any]) -> dict[str, Any]:
+        return {"system_a": system_ids[0], "system_b": system_ids[1]}
+
+    def label_config(self, slots: int, project: Project) -> str:
+        return "".join([
+            ls_text("list1", "List 1"), ls_text("list2", "List 2"),
+            ls_choices("choice", "response", ["1", "2"],
+                       header="Which claim list better covers the verifiable content?"),
+            ls_choices("hard", "response", ["yes", "no"], header="Was it hard to decide?"),
+            ls_textarea("justification", "response", rows=3, required=True,
+                        header="Justification (at least one sentence)"),
+        ])
+
+    def ls_task(self, view: dict[str, Any], slots: int) -> dict[str, Any]:
+        return {"list1": _numbered(view["list1"]), "list2": _numbered(view["list2"]),
+                "list1_claims": view["list1"], "list2_claims": view["list2"]}
+
+
+SPEC = Comparison()
