@@ -827,7 +827,8 @@ def _verifier_sections(
             for mode in ("binary", "ternary") if level == "claim" else ("binary",):
                 try:
                     rep = stats.verifier_vs_reference(
-                        pred, ref_raw, mode=mode, units=[u.key for u in level_units]  # type: ignore[arg-type]
+                        y_true=ref_raw, y_pred=pred, mode=mode,  # type: ignore[arg-type]
+                        units=[u.key for u in level_units],
                     )
                 except ValueError as e:
                     notes.append(f"{name}: no {mode} scores ({e}).")
@@ -925,7 +926,7 @@ def _response_level(units: list[_Unit], pred: list[str | None],
     ref_resp = stats.response_labels([r for _, _, r in both], docs)
     keys = list(ref_resp)
     return stats.verifier_vs_reference(
-        [pred_resp[k] for k in keys], [ref_resp[k] for k in keys], mode="binary",
+        y_true=[ref_resp[k] for k in keys], y_pred=[pred_resp[k] for k in keys], mode="binary",
         units=[f"document {k}" for k in keys],
     )
 
