@@ -1071,13 +1071,22 @@ def mcnemar_test(
     mode: Mode = "binary",
     exact: bool | None = None,
     correction: bool = False,
+    collapse: Mapping[Label, Label] | None = None,
 ) -> McNemarResult:
+    """`collapse`, when given, replaces `mode`'s rule (as in `verifier_vs_reference`)."""
     if not len(pred_a) == len(pred_b) == len(ref):
         raise ValueError("pred_a, pred_b and ref must have the same length")
     table = np.zeros((2, 2), dtype=np.int64)
     excluded = 0
+
+    def verdict(label: str | None) -> Label | None:
+        if collapse is None:
+            return normalise_verdict(label, mode=mode)
+        canonical = normalise_verdict(label)
+        return None if canonical is None else collapse.get(canonical, canonical)
+
     for a_raw, b_raw, r_raw in zip(pred_a, pred_b, ref, strict=True):
-        a, b, r = (normalise_verdict(x, mode=mode) for x in (a_raw, b_raw, r_raw))
+        a, b, r = (verdict(x) for x in (a_raw, b_raw, r_raw))
         if a is None or b is None or r is None or IRRELEVANT in (a, b, r):
             excluded += 1
             continue

@@ -123,9 +123,10 @@ def cohen_kappa_from_table(
     reason = _undefined(counts)
     if reason:
         return Coefficient(title, None, undefined_reason=reason, n_units=n)
-    result = sm_cohens_kappa(counts, wt=weights, alpha=1 - confidence)
+    result = sm_cohens_kappa(counts, wt=weights)
     observed, expected = _weighted_parts(counts, weights)
     se = float(result.std_kappa)
+    half = float(scipy_stats.norm.ppf(1 - (1 - confidence) / 2)) * se
     return Coefficient(
         title,
         float(result.kappa),
@@ -134,8 +135,8 @@ def cohen_kappa_from_table(
         p_o=observed,
         p_e=expected,
         se=se,
-        wald_low=float(result.kappa_low),
-        wald_high=float(result.kappa_upp),
+        wald_low=float(result.kappa) - half,
+        wald_high=float(result.kappa) + half,
     )
 
 
