@@ -411,7 +411,8 @@ def _point_estimates(
         note: str | None = None,
         parts: gwet.Parts | None = None,
         check: float | None = None,
-        **extra: float | None,
+        d_o: float | None = None,
+        d_e: float | None = None,
     ) -> Coefficient:
         if value is None:
             return Coefficient(names[key], None, undefined_reason=undefined_reason, n_units=n_used)
@@ -442,7 +443,8 @@ def _point_estimates(
             se=parts.se if parts else None,
             wald_low=wald_low,
             wald_high=wald_high,
-            **extra,
+            d_o=d_o,
+            d_e=d_e,
         )
 
     result: dict[str, Coefficient] = {}
@@ -855,13 +857,13 @@ def _per_rater(
 class Majority:
     """Plurality vote. `label` is None when there are no votes, the tie value on a tie."""
 
-    label: str | None
+    label: Label | None
     is_tie: bool
     n_votes: int
-    distribution: dict[str, int]
+    distribution: dict[Label, int]
 
 
-def majority(labels: Iterable[str | None], *, tie: str = TIE) -> Majority:
+def majority(labels: Iterable[Label | None], *, tie: Label = TIE) -> Majority:
     """Most frequent label; a tie for first place gives `tie` (e.g. "inconclusive")."""
     distribution = label_distribution(labels)
     n_votes = sum(distribution.values())
@@ -971,6 +973,7 @@ def verifier_vs_reference(
         )
     if mode not in (None, "binary", "ternary"):
         raise ValueError(f"mode must be 'binary' or 'ternary', not {mode!r}")
+    name: str
     if collapse is None:
         rule: Mapping[Label, Label] = VERISCORE_BINARY if mode in (None, "binary") else {}
         name = mode or "binary"

@@ -144,7 +144,7 @@ def classification_scores(
     rule = dict(collapse or {})
 
     def mapped(value: Label | None) -> Label | None:
-        return None if is_missing(value) else rule.get(value, value)  # type: ignore[arg-type]
+        return None if is_missing(value) else rule.get(value, value)
 
     excluded: Counter[str] = Counter()
     kept: list[tuple[Hashable, Label, Label]] = []

@@ -226,10 +226,8 @@ def order_categories(labels: Iterable[Label]) -> tuple[Label, ...]:
     labels = list(labels)
     numbers_ = [as_number(label) for label in labels]
     if labels and all(n is not None for n in numbers_):
-        return tuple(
-            label
-            for _, label in sorted(zip(numbers_, labels, strict=True), key=lambda pair: pair[0])
-        )
+        keyed = [(n or 0.0, i) for i, n in enumerate(numbers_)]
+        return tuple(labels[i] for _, i in sorted(keyed))
     return tuple(sorted(labels, key=str))
 
 
