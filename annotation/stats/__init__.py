@@ -53,6 +53,7 @@ from .ratings import (  # noqa: F401
     as_ratings,
     is_missing,
     label_distribution,
+    label_set,
     order_categories,
 )
 from .two_raters import (  # noqa: F401
@@ -307,25 +308,14 @@ def agreement(
 
 
 def _categories(data: Ratings, declared: Sequence[Label] | None, level: str) -> tuple[Label, ...]:
-    if declared is None:
-        seen = data.categories_seen()
-        if level == "ordinal" and not all(as_number(c) is not None for c in seen):
-            raise ValueError(
-                "ordinal alpha needs the order of the categories: pass categories=[...] "
-                f"in order (the labels seen, {', '.join(map(repr, seen))}, are not all numbers)"
-            )
-        return seen
-    if isinstance(declared, str | bytes):
-        raise TypeError("categories must be a sequence of labels, not a single string")
-    categories = tuple(declared)
-    if len(set(categories)) != len(categories):
-        duplicates = [c for c, n in Counter(categories).items() if n > 1]
-        raise ValueError(f"categories must be unique; repeated: {duplicates}")
-    if (
-        level == "ordinal"
-        and order_categories(categories) != categories
-        and all(as_number(c) is not None for c in categories)
-    ):
+    categories = label_set(declared, data.categories_seen())
+    numeric = all(as_number(c) is not None for c in categories)
+    if declared is None and level == "ordinal" and not numeric:
+        raise ValueError(
+            "ordinal alpha needs the order of the categories: pass categories=[...] in order "
+            f"(the labels seen, {', '.join(map(repr, categories))}, are not all numbers)"
+        )
+    if level == "ordinal" and numeric and order_categories(categories) != categories:
         warnings.warn(
             f"the categories {list(categories)} are numbers but not in numeric order; "
             "ordinal alpha uses the order given. Pass them in numeric order if that is the "

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from sklearn import metrics
 
 from .coefficient import Coefficient
-from .ratings import Label, is_missing, order_categories
+from .ratings import Label, is_missing, label_set
 
 # VeriScore (Song et al. 2024), Table 11: contradicted and inconclusive count as unsupported.
 VERISCORE_BINARY: dict[Label, Label] = {
@@ -159,24 +159,18 @@ def classification_scores(
         else:
             kept.append((unit, t, p))
 
-    if labels is None:
-        label_set = order_categories({x for _, t, p in kept for x in (t, p)})
-    else:
-        if isinstance(labels, str | bytes):
-            raise TypeError("labels must be a sequence of labels, not a single string")
-        label_set = tuple(labels)
-        if len(set(label_set)) != len(label_set):
-            raise ValueError(f"labels must be unique: {list(label_set)}")
-        index = set(label_set)
+    labels_ = label_set(labels, {x for _, t, p in kept for x in (t, p)})
+    if labels is not None:
+        index = set(labels_)
         for position, (t_raw, p_raw) in enumerate(zip(y_true, y_pred, strict=True)):
             for side, raw in (("y_true", t_raw), ("y_pred", p_raw)):
                 value = mapped(raw)
                 if value is not None and value not in index and value not in exclude:
                     shown = f"{raw!r}" + (f" (collapsed to {value!r})" if value != raw else "")
                     raise ValueError(
-                        f"{side}[{position}] = {shown} is not one of the labels {list(label_set)}"
+                        f"{side}[{position}] = {shown} is not one of the labels {list(labels_)}"
                     )
-    return _report(kept, label_set, dict(excluded), beta, name)
+    return _report(kept, labels_, dict(excluded), beta, name)
 
 
 def _excluded_reason(label: Label) -> str:

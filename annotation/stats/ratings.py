@@ -231,6 +231,19 @@ def order_categories(labels: Iterable[Label]) -> tuple[Label, ...]:
     return tuple(sorted(labels, key=str))
 
 
+def label_set(declared: Iterable[Label] | None, seen: Iterable[Label]) -> tuple[Label, ...]:
+    """The declared labels, checked; without them the labels seen, in `order_categories` order."""
+    if declared is None:
+        return order_categories(seen)
+    if isinstance(declared, str | bytes):
+        raise TypeError("the label set must be a sequence of labels, not a single string")
+    labels = tuple(declared)
+    repeated = [label for label, n in Counter(labels).items() if n > 1]
+    if repeated:
+        raise ValueError(f"labels must be unique; repeated: {repeated}")
+    return labels
+
+
 def _width(rows: list[list[Any]], what: str) -> int:
     widths = {len(row) for row in rows}
     if len(widths) > 1:

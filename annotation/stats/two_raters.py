@@ -23,7 +23,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
 from .coefficient import Coefficient
-from .ratings import Label, is_missing, order_categories
+from .ratings import Label, is_missing, label_set
 
 Weights = Literal["linear", "quadratic"] | None
 WeightsOver = Literal["declared", "observed"]
@@ -48,14 +48,7 @@ def contingency_table(
         raise ValueError(f"rater 1 has {len(y1)} labels, rater 2 has {len(y2)}")
     pairs = [(a, b) for a, b in zip(y1, y2, strict=True) if not is_missing(a) and not is_missing(b)]
     dropped = len(y1) - len(pairs)
-    if labels is None:
-        categories = order_categories({x for pair in pairs for x in pair})
-    else:
-        if isinstance(labels, str | bytes):
-            raise TypeError("labels must be a sequence of labels, not a single string")
-        categories = tuple(labels)
-        if len(set(categories)) != len(categories):
-            raise ValueError(f"labels must be unique: {list(categories)}")
+    categories = label_set(labels, {x for pair in pairs for x in pair})
     index = {label: i for i, label in enumerate(categories)}
     table = np.zeros((len(categories), len(categories)), dtype=np.int64)
     for position, (a, b) in enumerate(zip(y1, y2, strict=True)):
