@@ -255,7 +255,14 @@ def agreement(
         weights = rng.multinomial(population.shape[0], freq / freq.sum(), size=bootstrap)
         resampled = _coefficients_from_patterns(patterns, weights.astype(np.float64), delta=delta)
         if not data.anonymous_raters:
-            resampled["conger"] = _conger_bootstrap(codes, len(categories), bootstrap, seed)
+            rows, row_freq = _conger_patterns(codes)
+            draws = rng.multinomial(row_freq.sum(), row_freq / row_freq.sum(), size=bootstrap)
+            resampled["conger"] = _conger_from_weights(
+                rows, draws.astype(np.float64), len(categories)
+            )
+            observed["conger"] = _conger_from_weights(
+                rows, row_freq[np.newaxis, :].astype(np.float64), len(categories)
+            )
 
     def ci(key: str) -> tuple[float | None, float | None, str | None]:
         return _percentile_ci(resampled.get(key), confidence)
@@ -476,7 +483,13 @@ def _point_estimates(
         result["conger"] = make("conger", None, undefined_reason=one_category_reason)
     else:
         parts = gwet.conger_kappa(codes, len(categories))
-        result["conger"] = make("conger", parts.value, parts=parts)
+        vectorised = observed.get("conger")
+        result["conger"] = make(
+            "conger",
+            parts.value,
+            parts=parts,
+            check=None if vectorised is None else float(vectorised[0]),
+        )
 
     if single_category:
         result["alpha"] = make("alpha", None, undefined_reason=one_category_reason)
@@ -556,28 +569,30 @@ def _per_category(
     return tuple(result)
 
 
-def _conger_bootstrap(
-    codes: npt.NDArray[np.int64], q: int, bootstrap: int, seed: int
-) -> FloatArray:
-    """Conger's kappa on `bootstrap` resamples of the rated units, all at once.
+def _conger_patterns(
+    codes: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct rows of codes (who said what on a unit) and how many units have each.
 
     Conger's chance agreement needs each rater's category shares, which the count
-    patterns behind the other intervals do not keep, so units are resampled here.
+    patterns behind the other intervals do not keep, so its resamples draw whole rows.
     """
     rated = codes[(codes >= 0).any(axis=1)]
-    n = len(rated)
-    if n == 0 or rated.shape[1] < 2:
-        return np.full(bootstrap, np.nan)
-    onehot = (rated[:, :, np.newaxis] == np.arange(q)).astype(np.float64)  # (n, R, q)
+    if not len(rated):
+        return rated, np.zeros(0, dtype=np.int64)
+    return np.unique(rated, axis=0, return_counts=True)
+
+
+def _conger_from_weights(rows: npt.NDArray[np.int64], weights: FloatArray, q: int) -> FloatArray:
+    """Conger's kappa for B weightings (B, P) of the distinct rows of codes (P, R)."""
+    onehot = (rows[:, :, np.newaxis] == np.arange(q)).astype(np.float64)  # (P, R, q)
     table = onehot.sum(axis=1)
     r = table.sum(axis=1)
     pairable = (r >= 2).astype(np.float64)
     agree = np.where(pairable > 0, (table * (table - 1)).sum(1) / np.maximum(r * (r - 1), 1), 0)
-    weights = np.random.default_rng(seed).multinomial(n, np.full(n, 1 / n), size=bootstrap)
-    weights = weights.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         pa = (weights @ agree) / (weights @ pairable)
-        shares = np.einsum("bn,nrq->brq", weights, onehot)
+        shares = np.einsum("bp,prq->brq", weights, onehot)
         shares /= shares.sum(axis=2, keepdims=True)  # a rater with no rating gives NaN
         present = np.isfinite(shares).all(axis=2)  # (B, R)
         shares = np.where(present[:, :, np.newaxis], shares, 0.0)

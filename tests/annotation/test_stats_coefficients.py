@@ -157,3 +157,17 @@ def test_a_failing_consistency_check_withholds_only_that_interval(
     assert alpha.ci_low is None and "please report this" in alpha.note
     assert report.gwet_ac1.ci_low is not None
     assert report.fleiss_kappa.value == approx(0.76117, 5)
+
+
+def test_conger_resampling_formula_equals_conger_on_explicit_resamples() -> None:
+    # The bootstrap weighs distinct rows of codes; expanding a weighting back into units
+    # must give the same Conger's kappa as computing it on those units directly.
+    rng = np.random.default_rng(11)
+    codes = np.array(DIAGNOSES_1971) - 1
+    codes[rng.random(codes.shape) < 0.2] = -1  # missing ratings too
+    rows, freq = stats._conger_patterns(codes)
+    for _ in range(5):
+        weights = rng.multinomial(freq.sum(), freq / freq.sum())
+        explicit = np.repeat(rows, weights, axis=0)
+        fast = stats._conger_from_weights(rows, weights[np.newaxis, :].astype(float), 5)
+        assert fast[0] == pytest.approx(stats.gwet.conger_kappa(explicit, 5).value, abs=1e-12)
