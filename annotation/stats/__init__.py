@@ -14,6 +14,13 @@ the data it was given before it trusts the resamples.
 
 A coefficient that cannot be computed has `value=None` and says why in
 `undefined_reason`; nothing here returns NaN or a conventional 1.0.
+
+The package: `ratings` (data in: one constructor per layout, labels any hashable, None
+and NaN missing), `gwet` (each coefficient's p_o, p_e and asymptotic standard error,
+Gwet 2014), `two_raters` (Cohen's kappa, weighted or not, and Scott's pi), and
+`classification` (predictions against references for any label set). This module:
+agreement across raters, majority votes, verifier scores on our verdict labels, McNemar,
+preferences and Kendall's tau. Import everything from here: `from annotation import stats`.
 """
 
 from __future__ import annotations
