@@ -865,7 +865,7 @@ def _verifier_sections(
                 try:
                     rep = stats.verifier_vs_reference(
                         y_true=ref_raw, y_pred=pred, collapse=rule,
-                        mode=None if rule else mode,  # type: ignore[arg-type]
+                        mode=None if rule is not None else mode,  # type: ignore[arg-type]
                         units=[u.key for u in level_units],
                     )
                 except ValueError as e:
@@ -908,7 +908,7 @@ def _verifier_sections(
                         continue
                     m = stats.mcnemar_test(
                         pred_a, pred_b, ref_raw, collapse=rule,
-                        mode="binary" if rule else mode,  # type: ignore[arg-type]
+                        mode="binary" if rule is not None else mode,  # type: ignore[arg-type]
                     )
                     mcnemar_rows.append((a, b, level, mode, m.n, m.both_correct, m.only_a_correct,
                                          m.only_b_correct, m.both_wrong, m.method, m.statistic,

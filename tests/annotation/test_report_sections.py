@@ -72,7 +72,8 @@ def test_project_collapse_rules_replace_the_default_modes(verification: list[Ite
     # "contradicted" apart, gold is o o C o and verifier-two o C C o: 3 of 4.
     project: Project = verification[0].project
     project.verifier_collapse = {
-        "contradicted-vs-rest": {"supported": "other", "inconclusive": "other"}
+        "contradicted-vs-rest": {"supported": "other", "inconclusive": "other"},
+        "as labelled": {},
     }
     project.full_clean()
     project.save()
@@ -80,6 +81,9 @@ def test_project_collapse_rules_replace_the_default_modes(verification: list[Ite
     scores = {(r["system"], r["mode"]): r for r in report.table("verifier-scores").as_dicts()}
     assert scores[("verifier-two", "contradicted-vs-rest")]["accuracy"] == pytest.approx(0.75)
     assert ("verifier-two", "binary") not in scores
+    # An empty rule scores the labels as they are: the ternary figure, 3 of 4.
+    assert scores[("verifier-two", "as labelled")]["accuracy"] == pytest.approx(0.75)
+    assert scores[("verifier-two", "as labelled")]["contradicted F1"] is not None
     notes = report.section("verifiers").notes  # type: ignore[union-attr]
     assert any(
         "contradicted-vs-rest: supported -> other, inconclusive -> other" in n for n in notes
