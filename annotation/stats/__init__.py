@@ -1012,7 +1012,13 @@ def _verdict(
 ) -> Label | None:
     if is_missing(label):
         return None
-    canonical = normalise_verdict(label if isinstance(label, str) else str(label))
+    try:
+        canonical = normalise_verdict(label if isinstance(label, str) else str(label))
+    except ValueError as error:
+        raise ValueError(
+            f"{error}; to score another label set, pass it as labels=[...] (and a collapse= "
+            "mapping if some labels count as others)"
+        ) from None
     if canonical is None or canonical == IRRELEVANT:
         return canonical
     value = rule.get(canonical, canonical)

@@ -115,6 +115,11 @@ def test_any_label_set_integer_labels_and_a_declared_order() -> None:
     assert report.scores(1).precision == pytest.approx(2 / 3)
 
 
+def test_a_label_set_that_is_not_ours_without_labels_says_how_to_score_it() -> None:
+    with pytest.raises(ValueError, match="unknown verdict label '1'.*pass it as labels="):
+        stats.verifier_vs_reference(y_true=[1, 0], y_pred=[1, 1])
+
+
 def test_felm_true_false_labels_score_as_published() -> None:
     # FELM scores segments true/false; balanced accuracy is the mean recall of both classes.
     report = stats.verifier_vs_reference(
