@@ -5,6 +5,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
@@ -18,6 +19,22 @@ def default_error_types() -> list[str]:
     return list(DEFAULT_ERROR_TYPES)
 
 
+def validate_verifier_collapse(value: object) -> None:
+    """Project.verifier_collapse: {rule name: {label: the label it counts as}}.
+
+    E.g. {"binary": {"contradicted": "unsupported", "inconclusive": "unsupported"}}.
+    """
+    if not isinstance(value, dict) or not all(
+        isinstance(name, str) and isinstance(rule, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in rule.items())
+        for name, rule in value.items()
+    ):
+        raise ValidationError(
+            'expected {"rule name": {"label": "label it counts as", ...}, ...}, '
+            'e.g. {"binary": {"contradicted": "unsupported", "inconclusive": "unsupported"}}'
+        )
+
+
 class Project(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -25,6 +42,11 @@ class Project(models.Model):
     instructions_version = models.PositiveIntegerField(default=1)
     # FELM-style segment annotation: the error types offered when a segment is wrong.
     error_types = models.JSONField(default=default_error_types, blank=True)
+    # How verifier labels are collapsed before they are scored against human labels: one
+    # score table per rule. Empty: VeriScore's binary (Table 11) and ternary.
+    verifier_collapse = models.JSONField(
+        default=dict, blank=True, validators=[validate_verifier_collapse]
+    )
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import math
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from typing import Any
@@ -47,7 +48,10 @@ from .models import (
     Segment,
     System,
     Verdict,
+    validate_verifier_collapse,
 )
+
+logger = logging.getLogger(__name__)
 
 Cell = str | int | float | None
 NO_ANSWER = "(no answer)"
@@ -136,6 +140,7 @@ class Section:
     charts: tuple[Chart, ...] = ()
     # The stats.py objects behind the tables, for callers and tests; not exported.
     data: Any = field(default=None, compare=False, repr=False)
+    error: str | None = None  # set when the section's computation failed
 
 
 @dataclass(frozen=True)
@@ -345,10 +350,9 @@ def build_report(
     golds = _gold(grouped, item_kinds, project)
 
     sections: list[Section] = []
-    agreement = _agreement_sections(
+    sections += _isolated("agreement", "Inter-annotator agreement", lambda: _agreement_sections(
         project, grouped, item_kinds, names, bootstrap=bootstrap, seed=seed, with_charts=with_charts
-    )
-    sections += agreement
+    ))
     rows_of: dict[str, list[LabelRow]] = defaultdict(list)
     for r in rows:
         rows_of[r.kind].append(r)
@@ -357,18 +361,16 @@ def build_report(
         golds_of[g.kind].append(g)
     for spec in kinds.all_specs():
         for slug in spec.report_sections:
-            section = KIND_SECTIONS[slug](project, spec, rows_of[spec.name], golds_of[spec.name],
-                                          with_charts=with_charts)
-            if section:
-                sections.append(section)
-    verifiers = _verifier_sections(project, golds_of, filters)
-    sections += verifiers
-    pipeline = _pipeline_section(project, filters, k_rule=k_rule)
-    if pipeline:
-        sections.append(pipeline)
-    effort = _effort_section(project, filters, names)
-    if effort:
-        sections.append(effort)
+            sections += _isolated(
+                f"{slug}-{spec.name}", slug.capitalize(),
+                lambda slug=slug, spec=spec: KIND_SECTIONS[slug](
+                    project, spec, rows_of[spec.name], golds_of[spec.name], with_charts=with_charts))
+    sections += _isolated("verifiers", "Verifiers against human labels",
+                          lambda: _verifier_sections(project, golds_of, filters))
+    sections += _isolated("pipeline", "Pipeline scores",
+                          lambda: _pipeline_section(project, filters, k_rule=k_rule))
+    sections += _isolated("effort", "Annotation effort",
+                          lambda: _effort_section(project, filters, names))
     return Report(
         project_id=project.pk,
         project_name=project.name,
@@ -380,6 +382,19 @@ def build_report(
         seed=seed,
         sections=tuple(sections),
     )
+
+
+def _isolated(
+    slug: str, title: str, build: Callable[[], list[Section] | Section | None]
+) -> list[Section]:
+    """One section's computation; when it fails, the section shows the error, the rest stays."""
+    try:
+        built = build()
+    except Exception as error:  # noqa: BLE001 - any failure stays inside its section
+        return [_failed(slug, title, error)]
+    if built is None:
+        return []
+    return built if isinstance(built, list) else [built]
 
 
 # --------------------------------------------------------------------------- agreement
@@ -417,15 +432,21 @@ def _agreement_sections(
     for spec in kinds.all_specs():
         for agreement in spec.agreement:
             kind, level, fld, title = spec.name, agreement.level, agreement.field, agreement.title
-            section = _agreement_for(
-                by_spec.get((kind, level, fld)), spec.categorical(project)[fld], rater_order,
-                bootstrap=bootstrap, seed=seed)
-            if section is None:
+            slug = f"agreement-{kind}-{fld}"
+            try:
+                section = _agreement_for(
+                    by_spec.get((kind, level, fld)), spec.categorical(project)[fld], rater_order,
+                    bootstrap=bootstrap, seed=seed)
+                if section is None:
+                    continue
+                result, dropped = section
+                built = _agreement_section(slug, title, result, dropped=dropped,
+                                           with_charts=with_charts)
+            except Exception as error:  # noqa: BLE001 - one field's failure stays in its section
+                sections.append(_failed(slug, title, error))
                 continue
-            result, dropped = section
             overview_rows.append(_overview_row(kind, level, fld, result))
-            sections.append(_agreement_section(f"agreement-{kind}-{fld}", title, result,
-                                               dropped=dropped, with_charts=with_charts))
+            sections.append(built)
     if not sections:
         return []
     columns = (
@@ -476,6 +497,12 @@ def _agreement_for(
     return stats.agreement(ratings, categories=categories, bootstrap=bootstrap, seed=seed), dropped
 
 
+def _failed(slug: str, title: str, error: Exception) -> Section:
+    logger.exception("report section %s failed", slug, exc_info=error)
+    message = f"{type(error).__name__}: {error}"
+    return Section(slug, title, (f"This section could not be computed: {message}",), error=message)
+
+
 def _rater_key(name: str) -> tuple[int, str]:
     if name.startswith("A") and name[1:].isdigit():
         return int(name[1:]), ""
@@ -506,12 +533,21 @@ def _agreement_section(
         notes.append(f"{dropped} answer(s) outside the declared labels were left out.")
     coefficients = Table(
         f"{slug}-coefficients", f"{title}: coefficients",
-        ("coefficient", "value", "CI low", "CI high", "units", "note"),
+        ("coefficient", "value", "CI low", "CI high", "units", "p_o", "p_e", "D_o", "D_e", "SE",
+         "Wald low", "Wald high", "note"),
         tuple(
-            (c.name, c.value, c.ci_low, c.ci_high, c.n_units,
+            (c.name, c.value, c.ci_low, c.ci_high, c.n_units, c.p_o, c.p_e, c.d_o, c.d_e, c.se,
+             c.wald_low, c.wald_high,
              (f"undefined: {c.undefined_reason}" if c.undefined_reason else c.note) or "")
             for c in r.coefficients
         ),
+        note="CI: bootstrap percentile interval; Wald: value -/+ t(n-1) x SE (Gwet 2014).",
+    )
+    per_category = Table(
+        f"{slug}-categories", f"{title}: kappa per category (Fleiss 1971)",
+        ("category", "kappa", "SE", "Wald low", "Wald high", "note"),
+        tuple((str(c.category), c.kappa.value, c.kappa.se, c.kappa.wald_low, c.kappa.wald_high,
+               c.kappa.undefined_reason or "") for c in r.per_category),
     )
     total = sum(r.label_distribution.values())
     distribution = Table(
@@ -545,7 +581,8 @@ def _agreement_section(
             f"{title}: pairwise Cohen's kappa",
             charts.kappa_heatmap([str(x) for x in r.raters], r.kappa_matrix(), title=title),
         ))
-    return Section(slug, title, tuple(notes), (coefficients, distribution, pairwise, per_rater),
+    return Section(slug, title, tuple(notes),
+                   (coefficients, per_category, distribution, pairwise, per_rater),
                    tuple(chart_list), data=r)
 
 
@@ -758,6 +795,7 @@ def _verifier_sections(
         )]
 
     systems = sorted(by_system)
+    rules = _collapse_rules(project)
     score_rows: list[tuple[Cell, ...]] = []
     class_rows: list[tuple[Cell, ...]] = []
     confusion_tables: list[Table] = []
@@ -780,10 +818,13 @@ def _verifier_sections(
             if not any(p is not None for p in pred):
                 continue
             aligned[(name, level)] = (level_units, pred)
-            for mode in spec.verdict_modes:
+            mode_rules = rules if level == "claim" else {m: None for m in spec.verdict_modes}
+            for mode, rule in mode_rules.items():
                 try:
                     rep = stats.verifier_vs_reference(
-                        pred, ref_raw, mode=mode, units=[u.key for u in level_units]  # type: ignore[arg-type]
+                        y_true=ref_raw, y_pred=pred, collapse=rule,
+                        mode=None if rule is not None else mode,  # type: ignore[arg-type]
+                        units=[u.key for u in level_units],
                     )
                 except ValueError as e:
                     notes.append(f"{name}: no {mode} scores ({e}).")
@@ -820,10 +861,14 @@ def _verifier_sections(
             for b, _ in named[i + 1:]:
                 pred_a = aligned[(a, level)][1]
                 pred_b = aligned[(b, level)][1]
-                for mode in spec.verdict_modes:
+                mode_rules = rules if level == "claim" else {m: None for m in spec.verdict_modes}
+                for mode, rule in mode_rules.items():
                     if (a, level, mode) not in reports or (b, level, mode) not in reports:
                         continue
-                    m = stats.mcnemar_test(pred_a, pred_b, ref_raw, mode=mode)  # type: ignore[arg-type]
+                    m = stats.mcnemar_test(
+                        pred_a, pred_b, ref_raw, collapse=rule,
+                        mode="binary" if rule is not None else mode,  # type: ignore[arg-type]
+                    )
                     mcnemar_rows.append((a, b, level, mode, m.n, m.both_correct, m.only_a_correct,
                                          m.only_b_correct, m.both_wrong, m.method, m.statistic,
                                          m.p_value, m.undefined_reason or ""))
@@ -833,7 +878,8 @@ def _verifier_sections(
         Table("verifier-scores", "Verifiers against human gold labels (VeriScore Table 11)",
               ("system", "kind", "level", "mode", "units", "excluded", "overall F1 (macro)",
                "supported F1", "unsupported F1", "contradicted F1", "inconclusive F1",
-               "accuracy", "balanced accuracy", "Cohen's kappa"),
+               "accuracy", "balanced accuracy", "Cohen's kappa", "MCC", "weighted F1",
+               "micro F1"),
               tuple(score_rows)),
         Table("verifier-classes", "Precision, recall and F1 per class",
               ("system", "level", "mode", "class", "precision", "recall", "F1", "support",
@@ -852,12 +898,29 @@ def _verifier_sections(
          "human (as scored)", "system (as scored)", "system label", "human gold", "human votes",
          "gold provenance", "text"),
         tuple(disagreement_rows)))
+    if rules is not _DEFAULT_RULES:
+        notes.insert(0, "Claim labels scored under the project's collapse rules: " + "; ".join(
+            f"{name}: " + (", ".join(f"{k} -> {v}" for k, v in rule.items()) or "as labelled")
+            for name, rule in rules.items() if rule is not None) + ".")
     notes.insert(0, "Binary mode: contradicted and inconclusive count as unsupported. Overall F1 "
                  "is the macro mean over classes; VeriScore's published 'Overall F1' equals its "
                  "supported F1. Segment labels true/false read as supported/unsupported; a "
                  "response is unsupported when any of its segments is (FELM).")
     return [Section("verifiers", "Verifiers against human labels", tuple(notes), tuple(tables),
                     data=reports)]
+
+
+# Claim verdicts are scored under each of the project's collapse rules; without any, under
+# VeriScore's binary rule (Table 11) and as ternary labels. Segments are true/false.
+_DEFAULT_RULES: dict[str, dict[str, str] | None] = {"binary": None, "ternary": None}
+
+
+def _collapse_rules(project: Project) -> dict[str, dict[str, str] | None]:
+    declared = project.verifier_collapse
+    if not declared:
+        return _DEFAULT_RULES
+    validate_verifier_collapse(declared)
+    return {name: dict(rule) for name, rule in declared.items()}
 
 
 def _score_row(name: str, kind: str, level: str, mode: str,
@@ -868,7 +931,8 @@ def _score_row(name: str, kind: str, level: str, mode: str,
     return (name, kind, level, mode, rep.n, sum(rep.excluded.values()), rep.macro_f1.value,
             f1(stats.SUPPORTED), f1(stats.UNSUPPORTED), f1(stats.CONTRADICTED),
             f1(stats.INCONCLUSIVE), rep.accuracy.value, rep.balanced_accuracy.value,
-            rep.kappa.value)
+            rep.kappa.value, rep.mcc.value if rep.mcc else None,
+            rep.weighted.f1 if rep.weighted else None, rep.micro.f1 if rep.micro else None)
 
 
 def _response_level(units: list[_Unit], pred: list[str | None],
@@ -881,7 +945,7 @@ def _response_level(units: list[_Unit], pred: list[str | None],
     ref_resp = stats.response_labels([r for _, _, r in both], docs)
     keys = list(ref_resp)
     return stats.verifier_vs_reference(
-        [pred_resp[k] for k in keys], [ref_resp[k] for k in keys], mode="binary",
+        y_true=[ref_resp[k] for k in keys], y_pred=[pred_resp[k] for k in keys], mode="binary",
         units=[f"document {k}" for k in keys],
     )
 

@@ -22,19 +22,14 @@ def approx(value: float, places: int) -> object:
     return pytest.approx(value, abs=0.5 * 10**-places)
 
 
-def from_count_table(table: list[list[int]], categories: list[str]) -> list[list[str | None]]:
-    """Units x categories counts -> a units x raters matrix (rater order is arbitrary)."""
-    return [sum(([c] * k for c, k in zip(categories, row, strict=True)), []) for row in table]
+def from_count_table(table: list[list[int]], categories: list[str]) -> stats.Ratings:
+    """Units x categories counts (raters anonymous)."""
+    return stats.Ratings.from_counts(table, categories=categories)
 
 
-def from_contingency(table: list[list[int]], categories: list[str]) -> list[list[str | None]]:
-    """Two-rater contingency table (rows rater A, columns rater B) -> units x 2 matrix."""
-    return [
-        [a, b]
-        for a, row in zip(categories, table, strict=True)
-        for b, count in zip(categories, row, strict=True)
-        for _ in range(count)
-    ]
+def from_contingency(table: list[list[int]], categories: list[str]) -> stats.Ratings:
+    """Two-rater contingency table (rows rater A, columns rater B)."""
+    return stats.Ratings.from_table(table, categories=categories, raters=(0, 1))
 
 
 # Krippendorff (2011) "Computing Krippendorff's Alpha-Reliability", section C: 4 observers,
@@ -260,6 +255,8 @@ def test_bootstrap_interval_is_seeded_and_contains_the_estimate() -> None:
     assert first == again
     assert first.gwet_ac1.ci_low != other.gwet_ac1.ci_low
     for coefficient in first.coefficients:
+        if coefficient.value is None:  # Conger's kappa: the raters of a counts table are anonymous
+            continue
         assert coefficient.ci_low is not None and coefficient.ci_high is not None
         assert coefficient.ci_low <= coefficient.value <= coefficient.ci_high
         assert coefficient.ci_low < coefficient.ci_high
@@ -381,7 +378,9 @@ def test_rater_with_no_shared_units_says_so() -> None:
 
 def test_labels_outside_the_declared_set_are_rejected() -> None:
     with pytest.raises(ValueError, match="'maybe'.*not one of the declared categories"):
-        stats.agreement([["yes", "maybe"]], categories=["yes", "no"])
+        stats.agreement(
+            stats.Ratings.from_units_by_raters([["yes", "maybe"]]), categories=["yes", "no"]
+        )
 
 
 def test_label_distribution_counts_declared_categories_seen() -> None:
@@ -499,7 +498,7 @@ def _dog_example() -> tuple[list[str], list[str]]:
 
 def test_precision_recall_f1_on_the_wikipedia_dog_example() -> None:
     pred, ref = _dog_example()
-    report = stats.verifier_vs_reference(pred, ref)
+    report = stats.verifier_vs_reference(y_true=ref, y_pred=pred)
     supported = report.scores("supported")
     assert supported.precision == pytest.approx(5 / 8)
     assert supported.recall == pytest.approx(5 / 12)
@@ -522,15 +521,15 @@ def test_balanced_accuracy_matches_scikit_learn_docs_example() -> None:
     names = {0: "supported", 1: "unsupported"}
     ref = [names[x] for x in [0, 1, 0, 0, 1, 0]]
     pred = [names[x] for x in [0, 1, 0, 0, 0, 1]]
-    report = stats.verifier_vs_reference(pred, ref)
+    report = stats.verifier_vs_reference(y_true=ref, y_pred=pred)
     assert report.balanced_accuracy.value == pytest.approx(0.625)
 
 
 def test_verifier_kappa_matches_the_wikipedia_cohen_example() -> None:
     # Wikipedia "Cohen's kappa" (20 / 5 / 10 / 15 table): kappa 0.4.
     pairs = from_contingency([[20, 5], [10, 15]], ["supported", "unsupported"])
-    ref, pred = zip(*pairs, strict=True)
-    report = stats.verifier_vs_reference(list(pred), list(ref))
+    ref, pred = zip(*pairs.labels, strict=True)
+    report = stats.verifier_vs_reference(y_true=list(ref), y_pred=list(pred))
     assert report.kappa.value == pytest.approx(0.4)
 
 
@@ -540,10 +539,10 @@ def test_binary_collapse_and_exclusions_are_counted() -> None:
         "Supported.", "inconclusive-conflicting", "supported", "unparsed", "Unsupported.",
         "S", "supported", None,
     ]  # fmt: skip
-    report = stats.verifier_vs_reference(pred, ref, units=list("abcdefgh"))
+    report = stats.verifier_vs_reference(y_true=ref, y_pred=pred, units=list("abcdefgh"))
     assert report.n == 4
     assert report.excluded == {
-        "no usable verifier label (missing or unparsed)": 2,
+        "no usable prediction (missing or unparsed)": 2,
         "marked irrelevant (IR)": 1,
         "no reference label": 1,
     }
@@ -554,25 +553,25 @@ def test_binary_collapse_and_exclusions_are_counted() -> None:
 def test_ternary_mode_keeps_three_classes_and_explains_missing_ones() -> None:
     ref = ["supported", "contradicted", "supported", "contradicted"]
     pred = ["supported", "contradicted", "contradicted", "supported"]
-    report = stats.verifier_vs_reference(pred, ref, mode="ternary")
+    report = stats.verifier_vs_reference(y_true=ref, y_pred=pred, mode="ternary")
     assert report.labels == ("supported", "contradicted", "inconclusive")
     inconclusive = report.scores("inconclusive")
     assert inconclusive.f1 is None
-    assert "never said 'inconclusive'" in inconclusive.undefined_reason
+    assert "never predicted 'inconclusive'" in inconclusive.undefined_reason
     assert "no reference label is 'inconclusive'" in inconclusive.undefined_reason
     assert report.macro_f1.value == pytest.approx(0.5)
     assert "inconclusive never occurs" in report.macro_f1.note
 
 
 def test_verifier_with_nothing_to_score_says_why() -> None:
-    report = stats.verifier_vs_reference(["unparsed"], ["supported"])
+    report = stats.verifier_vs_reference(y_true=["supported"], y_pred=["unparsed"])
     assert report.n == 0
     assert report.macro_f1.value is None
     assert "no unit has both" in report.kappa.undefined_reason
 
 
 def test_verifier_agreeing_on_one_label_has_undefined_kappa() -> None:
-    report = stats.verifier_vs_reference(["supported"] * 3, ["supported"] * 3)
+    report = stats.verifier_vs_reference(y_true=["supported"] * 3, y_pred=["supported"] * 3)
     assert report.kappa.value is None
     assert "expected agreement is 1" in report.kappa.undefined_reason
     assert report.accuracy.value == 1.0
@@ -590,7 +589,9 @@ def test_response_level_balanced_accuracy_scores_whole_responses() -> None:
         ["supported", "Unsupported.", "NS", "supported", "supported", "supported"], responses
     )
     keys = sorted(ref)
-    report = stats.verifier_vs_reference([pred[k] for k in keys], [ref[k] for k in keys])
+    report = stats.verifier_vs_reference(
+        y_true=[ref[k] for k in keys], y_pred=[pred[k] for k in keys]
+    )
     assert report.confusion == ((1, 1), (1, 1))
     assert report.balanced_accuracy.value == pytest.approx(0.5)
 

@@ -14,6 +14,13 @@ the data it was given before it trusts the resamples.
 
 A coefficient that cannot be computed has `value=None` and says why in
 `undefined_reason`; nothing here returns NaN or a conventional 1.0.
+
+The package: `ratings` (data in: one constructor per layout, labels any hashable, None
+and NaN missing), `gwet` (each coefficient's p_o, p_e and asymptotic standard error,
+Gwet 2014), `two_raters` (Cohen's kappa, weighted or not, and Scott's pi), and
+`classification` (predictions against references for any label set). This module:
+agreement across raters, majority votes, verifier scores on our verdict labels, McNemar,
+preferences and Kendall's tau. Import everything from here: `from annotation import stats`.
 """
 
 from __future__ import annotations
@@ -21,8 +28,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
 import krippendorff
@@ -32,6 +39,39 @@ from scipy import stats as scipy_stats
 from sklearn import metrics
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.inter_rater import fleiss_kappa
+
+from . import gwet
+
+# Re-exported: `from annotation import stats` is the one import callers need.
+from .classification import (  # noqa: F401
+    VERISCORE_BINARY,
+    ClassificationReport,
+    ClassScores,
+    Disagreement,
+    ScoreAverages,
+    classification_scores,
+)
+from .coefficient import Coefficient
+from .ratings import (  # noqa: F401
+    Label,
+    Ratings,
+    RatingsInput,
+    as_number,
+    as_ratings,
+    is_missing,
+    label_distribution,
+    label_set,
+    order_categories,
+)
+from .two_raters import (  # noqa: F401
+    TwoRaterKappa,
+    WeightsOver,
+    cohen_kappa,
+    cohen_kappa_from_table,
+    contingency_table,
+    scott_pi,
+    scott_pi_from_table,
+)
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 Mode = Literal["binary", "ternary"]
@@ -52,105 +92,15 @@ TERNARY_LABELS: tuple[str, ...] = (SUPPORTED, CONTRADICTED, INCONCLUSIVE)
 MCNEMAR_EXACT_BELOW = 25
 
 
-# --------------------------------------------------------------------------- input
-
-
-@dataclass(frozen=True)
-class Ratings:
-    """A units x raters matrix of categorical labels; None marks a missing rating."""
-
-    units: tuple[Hashable, ...]
-    raters: tuple[Hashable, ...]
-    labels: tuple[tuple[str | None, ...], ...]
-
-    def __post_init__(self) -> None:
-        if len(self.labels) != len(self.units):
-            raise ValueError(f"{len(self.labels)} rows of labels for {len(self.units)} units")
-        for unit, row in zip(self.units, self.labels, strict=True):
-            if len(row) != len(self.raters):
-                raise ValueError(
-                    f"unit {unit!r} has {len(row)} labels for {len(self.raters)} raters"
-                )
-        if len(set(self.units)) != len(self.units):
-            raise ValueError("unit ids must be unique")
-        if len(set(self.raters)) != len(self.raters):
-            raise ValueError("rater ids must be unique")
-
-    @classmethod
-    def from_rows(cls, rows: Iterable[tuple[Hashable, Hashable, str | None]]) -> Ratings:
-        """Build from long-format rows (unit, rater, label), one row per answer."""
-        cells: dict[tuple[Hashable, Hashable], str | None] = {}
-        units: dict[Hashable, None] = {}
-        raters: dict[Hashable, None] = {}
-        for unit, rater, label in rows:
-            if (unit, rater) in cells:
-                raise ValueError(f"rater {rater!r} has more than one label for unit {unit!r}")
-            cells[unit, rater] = label
-            units.setdefault(unit)
-            raters.setdefault(rater)
-        return cls(
-            units=tuple(units),
-            raters=tuple(raters),
-            labels=tuple(tuple(cells.get((u, r)) for r in raters) for u in units),
-        )
-
-    @classmethod
-    def from_matrix(
-        cls,
-        matrix: Sequence[Sequence[str | None]],
-        *,
-        units: Sequence[Hashable] | None = None,
-        raters: Sequence[Hashable] | None = None,
-    ) -> Ratings:
-        width = max((len(row) for row in matrix), default=0)
-        return cls(
-            units=tuple(units) if units is not None else tuple(range(len(matrix))),
-            raters=tuple(raters) if raters is not None else tuple(range(width)),
-            labels=tuple(tuple(row) for row in matrix),
-        )
-
-    @classmethod
-    def from_mapping(cls, mapping: Mapping[Hashable, Mapping[Hashable, str | None]]) -> Ratings:
-        """Build from {unit: {rater: label}}."""
-        return cls.from_rows(
-            (unit, rater, label) for unit, row in mapping.items() for rater, label in row.items()
-        )
-
-
-RatingsInput = (
-    Ratings | Sequence[Sequence[str | None]] | Mapping[Hashable, Mapping[Hashable, str | None]]
-)
-
-
-def as_ratings(data: RatingsInput) -> Ratings:
-    if isinstance(data, Ratings):
-        return data
-    if isinstance(data, Mapping):
-        return Ratings.from_mapping(data)
-    return Ratings.from_matrix(data)
-
-
-def label_distribution(labels: Iterable[str | None]) -> dict[str, int]:
-    """Counts of each label, most frequent first; missing labels are not counted."""
-    return dict(Counter(label for label in labels if label is not None).most_common())
-
-
 # --------------------------------------------------------------------------- results
 
 
 @dataclass(frozen=True)
-class Coefficient:
-    name: str
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    undefined_reason: str | None = None
-    note: str | None = None
-    n_units: int = 0
+class CategoryKappa:
+    """Fleiss' (1971) kappa for one category against all the others."""
 
-    @property
-    def defined(self) -> bool:
-        return self.value is not None
+    category: Label
+    kappa: Coefficient
 
 
 @dataclass(frozen=True)
@@ -181,7 +131,7 @@ class RaterAgreement:
 
 @dataclass(frozen=True)
 class AgreementReport:
-    categories: tuple[str, ...]
+    categories: tuple[Label, ...]
     level: str
     raters: tuple[Hashable, ...]
     n_units_total: int
@@ -192,7 +142,7 @@ class AgreementReport:
     max_raters: int
     mean_raters: float
     excluded: tuple[ExcludedUnit, ...]
-    label_distribution: dict[str, int]
+    label_distribution: dict[Label, int]
     percent_agreement: Coefficient
     full_agreement: Coefficient
     fleiss_kappa: Coefficient
@@ -203,6 +153,11 @@ class AgreementReport:
     bootstrap: int
     confidence: float
     seed: int
+    conger_kappa: Coefficient = Coefficient("Conger's kappa", None, undefined_reason="not computed")
+    brennan_prediger: Coefficient = Coefficient(
+        "Brennan-Prediger", None, undefined_reason="not computed"
+    )
+    per_category: tuple[CategoryKappa, ...] = ()
 
     @property
     def coefficients(self) -> tuple[Coefficient, ...]:
@@ -210,8 +165,10 @@ class AgreementReport:
             self.percent_agreement,
             self.full_agreement,
             self.fleiss_kappa,
+            self.conger_kappa,
             self.krippendorff_alpha,
             self.gwet_ac1,
+            self.brennan_prediger,
         )
 
     def kappa_matrix(self) -> tuple[tuple[float | None, ...], ...]:
@@ -233,13 +190,20 @@ class AgreementReport:
 def agreement(
     ratings: RatingsInput,
     *,
-    categories: Sequence[str],
+    categories: Sequence[Label] | None = None,
     level: Level = "nominal",
     bootstrap: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
 ) -> AgreementReport:
     """Inter-rater agreement for one categorical field.
+
+    `ratings` is a `Ratings` (build one with the constructor that names your layout:
+    `Ratings.from_units_by_raters`, `from_raters_by_units`, `from_counts`, `from_table`,
+    `from_long`), a {unit: {rater: label}} mapping, or a units x raters matrix (refused
+    when it has more columns than rows). Labels are any hashable values; None and NaN
+    are missing ratings. `categories` is the label set in order; without it the labels
+    seen are used, in numeric order when they are all numbers ("2" before "10").
 
     Units with fewer than two ratings carry no agreement information and are listed
     in `excluded`; Gwet's AC1 and Fleiss' kappa still count single ratings in the
@@ -248,20 +212,22 @@ def agreement(
     (2014) generalisation to unequal counts (irrCAC's `fleiss.kappa.raw`), and the
     coefficient's note says so. `label_distribution` counts every rating given,
     including those on excluded units. `level` applies to Krippendorff's
-    alpha; the other coefficients are nominal. For ordinal alpha the declared order
-    of `categories` is the order; interval and ratio alpha use the categories as
-    numbers when they all parse as numbers, otherwise their positions 0, 1, 2, ...
+    alpha; the other coefficients are nominal. For ordinal alpha the order of
+    `categories` is the order (a warning says so when numeric categories are declared
+    out of numeric order); interval and ratio alpha use the categories as numbers
+    when they all parse as numbers, otherwise their positions 0, 1, 2, ...
 
-    Confidence intervals are bootstrap percentile intervals: `bootstrap` resamples of
-    the rated units, with replacement, from `np.random.default_rng(seed)`. Pairwise
-    kappas resample the units the two raters share. `bootstrap=0` gives no intervals.
+    Each coefficient carries its parts: p_o and p_e (d_o and d_e for alpha), the
+    asymptotic standard error of Gwet (2014) with its Wald interval (t with n - 1
+    degrees of freedom, as irrCAC prints it), and a bootstrap percentile interval:
+    `bootstrap` resamples of the rated units, with replacement, from
+    `np.random.default_rng(seed)`. Pairwise kappas resample the units the two raters
+    share. `bootstrap=0` gives no bootstrap intervals.
     """
     data = as_ratings(ratings)
-    categories = tuple(categories)
+    categories = _categories(data, categories, level)
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
-    if len(set(categories)) != len(categories):
-        raise ValueError("categories must be unique")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
     if bootstrap < 0:
@@ -295,26 +261,41 @@ def agreement(
         rng = np.random.default_rng(seed)
         weights = rng.multinomial(population.shape[0], freq / freq.sum(), size=bootstrap)
         resampled = _coefficients_from_patterns(patterns, weights.astype(np.float64), delta=delta)
+        if not data.anonymous_raters:
+            rows, row_freq = _conger_patterns(codes)
+            draws = rng.multinomial(row_freq.sum(), row_freq / row_freq.sum(), size=bootstrap)
+            resampled["conger"] = _conger_from_weights(
+                rows, draws.astype(np.float64), len(categories)
+            )
+            observed["conger"] = _conger_from_weights(
+                rows, row_freq[np.newaxis, :].astype(np.float64), len(categories)
+            )
 
     def ci(key: str) -> tuple[float | None, float | None, str | None]:
         return _percentile_ci(resampled.get(key), confidence)
 
     n_used = int(used.sum())
-    percent, full, fleiss, alpha, ac1 = _point_estimates(
+    estimates = _point_estimates(
         counts=counts,
+        codes=None if data.anonymous_raters else codes,
         used=used,
         categories=categories,
         level=level,
         observed=observed,
         ci=ci,
+        confidence=confidence,
     )
-    pairwise = _pairwise_kappas(
-        codes, data.raters, categories, bootstrap=bootstrap, seed=seed, confidence=confidence
+    pairwise = (
+        ()
+        if data.anonymous_raters
+        else _pairwise_kappas(
+            codes, data.raters, categories, bootstrap=bootstrap, seed=seed, confidence=confidence
+        )
     )
     return AgreementReport(
         categories=categories,
         level=level,
-        raters=data.raters,
+        raters=() if data.anonymous_raters else data.raters,
         n_units_total=len(data.units),
         n_units_used=n_used,
         n_ratings=int(per_unit.sum()),
@@ -324,20 +305,42 @@ def agreement(
         mean_raters=float(used_counts.mean()) if n_used else 0.0,
         excluded=excluded,
         label_distribution=label_distribution(all_labels),
-        percent_agreement=percent,
-        full_agreement=full,
-        fleiss_kappa=fleiss,
-        krippendorff_alpha=alpha,
-        gwet_ac1=ac1,
+        percent_agreement=estimates["percent"],
+        full_agreement=estimates["full"],
+        fleiss_kappa=estimates["fleiss"],
+        krippendorff_alpha=estimates["alpha"],
+        gwet_ac1=estimates["ac1"],
+        conger_kappa=estimates["conger"],
+        brennan_prediger=estimates["bp"],
+        per_category=_per_category(counts, categories, confidence) if n_used else (),
         pairwise=pairwise,
-        per_rater=_per_rater(codes, data.raters, pairwise),
+        per_rater=() if data.anonymous_raters else _per_rater(codes, data.raters, pairwise),
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
     )
 
 
-def _encode(data: Ratings, categories: tuple[str, ...]) -> npt.NDArray[np.int64]:
+def _categories(data: Ratings, declared: Sequence[Label] | None, level: str) -> tuple[Label, ...]:
+    categories = label_set(declared, data.categories_seen())
+    numeric = all(as_number(c) is not None for c in categories)
+    if declared is None and level == "ordinal" and not numeric:
+        raise ValueError(
+            "ordinal alpha needs the order of the categories: pass categories=[...] in order "
+            f"(the labels seen, {', '.join(map(repr, categories))}, are not all numbers)"
+        )
+    if level == "ordinal" and numeric and order_categories(categories) != categories:
+        warnings.warn(
+            f"the categories {list(categories)} are numbers but not in numeric order; "
+            "ordinal alpha uses the order given. Pass them in numeric order if that is the "
+            "scale (as text, '10' sorts before '2').",
+            UserWarning,
+            stacklevel=3,
+        )
+    return categories
+
+
+def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int64]:
     index = {label: i for i, label in enumerate(categories)}
     codes = np.full((len(data.units), len(data.raters)), -1, dtype=np.int64)
     for u, (unit, row) in enumerate(zip(data.units, data.labels, strict=True)):
@@ -362,30 +365,34 @@ def _count_matrix(codes: npt.NDArray[np.int64], n_categories: int) -> npt.NDArra
     return np.bincount(flat, minlength=n_units * n_categories).reshape(n_units, n_categories)
 
 
+_NAMES = {
+    "percent": "Percent agreement",
+    "full": "Full agreement",
+    "fleiss": "Fleiss' kappa",
+    "conger": "Conger's kappa",
+    "ac1": "Gwet's AC1",
+    "bp": "Brennan-Prediger",
+}
+
+
 def _point_estimates(
     *,
     counts: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.int64] | None,
     used: npt.NDArray[np.bool_],
-    categories: tuple[str, ...],
+    categories: tuple[Label, ...],
     level: str,
     observed: dict[str, FloatArray],
     ci: Callable[[str], tuple[float | None, float | None, str | None]],
-) -> tuple[Coefficient, Coefficient, Coefficient, Coefficient, Coefficient]:
+    confidence: float,
+) -> dict[str, Coefficient]:
     n_used = int(used.sum())
-    names = {
-        "percent": "Percent agreement",
-        "full": "Full agreement",
-        "fleiss": "Fleiss' kappa",
-        "alpha": f"Krippendorff's alpha ({level})",
-        "ac1": "Gwet's AC1",
-    }
+    names = {**_NAMES, "alpha": f"Krippendorff's alpha ({level})"}
     if n_used == 0:
         reason = "no unit has two or more ratings, so there is nothing to compare"
-        percent, full, fleiss, alpha, ac1 = (
-            Coefficient(names[key], None, undefined_reason=reason)
-            for key in ("percent", "full", "fleiss", "alpha", "ac1")
-        )
-        return percent, full, fleiss, alpha, ac1
+        return {
+            key: Coefficient(name, None, undefined_reason=reason) for key, name in names.items()
+        }
 
     used_counts = counts[used]
     pairable_labels = used_counts.sum(axis=0)
@@ -395,49 +402,104 @@ def _point_estimates(
         f"every rating on the {n_used} units with two or more ratings is {only!r}: "
         "expected agreement is 1, so a chance-corrected coefficient is 0/0"
     )
+    one_category_note = (
+        f"every rating is {only!r}: the coefficient is 1 by its formula, but the data "
+        "cannot show that the raters tell the categories apart"
+    )
 
     def make(
         key: str,
         value: float | None,
         *,
-        n_units: int,
         undefined_reason: str | None = None,
         note: str | None = None,
+        parts: gwet.Parts | None = None,
+        check: float | None = None,
+        d_o: float | None = None,
+        d_e: float | None = None,
     ) -> Coefficient:
         if value is None:
-            return Coefficient(names[key], None, undefined_reason=undefined_reason, n_units=n_units)
+            return Coefficient(names[key], None, undefined_reason=undefined_reason, n_units=n_used)
         low, high, ci_note = ci(key)
-        notes = "; ".join(n for n in (note, ci_note) if n) or None
-        return Coefficient(names[key], value, low, high, note=notes, n_units=n_units)
+        if check is not None and not math.isclose(value, check, rel_tol=1e-9, abs_tol=1e-9):
+            # The bootstrap trusts the vectorised formula; withhold intervals built on a
+            # formula that does not reproduce the library's value on this very data, and
+            # say so, rather than lose the coefficient (or the report).
+            low = high = None
+            ci_note = (
+                f"no bootstrap interval: the resampling formula gives {check!r}, the library "
+                f"{value!r}; please report this"
+            )
+        wald_low, wald_high = (
+            gwet.wald_interval(parts.value, parts.se, parts.n, confidence)
+            if parts
+            else (None, None)
+        )
+        return Coefficient(
+            names[key],
+            value,
+            low,
+            high,
+            note="; ".join(n for n in (note, ci_note) if n) or None,
+            n_units=n_used,
+            p_o=parts.p_o if parts else None,
+            p_e=parts.p_e if parts else None,
+            se=parts.se if parts else None,
+            wald_low=wald_low,
+            wald_high=wald_high,
+            d_o=d_o,
+            d_e=d_e,
+        )
 
-    percent = make("percent", float(observed["percent"][0]), n_units=n_used)
-    full = make(
-        "full",
-        float(observed["full"][0]),
-        n_units=n_used,
-        note="share of units on which every rating is the same",
+    result: dict[str, Coefficient] = {}
+    percent_parts = gwet.percent_agreement(counts)
+    result["percent"] = make(
+        "percent", float(observed["percent"][0]), parts=percent_parts, check=percent_parts.value
+    )
+    result["full"] = make(
+        "full", float(observed["full"][0]), note="share of units on which every rating is the same"
     )
 
     rated_counts = counts[counts.sum(axis=1) >= 1]
     sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
     if single_category:
-        fleiss = make("fleiss", None, undefined_reason=one_category_reason, n_units=n_used)
+        result["fleiss"] = make("fleiss", None, undefined_reason=one_category_reason)
     elif len(sizes) == 1:
         value = float(fleiss_kappa(rated_counts, method="fleiss"))
-        _check_same(value, observed["fleiss"][0], "Fleiss' kappa")
-        fleiss = make("fleiss", value, n_units=n_used)
+        result["fleiss"] = make(
+            "fleiss", value, parts=gwet.fleiss_kappa(counts), check=float(observed["fleiss"][0])
+        )
     else:
-        fleiss = make(
+        result["fleiss"] = make(
             "fleiss",
             float(observed["fleiss"][0]),
-            n_units=n_used,
+            parts=gwet.fleiss_kappa(counts),
             note=f"units have {sizes[0]} to {sizes[-1]} ratings: Fleiss' kappa generalised to "
             "unequal counts as in Gwet (2014) (irrCAC fleiss.kappa.raw); chance agreement "
             "uses every rated unit",
         )
 
+    if codes is None:
+        result["conger"] = make(
+            "conger",
+            None,
+            undefined_reason="the raters are anonymous (counts per category), and Conger's "
+            "kappa needs each rater's own category shares",
+        )
+    elif single_category:
+        result["conger"] = make("conger", None, undefined_reason=one_category_reason)
+    else:
+        parts = gwet.conger_kappa(codes, len(categories))
+        vectorised = observed.get("conger")
+        result["conger"] = make(
+            "conger",
+            parts.value,
+            parts=parts,
+            check=None if vectorised is None else float(vectorised[0]),
+        )
+
     if single_category:
-        alpha = make("alpha", None, undefined_reason=one_category_reason, n_units=n_used)
+        result["alpha"] = make("alpha", None, undefined_reason=one_category_reason)
     else:
         value = float(
             krippendorff.alpha(
@@ -446,40 +508,108 @@ def _point_estimates(
                 level_of_measurement=level,  # type: ignore[arg-type]
             )
         )
-        _check_same(value, observed["alpha"][0], "Krippendorff's alpha")
-        alpha = make("alpha", value, n_units=n_used)
+        result["alpha"] = make(
+            "alpha",
+            value,
+            check=float(observed["alpha"][0]),
+            parts=gwet.krippendorff_alpha_se(counts) if level == "nominal" else None,
+            note=None
+            if level == "nominal"
+            else f"no asymptotic standard error for {level} alpha here; use the bootstrap interval",
+            d_o=float(observed["d_o"][0]),
+            d_e=float(observed["d_e"][0]),
+        )
+        if level == "nominal":
+            # p_o and p_e in Gwet's form of alpha are not Krippendorff's; keep d_o, d_e only.
+            result["alpha"] = replace(result["alpha"], p_o=None, p_e=None)
 
     if len(categories) < 2:
-        ac1 = make(
-            "ac1",
-            None,
-            undefined_reason="only one category is declared; AC1 divides by (categories - 1)",
-            n_units=n_used,
-        )
+        reason = "only one category is declared; chance agreement divides by (categories - 1)"
+        result["ac1"] = make("ac1", None, undefined_reason=reason)
+        result["bp"] = make("bp", None, undefined_reason=reason)
     else:
-        value = gwet_ac1_from_counts(counts, n_categories=len(categories))
-        _check_same(value, observed["ac1"][0], "Gwet's AC1")
-        ac1 = make(
+        note = one_category_note if single_category else None
+        ac1_parts = gwet.gwet_ac1(counts)
+        result["ac1"] = make(
             "ac1",
-            value,
-            n_units=n_used,
-            note=(
-                f"every rating is {only!r}: AC1 is 1 by its formula, but the data cannot "
-                "show that the raters tell the categories apart"
+            gwet_ac1_from_counts(counts, n_categories=len(categories)),
+            note=note,
+            parts=ac1_parts,
+            check=float(observed["ac1"][0]),
+        )
+        bp_parts = gwet.brennan_prediger(counts)
+        result["bp"] = make(
+            "bp", bp_parts.value, note=note, parts=bp_parts, check=float(observed["bp"][0])
+        )
+    return result
+
+
+def _per_category(
+    counts: npt.NDArray[np.int64], categories: tuple[Label, ...], confidence: float
+) -> tuple[CategoryKappa, ...]:
+    """Fleiss' (1971) kappa of each category against the rest (Gwet's form, missing data)."""
+    rated = counts[counts.sum(axis=1) >= 1]
+    total = rated.sum(axis=1)
+    result = []
+    for j, category in enumerate(categories):
+        binary = np.column_stack([rated[:, j], total - rated[:, j]])
+        name = f"kappa for {category!r}"
+        if not binary[:, 0].any() or not binary[:, 1].any():
+            which = "never given" if not binary[:, 0].any() else "the only label given"
+            kappa = Coefficient(
+                name, None, undefined_reason=f"{category!r} is {which}: expected agreement is 1"
             )
-            if single_category
-            else None,
-        )
-    return percent, full, fleiss, alpha, ac1
+        else:
+            parts = gwet.fleiss_kappa(binary)
+            low, high = gwet.wald_interval(parts.value, parts.se, parts.n, confidence)
+            kappa = Coefficient(
+                name,
+                parts.value,
+                n_units=int((total >= 2).sum()),
+                p_o=parts.p_o,
+                p_e=parts.p_e,
+                se=parts.se,
+                wald_low=low,
+                wald_high=high,
+            )
+        result.append(CategoryKappa(category, kappa))
+    return tuple(result)
 
 
-def _check_same(library: float, vectorised: float, name: str) -> None:
-    # The bootstrap trusts the vectorised formula; refuse to report intervals built on a
-    # formula that does not reproduce the library's point estimate on this very data.
-    if not math.isclose(library, vectorised, rel_tol=1e-9, abs_tol=1e-9):
-        raise RuntimeError(
-            f"{name}: vectorised bootstrap formula gives {vectorised!r}, library gives {library!r}"
-        )
+def _conger_patterns(
+    codes: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct rows of codes (who said what on a unit) and how many units have each.
+
+    Conger's chance agreement needs each rater's category shares, which the count
+    patterns behind the other intervals do not keep, so its resamples draw whole rows.
+    """
+    rated = codes[(codes >= 0).any(axis=1)]
+    if not len(rated):
+        return rated, np.zeros(0, dtype=np.int64)
+    return np.unique(rated, axis=0, return_counts=True)
+
+
+def _conger_from_weights(rows: npt.NDArray[np.int64], weights: FloatArray, q: int) -> FloatArray:
+    """Conger's kappa for B weightings (B, P) of the distinct rows of codes (P, R)."""
+    onehot = (rows[:, :, np.newaxis] == np.arange(q)).astype(np.float64)  # (P, R, q)
+    table = onehot.sum(axis=1)
+    r = table.sum(axis=1)
+    pairable = (r >= 2).astype(np.float64)
+    agree = np.where(pairable > 0, (table * (table - 1)).sum(1) / np.maximum(r * (r - 1), 1), 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pa = (weights @ agree) / (weights @ pairable)
+        shares = np.einsum("bp,prq->brq", weights, onehot)
+        shares /= shares.sum(axis=2, keepdims=True)  # a rater with no rating gives NaN
+        present = np.isfinite(shares).all(axis=2)  # (B, R)
+        shares = np.where(present[:, :, np.newaxis], shares, 0.0)
+        raters = present.sum(axis=1).astype(np.float64)
+        mean = shares.sum(axis=1) / raters[:, np.newaxis]
+        cross = np.einsum("brk,brk->b", shares, shares)
+        s2_trace = (cross - raters * (mean**2).sum(axis=1)) / (raters - 1)
+        pe = (mean**2).sum(axis=1) - s2_trace / raters
+        kappa: FloatArray = (pa - pe) / (1 - pe)
+    return kappa
 
 
 def gwet_ac1_from_counts(counts: npt.ArrayLike, *, n_categories: int | None = None) -> float:
@@ -505,11 +635,11 @@ def gwet_ac1_from_counts(counts: npt.ArrayLike, *, n_categories: int | None = No
     return (pa - pe) / (1 - pe)
 
 
-def _value_domain(level: str, categories: tuple[str, ...]) -> FloatArray:
+def _value_domain(level: str, categories: tuple[Label, ...]) -> FloatArray:
     if level in ("interval", "ratio"):
         try:
-            return np.array([float(c) for c in categories], dtype=np.float64)
-        except ValueError:
+            return np.array([float(c) for c in categories], dtype=np.float64)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
             pass
     return np.arange(len(categories), dtype=np.float64)
 
@@ -517,7 +647,7 @@ def _value_domain(level: str, categories: tuple[str, ...]) -> FloatArray:
 DeltaFn = Callable[[FloatArray], FloatArray]
 
 
-def _delta_fn(level: str, categories: tuple[str, ...]) -> DeltaFn:
+def _delta_fn(level: str, categories: tuple[Label, ...]) -> DeltaFn:
     """Squared difference function for alpha: (B, q) pairable value totals -> (B, q, q)."""
     q = len(categories)
     values = _value_domain(level, categories)
@@ -573,6 +703,7 @@ def _coefficients_from_patterns(
         fleiss = (percent - fleiss_pe) / (1 - fleiss_pe)
         pe = (pi * (1 - pi)).sum(axis=1) / (q - 1) if q > 1 else np.full(len(weights), np.nan)
         ac1 = (percent - pe) / (1 - pe)
+        bp = (percent - 1 / q) / (1 - 1 / q) if q > 1 else np.full(len(weights), np.nan)
 
         # Krippendorff's alpha from the coincidence matrix.
         within = p[:, :, np.newaxis] * p[:, np.newaxis, :] - np.einsum("pk,kl->pkl", p, np.eye(q))
@@ -586,12 +717,17 @@ def _coefficients_from_patterns(
         expected = (n_c[:, :, np.newaxis] * n_c[:, np.newaxis, :] * d).sum(axis=(1, 2)) / (n - 1)
         alpha = 1 - observed / expected
         full_share = (weights @ full) / n_pairable
+        # Krippendorff's D_o and D_e (alpha = 1 - D_o / D_e), per pairable value.
+        d_o, d_e = observed / n, expected / n
     return {
         "percent": percent,
         "full": full_share,
         "fleiss": fleiss,
         "ac1": ac1,
+        "bp": bp,
         "alpha": alpha,
+        "d_o": d_o,
+        "d_e": d_e,
     }
 
 
@@ -620,7 +756,7 @@ def _percentile_ci(
 def _pairwise_kappas(
     codes: npt.NDArray[np.int64],
     raters: tuple[Hashable, ...],
-    categories: tuple[str, ...],
+    categories: tuple[Label, ...],
     *,
     bootstrap: int,
     seed: int,
@@ -651,7 +787,7 @@ def _pair_kappa(
     b: npt.NDArray[np.int64],
     rater_a: Hashable,
     rater_b: Hashable,
-    categories: tuple[str, ...],
+    categories: tuple[Label, ...],
     q: int,
     rng: np.random.Generator,
     bootstrap: int,
@@ -733,13 +869,13 @@ def _per_rater(
 class Majority:
     """Plurality vote. `label` is None when there are no votes, the tie value on a tie."""
 
-    label: str | None
+    label: Label | None
     is_tie: bool
     n_votes: int
-    distribution: dict[str, int]
+    distribution: dict[Label, int]
 
 
-def majority(labels: Iterable[str | None], *, tie: str = TIE) -> Majority:
+def majority(labels: Iterable[Label | None], *, tie: Label = TIE) -> Majority:
     """Most frequent label; a tie for first place gives `tie` (e.g. "inconclusive")."""
     distribution = label_distribution(labels)
     n_votes = sum(distribution.values())
@@ -799,219 +935,101 @@ def normalise_verdict(label: str | None, *, mode: Mode | None = None) -> str | N
     return canonical
 
 
-@dataclass(frozen=True)
-class ClassScores:
-    label: str
-    precision: float | None
-    recall: float | None
-    f1: float | None
-    support: int
-    predicted: int
-    undefined_reason: str | None = None
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    unit: Hashable
-    reference: str
-    predicted: str
-
-
-@dataclass(frozen=True)
-class VerifierReport:
-    """Verifier labels scored against reference (human) labels.
-
-    `confusion[i][j]` counts units whose reference is `labels[i]` and prediction
-    `labels[j]`. `macro_f1` is the unweighted mean of the per-class F1 scores. For
-    VeriScore's Table 11 layout use macro_f1, supported_f1 and unsupported_f1; note that
-    in the published table "Overall F1" equals "S. F1" in every row, i.e. VeriScore's
-    overall figure is the F1 of the supported class over all items, not a macro mean.
-    `disagreements` lists the scored units where verifier and reference differ.
-    """
-
-    mode: str
-    labels: tuple[str, ...]
-    n: int
-    excluded: dict[str, int]
-    per_class: tuple[ClassScores, ...]
-    accuracy: Coefficient
-    macro_f1: Coefficient
-    balanced_accuracy: Coefficient
-    kappa: Coefficient
-    confusion: tuple[tuple[int, ...], ...]
-    disagreements: tuple[Disagreement, ...]
-
-    def scores(self, label: str) -> ClassScores:
-        for scores in self.per_class:
-            if scores.label == label:
-                return scores
-        raise KeyError(label)
-
-    @property
-    def supported_f1(self) -> float | None:
-        return self.scores(SUPPORTED).f1
-
-    @property
-    def unsupported_f1(self) -> float | None:
-        """Only in binary mode (VeriScore Table 11's "U. F1")."""
-        return self.scores(UNSUPPORTED).f1
+VerifierReport = ClassificationReport
 
 
 def verifier_vs_reference(
-    pred: Sequence[str | None],
-    ref: Sequence[str | None],
-    *,
-    mode: Mode = "binary",
+    *args: object,
+    y_true: Sequence[Label | None] | None = None,
+    y_pred: Sequence[Label | None] | None = None,
+    mode: Mode | None = None,
+    labels: Sequence[Label] | None = None,
+    collapse: Mapping[Label, Label] | None = None,
+    exclude: Collection[Label] | None = None,
+    beta: float = 1.0,
     units: Sequence[Hashable] | None = None,
 ) -> VerifierReport:
-    """Precision, recall, F1 per class, macro F1, balanced accuracy, kappa, confusion.
+    """A verifier's labels (`y_pred`) scored against reference labels (`y_true`).
 
-    Units without a usable verifier label (missing, "unparsed", "error"), without a
-    reference label, or marked irrelevant (FActScore IR) are left out and counted in
-    `excluded`. Binary mode collapses contradicted and inconclusive into unsupported.
+    Precision, recall, F1 and F-beta per class and averaged (macro, weighted, micro),
+    accuracy, balanced accuracy, Cohen's kappa, MCC and the confusion matrix.
+
+    Without `labels`, the labels are our verdicts in any of their spellings (see
+    `normalise_verdict`), and `mode` picks the collapse rule: "binary" (the default,
+    VeriScore's Table 11: contradicted and inconclusive count as unsupported) or
+    "ternary". With `labels`, any label set is scored as given (binary, FELM's
+    true/false, a dataset's own), after the optional `collapse` mapping; a `collapse`
+    mapping also replaces `mode`'s rule for our verdicts. Units without a usable label
+    (missing, NaN, "unparsed", "error") or with a label in `exclude` (default: IR,
+    "irrelevant") are left out and counted in `excluded`.
     """
-    if len(pred) != len(ref):
-        raise ValueError(f"{len(pred)} predictions for {len(ref)} reference labels")
-    if mode not in ("binary", "ternary"):
+    if args:
+        raise TypeError(
+            "verifier_vs_reference takes its labels by name: y_true= (the reference, e.g. "
+            "human labels) and y_pred= (the verifier), as scikit-learn names them"
+        )
+    if y_true is None or y_pred is None:
+        raise TypeError("verifier_vs_reference needs y_true= and y_pred=")
+    if labels is not None:
+        if mode is not None:
+            raise ValueError("mode names a rule for our verdict labels; with labels= use collapse=")
+        return classification_scores(
+            y_true=y_true,
+            y_pred=y_pred,
+            labels=labels,
+            collapse=collapse,
+            exclude=() if exclude is None else exclude,
+            beta=beta,
+            units=units,
+            name="custom" if collapse else "as labelled",
+        )
+    if mode not in (None, "binary", "ternary"):
         raise ValueError(f"mode must be 'binary' or 'ternary', not {mode!r}")
-    unit_ids = tuple(units) if units is not None else tuple(range(len(pred)))
-    if len(unit_ids) != len(pred):
-        raise ValueError(f"{len(unit_ids)} unit ids for {len(pred)} labels")
-    labels = BINARY_LABELS if mode == "binary" else TERNARY_LABELS
-
-    excluded: Counter[str] = Counter()
-    kept_pred: list[str] = []
-    kept_ref: list[str] = []
-    kept_units: list[Hashable] = []
-    for unit, p_raw, r_raw in zip(unit_ids, pred, ref, strict=True):
-        p, r = normalise_verdict(p_raw, mode=mode), normalise_verdict(r_raw, mode=mode)
-        if r is None:
-            excluded["no reference label"] += 1
-        elif p is None:
-            excluded["no usable verifier label (missing or unparsed)"] += 1
-        elif IRRELEVANT in (p, r):
-            excluded["marked irrelevant (IR)"] += 1
-        else:
-            kept_pred.append(p)
-            kept_ref.append(r)
-            kept_units.append(unit)
-
-    n = len(kept_pred)
-    confusion = (
-        metrics.confusion_matrix(kept_ref, kept_pred, labels=list(labels))
-        if n
-        else np.zeros((len(labels), len(labels)), dtype=np.int64)
-    )
-    return VerifierReport(
-        mode=mode,
-        labels=labels,
-        n=n,
-        excluded=dict(excluded),
-        per_class=_class_scores(confusion, labels),
-        accuracy=_accuracy(confusion),
-        macro_f1=_macro_f1(kept_ref, kept_pred, labels, confusion),
-        balanced_accuracy=_balanced_accuracy(kept_ref, kept_pred, confusion, labels),
-        kappa=_verifier_kappa(kept_ref, kept_pred, labels),
-        confusion=tuple(tuple(int(x) for x in row) for row in confusion),
-        disagreements=tuple(
-            Disagreement(u, r, p)
-            for u, r, p in zip(kept_units, kept_ref, kept_pred, strict=True)
-            if r != p
-        ),
+    name: str
+    if collapse is None:
+        rule: Mapping[Label, Label] = VERISCORE_BINARY if mode in (None, "binary") else {}
+        name = mode or "binary"
+    else:
+        rule, name = collapse, mode or "custom"
+    kinds = [SUPPORTED, UNSUPPORTED, CONTRADICTED, INCONCLUSIVE]
+    image = [rule.get(k, k) for k in kinds if k != UNSUPPORTED or k in rule.values()]
+    verdict_labels = tuple(dict.fromkeys(image))
+    true = [_verdict(x, rule, verdict_labels) for x in y_true]
+    pred = [_verdict(x, rule, verdict_labels) for x in y_pred]
+    return classification_scores(
+        y_true=true,
+        y_pred=pred,
+        labels=verdict_labels,
+        exclude=(IRRELEVANT,) if exclude is None else exclude,
+        beta=beta,
+        units=units,
+        name=name,
     )
 
 
-def _class_scores(
-    confusion: npt.NDArray[np.int64], labels: tuple[str, ...]
-) -> tuple[ClassScores, ...]:
-    result = []
-    for i, label in enumerate(labels):
-        tp = int(confusion[i, i])
-        support = int(confusion[i, :].sum())
-        predicted = int(confusion[:, i].sum())
-        precision = tp / predicted if predicted else None
-        recall = tp / support if support else None
-        reasons = []
-        if not predicted:
-            reasons.append(f"precision: the verifier never said {label!r}")
-        if not support:
-            reasons.append(f"recall: no reference label is {label!r}")
-        f1 = 2 * tp / (support + predicted) if support + predicted else None
-        result.append(
-            ClassScores(
-                label, precision, recall, f1, support, predicted, "; ".join(reasons) or None
-            )
+def _verdict(
+    label: Label | None, rule: Mapping[Label, Label], labels: tuple[Label, ...]
+) -> Label | None:
+    if is_missing(label):
+        return None
+    try:
+        canonical = normalise_verdict(label if isinstance(label, str) else str(label))
+    except ValueError as error:
+        raise ValueError(
+            f"{error}; to score another label set, pass it as labels=[...] (and a collapse= "
+            "mapping if some labels count as others)"
+        ) from None
+    if canonical is None or canonical == IRRELEVANT:
+        return canonical
+    value = rule.get(canonical, canonical)
+    if value not in labels:
+        raise ValueError(
+            f"{label!r} is a binary label: it does not say contradicted or inconclusive; "
+            "use mode='binary'"
+            if canonical == UNSUPPORTED
+            else f"{label!r} is not one of the labels {list(labels)}"
         )
-    return tuple(result)
-
-
-_NO_UNITS = "no unit has both a usable verifier label and a reference label"
-
-
-def _accuracy(confusion: npt.NDArray[np.int64]) -> Coefficient:
-    n = int(confusion.sum())
-    if not n:
-        return Coefficient("Accuracy", None, undefined_reason=_NO_UNITS)
-    return Coefficient("Accuracy", float(np.trace(confusion)) / n, n_units=n)
-
-
-def _macro_f1(
-    ref: list[str], pred: list[str], labels: tuple[str, ...], confusion: npt.NDArray[np.int64]
-) -> Coefficient:
-    name = "Macro F1"
-    if not ref:
-        return Coefficient(name, None, undefined_reason=_NO_UNITS)
-    absent = [
-        label
-        for i, label in enumerate(labels)
-        if not confusion[i, :].sum() and not confusion[:, i].sum()
-    ]
-    value = float(
-        metrics.f1_score(ref, pred, labels=list(labels), average="macro", zero_division=np.nan)
-    )
-    note = (
-        f"mean over {len(labels) - len(absent)} classes; {', '.join(absent)} never occurs in "
-        "either labelling and has no F1"
-        if absent
-        else None
-    )
-    return Coefficient(name, value, note=note, n_units=len(ref))
-
-
-def _balanced_accuracy(
-    ref: list[str], pred: list[str], confusion: npt.NDArray[np.int64], labels: tuple[str, ...]
-) -> Coefficient:
-    name = "Balanced accuracy"
-    if not ref:
-        return Coefficient(name, None, undefined_reason=_NO_UNITS)
-    present = [label for i, label in enumerate(labels) if confusion[i, :].sum()]
-    note = (
-        f"mean recall over the {len(present)} classes present in the reference "
-        f"({', '.join(present)})"
-        if len(present) < len(labels)
-        else None
-    )
-    with warnings.catch_warnings():
-        # sklearn warns when a predicted class is absent from the reference; the note says so.
-        warnings.simplefilter("ignore", UserWarning)
-        value = float(metrics.balanced_accuracy_score(ref, pred))
-    return Coefficient(name, value, note=note, n_units=len(ref))
-
-
-def _verifier_kappa(ref: list[str], pred: list[str], labels: tuple[str, ...]) -> Coefficient:
-    name = "Cohen's kappa"
-    if not ref:
-        return Coefficient(name, None, undefined_reason=_NO_UNITS)
-    if len(set(ref) | set(pred)) == 1:
-        return Coefficient(
-            name,
-            None,
-            undefined_reason=f"verifier and reference both say {ref[0]!r} on all {len(ref)} "
-            "units: expected agreement is 1, so kappa is 0/0",
-            n_units=len(ref),
-        )
-    value = float(metrics.cohen_kappa_score(ref, pred, labels=list(labels)))
-    return Coefficient(name, value, n_units=len(ref))
+    return value
 
 
 def response_labels(
@@ -1074,13 +1092,22 @@ def mcnemar_test(
     mode: Mode = "binary",
     exact: bool | None = None,
     correction: bool = False,
+    collapse: Mapping[Label, Label] | None = None,
 ) -> McNemarResult:
+    """`collapse`, when given, replaces `mode`'s rule (as in `verifier_vs_reference`)."""
     if not len(pred_a) == len(pred_b) == len(ref):
         raise ValueError("pred_a, pred_b and ref must have the same length")
     table = np.zeros((2, 2), dtype=np.int64)
     excluded = 0
+
+    def verdict(label: str | None) -> Label | None:
+        if collapse is None:
+            return normalise_verdict(label, mode=mode)
+        canonical = normalise_verdict(label)
+        return None if canonical is None else collapse.get(canonical, canonical)
+
     for a_raw, b_raw, r_raw in zip(pred_a, pred_b, ref, strict=True):
-        a, b, r = (normalise_verdict(x, mode=mode) for x in (a_raw, b_raw, r_raw))
+        a, b, r = (verdict(x) for x in (a_raw, b_raw, r_raw))
         if a is None or b is None or r is None or IRRELEVANT in (a, b, r):
             excluded += 1
             continue

@@ -1,0 +1,381 @@
+"""Predictions scored against reference labels, for any label set.
+
+Precision, recall, F1 and F-beta per class and averaged as in scikit-learn's
+classification report (macro, weighted, micro), accuracy, balanced accuracy, Cohen's
+kappa and the Matthews correlation coefficient, all from scikit-learn. Arguments are
+named as scikit-learn names them (`y_true` is the reference, `y_pred` the system) and
+must be passed by name, because swapping them silently swaps precision and recall.
+
+Labels are any hashable values, in the order of `labels=`. A collapse rule (a mapping
+label -> label, e.g. VeriScore's ternary -> binary) is applied to both sides first;
+labels in `exclude` (e.g. FActScore's IR) and missing labels (None, NaN) leave the
+unit out and are counted in `excluded`. A label outside the label set is an error
+that names its position.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from collections.abc import Collection, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from sklearn import metrics
+
+from .coefficient import Coefficient
+from .ratings import Label, is_missing, label_set
+
+# VeriScore (Song et al. 2024), Table 11: contradicted and inconclusive count as unsupported.
+VERISCORE_BINARY: dict[Label, Label] = {
+    "contradicted": "unsupported",
+    "inconclusive": "unsupported",
+}
+
+
+@dataclass(frozen=True)
+class ClassScores:
+    label: Label
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    support: int
+    predicted: int
+    undefined_reason: str | None = None
+    f_beta: float | None = None
+
+
+@dataclass(frozen=True)
+class ScoreAverages:
+    """Precision, recall, F1 and F-beta averaged over classes, as scikit-learn averages.
+
+    macro: unweighted mean over the classes where the score is defined; weighted: mean
+    weighted by support; micro: from the pooled counts (equals accuracy when every
+    class is in the label set).
+    """
+
+    average: str
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    f_beta: float | None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    unit: Hashable
+    reference: Label
+    predicted: Label
+
+
+@dataclass(frozen=True)
+class ClassificationReport:
+    """Predictions scored against reference labels.
+
+    `confusion[i][j]` counts units whose reference is `labels[i]` and prediction
+    `labels[j]`. `macro_f1` is the unweighted mean of the per-class F1 scores. For
+    VeriScore's Table 11 layout use macro_f1, supported_f1 and unsupported_f1; note that
+    in the published table "Overall F1" equals "S. F1" in every row, i.e. VeriScore's
+    overall figure is the F1 of the supported class over all items, not a macro mean.
+    `disagreements` lists the scored units where prediction and reference differ.
+    """
+
+    mode: str
+    labels: tuple[Label, ...]
+    n: int
+    excluded: dict[str, int]
+    per_class: tuple[ClassScores, ...]
+    accuracy: Coefficient
+    macro_f1: Coefficient
+    balanced_accuracy: Coefficient
+    kappa: Coefficient
+    confusion: tuple[tuple[int, ...], ...]
+    disagreements: tuple[Disagreement, ...]
+    mcc: Coefficient | None = None
+    macro: ScoreAverages | None = None
+    weighted: ScoreAverages | None = None
+    micro: ScoreAverages | None = None
+    beta: float = 1.0
+
+    def scores(self, label: Label) -> ClassScores:
+        for scores in self.per_class:
+            if scores.label == label:
+                return scores
+        raise KeyError(label)
+
+    @property
+    def supported_f1(self) -> float | None:
+        return self.scores("supported").f1
+
+    @property
+    def unsupported_f1(self) -> float | None:
+        """Only in binary mode (VeriScore Table 11's "U. F1")."""
+        return self.scores("unsupported").f1
+
+
+NO_UNITS = "no unit has both a usable prediction and a reference label"
+
+
+def classification_scores(
+    *,
+    y_true: Sequence[Label | None],
+    y_pred: Sequence[Label | None],
+    labels: Sequence[Label] | None = None,
+    collapse: Mapping[Label, Label] | None = None,
+    exclude: Collection[Label] = (),
+    beta: float = 1.0,
+    units: Sequence[Hashable] | None = None,
+    name: str = "",
+) -> ClassificationReport:
+    """Score `y_pred` against `y_true` over `labels` (default: the labels seen, sorted)."""
+    if isinstance(y_true, str | bytes) or isinstance(y_pred, str | bytes):
+        raise TypeError("y_true and y_pred must be sequences of labels, not strings")
+    if len(y_true) != len(y_pred):
+        raise ValueError(
+            f"{len(y_pred)} predictions (y_pred) for {len(y_true)} references (y_true)"
+        )
+    unit_ids = tuple(units) if units is not None else tuple(range(len(y_true)))
+    if len(unit_ids) != len(y_true):
+        raise ValueError(f"{len(unit_ids)} unit ids for {len(y_true)} labels")
+    if beta <= 0:
+        raise ValueError(f"beta must be positive, not {beta!r}")
+    rule = dict(collapse or {})
+
+    def mapped(value: Label | None) -> Label | None:
+        return None if is_missing(value) else rule.get(value, value)
+
+    excluded: Counter[str] = Counter()
+    kept: list[tuple[Hashable, Label, Label]] = []
+    for unit, t_raw, p_raw in zip(unit_ids, y_true, y_pred, strict=True):
+        t, p = mapped(t_raw), mapped(p_raw)
+        if t is None:
+            excluded["no reference label"] += 1
+        elif p is None:
+            excluded["no usable prediction (missing or unparsed)"] += 1
+        elif t in exclude or p in exclude:
+            excluded[_excluded_reason(t if t in exclude else p)] += 1
+        else:
+            kept.append((unit, t, p))
+
+    labels_ = label_set(labels, {x for _, t, p in kept for x in (t, p)})
+    if labels is not None:
+        index = set(labels_)
+        for position, (t_raw, p_raw) in enumerate(zip(y_true, y_pred, strict=True)):
+            for side, raw in (("y_true", t_raw), ("y_pred", p_raw)):
+                value = mapped(raw)
+                if value is not None and value not in index and value not in exclude:
+                    shown = f"{raw!r}" + (f" (collapsed to {value!r})" if value != raw else "")
+                    raise ValueError(
+                        f"{side}[{position}] = {shown} is not one of the labels {list(labels_)}"
+                    )
+    return _report(kept, labels_, dict(excluded), beta, name)
+
+
+def _excluded_reason(label: Label) -> str:
+    return "marked irrelevant (IR)" if label == "irrelevant" else f"labelled {label!r} (excluded)"
+
+
+def _report(
+    kept: list[tuple[Hashable, Label, Label]],
+    labels: tuple[Label, ...],
+    excluded: dict[str, int],
+    beta: float,
+    name: str,
+) -> ClassificationReport:
+    index = {label: i for i, label in enumerate(labels)}
+    true = np.array([index[t] for _, t, _ in kept], dtype=np.int64)
+    pred = np.array([index[p] for _, _, p in kept], dtype=np.int64)
+    k, n = len(labels), len(kept)
+    codes = list(range(k))
+    confusion = (
+        metrics.confusion_matrix(true, pred, labels=codes)
+        if n
+        else np.zeros((k, k), dtype=np.int64)
+    )
+
+    def undefined(title: str) -> Coefficient:
+        return Coefficient(title, None, undefined_reason=NO_UNITS)
+
+    per_class = _per_class(true, pred, confusion, labels, beta)
+    if not n:
+        none = ScoreAverages("", None, None, None, None, NO_UNITS)
+        return ClassificationReport(
+            mode=name,
+            labels=labels,
+            n=0,
+            excluded=excluded,
+            per_class=per_class,
+            accuracy=undefined("Accuracy"),
+            macro_f1=undefined("Macro F1"),
+            balanced_accuracy=undefined("Balanced accuracy"),
+            kappa=undefined("Cohen's kappa"),
+            confusion=_tuple(confusion),
+            disagreements=(),
+            mcc=undefined("MCC"),
+            macro=none,
+            weighted=none,
+            micro=none,
+            beta=beta,
+        )
+    macro, weighted, micro = (
+        _averages(true, pred, codes, labels, confusion, beta, average)
+        for average in ("macro", "weighted", "micro")
+    )
+    macro_f1 = Coefficient("Macro F1", macro.f1, note=macro.note, n_units=n)
+    return ClassificationReport(
+        mode=name,
+        labels=labels,
+        n=n,
+        excluded=excluded,
+        per_class=per_class,
+        accuracy=Coefficient("Accuracy", float(np.trace(confusion)) / n, n_units=n),
+        macro_f1=macro_f1,
+        balanced_accuracy=_balanced_accuracy(true, pred, confusion, labels),
+        kappa=_kappa(true, pred, codes, labels),
+        confusion=_tuple(confusion),
+        disagreements=tuple(Disagreement(unit, t, p) for unit, t, p in kept if t != p),
+        mcc=_mcc(true, pred, confusion),
+        macro=macro,
+        weighted=weighted,
+        micro=micro,
+        beta=beta,
+    )
+
+
+def _tuple(confusion: npt.NDArray[np.int64]) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(int(x) for x in row) for row in confusion)
+
+
+def _number(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def _per_class(
+    true: npt.NDArray[np.int64],
+    pred: npt.NDArray[np.int64],
+    confusion: npt.NDArray[np.int64],
+    labels: tuple[Label, ...],
+    beta: float,
+) -> tuple[ClassScores, ...]:
+    codes = list(range(len(labels)))
+    if len(true):
+        precision, recall, f1, _ = metrics.precision_recall_fscore_support(
+            true, pred, labels=codes, average=None, zero_division=np.nan
+        )
+        *_, f_beta, _ = metrics.precision_recall_fscore_support(
+            true, pred, labels=codes, average=None, beta=beta, zero_division=np.nan
+        )
+    else:
+        precision = recall = f1 = f_beta = np.full(len(labels), np.nan)
+    result = []
+    for i, label in enumerate(labels):
+        support = int(confusion[i, :].sum())
+        predicted = int(confusion[:, i].sum())
+        reasons = []
+        if not predicted:
+            reasons.append(f"precision: never predicted {label!r}")
+        if not support:
+            reasons.append(f"recall: no reference label is {label!r}")
+        # F is 2tp / (support + predicted): defined unless the class never occurs at all.
+        defined_f = bool(support + predicted)
+        result.append(
+            ClassScores(
+                label,
+                _number(precision[i]) if predicted else None,
+                _number(recall[i]) if support else None,
+                (_number(f1[i]) or 0.0) if defined_f else None,
+                support,
+                predicted,
+                "; ".join(reasons) or None,
+                (_number(f_beta[i]) or 0.0) if defined_f else None,
+            )
+        )
+    return tuple(result)
+
+
+def _averages(
+    true: npt.NDArray[np.int64],
+    pred: npt.NDArray[np.int64],
+    codes: list[int],
+    labels: tuple[Label, ...],
+    confusion: npt.NDArray[np.int64],
+    beta: float,
+    average: str,
+) -> ScoreAverages:
+    p, r, f1, _ = metrics.precision_recall_fscore_support(
+        true, pred, labels=codes, average=average, zero_division=np.nan
+    )
+    *_, fb, _ = metrics.precision_recall_fscore_support(
+        true, pred, labels=codes, average=average, beta=beta, zero_division=np.nan
+    )
+    note = None
+    absent = [
+        str(label)
+        for i, label in enumerate(labels)
+        if not confusion[i, :].sum() and not confusion[:, i].sum()
+    ]
+    if average == "macro" and absent:
+        note = (
+            f"mean over {len(labels) - len(absent)} classes; {', '.join(absent)} never occurs "
+            "in either labelling and has no F1"
+        )
+    return ScoreAverages(average, _number(p), _number(r), _number(f1), _number(fb), note)
+
+
+def _balanced_accuracy(
+    true: npt.NDArray[np.int64],
+    pred: npt.NDArray[np.int64],
+    confusion: npt.NDArray[np.int64],
+    labels: tuple[Label, ...],
+) -> Coefficient:
+    present = [str(label) for i, label in enumerate(labels) if confusion[i, :].sum()]
+    note = (
+        f"mean recall over the {len(present)} classes present in the reference "
+        f"({', '.join(present)})"
+        if len(present) < len(labels)
+        else None
+    )
+    with warnings.catch_warnings():
+        # sklearn warns when a predicted class is absent from the reference; the note says so.
+        warnings.simplefilter("ignore", UserWarning)
+        value = float(metrics.balanced_accuracy_score(true, pred))
+    return Coefficient("Balanced accuracy", value, note=note, n_units=len(true))
+
+
+def _kappa(
+    true: npt.NDArray[np.int64],
+    pred: npt.NDArray[np.int64],
+    codes: list[int],
+    labels: tuple[Label, ...],
+) -> Coefficient:
+    name = "Cohen's kappa"
+    if len(set(true.tolist()) | set(pred.tolist())) == 1:
+        return Coefficient(
+            name,
+            None,
+            undefined_reason=f"prediction and reference both say {labels[int(true[0])]!r} on "
+            f"all {len(true)} units: expected agreement is 1, so kappa is 0/0",
+            n_units=len(true),
+        )
+    value = float(metrics.cohen_kappa_score(true, pred, labels=codes))
+    return Coefficient(name, value, n_units=len(true))
+
+
+def _mcc(
+    true: npt.NDArray[np.int64], pred: npt.NDArray[np.int64], confusion: npt.NDArray[np.int64]
+) -> Coefficient:
+    """Matthews (1975), Gorodkin's (2004) R_K for more than two classes (scikit-learn)."""
+    name = "Matthews correlation (MCC)"
+    n = len(true)
+    rows, cols = confusion.sum(axis=1), confusion.sum(axis=0)
+    if n * n == (rows**2).sum() or n * n == (cols**2).sum():
+        side = "reference" if n * n == (rows**2).sum() else "prediction"
+        return Coefficient(
+            name,
+            None,
+            undefined_reason=f"every {side} label is the same class, so MCC is 0/0",
+            n_units=n,
+        )
+    return Coefficient(name, float(metrics.matthews_corrcoef(true, pred)), n_units=n)
