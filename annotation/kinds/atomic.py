@@ -11,11 +11,11 @@ from typing import Any
 
 from django import forms
 from django.db import transaction
-from django.db.models import Count, Model
+from django.db.models import Count, Model, QuerySet
 
 from ..forms import AnswerForm, PolicyForm
 from ..gold import Gold
-from ..models import Claim, ClaimList, Evidence, Item, Project, System
+from ..models import Claim, ClaimList, Document, Evidence, Item, Project, System
 from .base import (
     ITEM,
     NO_TEXT,
@@ -76,10 +76,13 @@ class AtomicItemsForm(PolicyForm):
         return atomic_items(project=project, system=self.cleaned_data["system"])
 
 
-def atomic_items(*, project: Project, system: System) -> list[Item]:
-    """One item per claim list of the system that has facts."""
+def atomic_items(*, project: Project, system: System,
+                 documents: QuerySet[Document] | None = None) -> list[Item]:
+    """One item per claim list of the system that has facts (in `documents`, if given)."""
     lists = (ClaimList.objects.filter(system=system, document__project=project)
              .annotate(n=Count("claims")).filter(n__gt=0).order_by("document_id"))
+    if documents is not None:
+        lists = lists.filter(document__in=documents)
     created = []
     with transaction.atomic():
         for cl in lists:

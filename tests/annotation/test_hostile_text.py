@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from annotation import safecsv
 from annotation.ingest import import_file
-from annotation.models import Membership, Project, System, assign, comparison_items
+from annotation.kinds.comparison import comparison_items
+from annotation.models import Membership, Project, System, assign
 from tests.annotation.api_helpers import token_client
 from tests.annotation.conftest import submit
 

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from ...ingest import import_file
+from ...kinds.atomic import atomic_items
 from ...members import researchers_group
 from ...kinds.comparison import comparison_items
 from ...kinds.segment import segment_items
@@ -104,7 +105,12 @@ class Command(BaseCommand):
                 project=project, external_id="felm:figure-5").values_list("pk", flat=True)])
         segments = segment_items(project=project, documents=documents)
         assign(segments, project=project, k=n_annotators, fraction=1.0, seed=0)
-        self.stdout.write(f"Added {len(items)} verification and {len(segments)} segment items.")
+        # FActScore's human atomic facts of the same biographies, to label S / NS / IR
+        facts = atomic_items(project=project, system=systems["factscore-human-facts"],
+                             documents=documents)
+        assign(facts, project=project, k=n_annotators, fraction=1.0, seed=0)
+        self.stdout.write(f"Added {len(items)} verification, {len(segments)} segment and "
+                          f"{len(facts)} atomic-fact items.")
 
     # --- pipeline run: one finished run replayed from VeriScore's recorded real outputs ----
     def _pipeline_run(self, project: Project, researcher: User) -> None:
