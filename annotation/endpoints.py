@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
+from django.core import checks
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import URLValidator
 
 DEFAULT = "default"
@@ -52,8 +53,11 @@ def _parse(entry: Any, n: int) -> Endpoint:
     if unknown:
         raise ImproperlyConfigured(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     base_url = str(entry.get("base_url") or "")
-    if base_url:
-        URLValidator(schemes=["http", "https"])(base_url)
+    try:
+        if base_url:
+            URLValidator(schemes=["http", "https"])(base_url)
+    except ValidationError:
+        raise ImproperlyConfigured(f"{where}.base_url: not an http(s) URL: {base_url!r}") from None
     models = entry.get("models") or []
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise ImproperlyConfigured(f"{where}.models: a list of model names is needed")
@@ -122,3 +126,13 @@ def run_cost(config: dict[str, Any], usage: Any) -> float:
         return float(usage.cost_usd)
     cost = endpoint.cost(config.get("model", ""), usage.prompt_tokens, usage.completion_tokens)
     return float(usage.cost_usd) if cost is None else cost
+
+
+@checks.register()
+def check_endpoints(**kwargs: Any) -> list[checks.CheckMessage]:
+    """`manage.py check` (and every server start) names a malformed PIPELINE_ENDPOINTS."""
+    try:
+        endpoints()
+    except ImproperlyConfigured as e:
+        return [checks.Error(str(e), id="annotation.E001")]
+    return []

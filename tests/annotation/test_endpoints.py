@@ -115,11 +115,12 @@ def test_a_configured_endpoint_is_named_and_its_models_are_enforced(settings, mo
     usage = Usage(calls=1, prompt_tokens=1_000_000, completion_tokens=500_000, cost_usd=9.0)
     assert endpoints.run_cost(config, usage) == 2.0  # the operator's prices, not the table's
     settings.PIPELINE_ENDPOINTS = [{"name": "x", "base_url": "file:///etc/passwd"}]
-    with pytest.raises(Exception, match="valid URL"):
+    with pytest.raises(ImproperlyConfigured, match=r"PIPELINE_ENDPOINTS\[0\].base_url"):
         endpoints.endpoints()
     settings.PIPELINE_ENDPOINTS = [{"name": "x", "api_key": "sk-inline"}]
     with pytest.raises(ImproperlyConfigured, match="api_key"):
         endpoints.endpoints()
+    assert [e.id for e in endpoints.check_endpoints()] == ["annotation.E001"]
 
 
 def test_the_migration_keeps_an_old_base_url_unused(bios: Project) -> None:  # noqa: F811
