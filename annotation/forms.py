@@ -332,7 +332,7 @@ def answer_form(assignment: Assignment, data: Mapping[str, Any] | None = None) -
         ranks = list(item.claim.evidence.values_list("rank", flat=True))
         return VerificationForm(data, initial=initial, ranks=ranks)
     if item.kind == Item.SEGMENT:
-        positions = list(item.document.segments.values_list("position", flat=True))
+        positions = list(item.document.segments.shown().values_list("position", flat=True))
         return SegmentForm(data, initial=initial, positions=positions,
                            error_types=list(item.project.error_types))
     return ComparisonForm(data, initial=initial)

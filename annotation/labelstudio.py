@@ -127,7 +127,7 @@ def task_data(item: Item, *, swapped: bool = False, evidence: int = 0,
             data[f"evidence_{r}"] = f"{e.title}\n{e.snippet}\n{e.link}".strip() if e else NO_TEXT
         meta["ranks"] = sorted(results)
     elif item.kind == Item.SEGMENT:
-        segs = {s.position: s.text for s in doc.segments.all()}
+        segs = {s.position: s.text for s in doc.segments.shown()}
         data["segments"] = [{"position": p, "text": t} for p, t in sorted(segs.items())]
         for p in range(segments):
             data[f"segment_{p}"] = segs.get(p, NO_TEXT)

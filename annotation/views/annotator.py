@@ -129,7 +129,7 @@ def _context(assignment: Assignment, form: AnswerForm) -> dict[str, object]:
         ]
     else:
         assert isinstance(form, SegmentForm)
-        segments = list(item.document.segments.all())
+        segments = list(item.document.segments.shown())
         context["segments"] = [
             {"segment": seg, **fields} for seg, fields in zip(segments, form.segment_rows(), strict=True)
         ]
