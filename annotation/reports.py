@@ -33,7 +33,7 @@ from pipeline.types import Claim as PipelineClaim
 from pipeline.types import ClaimResult, ResponseResult
 from pipeline.types import Verdict as PipelineVerdict
 
-from . import charts, stats
+from . import charts, factscore_table, stats
 from .gold import Gold, decide
 from .kinds import CLAIM_LABEL_NAMES, CLAIM_LABELS, categorical_fields, unit_kind
 from .models import (
@@ -416,6 +416,7 @@ def build_report(
     pipeline = _pipeline_section(project, filters, k_rule=k_rule)
     if pipeline:
         sections.append(pipeline)
+    sections += _factscore_section(project, filters)
     effort = _effort_section(project, filters, names)
     if effort:
         sections.append(effort)
@@ -1011,6 +1012,23 @@ def _pipeline_section(project: Project, filters: Filters, *, k_rule: str) -> Sec
          "stored in the project; annotator and date filters do not apply here.",),
         tuple(tables), data=data,
     )
+
+
+def _factscore_section(project: Project, filters: Filters) -> list[Section]:
+    docs = None
+    if filters.domains:
+        docs = list(project.documents.filter(domain__in=filters.domains).values_list("pk", flat=True))
+    rows = [r for vs in factscore_table.system_verdict_sets(project)
+            for r in factscore_table.factscore_rows(project, vs, docs)]
+    if not rows:
+        return []
+    table = Table("factscore", "FActScore per source model", factscore_table.COLUMNS,
+                  tuple(r.cells() for r in rows), decimals=1)
+    return [Section("factscore", "FActScore", (
+        "Per responding response S / (S + NS + IR + the model's atomic facts of sentences marked "
+        "is-relevant: false), averaged over responding responses (Min et al., 2023); one row per "
+        "verdict set on atomic facts, claim-list system and source model. Annotator and date "
+        "filters do not apply here.",), (table,))]
 
 
 def _response(external: str, model: str, domain: str, abstained: bool, n_claims: int,
