@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pipeline.dataformats import decode, parse_file, veriscore
+from pipeline.dataformats.common import SOURCE
 from pipeline.extract import NO_CLAIM
 from pipeline.prompts.verification import format_evidence
 from pipeline.score import ScoresTable
@@ -41,22 +43,23 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
 
 
 def read_inputs(path: str | Path) -> list[ResponseInput]:
-    """VeriScore input: {question?, response, model, prompt_source}; `id` if present."""
-    stem = Path(path).stem
-    inputs = []
-    for n, r in enumerate(read_jsonl(path), start=1):
-        known = {"id", "question", "response", "model", "prompt_source", "domain"}
-        inputs.append(
-            ResponseInput(
-                id=str(r.get("id", f"{stem}:{n}")),
-                response=str(r.get("response", "")),
-                question=r.get("question") or None,
-                model=str(r.get("model", "")),
-                domain=str(r.get("prompt_source", r.get("domain", ""))),
-                metadata={k: v for k, v in r.items() if k not in known},
-            )
+    """VeriScore input: {question?, response, model, prompt_source}; `id` if present, else
+    the id the platform gives the same record. Read by the platform's reader
+    (pipeline.dataformats, format veriscore-input): a bad record raises ImportFailed
+    naming its line and field."""
+    text = decode(Path(path).read_bytes(), str(path))
+    _, records, _ = parse_file(text, file=str(path), fmt=veriscore.INPUT)
+    return [
+        ResponseInput(
+            id=r.external_id,
+            response=r.response,
+            question=r.question or None,
+            model=r.source_model,
+            domain=r.domain or str(r.metadata.get("domain", "")),
+            metadata={k: v for k, v in r.metadata.items() if k not in (SOURCE, "domain")},
         )
-    return inputs
+        for r in records
+    ]
 
 
 def claims_record(r: ResponseResult) -> dict[str, Any]:
