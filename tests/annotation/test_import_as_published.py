@@ -286,3 +286,34 @@ def test_the_command_takes_update_and_domain_and_prints_warnings(project: Projec
         call_command("import_data", str(project.pk), str(path), "--domain", "math")
     call_command("import_data", str(project.pk), str(path), "--domain", "math", "--update", stdout=out)
     assert Document.objects.get().question == "Other?"
+
+
+def test_the_api_returns_warnings_and_takes_domain_and_update(alpha: Project, users: dict[str, object]) -> None:
+    from tests.annotation.api_helpers import token_client
+
+    client = token_client(users["alice"])
+    url = f"/api/projects/{alpha.pk}/documents/import/"
+    body = {"content": jsonl({**FELM_MATH, "ref": "http://example.org/a"}), "filename": "part.jsonl",
+            "domain": "math"}
+    response = client.post(url, body, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["warnings"] == [{"file": "part.jsonl", "line": 1, "field": "ref",
+                                            "message": "is a string, not a list: read as a one-item list"}]
+    changed = {**body, "content": jsonl({**FELM_MATH, "prompt": "Other?"})}
+    assert client.post(url, changed, format="json").status_code == 400
+    response = client.post(url, {**changed, "update": True}, format="json")
+    assert response.status_code == 201 and response.json()["documents_updated"] == 1
+
+
+def test_a_latin1_upload_is_reported_by_line_on_the_api(alpha: Project, users: dict[str, object]) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.annotation.api_helpers import token_client
+
+    upload = SimpleUploadedFile("latin.jsonl", json.dumps({"id": "x", "response": "é"}, ensure_ascii=False)
+                                .encode("latin-1"))
+    response = token_client(users["alice"]).post(
+        f"/api/projects/{alpha.pk}/documents/import/", {"file": upload}, format="multipart")
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert (error["file"], error["line"]) == ("latin.jsonl", 1) and "not UTF-8" in error["message"]
