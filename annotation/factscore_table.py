@@ -20,14 +20,29 @@ from .models import Claim, ClaimList, Document, Project, System, Verdict
 
 SUPPORTED, NOT_SUPPORTED, IRRELEVANT = "S", "NS", "IR"
 _LABELS = {
-    "s": SUPPORTED, "supported": SUPPORTED, "true": SUPPORTED,
-    "ns": NOT_SUPPORTED, "unsupported": NOT_SUPPORTED, "not supported": NOT_SUPPORTED,
-    "contradicted": NOT_SUPPORTED, "inconclusive": NOT_SUPPORTED,
-    "inconclusive-not-enough": NOT_SUPPORTED, "inconclusive-conflicting": NOT_SUPPORTED,
-    "false": NOT_SUPPORTED, "ir": IRRELEVANT, "irrelevant": IRRELEVANT,
+    "s": SUPPORTED,
+    "supported": SUPPORTED,
+    "true": SUPPORTED,
+    "ns": NOT_SUPPORTED,
+    "unsupported": NOT_SUPPORTED,
+    "not supported": NOT_SUPPORTED,
+    "contradicted": NOT_SUPPORTED,
+    "inconclusive": NOT_SUPPORTED,
+    "inconclusive-not-enough": NOT_SUPPORTED,
+    "inconclusive-conflicting": NOT_SUPPORTED,
+    "false": NOT_SUPPORTED,
+    "ir": IRRELEVANT,
+    "irrelevant": IRRELEVANT,
 }
-COLUMNS = ("verdict set", "facts from", "source model", "responses", "% responding",
-           "facts per responding response", "FActScore")
+COLUMNS = (
+    "verdict set",
+    "facts from",
+    "source model",
+    "responses",
+    "% responding",
+    "facts per responding response",
+    "FActScore",
+)
 
 
 @dataclass(frozen=True)
@@ -45,9 +60,12 @@ def fact_label(label: str) -> str | None:
 def system_verdict_sets(project: Project) -> list[VerdictSet]:
     """One set per reference or verifier system with labels on claims."""
     sets: dict[str, dict[int, str]] = defaultdict(dict)
-    for name, claim, label in (Verdict.objects.filter(system__project=project, claim__isnull=False)
-                               .exclude(system__kind=System.EXTRACTOR)
-                               .values_list("system__name", "claim_id", "label").iterator(chunk_size=5000)):
+    for name, claim, label in (
+        Verdict.objects.filter(system__project=project, claim__isnull=False)
+        .exclude(system__kind=System.EXTRACTOR)
+        .values_list("system__name", "claim_id", "label")
+        .iterator(chunk_size=5000)
+    ):
         value = fact_label(label)
         if value is not None:
             sets[name][claim] = value
@@ -65,14 +83,24 @@ class Row:
     factscore: float | None  # percent
 
     def cells(self) -> tuple[str, str, str, int, float, float | None, float | None]:
-        return (self.verdict_set, self.facts_from, self.source_model, self.responses,
-                100 * self.responding / self.responses, self.facts_per_response, self.factscore)
+        return (
+            self.verdict_set,
+            self.facts_from,
+            self.source_model,
+            self.responses,
+            100 * self.responding / self.responses,
+            self.facts_per_response,
+            self.factscore,
+        )
 
 
-def factscore_rows(project: Project, verdict_set: VerdictSet,
-                   documents: list[int] | None = None) -> list[Row]:
+def factscore_rows(
+    project: Project, verdict_set: VerdictSet, documents: list[int] | None = None
+) -> list[Row]:
     """Rows per (claim-list system, source model) of the lists the set labels."""
-    list_of = dict(Claim.objects.filter(pk__in=verdict_set.labels).values_list("pk", "claim_list_id"))
+    list_of = dict(
+        Claim.objects.filter(pk__in=verdict_set.labels).values_list("pk", "claim_list_id")
+    )
     counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for claim, label in verdict_set.labels.items():
         if claim in list_of:
@@ -81,7 +109,11 @@ def factscore_rows(project: Project, verdict_set: VerdictSet,
     lists = ClaimList.objects.filter(system_id__in=systems, document__project=project)
     if documents is not None:
         lists = lists.filter(document_id__in=documents)
-    info = list(lists.values_list("pk", "document_id", "system__name", "document__source_model", "abstained"))
+    info = list(
+        lists.values_list(
+            "pk", "document_id", "system__name", "document__source_model", "abstained"
+        )
+    )
     irrelevant = _irrelevant_model_facts({doc for _, doc, name, _, _ in info if name != MODEL})
     groups: dict[tuple[str, str], list[tuple[int, float | None]]] = defaultdict(list)
     totals: dict[tuple[str, str], int] = defaultdict(int)
@@ -90,15 +122,28 @@ def factscore_rows(project: Project, verdict_set: VerdictSet,
         if abstained:
             continue
         c = counts[pk]
-        n = c[SUPPORTED] + c[NOT_SUPPORTED] + c[IRRELEVANT] + (irrelevant.get(doc, 0) if name != MODEL else 0)
+        n = (
+            c[SUPPORTED]
+            + c[NOT_SUPPORTED]
+            + c[IRRELEVANT]
+            + (irrelevant.get(doc, 0) if name != MODEL else 0)
+        )
         groups[(name, model)].append((n, c[SUPPORTED] / n if n else None))
     rows = []
     for (name, model), total in sorted(totals.items()):
         scored = groups[(name, model)]
         scores = [s for _, s in scored if s is not None]
-        rows.append(Row(verdict_set.name, name, model, total, len(scored),
-                        sum(n for n, _ in scored) / len(scored) if scored else None,
-                        100 * sum(scores) / len(scores) if scores else None))
+        rows.append(
+            Row(
+                verdict_set.name,
+                name,
+                model,
+                total,
+                len(scored),
+                sum(n for n, _ in scored) / len(scored) if scored else None,
+                100 * sum(scores) / len(scores) if scores else None,
+            )
+        )
     return rows
 
 
@@ -108,12 +153,18 @@ def _irrelevant_model_facts(documents: set[int]) -> dict[int, int]:
     for pk, metadata in Document.objects.filter(pk__in=documents).values_list("pk", "metadata"):
         source = metadata.get(SOURCE) if isinstance(metadata, dict) else None
         sentences = source.get("annotations") if isinstance(source, dict) else None
-        off = {i for i, s in enumerate(sentences or []) if isinstance(s, dict) and s.get("is-relevant") is False}
+        off = {
+            i
+            for i, s in enumerate(sentences or [])
+            if isinstance(s, dict) and s.get("is-relevant") is False
+        }
         if off:
             marked[pk] = off
     counts: dict[int, int] = defaultdict(int)
-    for doc, index in Claim.objects.filter(claim_list__document_id__in=marked, claim_list__system__name=MODEL,
-                                           ).values_list("claim_list__document_id", "sentence_index"):
+    for doc, index in Claim.objects.filter(
+        claim_list__document_id__in=marked,
+        claim_list__system__name=MODEL,
+    ).values_list("claim_list__document_id", "sentence_index"):
         if index in marked[doc]:
             counts[doc] += 1
     return counts

@@ -16,11 +16,28 @@ from typing import Any
 from django.db.models import QuerySet
 
 from pipeline.dataformats import factscore, felm, veriscore
-from pipeline.dataformats.common import ClaimRecord, DocRecord, EvidenceRecord, ListRecord, SegmentRecord
+from pipeline.dataformats.common import (
+    ClaimRecord,
+    DocRecord,
+    EvidenceRecord,
+    ListRecord,
+    SegmentRecord,
+)
 
 from . import exports, gold, reports
 from .ingest import FACTSCORE_HUMAN, FACTSCORE_MODEL
-from .models import Answer, Assignment, Claim, ClaimList, Document, Item, Project, Segment, System, Verdict
+from .models import (
+    Answer,
+    Assignment,
+    Claim,
+    ClaimList,
+    Document,
+    Item,
+    Project,
+    Segment,
+    System,
+    Verdict,
+)
 
 # Gold verification label -> FActScore's S (supported) / NS (not supported). IR
 # (irrelevant) has no counterpart in our labels; it only passes through from an
@@ -47,7 +64,11 @@ def _system(project: Project, name: str | None, *, kind: str, default: str | Non
         return found
     if default and systems.filter(name=default).exists():
         return systems.get(name=default)
-    candidates = list(systems.filter(claim_lists__isnull=False).distinct()) if kind == System.EXTRACTOR else list(systems)
+    candidates = (
+        list(systems.filter(claim_lists__isnull=False).distinct())
+        if kind == System.EXTRACTOR
+        else list(systems)
+    )
     if len(candidates) != 1:
         names = ", ".join(s.name for s in candidates) or "none"
         raise ValueError(f"choose the {kind} system (one of: {names})")
@@ -56,9 +77,12 @@ def _system(project: Project, name: str | None, *, kind: str, default: str | Non
 
 def _claim_gold(project: Project) -> dict[int, gold.Gold]:
     """claim id -> the gold claim label of its verification item."""
-    items = dict(Item.objects.filter(project=project, kind=Item.VERIFICATION).values_list("id", "claim_id"))
+    items = dict(
+        Item.objects.filter(project=project, kind=Item.VERIFICATION).values_list("id", "claim_id")
+    )
     return {
-        items[g.item]: g for g in gold.gold_values(project, kind=Item.VERIFICATION)
+        items[g.item]: g
+        for g in gold.gold_values(project, kind=Item.VERIFICATION)
         if g.unit == Answer.ITEM and g.field == "label" and g.item in items
     }
 
@@ -66,32 +90,56 @@ def _claim_gold(project: Project) -> dict[int, gold.Gold]:
 # --- database -> format records -----------------------------------------------------
 
 
-def _records(docs: QuerySet[Document], lists: dict[str, System], labels: dict[str, dict[int, str]],
-             *, segments: bool = False) -> Iterator[DocRecord]:
+def _records(
+    docs: QuerySet[Document],
+    lists: dict[str, System],
+    labels: dict[str, dict[int, str]],
+    *,
+    segments: bool = False,
+) -> Iterator[DocRecord]:
     """Each document as the record a reader would give: its claim lists of the given
     systems (key -> system), claims with evidence and the labels of `labels` (name ->
     claim or segment id -> label), and its segments."""
     claim_lists: dict[tuple[int, str], ClaimList] = {}
     by_system = {s.pk: key for key, s in lists.items()}
-    for cl in (ClaimList.objects.filter(document__in=docs, system__in=lists.values())
-               .prefetch_related("claims__evidence")):
+    for cl in ClaimList.objects.filter(
+        document__in=docs, system__in=lists.values()
+    ).prefetch_related("claims__evidence"):
         claim_lists[(cl.document_id, by_system[cl.system_id])] = cl
     for doc in docs.prefetch_related("segments") if segments else docs:
-        record = DocRecord(0, doc.external_id, doc.response, doc.question, doc.domain,
-                           doc.source_model, doc.metadata)
+        record = DocRecord(
+            0,
+            doc.external_id,
+            doc.response,
+            doc.question,
+            doc.domain,
+            doc.source_model,
+            doc.metadata,
+        )
         for key in lists:
             cl = claim_lists.get((doc.pk, key))
             if cl is None:
                 continue
-            record.lists[key] = ListRecord([
-                ClaimRecord(c.text, c.sentence_index, c.sentence,
-                            {name: by_id[c.pk] for name, by_id in labels.items() if c.pk in by_id},
-                            [EvidenceRecord(e.title, e.snippet, e.link) for e in c.evidence.all()])
-                for c in cl.claims.all()], cl.abstained)
+            record.lists[key] = ListRecord(
+                [
+                    ClaimRecord(
+                        c.text,
+                        c.sentence_index,
+                        c.sentence,
+                        {name: by_id[c.pk] for name, by_id in labels.items() if c.pk in by_id},
+                        [EvidenceRecord(e.title, e.snippet, e.link) for e in c.evidence.all()],
+                    )
+                    for c in cl.claims.all()
+                ],
+                cl.abstained,
+            )
         if segments:
             record.segments = [
-                SegmentRecord(s.text, {name: by_id[s.pk] for name, by_id in labels.items() if s.pk in by_id})
-                for s in doc.segments.all()]
+                SegmentRecord(
+                    s.text, {name: by_id[s.pk] for name, by_id in labels.items() if s.pk in by_id}
+                )
+                for s in doc.segments.all()
+            ]
         yield record
 
 
@@ -103,8 +151,13 @@ def _documents(project: Project, source_model: str | None) -> QuerySet[Document]
 # --- VeriScore ----------------------------------------------------------------------
 
 
-def veriscore_records(project: Project, *, system: str | None = None, verifier: str | None = None,
-                      source_model: str | None = None) -> list[dict[str, Any]]:
+def veriscore_records(
+    project: Project,
+    *,
+    system: str | None = None,
+    verifier: str | None = None,
+    source_model: str | None = None,
+) -> list[dict[str, Any]]:
     """One record per document with the extractor's claims, in VeriScore's output keys:
     question, response, model, prompt_source, claim_list (per sentence), all_claims,
     claim_search_results ({claim: [{title, snippet, link}]}) and
@@ -121,18 +174,24 @@ def veriscore_records(project: Project, *, system: str | None = None, verifier: 
             verifier_system = used.get()
     labels = {}
     if verifier_system is not None:
-        labels[verifier_system.name] = dict(Verdict.objects.filter(system=verifier_system, claim__in=claim_ids)
-                                            .values_list("claim_id", "label"))
+        labels[verifier_system.name] = dict(
+            Verdict.objects.filter(system=verifier_system, claim__in=claim_ids).values_list(
+                "claim_id", "label"
+            )
+        )
     docs = _documents(project, source_model).filter(claim_lists__system=extractor)
-    return [veriscore.write(r, system=extractor.name, verifier=verifier_system and verifier_system.name)
-            for r in _records(docs, {extractor.name: extractor}, labels)]
+    return [
+        veriscore.write(r, system=extractor.name, verifier=verifier_system and verifier_system.name)
+        for r in _records(docs, {extractor.name: extractor}, labels)
+    ]
 
 
 # --- FELM ---------------------------------------------------------------------------
 
 
-def felm_records(project: Project, *, source: str = GOLD,
-                 source_model: str | None = None) -> list[dict[str, Any]]:
+def felm_records(
+    project: Project, *, source: str = GOLD, source_model: str | None = None
+) -> list[dict[str, Any]]:
     """One record per document with segments, in FELM's keys (index, source, prompt,
     response, segmented_response, labels, comment, type, ref). With source="gold" the
     labels are the gold `correct` values of the segment items, with their provenance in
@@ -141,20 +200,33 @@ def felm_records(project: Project, *, source: str = GOLD,
     docs = _documents(project, source_model).filter(segments__isnull=False).distinct()
     reference = None if source == GOLD else _system(project, source, kind=System.REFERENCE)
     if reference is not None:
-        labels = {reference.name: dict(Verdict.objects.filter(system=reference, segment__document__in=docs)
-                                       .values_list("segment_id", "label"))}
-        return [felm.write(r, labels=reference.name) for r in _records(docs, {}, labels, segments=True)]
+        labels = {
+            reference.name: dict(
+                Verdict.objects.filter(system=reference, segment__document__in=docs).values_list(
+                    "segment_id", "label"
+                )
+            )
+        }
+        return [
+            felm.write(r, labels=reference.name) for r in _records(docs, {}, labels, segments=True)
+        ]
     golds: dict[tuple[int, str, str], gold.Gold] = {}
     reasons: dict[tuple[int, str], list[str]] = defaultdict(list)
     links: dict[tuple[int, str], list[str]] = defaultdict(list)
-    items = dict(Item.objects.filter(project=project, kind=Item.SEGMENT).values_list("document_id", "id"))
+    items = dict(
+        Item.objects.filter(project=project, kind=Item.SEGMENT).values_list("document_id", "id")
+    )
     golds = {(g.item, g.unit, g.field): g for g in gold.gold_values(project, kind=Item.SEGMENT)}
-    for a in Answer.objects.filter(assignment__item__project=project,
-                                   assignment__item__kind=Item.SEGMENT,
-                                   assignment__status=Assignment.SUBMITTED,
-                                   field__in=["reason", "links"]).order_by("assignment__annotator_id"):
+    for a in Answer.objects.filter(
+        assignment__item__project=project,
+        assignment__item__kind=Item.SEGMENT,
+        assignment__status=Assignment.SUBMITTED,
+        field__in=["reason", "links"],
+    ).order_by("assignment__annotator_id"):
         target = reasons if a.field == "reason" else links
-        target[(a.assignment.item_id, a.unit)] += [a.value] if a.field == "reason" else a.value.split()
+        target[(a.assignment.item_id, a.unit)] += (
+            [a.value] if a.field == "reason" else a.value.split()
+        )
     records = []
     for doc in docs.prefetch_related("segments"):
         item = items.get(doc.pk)
@@ -173,11 +245,14 @@ def felm_records(project: Project, *, source: str = GOLD,
         error = [golds.get((item, f"segment:{s.position}", "error_type")) for s in segments]
         record["labels"] = [_bool(g.value) if g else None for g in correct]
         record["label_provenance"] = [g.provenance if g else None for g in correct]
-        record["type"] = [g.value if g and c and c.value == "false" else None
-                          for g, c in zip(error, correct, strict=True)]
+        record["type"] = [
+            g.value if g and c and c.value == "false" else None
+            for g, c in zip(error, correct, strict=True)
+        ]
         record["comment"] = [" | ".join(reasons[(item, f"segment:{s.position}")]) for s in segments]
-        record["ref"] = list(dict.fromkeys(
-            link for s in segments for link in links[(item, f"segment:{s.position}")]))
+        record["ref"] = list(
+            dict.fromkeys(link for s in segments for link in links[(item, f"segment:{s.position}")])
+        )
         records.append(record)
     return records
 
@@ -189,9 +264,14 @@ def _bool(value: str | None) -> bool | None:
 # --- FActScore ----------------------------------------------------------------------
 
 
-def factscore_records(project: Project, *, system: str | None = None,
-                      human_system: str | None = None, source: str = GOLD,
-                      source_model: str | None = None) -> list[dict[str, Any]]:
+def factscore_records(
+    project: Project,
+    *,
+    system: str | None = None,
+    human_system: str | None = None,
+    source: str = GOLD,
+    source_model: str | None = None,
+) -> list[dict[str, Any]]:
     """FActScore's labelled format: input, output, topic, annotations[] per sentence with
     model-atomic-facts (and human-atomic-facts) as [{text, label}], label S/NS/IR.
     source="gold" maps the gold verification label of each claim (supported -> S,
@@ -200,18 +280,32 @@ def factscore_records(project: Project, *, system: str | None = None,
     model = _system(project, system, kind=System.EXTRACTOR, default=FACTSCORE_MODEL)
     lists = {FACTSCORE_MODEL: model}
     if human_system or project.systems.filter(name=FACTSCORE_HUMAN).exists():
-        lists[FACTSCORE_HUMAN] = _system(project, human_system or FACTSCORE_HUMAN, kind=System.EXTRACTOR)
+        lists[FACTSCORE_HUMAN] = _system(
+            project, human_system or FACTSCORE_HUMAN, kind=System.EXTRACTOR
+        )
     if source == GOLD:
-        labels = {GOLD: {cid: FACTSCORE_LABEL[g.value] for cid, g in _claim_gold(project).items()
-                         if g.value in FACTSCORE_LABEL}}
+        labels = {
+            GOLD: {
+                cid: FACTSCORE_LABEL[g.value]
+                for cid, g in _claim_gold(project).items()
+                if g.value in FACTSCORE_LABEL
+            }
+        }
     else:
         ref = _system(project, source, kind=System.REFERENCE)
-        labels = {ref.name: dict(Verdict.objects.filter(system=ref, claim__isnull=False)
-                                 .values_list("claim_id", "label"))}
+        labels = {
+            ref.name: dict(
+                Verdict.objects.filter(system=ref, claim__isnull=False).values_list(
+                    "claim_id", "label"
+                )
+            )
+        }
     docs = _documents(project, source_model).filter(claim_lists__system=model)
     several = not source_model and docs.values("source_model").distinct().count() > 1
-    return [factscore.write(r, labels=next(iter(labels)), with_model=several)
-            for r in _records(docs, lists, labels)]
+    return [
+        factscore.write(r, labels=next(iter(labels)), with_model=several)
+        for r in _records(docs, lists, labels)
+    ]
 
 
 # --- the export registry used by the API ---------------------------------------------
@@ -234,14 +328,27 @@ def export(project: Project, name: str, *, params: Mapping[str, str]) -> tuple[s
     jsonl = "application/jsonl; charset=utf-8"
     model = _param(params, "source_model")
     if name == "veriscore.jsonl":
-        return _jsonl(veriscore_records(project, system=_param(params, "system"),
-                                        verifier=_param(params, "verifier"), source_model=model)), jsonl
+        return _jsonl(
+            veriscore_records(
+                project,
+                system=_param(params, "system"),
+                verifier=_param(params, "verifier"),
+                source_model=model,
+            )
+        ), jsonl
     if name == "felm.jsonl":
-        return _jsonl(felm_records(project, source=_param(params, "source") or GOLD,
-                                   source_model=model)), jsonl
+        return _jsonl(
+            felm_records(project, source=_param(params, "source") or GOLD, source_model=model)
+        ), jsonl
     if name == "factscore.jsonl":
-        return _jsonl(factscore_records(project, system=_param(params, "system"),
-                                        source=_param(params, "source") or GOLD, source_model=model)), jsonl
+        return _jsonl(
+            factscore_records(
+                project,
+                system=_param(params, "system"),
+                source=_param(params, "source") or GOLD,
+                source_model=model,
+            )
+        ), jsonl
     raise ValueError(f"unknown export {name!r}")
 
 

@@ -33,9 +33,21 @@ from pipeline.types import ERROR, ResponseResult
 
 from .models import Answer, Claim, ClaimList, Document, Evidence, Project, Segment, System, Verdict
 
-__all__ = ["FACTSCORE_HUMAN", "FACTSCORE_LABELS", "FACTSCORE_MODEL", "FELM_LABELS", "FORMATS",
-           "NO_CLAIM", "ImportFailed", "ImportSummary", "LineError", "decode", "import_file",
-           "ingest_results", "save_records"]
+__all__ = [
+    "FACTSCORE_HUMAN",
+    "FACTSCORE_LABELS",
+    "FACTSCORE_MODEL",
+    "FELM_LABELS",
+    "FORMATS",
+    "NO_CLAIM",
+    "ImportFailed",
+    "ImportSummary",
+    "LineError",
+    "decode",
+    "import_file",
+    "ingest_results",
+    "save_records",
+]
 
 DOCUMENT_FIELDS = ("response", "question", "domain", "source_model", "metadata")
 
@@ -60,8 +72,9 @@ class ImportSummary:
         replaced = f", {self.claim_lists_replaced} replaced" if self.claim_lists_replaced else ""
         text = (
             f"{self.format}: {self.documents_created} new document(s), "
-            f"{self.documents_existing} already present{updated}; {self.claim_lists_created} new claim "
-            f"list(s) ({self.claims_created} claims), {self.claim_lists_existing} already present"
+            f"{self.documents_existing} already present{updated}; "
+            f"{self.claim_lists_created} new claim list(s) ({self.claims_created} claims), "
+            f"{self.claim_lists_existing} already present"
             f"{replaced}; {self.evidence_created} search result(s), {self.segments_created} "
             f"segment(s), {self.verdicts_created} label(s)"
         )
@@ -71,14 +84,29 @@ class ImportSummary:
 
 
 def import_file(
-    *, project: Project, text: str | bytes, file: str, fmt: str = "auto", system: str = "",
-    source_model: str = "", verifier: str = "", domain: str = "", update: bool = False,
+    *,
+    project: Project,
+    text: str | bytes,
+    file: str,
+    fmt: str = "auto",
+    system: str = "",
+    source_model: str = "",
+    verifier: str = "",
+    domain: str = "",
+    update: bool = False,
 ) -> ImportSummary:
     """Read a whole file and write it; ImportFailed (nothing written) on any error."""
     if isinstance(text, bytes):
         text = decode(text, file)
-    fmt, records, warnings = parse_file(text, file=file, fmt=fmt, system=system,
-                                        source_model=source_model, verifier=verifier, domain=domain)
+    fmt, records, warnings = parse_file(
+        text,
+        file=file,
+        fmt=fmt,
+        system=system,
+        source_model=source_model,
+        verifier=verifier,
+        domain=domain,
+    )
     summary = save_records(project=project, records=records, fmt=fmt, file=file, update=update)
     summary.warnings = warnings
     return summary
@@ -90,7 +118,9 @@ def _system_specs(records: list[DocRecord], origin: str) -> dict[str, dict[str, 
         names = [v for lst in r.lists.values() for c in lst.claims for v in c.verdicts]
         names += [v for seg in r.segments for v in seg.verdicts]
         for vname in names:
-            specs.setdefault(vname, {"kind": r.verdict_kinds.get(vname, System.VERIFIER), "origin": origin})
+            specs.setdefault(
+                vname, {"kind": r.verdict_kinds.get(vname, System.VERIFIER), "origin": origin}
+            )
         for name in r.lists:
             specs.setdefault(name, {"kind": System.EXTRACTOR, "origin": origin})
     return specs
@@ -105,8 +135,13 @@ def _answered(**filters: Any) -> bool:
 
 
 def save_records(
-    *, project: Project, records: list[DocRecord], fmt: str, file: str = "",
-    update: bool = False, systems: dict[str, dict[str, Any]] | None = None,
+    *,
+    project: Project,
+    records: list[DocRecord],
+    fmt: str,
+    file: str = "",
+    update: bool = False,
+    systems: dict[str, dict[str, Any]] | None = None,
     check_identity: bool = True,
 ) -> ImportSummary:
     """Write parsed records in one transaction.
@@ -123,7 +158,9 @@ def save_records(
     with transaction.atomic():
         existing = {
             d.external_id: d
-            for d in Document.objects.filter(project=project, external_id__in=[r.external_id for r in records])
+            for d in Document.objects.filter(
+                project=project, external_id__in=[r.external_id for r in records]
+            )
         }
         if check_identity:
             _check_identity(records, existing, file, update)
@@ -135,8 +172,12 @@ def save_records(
             doc = existing.get(r.external_id)
             if doc is None:
                 doc = Document.objects.create(
-                    project=project, external_id=r.external_id, response=r.response,
-                    question=r.question, domain=r.domain, source_model=r.source_model,
+                    project=project,
+                    external_id=r.external_id,
+                    response=r.response,
+                    question=r.question,
+                    domain=r.domain,
+                    source_model=r.source_model,
                     metadata=r.metadata,
                 )
                 summary.documents_created += 1
@@ -150,10 +191,17 @@ def save_records(
                     summary.claim_lists_replaced += 1
                     cl = None
                 if cl is None:
-                    cl = ClaimList.objects.create(document=doc, system=known[name], abstained=lst.abstained)
+                    cl = ClaimList.objects.create(
+                        document=doc, system=known[name], abstained=lst.abstained
+                    )
                     claims = Claim.objects.bulk_create(
-                        Claim(claim_list=cl, position=i, text=c.text, sentence_index=c.sentence_index,
-                              sentence=c.sentence)
+                        Claim(
+                            claim_list=cl,
+                            position=i,
+                            text=c.text,
+                            sentence_index=c.sentence_index,
+                            sentence=c.sentence,
+                        )
                         for i, c in enumerate(lst.claims)
                     )
                     summary.claim_lists_created += 1
@@ -168,41 +216,90 @@ def save_records(
     return summary
 
 
-def _check_identity(records: list[DocRecord], existing: dict[str, Document], file: str, update: bool) -> None:
+def _check_identity(
+    records: list[DocRecord], existing: dict[str, Document], file: str, update: bool
+) -> None:
     errors = []
     for r in records:
         doc = existing.get(r.external_id)
         if doc is None:
             continue
         where = f"document {doc.external_id!r} (stored as #{doc.pk})"
-        stored = {"response": doc.response, "question": doc.question, "domain": doc.domain,
-                  "source_model": doc.source_model, "metadata": _plain(doc.metadata)}
-        new = {"response": r.response, "question": r.question, "domain": r.domain,
-               "source_model": r.source_model, "metadata": _plain(r.metadata)}
+        stored = {
+            "response": doc.response,
+            "question": doc.question,
+            "domain": doc.domain,
+            "source_model": doc.source_model,
+            "metadata": _plain(doc.metadata),
+        }
+        new = {
+            "response": r.response,
+            "question": r.question,
+            "domain": r.domain,
+            "source_model": r.source_model,
+            "metadata": _plain(r.metadata),
+        }
         differ = [f for f in DOCUMENT_FIELDS if stored[f] != new[f]]
         if differ and not update:
-            errors.append(LineError(file, r.line, differ[0], f"differs from the stored {where} "
-                                    f"({', '.join(differ)}); use --update to replace it"))
+            errors.append(
+                LineError(
+                    file,
+                    r.line,
+                    differ[0],
+                    f"differs from the stored {where} "
+                    f"({', '.join(differ)}); use --update to replace it",
+                )
+            )
         lists = {cl.system.name: cl for cl in doc.claim_lists.select_related("system")}
         for name, lst in r.lists.items():
             cl = lists.get(name)
             if cl is None or not _list_differs(cl, lst):
                 continue
             if not update:
-                errors.append(LineError(file, r.line, name, f"the claim list of system {name!r} differs "
-                                        f"from the one stored for {where}; use --update to replace it"))
-            elif _answered(assignment__item__claim__claim_list=cl) or _answered(
-                    assignment__item__list_a=cl) or _answered(assignment__item__list_b=cl):
-                errors.append(LineError(file, r.line, name, f"the claim list of system {name!r} of {where} "
-                                        "has answers from annotators: it cannot be replaced"))
+                errors.append(
+                    LineError(
+                        file,
+                        r.line,
+                        name,
+                        f"the claim list of system {name!r} differs "
+                        f"from the one stored for {where}; use --update to replace it",
+                    )
+                )
+            elif (
+                _answered(assignment__item__claim__claim_list=cl)
+                or _answered(assignment__item__list_a=cl)
+                or _answered(assignment__item__list_b=cl)
+            ):
+                errors.append(
+                    LineError(
+                        file,
+                        r.line,
+                        name,
+                        f"the claim list of system {name!r} of {where} "
+                        "has answers from annotators: it cannot be replaced",
+                    )
+                )
         segments = [s.text for s in doc.segments.all()]
         if r.segments and segments and segments != [s.text for s in r.segments]:
             if not update:
-                errors.append(LineError(file, r.line, "segments", f"differ from those stored for {where}; "
-                                        "use --update to replace them"))
+                errors.append(
+                    LineError(
+                        file,
+                        r.line,
+                        "segments",
+                        f"differ from those stored for {where}; use --update to replace them",
+                    )
+                )
             elif _answered(assignment__item__document=doc, assignment__item__kind="segment"):
-                errors.append(LineError(file, r.line, "segments", f"the segments of {where} have answers "
-                                        "from annotators: they cannot be replaced"))
+                errors.append(
+                    LineError(
+                        file,
+                        r.line,
+                        "segments",
+                        f"the segments of {where} have answers "
+                        "from annotators: they cannot be replaced",
+                    )
+                )
     if errors:
         raise ImportFailed(errors)
 
@@ -213,8 +310,11 @@ def _list_differs(cl: ClaimList, lst: ListRecord) -> bool:
     stored = list(cl.claims.all())
     if cl.abstained != lst.abstained or [c.text for c in stored] != [c.text for c in lst.claims]:
         return True
-    return any(new.sentence_index is not None and new.sentence_index != old.sentence_index
-               or new.sentence and new.sentence != old.sentence for old, new in zip(stored, lst.claims))
+    return any(
+        (new.sentence_index is not None and new.sentence_index != old.sentence_index)
+        or (new.sentence and new.sentence != old.sentence)
+        for old, new in zip(stored, lst.claims, strict=True)
+    )
 
 
 def _merge_document(doc: Document, r: DocRecord, update: bool, summary: ImportSummary) -> None:
@@ -223,10 +323,15 @@ def _merge_document(doc: Document, r: DocRecord, update: bool, summary: ImportSu
     metadata = dict(doc.metadata)
     if update:
         changed = any(getattr(doc, f) != getattr(r, f) for f in DOCUMENT_FIELDS[:4]) or _plain(
-            doc.metadata) != _plain(r.metadata)
+            doc.metadata
+        ) != _plain(r.metadata)
         for f in DOCUMENT_FIELDS[:4]:
             setattr(doc, f, getattr(r, f))
-        metadata = {**_plain(r.metadata), SOURCE: doc.metadata.get(SOURCE)} if SOURCE in doc.metadata else _plain(r.metadata)
+        metadata = (
+            {**_plain(r.metadata), SOURCE: doc.metadata.get(SOURCE)}
+            if SOURCE in doc.metadata
+            else _plain(r.metadata)
+        )
         if changed:
             summary.documents_updated += 1
         else:
@@ -249,8 +354,12 @@ def _add_evidence_and_verdicts(
     pairs: list[tuple[Claim, ClaimRecord]], systems: dict[str, System], summary: ImportSummary
 ) -> None:
     claim_ids = [claim.pk for claim, _ in pairs]
-    has_evidence = set(Evidence.objects.filter(claim_id__in=claim_ids).values_list("claim_id", flat=True))
-    has_verdict = set(Verdict.objects.filter(claim_id__in=claim_ids).values_list("claim_id", "system_id"))
+    has_evidence = set(
+        Evidence.objects.filter(claim_id__in=claim_ids).values_list("claim_id", flat=True)
+    )
+    has_verdict = set(
+        Verdict.objects.filter(claim_id__in=claim_ids).values_list("claim_id", "system_id")
+    )
     evidence, verdicts = [], []
     for claim, record in pairs:
         if record.evidence and claim.pk not in has_evidence:
@@ -260,8 +369,14 @@ def _add_evidence_and_verdicts(
             ]
         for name, value in record.verdicts.items():
             if (claim.pk, systems[name].pk) not in has_verdict:
-                verdicts.append(Verdict(claim=claim, system=systems[name], label=value,
-                                        raw_output=record.raw_outputs.get(name, "")))
+                verdicts.append(
+                    Verdict(
+                        claim=claim,
+                        system=systems[name],
+                        label=value,
+                        raw_output=record.raw_outputs.get(name, ""),
+                    )
+                )
     Evidence.objects.bulk_create(evidence)
     Verdict.objects.bulk_create(verdicts)
     summary.evidence_created += len(evidence)
@@ -269,8 +384,12 @@ def _add_evidence_and_verdicts(
 
 
 def _add_segments(
-    doc: Document, records: list[SegmentRecord], systems: dict[str, System], summary: ImportSummary,
-    *, replace: bool,
+    doc: Document,
+    records: list[SegmentRecord],
+    systems: dict[str, System],
+    summary: ImportSummary,
+    *,
+    replace: bool,
 ) -> None:
     if not records:
         return
@@ -281,9 +400,12 @@ def _add_segments(
     if stored:
         # Known segments: labels of a new verdict set are added.
         has = set(Verdict.objects.filter(segment__in=stored).values_list("segment_id", "system_id"))
-        verdicts = [Verdict(segment=seg, system=systems[name], label=value)
-                    for seg, r in zip(stored, records, strict=False) for name, value in r.verdicts.items()
-                    if (seg.pk, systems[name].pk) not in has]
+        verdicts = [
+            Verdict(segment=seg, system=systems[name], label=value)
+            for seg, r in zip(stored, records, strict=True)
+            for name, value in r.verdicts.items()
+            if (seg.pk, systems[name].pk) not in has
+        ]
         Verdict.objects.bulk_create(verdicts)
         summary.verdicts_created += len(verdicts)
         return
@@ -310,7 +432,8 @@ def result_record(r: ResponseResult, *, extractor: str, verifier: str) -> DocRec
     claims = []
     for c in r.claims:
         record = ClaimRecord(
-            c.claim.text, c.claim.sentence_index if c.claim.sentence_index >= 0 else None,
+            c.claim.text,
+            c.claim.sentence_index if c.claim.sentence_index >= 0 else None,
             c.claim.sentence,
             evidence=[EvidenceRecord(e.title, e.snippet, e.link[:MAX_LINK]) for e in c.evidence],
         )
@@ -318,8 +441,16 @@ def result_record(r: ResponseResult, *, extractor: str, verifier: str) -> DocRec
             record.verdicts[verifier] = label(c.verdict.label)
             record.raw_outputs[verifier] = c.verdict.raw_output
         claims.append(record)
-    return DocRecord(0, r.id, r.response, r.question or "", r.domain, r.model, r.metadata,
-                     {extractor: ListRecord(claims, r.abstained)})
+    return DocRecord(
+        0,
+        r.id,
+        r.response,
+        r.question or "",
+        r.domain,
+        r.model,
+        r.metadata,
+        {extractor: ListRecord(claims, r.abstained)},
+    )
 
 
 def ingest_results(
@@ -340,12 +471,22 @@ def ingest_results(
     first = results[0]
     extract_version, _, verify_version = first.prompt_version.partition("+")
     systems = {
-        extractor_name: {"kind": System.EXTRACTOR, "origin": "pipeline", "model": first.extraction_model,
-                         "prompt_version": extract_version, "config": config or {}},
-        verifier_name: {"kind": System.VERIFIER, "origin": "pipeline", "model": first.verification_model,
-                        "prompt_version": verify_version or first.prompt_version,
-                        "config": {**(config or {}), "label_mode": first.label_mode}},
+        extractor_name: {
+            "kind": System.EXTRACTOR,
+            "origin": "pipeline",
+            "model": first.extraction_model,
+            "prompt_version": extract_version,
+            "config": config or {},
+        },
+        verifier_name: {
+            "kind": System.VERIFIER,
+            "origin": "pipeline",
+            "model": first.verification_model,
+            "prompt_version": verify_version or first.prompt_version,
+            "config": {**(config or {}), "label_mode": first.label_mode},
+        },
     }
     records = [result_record(r, extractor=extractor_name, verifier=verifier_name) for r in results]
-    return save_records(project=project, records=records, fmt="pipeline", systems=systems,
-                        check_identity=False)
+    return save_records(
+        project=project, records=records, fmt="pipeline", systems=systems, check_identity=False
+    )

@@ -38,7 +38,15 @@ PARSERS: dict[str, Callable[[Line], DocRecord | None]] = {
 }
 FORMATS = tuple(PARSERS)
 
-__all__ = ["FORMATS", "DocRecord", "ImportFailed", "LineError", "decode", "detect_format", "parse_file"]
+__all__ = [
+    "FORMATS",
+    "DocRecord",
+    "ImportFailed",
+    "LineError",
+    "decode",
+    "detect_format",
+    "parse_file",
+]
 
 
 def detect_format(keys: set[str]) -> str:
@@ -55,12 +63,15 @@ def detect_format(keys: set[str]) -> str:
     return canonical.NAME
 
 
-def parse_file(text: str, *, file: str, fmt: str = "auto",
-               **options: str) -> tuple[str, list[DocRecord], list[LineError]]:
+def parse_file(
+    text: str, *, file: str, fmt: str = "auto", **options: str
+) -> tuple[str, list[DocRecord], list[LineError]]:
     """(format, records, warnings) of a whole file; ImportFailed when any record is unusable."""
     reader = Reader(file, options={k: v for k, v in options.items() if v})
     if fmt != "auto" and fmt not in PARSERS:
-        raise ImportFailed([LineError(file, 0, "", f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")])
+        raise ImportFailed(
+            [LineError(file, 0, "", f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")]
+        )
     records = list(_records(read_records(text, reader), reader, fmt))
     if fmt == "auto":
         fmt = reader.options.get("format", canonical.NAME)
@@ -69,7 +80,9 @@ def parse_file(text: str, *, file: str, fmt: str = "auto",
     return fmt, records, reader.warnings
 
 
-def _records(rows: Iterator[tuple[int, dict[str, Any]]], reader: Reader, fmt: str) -> Iterator[DocRecord]:
+def _records(
+    rows: Iterator[tuple[int, dict[str, Any]]], reader: Reader, fmt: str
+) -> Iterator[DocRecord]:
     seen: dict[str, int] = {}
     for number, obj in rows:
         if len(reader.errors) >= MAX_ERRORS:
@@ -82,7 +95,10 @@ def _records(rows: Iterator[tuple[int, dict[str, Any]]], reader: Reader, fmt: st
         if record is None or not _storable(line, record):
             continue
         if record.external_id in seen:
-            line.error("id", f"duplicate id {record.external_id!r} (first on line {seen[record.external_id]})")
+            line.error(
+                "id",
+                f"duplicate id {record.external_id!r} (first on line {seen[record.external_id]})",
+            )
             continue
         seen[record.external_id] = number
         yield record
@@ -90,8 +106,14 @@ def _records(rows: Iterator[tuple[int, dict[str, Any]]], reader: Reader, fmt: st
 
 def _storable(line: Line, r: DocRecord) -> bool:
     """Every value fits the database: lengths, NUL characters, lone surrogates, NaN."""
-    check_lengths(line, {"id": (r.external_id, MAX_ID), "domain": (r.domain, MAX_DOMAIN),
-                         "source_model": (r.source_model, MAX_MODEL)})
+    check_lengths(
+        line,
+        {
+            "id": (r.external_id, MAX_ID),
+            "domain": (r.domain, MAX_DOMAIN),
+            "source_model": (r.source_model, MAX_MODEL),
+        },
+    )
     names = set(r.lists) | {v for lst in r.lists.values() for c in lst.claims for v in c.verdicts}
     names |= {v for s in r.segments for v in s.verdicts}
     for name in names:
@@ -103,12 +125,22 @@ def _storable(line: Line, r: DocRecord) -> bool:
         for c in lst.claims:
             for e in c.evidence:
                 check_lengths(line, {"link": (e.link, MAX_LINK)})
-    stored = {"id": r.external_id, "response": r.response, "question": r.question,
-              "domain": r.domain, "source_model": r.source_model, "metadata": r.metadata,
-              "claim_lists": {name: [[c.text, c.sentence, c.verdicts, c.raw_outputs,
-                                      [vars(e) for e in c.evidence]] for c in lst.claims]
-                              for name, lst in r.lists.items()},
-              "segments": [[s.text, s.verdicts] for s in r.segments]}
+    stored = {
+        "id": r.external_id,
+        "response": r.response,
+        "question": r.question,
+        "domain": r.domain,
+        "source_model": r.source_model,
+        "metadata": r.metadata,
+        "claim_lists": {
+            name: [
+                [c.text, c.sentence, c.verdicts, c.raw_outputs, [vars(e) for e in c.evidence]]
+                for c in lst.claims
+            ]
+            for name, lst in r.lists.items()
+        },
+        "segments": [[s.text, s.verdicts] for s in r.segments],
+    }
     problem = bad_value(stored)
     if problem:
         line.error(*problem)

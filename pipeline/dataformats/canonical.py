@@ -21,8 +21,17 @@ from .common import (
 )
 
 NAME = "canonical"
-KEYS = {"id", "question", "response", "domain", "source_model", "metadata", "claim_lists",
-        "abstained", "segments"}
+KEYS = {
+    "id",
+    "question",
+    "response",
+    "domain",
+    "source_model",
+    "metadata",
+    "claim_lists",
+    "abstained",
+    "segments",
+}
 
 
 def parse(line: Line) -> DocRecord | None:
@@ -62,7 +71,9 @@ def parse(line: Line) -> DocRecord | None:
             line.warn(where, "is an empty segment: kept, never shown as an annotation unit")
     if line.failed:
         return None
-    return DocRecord(line.line, str(ext), response, question, domain, model, metadata, lists, segments)
+    return DocRecord(
+        line.line, str(ext), response, question, domain, model, metadata, lists, segments
+    )
 
 
 def claims_field(line: Line, name: str, value: Any) -> list[ClaimRecord] | None:
@@ -111,7 +122,10 @@ def evidence_field(line: Line, name: str, value: Any) -> list[EvidenceRecord] | 
             results.append(EvidenceRecord("", r, ""))
             continue
         if not isinstance(r, dict):
-            line.error(f"{name}[{i}]", f"must be an object with title, snippet and link, not {json_type(r)}")
+            line.error(
+                f"{name}[{i}]",
+                f"must be an object with title, snippet and link, not {json_type(r)}",
+            )
             return None
         for key in ("title", "snippet", "link"):
             if not isinstance(r.get(key, ""), str):
@@ -137,20 +151,27 @@ def verdicts_field(line: Line, name: str, value: Any) -> dict[str, str] | None:
 
 
 def write(record: DocRecord) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": record.external_id, "question": record.question,
-                           "response": record.response, "domain": record.domain,
-                           "source_model": record.source_model}
+    out: dict[str, Any] = {
+        "id": record.external_id,
+        "question": record.question,
+        "response": record.response,
+        "domain": record.domain,
+        "source_model": record.source_model,
+    }
     if record.metadata:
         out["metadata"] = record.metadata
     if record.lists:
         out["claim_lists"] = {
-            name: [_claim(c) for c in lst.claims] for name, lst in record.lists.items()}
+            name: [_claim(c) for c in lst.claims] for name, lst in record.lists.items()
+        }
         abstained = [name for name, lst in record.lists.items() if lst.abstained]
         if abstained:
             out["abstained"] = abstained
     if record.segments:
-        out["segments"] = [{"text": s.text, "labels": s.verdicts} if s.verdicts else s.text
-                           for s in record.segments]
+        out["segments"] = [
+            {"text": s.text, "labels": s.verdicts} if s.verdicts else s.text
+            for s in record.segments
+        ]
     return out
 
 
@@ -161,7 +182,9 @@ def _claim(c: ClaimRecord) -> str | dict[str, Any]:
     if c.sentence:
         out["sentence"] = c.sentence
     if c.evidence:
-        out["evidence"] = [{"title": e.title, "snippet": e.snippet, "link": e.link} for e in c.evidence]
+        out["evidence"] = [
+            {"title": e.title, "snippet": e.snippet, "link": e.link} for e in c.evidence
+        ]
     if c.verdicts:
         out["verdicts"] = c.verdicts
     return out if len(out) > 1 else c.text

@@ -31,14 +31,20 @@ class LineError:
 
     def __str__(self) -> str:
         where = f"{self.file}, line {self.line}" if self.line else self.file
-        return f"{where}, field '{self.field}': {self.message}" if self.field else f"{where}: {self.message}"
+        return (
+            f"{where}, field '{self.field}': {self.message}"
+            if self.field
+            else f"{where}: {self.message}"
+        )
 
 
 class ImportFailed(Exception):
     def __init__(self, errors: list[LineError]):
         self.errors = errors
         more = "" if len(errors) < MAX_ERRORS else f" (stopped after {MAX_ERRORS} errors)"
-        super().__init__(f"{len(errors)} error(s){more}, nothing was imported:\n" + "\n".join(map(str, errors)))
+        super().__init__(
+            f"{len(errors)} error(s){more}, nothing was imported:\n" + "\n".join(map(str, errors))
+        )
 
 
 @dataclass
@@ -148,9 +154,16 @@ class Line:
         """Keys this format does not name: kept as metadata, one warning per key name."""
         extra = {k: v for k, v in self.obj.items() if k not in known}
         for k in extra:
-            self.reader.warn_once(f"key:{k}", LineError(
-                self.file, self.line, k, f"is not a {fmt} field: kept in metadata and written back "
-                "on export (first seen here)"))
+            self.reader.warn_once(
+                f"key:{k}",
+                LineError(
+                    self.file,
+                    self.line,
+                    k,
+                    f"is not a {fmt} field: kept in metadata and written back "
+                    "on export (first seen here)",
+                ),
+            )
         return extra
 
 
@@ -159,13 +172,25 @@ def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
 
 
 def json_type(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
-            float: "a number"}.get(type(value), type(value).__name__)
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
 
 
 def _type_names(types: type | tuple[type, ...]) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "true or false",
-             int: "an integer", float: "a number"}
+    names = {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "true or false",
+        int: "an integer",
+        float: "a number",
+    }
     return " or ".join(names.get(t, t.__name__) for t in _tuple(types))
 
 
@@ -220,10 +245,19 @@ def decode(data: bytes, file: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
+        line = data[: e.start].count(b"\n") + 1
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise ImportFailed([LineError(file, line, "", f"is not UTF-8 text (byte 0x{data[e.start]:02x} "
-                                      f"at column {column}); save the file as UTF-8")]) from None
+        raise ImportFailed(
+            [
+                LineError(
+                    file,
+                    line,
+                    "",
+                    f"is not UTF-8 text (byte 0x{data[e.start]:02x} "
+                    f"at column {column}); save the file as UTF-8",
+                )
+            ]
+        ) from None
 
 
 def _json_error(e: json.JSONDecodeError) -> str:
@@ -249,7 +283,9 @@ def read_records(text: str, reader: Reader) -> Iterator[tuple[int, dict[str, Any
         if obj is None:
             continue
         if not isinstance(obj, dict):
-            reader.errors.append(LineError(reader.file, number, "", f"must be a JSON object, not {json_type(obj)}"))
+            reader.errors.append(
+                LineError(reader.file, number, "", f"must be a JSON object, not {json_type(obj)}")
+            )
             continue
         n += 1
         yield number, obj
@@ -263,7 +299,9 @@ def _loads(raw: str, number: int, reader: Reader) -> Any:
     except json.JSONDecodeError as e:
         reader.errors.append(LineError(reader.file, number, "", _json_error(e)))
     except RecursionError:
-        reader.errors.append(LineError(reader.file, number, "", "not usable: the JSON is nested too deeply"))
+        reader.errors.append(
+            LineError(reader.file, number, "", "not usable: the JSON is nested too deeply")
+        )
     return None
 
 
@@ -282,7 +320,9 @@ def _read_array(text: str, reader: Reader) -> list[tuple[int, dict[str, Any]]] |
             line = text.count("\n", 0, pos) + 1
             obj, pos = decoder.raw_decode(text, pos)
             if not isinstance(obj, dict):
-                reader.errors.append(LineError(reader.file, line, "", f"must be a JSON object, not {json_type(obj)}"))
+                reader.errors.append(
+                    LineError(reader.file, line, "", f"must be a JSON object, not {json_type(obj)}")
+                )
             else:
                 rows.append((line, obj))
             while pos < len(text) and text[pos] in " \t\r\n":
@@ -290,20 +330,34 @@ def _read_array(text: str, reader: Reader) -> list[tuple[int, dict[str, Any]]] |
             if text.startswith(",", pos):
                 pos += 1
                 continue
-            if text.startswith("]", pos) and not text[pos + 1:].strip():
+            if text.startswith("]", pos) and not text[pos + 1 :].strip():
                 break
             raise json.JSONDecodeError("Expecting ',' or ']'", text, pos)
     except json.JSONDecodeError as e:
         if "\n" not in text.strip():
             return None  # one line: the JSONL reader names the problem
-        reader.errors.append(LineError(reader.file, e.lineno, "", _json_error(e) + "; the file starts "
-                                       "with '[', so it was read as one JSON array"))
+        reader.errors.append(
+            LineError(
+                reader.file,
+                e.lineno,
+                "",
+                _json_error(e) + "; the file starts with '[', so it was read as one JSON array",
+            )
+        )
         return []
     except RecursionError:
-        reader.errors.append(LineError(reader.file, 0, "", "not usable: the JSON is nested too deeply"))
+        reader.errors.append(
+            LineError(reader.file, 0, "", "not usable: the JSON is nested too deeply")
+        )
         return []
-    reader.warnings.append(LineError(reader.file, 0, "", f"the file is a JSON array, not JSON Lines: "
-                                     f"read as a list of {len(rows)} record(s)"))
+    reader.warnings.append(
+        LineError(
+            reader.file,
+            0,
+            "",
+            f"the file is a JSON array, not JSON Lines: read as a list of {len(rows)} record(s)",
+        )
+    )
     if not rows and not reader.errors:
         reader.errors.append(LineError(reader.file, 0, "", "the file holds no records"))
     return rows

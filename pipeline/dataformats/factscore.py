@@ -12,7 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import REFERENCE, SOURCE, ClaimRecord, DocRecord, Line, LineError, ListRecord, json_type
+from .common import (
+    REFERENCE,
+    SOURCE,
+    ClaimRecord,
+    DocRecord,
+    Line,
+    LineError,
+    ListRecord,
+    json_type,
+)
 
 NAME = "factscore"
 MODEL = "factscore-model-facts"
@@ -31,8 +40,11 @@ def parse(line: Line) -> DocRecord | None:
     annotations = line.get("annotations", list)
     if output == "" and annotations is not None:
         line.warn("output", "is empty but the record has annotations")
-    source_model = (line.reader.options.get("source_model") or line.get("source_model", str)
-                    or line.file.rsplit("/", 1)[-1].removesuffix(".jsonl"))
+    source_model = (
+        line.reader.options.get("source_model")
+        or line.get("source_model", str)
+        or line.file.rsplit("/", 1)[-1].removesuffix(".jsonl")
+    )
     lists: dict[str, list[ClaimRecord]] = {MODEL: [], HUMAN: []}
     skeleton = []
     for i, ann in enumerate(annotations or []):
@@ -45,8 +57,9 @@ def parse(line: Line) -> DocRecord | None:
             continue
         if not isinstance(ann.get("is-relevant", True), bool):
             line.error(f"annotations[{i}].is-relevant", "must be true or false")
-        skeleton.append({k: (v if k not in FACT_KEYS else None if v is None else [])
-                         for k, v in ann.items()})
+        skeleton.append(
+            {k: (v if k not in FACT_KEYS else None if v is None else []) for k, v in ann.items()}
+        )
         for key, system in FACT_KEYS.items():
             facts = ann.get(key)
             if facts is None:
@@ -64,8 +77,15 @@ def parse(line: Line) -> DocRecord | None:
                     line.error(f"{where}.label", f"must be S, NS or IR, not {label!r}")
                     continue
                 for extra in set(fact) - {"text", "label"}:
-                    line.reader.warn_once(f"fact:{extra}", LineError(
-                        line.file, line.line, f"{where}.{extra}", "is not a FActScore fact field: not kept"))
+                    line.reader.warn_once(
+                        f"fact:{extra}",
+                        LineError(
+                            line.file,
+                            line.line,
+                            f"{where}.{extra}",
+                            "is not a FActScore fact field: not kept",
+                        ),
+                    )
                 if not fact["text"].strip():
                     line.error(f"{where}.text", "is empty")
                     continue
@@ -83,7 +103,13 @@ def parse(line: Line) -> DocRecord | None:
         source["input"] = prompt
     metadata[SOURCE] = source
     return DocRecord(
-        line.line, f"{source_model}:{topic}", output, question, "Biography", source_model, metadata,
+        line.line,
+        f"{source_model}:{topic}",
+        output,
+        question,
+        "Biography",
+        source_model,
+        metadata,
         {name: ListRecord(claims, abstained) for name, claims in lists.items()},
         verdict_kinds={LABELS: REFERENCE},
     )
@@ -106,9 +132,13 @@ def write(record: DocRecord, *, labels: str, with_model: bool = False) -> dict[s
             facts.setdefault((key, index), []).append(fact)
     skeleton = source.get("annotations")
     if skeleton is None:
-        skeleton = [{"text": sentences[i], **{k: [] for k in FACT_KEYS if k == "model-atomic-facts"
-                                              or HUMAN in record.lists}}
-                    for i in sorted(sentences)]
+        skeleton = [
+            {
+                "text": sentences[i],
+                **{k: [] for k in FACT_KEYS if k == "model-atomic-facts" or HUMAN in record.lists},
+            }
+            for i in sorted(sentences)
+        ]
     annotations = []
     for i, s in enumerate(skeleton):
         entry = dict(s)

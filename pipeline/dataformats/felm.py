@@ -18,8 +18,19 @@ from .veriscore import stable_id
 
 NAME = "felm"
 LABELS = "felm-labels"
-KEYS = {"index", "source", "prompt", "response", "segmented_response", "labels", "comment", "type",
-        "ref", "domain", "ref_contents"}
+KEYS = {
+    "index",
+    "source",
+    "prompt",
+    "response",
+    "segmented_response",
+    "labels",
+    "comment",
+    "type",
+    "ref",
+    "domain",
+    "ref_contents",
+}
 KEPT = ("index", "source", "comment", "type", "ref", "ref_contents")
 
 
@@ -28,8 +39,12 @@ def parse(line: Line) -> DocRecord | None:
     segments = line.get("segmented_response", list, required=True)
     labels = line.get("labels", list)
     kind = line.obj.get("type")  # some files name the domain here
-    domain = (line.get("domain", str) or (kind if isinstance(kind, str) else "")
-              or line.reader.options.get("domain") or line.file.rsplit("/", 1)[-1].split(".", 1)[0])
+    domain = (
+        line.get("domain", str)
+        or (kind if isinstance(kind, str) else "")
+        or line.reader.options.get("domain")
+        or line.file.rsplit("/", 1)[-1].split(".", 1)[0]
+    )
     source: dict[str, Any] = {"format": NAME, "keys": list(line.obj)}
     response = line.obj.get("response")
     if isinstance(response, float) and math.isnan(response) and segments is not None:
@@ -47,7 +62,10 @@ def parse(line: Line) -> DocRecord | None:
             line.error(f"segmented_response[{i}]", f"must be a string, not {json_type(seg)}")
             continue
         if not seg.strip():
-            line.warn(f"segmented_response[{i}]", "is empty: kept with its label, never shown as an annotation unit")
+            line.warn(
+                f"segmented_response[{i}]",
+                "is empty: kept with its label, never shown as an annotation unit",
+            )
         records.append(SegmentRecord(seg))
     if segments is not None and not segments:
         line.error("segmented_response", "is empty")
@@ -58,9 +76,12 @@ def parse(line: Line) -> DocRecord | None:
         if len(labels) < len(segments):
             line.error("labels", f"has {len(labels)} labels for {len(segments)} segments")
         elif len(labels) > len(segments):
-            source["extra_labels"] = labels[len(segments):]
-            line.warn("labels", f"has {len(labels)} labels for {len(segments)} segments: the "
-                      f"extra {len(labels) - len(segments)} are kept in metadata")
+            source["extra_labels"] = labels[len(segments) :]
+            line.warn(
+                "labels",
+                f"has {len(labels)} labels for {len(segments)} segments: the "
+                f"extra {len(labels) - len(segments)} are kept in metadata",
+            )
     if line.failed:
         return None
     assert response is not None
@@ -72,8 +93,9 @@ def parse(line: Line) -> DocRecord | None:
     metadata.update({k: line.obj[k] for k in KEPT if k in line.obj})
     metadata[SOURCE] = source
     model = line.reader.options.get("source_model") or "chatgpt"
-    return DocRecord(line.line, ext, response, prompt, domain, model, metadata, {}, records,
-                     {LABELS: REFERENCE})
+    return DocRecord(
+        line.line, ext, response, prompt, domain, model, metadata, {}, records, {LABELS: REFERENCE}
+    )
 
 
 def write(record: DocRecord, *, labels: str | None) -> dict[str, Any]:

@@ -19,8 +19,15 @@ NAME = "veriscore"
 INPUT = "veriscore-input"
 NO_CLAIM = "No verifiable claim."
 INPUT_KEYS = {"id", "question", "response", "model", "prompt_source"}
-OUTPUT_KEYS = {"abstained", "claim_list", "all_claims", "all_claim_lst", "claim_search_results",
-               "claim_snippets_dict", "claim_verification_result"}
+OUTPUT_KEYS = {
+    "abstained",
+    "claim_list",
+    "all_claims",
+    "all_claim_lst",
+    "claim_search_results",
+    "claim_snippets_dict",
+    "claim_verification_result",
+}
 # Written by VeriScore or by our pipeline; kept in metadata without a warning.
 KEPT_KEYS = {"prompt_tok_cnt", "response_tok_cnt", "pipeline"}
 
@@ -74,7 +81,9 @@ def parse(line: Line) -> DocRecord | None:
             if c.strip() and c.strip() != NO_CLAIM:
                 sentence_of.setdefault(c, i)
                 flattened.append(c)
-    evidence_key = "claim_search_results" if "claim_search_results" in line.obj else "claim_snippets_dict"
+    evidence_key = (
+        "claim_search_results" if "claim_search_results" in line.obj else "claim_snippets_dict"
+    )
     search_results = line.get(evidence_key, dict) or {}
     verifications = line.get("claim_verification_result", list) or []
     if all_claims is None and per_sentence is None and not search_results and not abstained:
@@ -99,11 +108,15 @@ def parse(line: Line) -> DocRecord | None:
             other_results[claim_text] = results
     kept_verifications = []
     for i, v in enumerate(verifications):
-        if not isinstance(v, dict) or not isinstance(v.get("claim"), str) or not isinstance(
-            v.get("verification_result"), str
+        if (
+            not isinstance(v, dict)
+            or not isinstance(v.get("claim"), str)
+            or not isinstance(v.get("verification_result"), str)
         ):
-            line.error(f"claim_verification_result[{i}]",
-                       "must be an object with 'claim' and 'verification_result' strings")
+            line.error(
+                f"claim_verification_result[{i}]",
+                "must be an object with 'claim' and 'verification_result' strings",
+            )
             continue
         target = by_text.get(v["claim"])
         if target is None:
@@ -127,13 +140,19 @@ def parse(line: Line) -> DocRecord | None:
 
 
 def write_input(record: DocRecord) -> dict[str, Any]:
-    out = {"id": record.external_id, "question": record.question, "response": record.response,
-           "model": record.source_model, "prompt_source": record.domain}
+    out = {
+        "id": record.external_id,
+        "question": record.question,
+        "response": record.response,
+        "model": record.source_model,
+        "prompt_source": record.domain,
+    }
     return _as_published(record, INPUT, out)
 
 
-def _as_published(record: DocRecord, fmt: str, out: dict[str, Any],
-                  always: tuple[str, ...] = ()) -> dict[str, Any]:
+def _as_published(
+    record: DocRecord, fmt: str, out: dict[str, Any], always: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Keep the keys the source record had (all when it came from elsewhere), add its kept
     metadata keys back."""
     keys = record.source().get("keys") if record.source().get("format") == fmt else None
@@ -148,14 +167,18 @@ def write(record: DocRecord, *, system: str, verifier: str | None) -> dict[str, 
     lst = record.lists[system]
     claims = lst.claims
     texts = [c.text for c in claims]
-    n_sentences = max((c.sentence_index for c in claims if c.sentence_index is not None), default=-1) + 1
+    n_sentences = (
+        max((c.sentence_index for c in claims if c.sentence_index is not None), default=-1) + 1
+    )
     per_sentence: list[list[str]] = [[] for _ in range(n_sentences)]
     for c in claims:
         if c.sentence_index is not None:
             per_sentence[c.sentence_index].append(c.text)
     keys = source.get("keys", [])
     claims_key = "all_claim_lst" if "all_claim_lst" in keys else "all_claims"
-    evidence_key = "claim_snippets_dict" if "claim_snippets_dict" in keys else "claim_search_results"
+    evidence_key = (
+        "claim_snippets_dict" if "claim_snippets_dict" in keys else "claim_search_results"
+    )
     out: dict[str, Any] = {
         "id": record.external_id,
         "question": record.question,
@@ -163,24 +186,31 @@ def write(record: DocRecord, *, system: str, verifier: str | None) -> dict[str, 
         "model": record.source_model,
         "prompt_source": record.domain,
         "abstained": lst.abstained,
-        "claim_list": source.get("claim_list", [s or [NO_CLAIM] for s in per_sentence] if n_sentences else [texts]),
+        "claim_list": source.get(
+            "claim_list", [s or [NO_CLAIM] for s in per_sentence] if n_sentences else [texts]
+        ),
         claims_key: source.get("all_claims", texts),
     }
     always = []
-    search = {c.text: [{"title": e.title, "snippet": e.snippet, "link": e.link} for e in c.evidence]
-              for c in claims}
+    search = {
+        c.text: [{"title": e.title, "snippet": e.snippet, "link": e.link} for e in c.evidence]
+        for c in claims
+    }
     if any(search.values()) or evidence_key in keys:
         out[evidence_key] = {**search, **source.get("other_search_results", {})}
         always.append(evidence_key)
     verdicts = {c.text: c.verdicts[verifier] for c in claims if verifier and verifier in c.verdicts}
     if verdicts:
-        out["claim_verification_result"] = _verifications(claims, verdicts, source.get("verifications", []))
+        out["claim_verification_result"] = _verifications(
+            claims, verdicts, source.get("verifications", [])
+        )
         always.append("claim_verification_result")
     return _as_published(record, NAME, out, tuple(always))
 
 
-def _verifications(claims: list[ClaimRecord], verdicts: dict[str, str],
-                   published: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _verifications(
+    claims: list[ClaimRecord], verdicts: dict[str, str], published: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """The published entries (their search_results text and spelling of the label) for
     the claims they name, in their order; entries written from our data for the rest."""
     out, done = [], set()
@@ -188,13 +218,20 @@ def _verifications(claims: list[ClaimRecord], verdicts: dict[str, str],
         claim = v["claim"]
         if claim in verdicts:
             same = label(v["verification_result"]) == verdicts[claim]
-            out.append({**v, "verification_result": v["verification_result"] if same else verdicts[claim]})
+            out.append(
+                {**v, "verification_result": v["verification_result"] if same else verdicts[claim]}
+            )
             done.add(claim)
     for c in claims:
         if c.text in verdicts and c.text not in done:
             done.add(c.text)
-            out.append({"claim": c.text,
-                        "search_results": "\n\n".join(f"Title: {e.title}\nContent: {e.snippet}"
-                                                      for e in c.evidence),
-                        "verification_result": verdicts[c.text]})
+            out.append(
+                {
+                    "claim": c.text,
+                    "search_results": "\n\n".join(
+                        f"Title: {e.title}\nContent: {e.snippet}" for e in c.evidence
+                    ),
+                    "verification_result": verdicts[c.text],
+                }
+            )
     return out

@@ -27,17 +27,50 @@ def fact(text: str, label: str | None = None) -> dict[str, str]:
 # Response A: 2 S, 1 NS, 1 IR, and an irrelevant sentence with 2 model facts -> 2 / 6.
 # Response B: 1 S of 1 -> 1. Response C abstains. FActScore = (1/3 + 1) / 2.
 ROWS = [
-    {"input": "Question: Tell me a bio of A.", "output": "A. B. C.", "topic": "A", "annotations": [
-        {"text": "A.", "is-relevant": True, "model-atomic-facts": [fact("a1"), fact("a2")],
-         "human-atomic-facts": [fact("a1", "S"), fact("a2", "S"), fact("a3", "NS")]},
-        {"text": "B.", "is-relevant": False, "model-atomic-facts": [fact("b1"), fact("b2")],
-         "human-atomic-facts": None},
-        {"text": "C.", "is-relevant": True, "model-atomic-facts": [fact("c1")],
-         "human-atomic-facts": [fact("c1", "IR")]}]},
-    {"input": "Question: Tell me a bio of B.", "output": "B.", "topic": "B", "annotations": [
-        {"text": "B.", "is-relevant": True, "model-atomic-facts": [fact("b")],
-         "human-atomic-facts": [fact("b", "S")]}]},
-    {"input": "Question: Tell me a bio of C.", "output": "I do not know.", "topic": "C", "annotations": None},
+    {
+        "input": "Question: Tell me a bio of A.",
+        "output": "A. B. C.",
+        "topic": "A",
+        "annotations": [
+            {
+                "text": "A.",
+                "is-relevant": True,
+                "model-atomic-facts": [fact("a1"), fact("a2")],
+                "human-atomic-facts": [fact("a1", "S"), fact("a2", "S"), fact("a3", "NS")],
+            },
+            {
+                "text": "B.",
+                "is-relevant": False,
+                "model-atomic-facts": [fact("b1"), fact("b2")],
+                "human-atomic-facts": None,
+            },
+            {
+                "text": "C.",
+                "is-relevant": True,
+                "model-atomic-facts": [fact("c1")],
+                "human-atomic-facts": [fact("c1", "IR")],
+            },
+        ],
+    },
+    {
+        "input": "Question: Tell me a bio of B.",
+        "output": "B.",
+        "topic": "B",
+        "annotations": [
+            {
+                "text": "B.",
+                "is-relevant": True,
+                "model-atomic-facts": [fact("b")],
+                "human-atomic-facts": [fact("b", "S")],
+            }
+        ],
+    },
+    {
+        "input": "Question: Tell me a bio of C.",
+        "output": "I do not know.",
+        "topic": "C",
+        "annotations": None,
+    },
 ]
 
 
@@ -46,18 +79,29 @@ def test_the_human_label_rule_on_a_worked_example(project: Project) -> None:
     [labels] = system_verdict_sets(project)
     assert labels.name == FACTSCORE_LABELS
     [row] = factscore_rows(project, labels)
-    assert (row.facts_from, row.source_model, row.responses, row.responding) == (FACTSCORE_HUMAN, "M", 3, 2)
+    assert (row.facts_from, row.source_model, row.responses, row.responding) == (
+        FACTSCORE_HUMAN,
+        "M",
+        3,
+        2,
+    )
     assert row.facts_per_response == pytest.approx((6 + 1) / 2)
     assert row.factscore == pytest.approx(100 * (2 / 6 + 1) / 2)
 
 
 def test_any_verdict_set_on_atomic_facts_gives_a_row(project: Project) -> None:
     import_file(project=project, text="\n".join(json.dumps(r) for r in ROWS), file="M.jsonl")
-    model_facts = Claim.objects.filter(claim_list__system__name="factscore-model-facts").order_by("pk")
-    verifier = VerdictSet("a verifier", {c.pk: "S" if c.text.startswith("a") else "NS" for c in model_facts})
+    model_facts = Claim.objects.filter(claim_list__system__name="factscore-model-facts").order_by(
+        "pk"
+    )
+    verifier = VerdictSet(
+        "a verifier", {c.pk: "S" if c.text.startswith("a") else "NS" for c in model_facts}
+    )
     [row] = factscore_rows(project, verifier)
     # model facts: A has a1 a2 (S) b1 b2 c1 (NS) -> 2/5; B has b (NS) -> 0
-    assert row.facts_from == "factscore-model-facts" and row.factscore == pytest.approx(100 * (2 / 5 + 0) / 2)
+    assert row.facts_from == "factscore-model-facts" and row.factscore == pytest.approx(
+        100 * (2 / 5 + 0) / 2
+    )
 
 
 def test_the_table_reproduces_factscore_on_the_three_released_files(project: Project) -> None:
@@ -67,11 +111,26 @@ def test_the_table_reproduces_factscore_on_the_three_released_files(project: Pro
     report = reports.build_report(project, bootstrap=0, with_charts=False)
     rows = {r["source model"]: r for r in report.table("factscore").as_dicts()}
     assert {m: round(r["FActScore"], 1) for m, r in rows.items()} == pytest.approx(
-        {"InstructGPT": 42.5, "ChatGPT": 58.3, "PerplexityAI": 71.5}, abs=0.2)
+        {"InstructGPT": 42.5, "ChatGPT": 58.3, "PerplexityAI": 71.5}, abs=0.2
+    )
     assert {m: round(r["% responding"], 1) for m, r in rows.items()} == {
-        "InstructGPT": 99.5, "ChatGPT": 85.8, "PerplexityAI": 90.7}
+        "InstructGPT": 99.5,
+        "ChatGPT": 85.8,
+        "PerplexityAI": 90.7,
+    }
     out = StringIO()
-    call_command("agreement_report", str(project.pk), "--table", "factscore", "--format", "csv",
-                 "--bootstrap", "0", stdout=out)
+    call_command(
+        "agreement_report",
+        str(project.pk),
+        "--table",
+        "factscore",
+        "--format",
+        "csv",
+        "--bootstrap",
+        "0",
+        stdout=out,
+    )
     assert out.getvalue().splitlines()[0] == (
-        "verdict set,facts from,source model,responses,% responding,facts per responding response,FActScore")
+        "verdict set,facts from,source model,responses,% responding,"
+        "facts per responding response,FActScore"
+    )
