@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from pipeline.dataformats import factscore, felm, veriscore
+from pipeline.dataformats import canonical, factscore, felm, veriscore
 from pipeline.dataformats.common import (
     ClaimRecord,
     DocRecord,
@@ -95,11 +95,13 @@ def _records(
     lists: dict[str, System],
     labels: dict[str, dict[int, str]],
     *,
-    segments: bool = False,
+    segment_labels: dict[str, dict[int, str]] | None = None,
 ) -> Iterator[DocRecord]:
     """Each document as the record a reader would give: its claim lists of the given
     systems (key -> system), claims with evidence and the labels of `labels` (name ->
-    claim or segment id -> label), and its segments."""
+    claim id -> label), and with `segment_labels` (name -> segment id -> label) its
+    segments."""
+    segments = segment_labels is not None
     claim_lists: dict[tuple[int, str], ClaimList] = {}
     by_system = {s.pk: key for key, s in lists.items()}
     for cl in ClaimList.objects.filter(
@@ -136,7 +138,12 @@ def _records(
         if segments:
             record.segments = [
                 SegmentRecord(
-                    s.text, {name: by_id[s.pk] for name, by_id in labels.items() if s.pk in by_id}
+                    s.text,
+                    {
+                        name: by_id[s.pk]
+                        for name, by_id in (segment_labels or {}).items()
+                        if s.pk in by_id
+                    },
                 )
                 for s in doc.segments.all()
             ]
@@ -208,7 +215,8 @@ def felm_records(
             )
         }
         return [
-            felm.write(r, labels=reference.name) for r in _records(docs, {}, labels, segments=True)
+            felm.write(r, labels=reference.name)
+            for r in _records(docs, {}, {}, segment_labels=labels)
         ]
     golds: dict[tuple[int, str, str], gold.Gold] = {}
     reasons: dict[tuple[int, str], list[str]] = defaultdict(list)
@@ -308,6 +316,29 @@ def factscore_records(
     ]
 
 
+# --- canonical ----------------------------------------------------------------------
+
+
+def canonical_records(project: Project, *, source_model: str | None = None) -> list[dict[str, Any]]:
+    """Every document with all its claim lists (claims, evidence, every system's verdicts),
+    its segments and their labels, in the platform's own JSONL."""
+    docs = _documents(project, source_model)
+    lists = {s.name: s for s in project.systems.filter(claim_lists__isnull=False).distinct()}
+    claim_labels: dict[str, dict[int, str]] = defaultdict(dict)
+    segment_labels: dict[str, dict[int, str]] = defaultdict(dict)
+    for name, claim, segment, label in Verdict.objects.filter(system__project=project).values_list(
+        "system__name", "claim_id", "segment_id", "label"
+    ):
+        if claim is not None:
+            claim_labels[name][claim] = label
+        else:
+            segment_labels[name][segment] = label
+    return [
+        canonical.write(r)
+        for r in _records(docs, lists, claim_labels, segment_labels=segment_labels)
+    ]
+
+
 # --- the export registry used by the API ---------------------------------------------
 
 
@@ -327,6 +358,8 @@ def export(project: Project, name: str, *, params: Mapping[str, str]) -> tuple[s
         return reports.wide_csv(project), "text/csv; charset=utf-8"
     jsonl = "application/jsonl; charset=utf-8"
     model = _param(params, "source_model")
+    if name == "canonical.jsonl":
+        return _jsonl(canonical_records(project, source_model=model)), jsonl
     if name == "veriscore.jsonl":
         return _jsonl(
             veriscore_records(
@@ -352,4 +385,11 @@ def export(project: Project, name: str, *, params: Mapping[str, str]) -> tuple[s
     raise ValueError(f"unknown export {name!r}")
 
 
-EXPORTS = ["answers.csv", "wide.csv", "veriscore.jsonl", "felm.jsonl", "factscore.jsonl"]
+EXPORTS = [
+    "answers.csv",
+    "wide.csv",
+    "canonical.jsonl",
+    "veriscore.jsonl",
+    "felm.jsonl",
+    "factscore.jsonl",
+]

@@ -151,13 +151,14 @@ def verdicts_field(line: Line, name: str, value: Any) -> dict[str, str] | None:
 
 
 def write(record: DocRecord) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": record.external_id,
-        "question": record.question,
-        "response": record.response,
-        "domain": record.domain,
-        "source_model": record.source_model,
-    }
+    out: dict[str, Any] = {"id": record.external_id, "response": record.response}
+    for key, value in (
+        ("question", record.question),
+        ("domain", record.domain),
+        ("source_model", record.source_model),
+    ):
+        if value:
+            out[key] = value
     if record.metadata:
         out["metadata"] = record.metadata
     if record.lists:

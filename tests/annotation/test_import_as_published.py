@@ -436,3 +436,35 @@ def test_a_latin1_upload_is_reported_by_line_on_the_api(
     assert response.status_code == 400
     [error] = response.json()["errors"]
     assert (error["file"], error["line"]) == ("latin.jsonl", 1) and "not UTF-8" in error["message"]
+
+
+CANONICAL = {
+    "id": "bio-1",
+    "response": "A. B.",
+    "question": "Who?",
+    "domain": "Biography",
+    "source_model": "m",
+    "metadata": {"k": [1, 2]},
+    "claim_lists": {
+        "x": [
+            {
+                "text": "A.",
+                "sentence_index": 0,
+                "sentence": "A.",
+                "evidence": [{"title": "t", "snippet": " s ", "link": "https://e.org"}],
+                "verdicts": {"v": "supported"},
+            },
+            "B.",
+        ],
+        "y": [],
+    },
+    "abstained": ["y"],
+    "segments": [{"text": "A.", "labels": {"r": "true"}}, "B."],
+}
+
+
+def test_canonical_records_export_unchanged(project: Project) -> None:
+    import_file(project=project, text=json.dumps(CANONICAL), file="c.jsonl")
+    assert formats.canonical_records(project) == [CANONICAL]
+    text = formats.export(project, "canonical.jsonl", params={"source_model": "m"})[0]
+    assert records(text) == [CANONICAL]
