@@ -123,6 +123,8 @@ def parse(line: Line) -> DocRecord | None:
             line.error(f"claim_verification_result[{i}].claim", "is not one of the record's claims")
             continue
         target.verdicts[verifier] = label(v["verification_result"])
+        if isinstance(v.get("response"), str):  # the verifier's raw answer (our pipeline's files)
+            target.raw_outputs[verifier] = v["response"]
         kept_verifications.append(v)
     if line.failed or record is None:
         return None
