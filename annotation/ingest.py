@@ -320,34 +320,23 @@ def _list_differs(cl: ClaimList, lst: ListRecord) -> bool:
 def _merge_document(doc: Document, r: DocRecord, update: bool, summary: ImportSummary) -> None:
     """A known document: replace its fields (update) or keep them, adding what a later
     file of the same record says about its source (e.g. VeriScore's verification step)."""
-    metadata = dict(doc.metadata)
     if update:
-        changed = any(getattr(doc, f) != getattr(r, f) for f in DOCUMENT_FIELDS[:4]) or _plain(
-            doc.metadata
-        ) != _plain(r.metadata)
-        for f in DOCUMENT_FIELDS[:4]:
+        changed = any(getattr(doc, f) != getattr(r, f) for f in DOCUMENT_FIELDS)
+        for f in DOCUMENT_FIELDS:
             setattr(doc, f, getattr(r, f))
-        metadata = (
-            {**_plain(r.metadata), SOURCE: doc.metadata.get(SOURCE)}
-            if SOURCE in doc.metadata
-            else _plain(r.metadata)
-        )
+        summary.documents_updated += changed
+        summary.documents_existing += not changed
         if changed:
-            summary.documents_updated += 1
-        else:
-            summary.documents_existing += 1
-    else:
-        summary.documents_existing += 1
-    source = r.metadata.get(SOURCE)
-    if isinstance(source, dict):
-        old = metadata.get(SOURCE) if isinstance(metadata.get(SOURCE), dict) else {}
+            doc.save()
+        return
+    summary.documents_existing += 1
+    source, old = r.metadata.get(SOURCE), doc.metadata.get(SOURCE)
+    if isinstance(source, dict) and isinstance(old, dict):
         merged = {**source, **old}
-        if "keys" in source or "keys" in old:
-            merged["keys"] = list(dict.fromkeys([*old.get("keys", []), *source.get("keys", [])]))
-        metadata[SOURCE] = merged
-    if metadata != doc.metadata or update:
-        doc.metadata = metadata
-        doc.save()
+        merged["keys"] = list(dict.fromkeys([*old.get("keys", []), *source.get("keys", [])]))
+        if merged != old:
+            doc.metadata = {**doc.metadata, SOURCE: merged}
+            doc.save(update_fields=["metadata"])
 
 
 def _add_evidence_and_verdicts(

@@ -468,3 +468,21 @@ def test_canonical_records_export_unchanged(project: Project) -> None:
     assert formats.canonical_records(project) == [CANONICAL]
     text = formats.export(project, "canonical.jsonl", params={"source_model": "m"})[0]
     assert records(text) == [CANONICAL]
+
+
+def test_the_upload_page_shows_counts_and_warnings(
+    client, alpha: Project, users: dict[str, object]
+) -> None:  # type: ignore[no-untyped-def]
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from tests.conftest import login
+
+    login(client, users["alice"])
+    upload = SimpleUploadedFile("math.jsonl", jsonl({**FELM_MATH, "ref": "http://example.org/a"}).encode())
+    response = client.post(
+        reverse("project_import", args=[alpha.pk]), {"file": upload, "format": "auto"}, follow=True
+    )
+    body = response.content.decode()
+    assert "1 new document(s)" in body and "1 warning(s)" in body
+    assert "math.jsonl, line 1, field &#x27;ref&#x27;: is a string, not a list" in body
