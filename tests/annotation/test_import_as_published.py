@@ -479,10 +479,58 @@ def test_the_upload_page_shows_counts_and_warnings(
     from tests.conftest import login
 
     login(client, users["alice"])
-    upload = SimpleUploadedFile("math.jsonl", jsonl({**FELM_MATH, "ref": "http://example.org/a"}).encode())
+    upload = SimpleUploadedFile(
+        "math.jsonl", jsonl({**FELM_MATH, "ref": "http://example.org/a"}).encode()
+    )
     response = client.post(
         reverse("project_import", args=[alpha.pk]), {"file": upload, "format": "auto"}, follow=True
     )
     body = response.content.decode()
     assert "1 new document(s)" in body and "1 warning(s)" in body
     assert "math.jsonl, line 1, field &#x27;ref&#x27;: is a string, not a list" in body
+
+
+def test_felm_segments_keep_their_whitespace(project: Project) -> None:
+    row = {**FELM_MATH, "segmented_response": [" First 3 * 4 = 12.", "Then 2 + 12 = 14.\n"]}
+    summary = import_file(project=project, text=jsonl(row), file="math.jsonl")
+    assert summary.warnings == []
+    assert formats.felm_records(project, source=FELM_LABELS) == [row]
+
+
+def test_pipeline_results_go_through_the_same_write_path(project: Project) -> None:
+    from annotation.ingest import ingest_results
+    from pipeline.types import Claim as PClaim
+    from pipeline.types import ClaimResult, ResponseResult
+    from pipeline.types import Evidence as PEvidence
+    from pipeline.types import Verdict as PVerdict
+
+    long_link = "https://example.org/" + "x" * 2100
+    claim = ClaimResult(
+        PClaim("A is a.", 0, "A is a."),
+        [PEvidence(1, "t", "s", long_link)],
+        PVerdict("Supported.", "raw answer", True),
+    )
+    result = ResponseResult(
+        id="r1",
+        response="A is a.",
+        question=None,
+        model="m",
+        domain="d",
+        abstained=False,
+        extractor="veriscore",
+        extraction_model="x",
+        verification_model="y",
+        prompt_version="e1+v1",
+        label_mode="binary",
+        retriever="bm25",
+        claims=[claim],
+    )
+    for _ in range(2):  # a chunk processed twice writes nothing twice
+        ingest_results(project=project, results=[result], extractor_name="ex", verifier_name="ve")
+    assert Evidence.objects.get().link == long_link[:2000]
+    verdict = Verdict.objects.get()
+    assert (verdict.label, verdict.raw_output, verdict.system.kind) == (
+        "supported",
+        "raw answer",
+        "verifier",
+    )
