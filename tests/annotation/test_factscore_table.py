@@ -134,3 +134,23 @@ def test_the_table_reproduces_factscore_on_the_three_released_files(project: Pro
         "verdict set,facts from,source model,responses,% responding,"
         "facts per responding response,FActScore"
     )
+
+
+def test_the_report_page_and_api_show_the_table(alpha: Project, users: dict[str, object]) -> None:
+    from django.test import Client
+    from django.urls import reverse
+
+    from tests.annotation.api_helpers import token_client
+
+    import_file(project=alpha, text="\n".join(json.dumps(r) for r in ROWS), file="M.jsonl")
+    client = Client()
+    client.force_login(users["alice"])  # type: ignore[arg-type]
+    page = client.get(reverse("report", args=[alpha.pk]) + "?bootstrap=0").content.decode()
+    assert "FActScore per source model" in page and "66.7" in page
+    csv = client.get(reverse("report_table", args=[alpha.pk, "factscore", "csv"]) + "?bootstrap=0")
+    assert csv.status_code == 200 and "factscore-human-labels,factscore-human-facts,M,3," in (
+        csv.content.decode()
+    )
+    body = token_client(users["alice"]).get(f"/api/projects/{alpha.pk}/report/?bootstrap=0").json()
+    [section] = [s for s in body["sections"] if s["slug"] == "factscore"]
+    assert section["tables"][0]["name"] == "factscore"
