@@ -333,10 +333,14 @@ def canonical_records(project: Project, *, source_model: str | None = None) -> l
             claim_labels[name][claim] = label
         else:
             segment_labels[name][segment] = label
-    return [
-        canonical.write(r)
-        for r in _records(docs, lists, claim_labels, segment_labels=segment_labels)
-    ]
+    references = set(project.systems.filter(kind=System.REFERENCE).values_list("name", flat=True))
+    out = []
+    for r in _records(docs, lists, claim_labels, segment_labels=segment_labels):
+        used = {n for lst in r.lists.values() for c in lst.claims for n in c.verdicts}
+        used |= {n for s in r.segments for n in s.verdicts}
+        r.verdict_kinds = {n: System.REFERENCE for n in sorted(used & references)}
+        out.append(canonical.write(r))
+    return out
 
 
 # --- the export registry used by the API ---------------------------------------------

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from .common import (
+    REFERENCE,
+    VERIFIER,
     ClaimRecord,
     DocRecord,
     EvidenceRecord,
@@ -31,7 +33,9 @@ KEYS = {
     "claim_lists",
     "abstained",
     "segments",
+    "verdict_kinds",
 }
+KINDS = (REFERENCE, VERIFIER)
 
 
 def parse(line: Line) -> DocRecord | None:
@@ -69,10 +73,14 @@ def parse(line: Line) -> DocRecord | None:
             continue
         if not segments[-1].text.strip():
             line.warn(where, "is an empty segment: kept, never shown as an annotation unit")
+    kinds = line.get("verdict_kinds", dict) or {}
+    for name, kind in kinds.items():
+        if kind not in KINDS:
+            line.error(f"verdict_kinds.{name}", f"must be one of {', '.join(KINDS)}, not {kind!r}")
     if line.failed:
         return None
     return DocRecord(
-        line.line, str(ext), response, question, domain, model, metadata, lists, segments
+        line.line, str(ext), response, question, domain, model, metadata, lists, segments, kinds
     )
 
 
@@ -147,7 +155,8 @@ def verdicts_field(line: Line, name: str, value: Any) -> dict[str, str] | None:
     ):
         line.error(name, "must be an object mapping system names to labels")
         return None
-    return {k.strip(): label(v) for k, v in value.items()}
+    # Labels are kept as written (reports read every spelling); booleans become true/false.
+    return {k.strip(): label(v) if isinstance(v, bool) else v for k, v in value.items()}
 
 
 def write(record: DocRecord) -> dict[str, Any]:
@@ -173,6 +182,9 @@ def write(record: DocRecord) -> dict[str, Any]:
             {"text": s.text, "labels": s.verdicts} if s.verdicts else s.text
             for s in record.segments
         ]
+    references = {n: k for n, k in record.verdict_kinds.items() if k == REFERENCE}
+    if references:
+        out["verdict_kinds"] = references
     return out
 
 

@@ -534,3 +534,24 @@ def test_pipeline_results_go_through_the_same_write_path(project: Project) -> No
         "raw answer",
         "verifier",
     )
+
+
+def test_a_factscore_file_survives_a_trip_through_the_canonical_format(project: Project) -> None:
+    path = peer_file("factscore_labeled/ChatGPT.jsonl")
+    import_file(project=project, text=path.read_bytes(), file=path.name)
+    text = formats.export(project, "canonical.jsonl", params={})[0]
+    other = Project.objects.create(name="canonical trip")
+    summary = import_file(project=other, text=text, file="canonical.jsonl")
+    assert summary.format == "canonical" and summary.warnings == []
+    assert formats.factscore_records(other, source=FACTSCORE_LABELS) == records(path.read_text())
+    assert formats.canonical_records(other) == records(text)
+
+
+def test_felm_records_survive_a_trip_through_the_canonical_format(project: Project) -> None:
+    row = {**FELM_MATH, "labels": [True, False, True], "response": math.nan}
+    import_file(project=project, text=jsonl(row), file="math.jsonl")
+    other = Project.objects.create(name="canonical trip")
+    import_file(
+        project=other, text=formats.export(project, "canonical.jsonl", params={})[0], file="c.jsonl"
+    )
+    assert json.dumps(formats.felm_records(other, source=FELM_LABELS)) == json.dumps([row])
