@@ -10,12 +10,34 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
+
+from django.db.models import QuerySet
+
+from pipeline.dataformats import canonical, factscore, felm, veriscore
+from pipeline.dataformats.common import (
+    ClaimRecord,
+    DocRecord,
+    EvidenceRecord,
+    ListRecord,
+    SegmentRecord,
+)
 
 from . import exports, gold, kinds, reports
 from .ingest import FACTSCORE_HUMAN, FACTSCORE_MODEL
-from .models import Answer, Assignment, Claim, ClaimList, Document, Item, Project, Segment, System, Verdict
+from .models import (
+    Answer,
+    Assignment,
+    Claim,
+    ClaimList,
+    Document,
+    Item,
+    Project,
+    Segment,
+    System,
+    Verdict,
+)
 
 # Gold label of a claim -> FActScore's S (supported) / NS (not supported) / IR
 # (irrelevant): verification labels, and the atomic-fact labels.
@@ -57,18 +79,91 @@ def _claim_gold(project: Project) -> dict[int, gold.Gold]:
     return kinds.gold_by_target(project, Claim)
 
 
+# --- database -> format records -----------------------------------------------------
+
+
+def _records(
+    docs: QuerySet[Document],
+    lists: dict[str, System],
+    labels: dict[str, dict[int, str]],
+    *,
+    segment_labels: dict[str, dict[int, str]] | None = None,
+) -> Iterator[DocRecord]:
+    """Each document as the record a reader would give: its claim lists of the given
+    systems (key -> system), claims with evidence and the labels of `labels` (name ->
+    claim id -> label), and with `segment_labels` (name -> segment id -> label) its
+    segments."""
+    segments = segment_labels is not None
+    claim_lists: dict[tuple[int, str], ClaimList] = {}
+    by_system = {s.pk: key for key, s in lists.items()}
+    for cl in ClaimList.objects.filter(
+        document__in=docs, system__in=lists.values()
+    ).prefetch_related("claims__evidence"):
+        claim_lists[(cl.document_id, by_system[cl.system_id])] = cl
+    for doc in docs.prefetch_related("segments") if segments else docs:
+        record = DocRecord(
+            0,
+            doc.external_id,
+            doc.response,
+            doc.question,
+            doc.domain,
+            doc.source_model,
+            doc.metadata,
+        )
+        for key in lists:
+            cl = claim_lists.get((doc.pk, key))
+            if cl is None:
+                continue
+            record.lists[key] = ListRecord(
+                [
+                    ClaimRecord(
+                        c.text,
+                        c.sentence_index,
+                        c.sentence,
+                        {name: by_id[c.pk] for name, by_id in labels.items() if c.pk in by_id},
+                        [EvidenceRecord(e.title, e.snippet, e.link) for e in c.evidence.all()],
+                    )
+                    for c in cl.claims.all()
+                ],
+                cl.abstained,
+            )
+        if segments:
+            record.segments = [
+                SegmentRecord(
+                    s.text,
+                    {
+                        name: by_id[s.pk]
+                        for name, by_id in (segment_labels or {}).items()
+                        if s.pk in by_id
+                    },
+                )
+                for s in doc.segments.all()
+            ]
+        yield record
+
+
+def _documents(project: Project, source_model: str | None) -> QuerySet[Document]:
+    docs = Document.objects.filter(project=project).order_by("id")
+    return docs.filter(source_model=source_model) if source_model else docs
+
+
 # --- VeriScore ----------------------------------------------------------------------
 
 
-def veriscore_records(project: Project, *, system: str | None = None,
-                      verifier: str | None = None) -> list[dict[str, Any]]:
+def veriscore_records(
+    project: Project,
+    *,
+    system: str | None = None,
+    verifier: str | None = None,
+    source_model: str | None = None,
+) -> list[dict[str, Any]]:
     """One record per document with the extractor's claims, in VeriScore's output keys:
     question, response, model, prompt_source, claim_list (per sentence), all_claims,
     claim_search_results ({claim: [{title, snippet, link}]}) and
-    claim_verification_result ([{claim, search_results, verification_result}])."""
+    claim_verification_result ([{claim, search_results, verification_result}]); the keys
+    a published record had, as it had them."""
     extractor = _system(project, system, kind=System.EXTRACTOR)
     verifier_system = None
-    verdicts: dict[int, str] = {}
     claim_ids = Claim.objects.filter(claim_list__system=extractor)
     if verifier:
         verifier_system = _system(project, verifier, kind=System.VERIFIER)
@@ -76,108 +171,84 @@ def veriscore_records(project: Project, *, system: str | None = None,
         used = System.objects.filter(verdicts__claim__in=claim_ids, kind=System.VERIFIER).distinct()
         if used.count() == 1:
             verifier_system = used.get()
+    labels = {}
     if verifier_system is not None:
-        verdicts = dict(Verdict.objects.filter(system=verifier_system, claim__in=claim_ids)
-                        .values_list("claim_id", "label"))
-    records = []
-    lists = (ClaimList.objects.filter(system=extractor, document__project=project)
-             .select_related("document").prefetch_related("claims__evidence")
-             .order_by("document_id"))
-    for cl in lists:
-        doc = cl.document
-        claims = list(cl.claims.all())
-        n_sentences = max([c.sentence_index for c in claims if c.sentence_index is not None],
-                          default=-1) + 1
-        per_sentence: list[list[str]] = [[] for _ in range(n_sentences)]
-        for c in claims:
-            if c.sentence_index is not None:
-                per_sentence[c.sentence_index].append(c.text)
-        record: dict[str, Any] = {
-            "id": doc.external_id,
-            "question": doc.question,
-            "response": doc.response,
-            "model": doc.source_model,
-            "prompt_source": doc.domain,
-            "claim_list": per_sentence if n_sentences else [[c.text for c in claims]],
-            "all_claims": [c.text for c in claims],
-            "abstained": cl.abstained,
-        }
-        search = {c.text: [{"title": e.title, "snippet": e.snippet, "link": e.link}
-                           for e in c.evidence.all()] for c in claims}
-        if any(search.values()):
-            record["claim_search_results"] = search
-        if verdicts:
-            record["claim_verification_result"] = [
-                {"claim": c.text,
-                 "search_results": "\n\n".join(f"Title: {e['title']}\nContent: {e['snippet']}"
-                                               for e in search[c.text]),
-                 "verification_result": verdicts[c.pk]}
-                for c in claims if c.pk in verdicts
-            ]
-        for key in ("prompt_tok_cnt", "response_tok_cnt"):
-            if key in doc.metadata:
-                record[key] = doc.metadata[key]
-        records.append(record)
-    return records
+        labels[verifier_system.name] = dict(
+            Verdict.objects.filter(system=verifier_system, claim__in=claim_ids).values_list(
+                "claim_id", "label"
+            )
+        )
+    docs = _documents(project, source_model).filter(claim_lists__system=extractor)
+    return [
+        veriscore.write(r, system=extractor.name, verifier=verifier_system and verifier_system.name)
+        for r in _records(docs, {extractor.name: extractor}, labels)
+    ]
 
 
 # --- FELM ---------------------------------------------------------------------------
 
 
-def felm_records(project: Project, *, source: str = GOLD) -> list[dict[str, Any]]:
+def felm_records(
+    project: Project, *, source: str = GOLD, source_model: str | None = None
+) -> list[dict[str, Any]]:
     """One record per document with segments, in FELM's keys (index, source, prompt,
     response, segmented_response, labels, comment, type, ref). With source="gold" the
     labels are the gold `correct` values of the segment items, with their provenance in
-    `label_provenance`; otherwise the labels of the named reference system."""
-    docs = (Document.objects.filter(project=project, segments__isnull=False).distinct()
-            .prefetch_related("segments").order_by("id"))
+    `label_provenance`; otherwise the labels of the named reference system, and the
+    record as published."""
+    docs = _documents(project, source_model).filter(segments__isnull=False).distinct()
     reference = None if source == GOLD else _system(project, source, kind=System.REFERENCE)
+    if reference is not None:
+        labels = {
+            reference.name: dict(
+                Verdict.objects.filter(system=reference, segment__document__in=docs).values_list(
+                    "segment_id", "label"
+                )
+            )
+        }
+        return [
+            felm.write(r, labels=reference.name)
+            for r in _records(docs, {}, {}, segment_labels=labels)
+        ]
     golds: dict[tuple[int, str, str], gold.Gold] = {}
     reasons: dict[tuple[int, str], list[str]] = defaultdict(list)
     links: dict[tuple[int, str], list[str]] = defaultdict(list)
-    items = {}
-    if reference is None:
-        judging = [spec.name for spec in kinds.judging(Segment)]
-        items = dict(Item.objects.filter(project=project, kind__in=judging).values_list("document_id", "id"))
-        golds = {(g.item, g.unit, g.field): g for g in gold.gold_values(project)
-                 if g.kind in judging}
-        for a in Answer.objects.filter(assignment__item__project=project,
-                                       assignment__item__kind__in=judging,
-                                       assignment__status=Assignment.SUBMITTED,
-                                       field__in=["reason", "links"]).order_by("assignment__annotator_id"):
-            target = reasons if a.field == "reason" else links
-            target[(a.assignment.item_id, a.unit)] += [a.value] if a.field == "reason" else a.value.split()
+    judging = [spec.name for spec in kinds.judging(Segment)]
+    items = dict(Item.objects.filter(project=project, kind__in=judging).values_list("document_id", "id"))
+    golds = {(g.item, g.unit, g.field): g for g in gold.gold_values(project)
+             if g.kind in judging}
+    for a in Answer.objects.filter(assignment__item__project=project,
+                                   assignment__item__kind__in=judging,
+                                   assignment__status=Assignment.SUBMITTED,
+                                   field__in=["reason", "links"]).order_by("assignment__annotator_id"):
+        target = reasons if a.field == "reason" else links
+        target[(a.assignment.item_id, a.unit)] += [a.value] if a.field == "reason" else a.value.split()
     records = []
-    for doc in docs:
+    for doc in docs.prefetch_related("segments"):
+        item = items.get(doc.pk)
+        if item is None:
+            continue
         segments: list[Segment] = list(doc.segments.all())
-        record: dict[str, Any] = {
-            "index": doc.external_id.removeprefix("felm:"),
+        record = {
+            "index": doc.external_id.rsplit(":", 1)[-1],
             "source": doc.metadata.get("source", ""),
             "prompt": doc.question,
             "response": doc.response,
             "segmented_response": [s.text for s in segments],
             "domain": doc.domain,
         }
-        if reference is not None:
-            labels = dict(Verdict.objects.filter(system=reference, segment__in=segments)
-                          .values_list("segment_id", "label"))
-            record["labels"] = [_bool(labels.get(s.pk)) for s in segments]
-            for key in ("comment", "type", "ref"):
-                if key in doc.metadata:
-                    record[key] = doc.metadata[key]
-        else:
-            item = items.get(doc.pk)
-            if item is None:
-                continue
-            correct = [golds.get((item, f"segment:{s.position}", "correct")) for s in segments]
-            error = [golds.get((item, f"segment:{s.position}", "error_type")) for s in segments]
-            record["labels"] = [_bool(g.value) if g else None for g in correct]
-            record["label_provenance"] = [g.provenance if g else None for g in correct]
-            record["type"] = [g.value if g and c and c.value == "false" else None
-                              for g, c in zip(error, correct, strict=True)]
-            record["comment"] = [" | ".join(reasons[(item, f"segment:{s.position}")]) for s in segments]
-            record["ref"] = list(dict.fromkeys(
-                link for s in segments for link in links[(item, f"segment:{s.position}")]))
+        correct = [golds.get((item, f"segment:{s.position}", "correct")) for s in segments]
+        error = [golds.get((item, f"segment:{s.position}", "error_type")) for s in segments]
+        record["labels"] = [_bool(g.value) if g else None for g in correct]
+        record["label_provenance"] = [g.provenance if g else None for g in correct]
+        record["type"] = [
+            g.value if g and c and c.value == "false" else None
+            for g, c in zip(error, correct, strict=True)
+        ]
+        record["comment"] = [" | ".join(reasons[(item, f"segment:{s.position}")]) for s in segments]
+        record["ref"] = list(
+            dict.fromkeys(link for s in segments for link in links[(item, f"segment:{s.position}")])
+        )
         records.append(record)
     return records
 
@@ -189,49 +260,75 @@ def _bool(value: str | None) -> bool | None:
 # --- FActScore ----------------------------------------------------------------------
 
 
-def factscore_records(project: Project, *, system: str | None = None,
-                      human_system: str | None = None, source: str = GOLD) -> list[dict[str, Any]]:
+def factscore_records(
+    project: Project,
+    *,
+    system: str | None = None,
+    human_system: str | None = None,
+    source: str = GOLD,
+    source_model: str | None = None,
+) -> list[dict[str, Any]]:
     """FActScore's labelled format: input, output, topic, annotations[] per sentence with
     model-atomic-facts (and human-atomic-facts) as [{text, label}], label S/NS/IR.
     source="gold" maps the gold verification label of each claim (supported -> S,
-    otherwise NS); a reference system name copies its labels."""
+    otherwise NS); a reference system name copies its labels. Records of several source
+    models carry a `source_model` key; `source_model` selects one model's records."""
     model = _system(project, system, kind=System.EXTRACTOR, default=FACTSCORE_MODEL)
-    human = None
+    lists = {FACTSCORE_MODEL: model}
     if human_system or project.systems.filter(name=FACTSCORE_HUMAN).exists():
-        human = _system(project, human_system or FACTSCORE_HUMAN, kind=System.EXTRACTOR)
+        lists[FACTSCORE_HUMAN] = _system(
+            project, human_system or FACTSCORE_HUMAN, kind=System.EXTRACTOR
+        )
     if source == GOLD:
-        label_of = {cid: FACTSCORE_LABEL.get(g.value or "") for cid, g in _claim_gold(project).items()}
+        labels = {
+            GOLD: {
+                cid: FACTSCORE_LABEL[g.value]
+                for cid, g in _claim_gold(project).items()
+                if g.value in FACTSCORE_LABEL
+            }
+        }
     else:
         ref = _system(project, source, kind=System.REFERENCE)
-        label_of = dict(Verdict.objects.filter(system=ref, claim__isnull=False).values_list("claim_id", "label"))
-    records = []
-    for cl in (ClaimList.objects.filter(system=model, document__project=project)
-               .select_related("document").order_by("document_id")):
-        doc = cl.document
-        lists = {"model-atomic-facts": cl}
-        if human is not None:
-            other = ClaimList.objects.filter(system=human, document=doc).first()
-            if other is not None:
-                lists["human-atomic-facts"] = other
-        sentences: dict[int, dict[str, Any]] = {}
-        for key, lst in lists.items():
-            for c in lst.claims.all():
-                index = c.sentence_index if c.sentence_index is not None else 0
-                sentence = sentences.setdefault(index, {"text": c.sentence})
-                fact: dict[str, Any] = {"text": c.text}
-                if label_of.get(c.pk):
-                    fact["label"] = label_of[c.pk]
-                sentence.setdefault(key, []).append(fact)
-        record: dict[str, Any] = {
-            "input": f"Question: {doc.question}",
-            "output": doc.response,
-            "topic": doc.metadata.get("topic", doc.external_id),
-            "annotations": None if cl.abstained else [sentences[i] for i in sorted(sentences)],
+        labels = {
+            ref.name: dict(
+                Verdict.objects.filter(system=ref, claim__isnull=False).values_list(
+                    "claim_id", "label"
+                )
+            )
         }
-        if "cat" in doc.metadata:
-            record["cat"] = doc.metadata["cat"]
-        records.append(record)
-    return records
+    docs = _documents(project, source_model).filter(claim_lists__system=model)
+    several = not source_model and docs.values("source_model").distinct().count() > 1
+    return [
+        factscore.write(r, labels=next(iter(labels)), with_model=several)
+        for r in _records(docs, lists, labels)
+    ]
+
+
+# --- canonical ----------------------------------------------------------------------
+
+
+def canonical_records(project: Project, *, source_model: str | None = None) -> list[dict[str, Any]]:
+    """Every document with all its claim lists (claims, evidence, every system's verdicts),
+    its segments and their labels, in the platform's own JSONL."""
+    docs = _documents(project, source_model)
+    lists = {s.name: s for s in project.systems.filter(claim_lists__isnull=False).distinct()}
+    claim_labels: dict[str, dict[int, str]] = defaultdict(dict)
+    segment_labels: dict[str, dict[int, str]] = defaultdict(dict)
+    for name, claim, segment, label in Verdict.objects.filter(system__project=project).values_list(
+        "system__name", "claim_id", "segment_id", "label"
+    ):
+        if claim is not None:
+            claim_labels[name][claim] = label
+        else:
+            segment_labels[name][segment] = label
+    references = set(project.systems.filter(kind=System.REFERENCE).values_list("name", flat=True))
+    out = []
+    for r in _records(docs, lists, claim_labels, segment_labels=segment_labels):
+        used = {n for lst in r.lists.values() for c in lst.claims for n in c.verdicts}
+        used |= {n for s in r.segments for n in s.verdicts}
+        r.verdict_kinds = {n: System.REFERENCE for n in sorted(used & references)}
+        out.append(canonical.write(r))
+    return out
 
 
 # --- the export registry used by the API ---------------------------------------------
@@ -252,15 +349,39 @@ def export(project: Project, name: str, *, params: Mapping[str, str]) -> tuple[s
     if name == "wide.csv":
         return reports.wide_csv(project), "text/csv; charset=utf-8"
     jsonl = "application/jsonl; charset=utf-8"
+    model = _param(params, "source_model")
+    if name == "canonical.jsonl":
+        return _jsonl(canonical_records(project, source_model=model)), jsonl
     if name == "veriscore.jsonl":
-        return _jsonl(veriscore_records(project, system=_param(params, "system"),
-                                        verifier=_param(params, "verifier"))), jsonl
+        return _jsonl(
+            veriscore_records(
+                project,
+                system=_param(params, "system"),
+                verifier=_param(params, "verifier"),
+                source_model=model,
+            )
+        ), jsonl
     if name == "felm.jsonl":
-        return _jsonl(felm_records(project, source=_param(params, "source") or GOLD)), jsonl
+        return _jsonl(
+            felm_records(project, source=_param(params, "source") or GOLD, source_model=model)
+        ), jsonl
     if name == "factscore.jsonl":
-        return _jsonl(factscore_records(project, system=_param(params, "system"),
-                                        source=_param(params, "source") or GOLD)), jsonl
+        return _jsonl(
+            factscore_records(
+                project,
+                system=_param(params, "system"),
+                source=_param(params, "source") or GOLD,
+                source_model=model,
+            )
+        ), jsonl
     raise ValueError(f"unknown export {name!r}")
 
 
-EXPORTS = ["answers.csv", "wide.csv", "veriscore.jsonl", "felm.jsonl", "factscore.jsonl"]
+EXPORTS = [
+    "answers.csv",
+    "wide.csv",
+    "canonical.jsonl",
+    "veriscore.jsonl",
+    "felm.jsonl",
+    "factscore.jsonl",
+]

@@ -45,6 +45,13 @@ class ImportForm(forms.Form):
         help_text="System name for the labels of VeriScore verification files "
         "(default: <system>-verifier).",
     )
+    domain = forms.CharField(
+        required=False, help_text="FELM: the domain of a per-domain file (default: the file's name)."
+    )
+    update = forms.BooleanField(
+        required=False, help_text="Replace stored documents and claim lists that differ "
+        "(never those with annotators' answers).",
+    )
 
 
 class PolicyForm(forms.Form):

@@ -227,9 +227,16 @@ class Evidence(models.Model):
         constraints = [models.UniqueConstraint(fields=["claim", "rank"], name="unique_evidence_rank")]
 
 
+class SegmentQuerySet(QuerySet["Segment"]):
+    def shown(self) -> SegmentQuerySet:
+        """Segments with text: an empty one (FELM publishes some) is never an annotation unit."""
+        return self.exclude(text__regex=r"^\s*$")
+
+
 class Segment(models.Model):
     """A piece of a response annotated on its own (FELM): a sentence or a step."""
 
+    objects = SegmentQuerySet.as_manager()
     document = models.ForeignKey(Document, models.CASCADE, related_name="segments")
     position = models.PositiveIntegerField()
     text = models.TextField()

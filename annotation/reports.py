@@ -32,7 +32,7 @@ from pipeline.types import Claim as PipelineClaim
 from pipeline.types import ClaimResult, ResponseResult
 from pipeline.types import Verdict as PipelineVerdict
 
-from . import charts, kinds, safecsv, stats
+from . import charts, factscore_table, kinds, safecsv, stats
 from .gold import Gold, LabelRow, decide, fetch, label_rows
 from .kinds import ITEM, KindSpec, unit_type
 from .kinds.base import Field
@@ -369,6 +369,8 @@ def build_report(
                           lambda: _verifier_sections(project, golds_of, filters))
     sections += _isolated("pipeline", "Pipeline scores",
                           lambda: _pipeline_section(project, filters, k_rule=k_rule))
+    sections += _isolated("factscore", "FActScore from verdicts on atomic facts",
+                          lambda: _factscore_section(project, filters))
     sections += _isolated("effort", "Annotation effort",
                           lambda: _effort_section(project, filters, names))
     return Report(
@@ -1028,6 +1030,25 @@ def _pipeline_section(project: Project, filters: Filters, *, k_rule: str) -> Sec
          "stored in the project; annotator and date filters do not apply here.",),
         tuple(tables), data=data,
     )
+
+
+def _factscore_section(project: Project, filters: Filters) -> list[Section]:
+    docs = None
+    if filters.domains:
+        docs = list(project.documents.filter(domain__in=filters.domains).values_list("pk", flat=True))
+    sets = factscore_table.system_verdict_sets(project)
+    gold = factscore_table.gold_verdict_set(project)
+    rows = [r for vs in [*sets, *([gold] if gold else [])]
+            for r in factscore_table.factscore_rows(project, vs, docs)]
+    if not rows:
+        return []
+    table = Table("factscore", "FActScore per source model", factscore_table.COLUMNS,
+                  tuple(r.cells() for r in rows), decimals=1)
+    return [Section("factscore", "FActScore", (
+        "Per responding response S / (S + NS + IR + the model's atomic facts of sentences marked "
+        "is-relevant: false), averaged over responding responses (Min et al., 2023); one row per "
+        "verdict set on atomic facts, claim-list system and source model. Annotator and date "
+        "filters do not apply here.",), (table,))]
 
 
 def _response(external: str, model: str, domain: str, abstained: bool, n_claims: int,

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pipeline.dataformats import ImportFailed, decode, parse_file, veriscore
+from pipeline.dataformats.common import SOURCE, Line, Reader
 from pipeline.extract import NO_CLAIM
 from pipeline.prompts.verification import format_evidence
 from pipeline.score import ScoresTable
@@ -41,22 +43,23 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
 
 
 def read_inputs(path: str | Path) -> list[ResponseInput]:
-    """VeriScore input: {question?, response, model, prompt_source}; `id` if present."""
-    stem = Path(path).stem
-    inputs = []
-    for n, r in enumerate(read_jsonl(path), start=1):
-        known = {"id", "question", "response", "model", "prompt_source", "domain"}
-        inputs.append(
-            ResponseInput(
-                id=str(r.get("id", f"{stem}:{n}")),
-                response=str(r.get("response", "")),
-                question=r.get("question") or None,
-                model=str(r.get("model", "")),
-                domain=str(r.get("prompt_source", r.get("domain", ""))),
-                metadata={k: v for k, v in r.items() if k not in known},
-            )
+    """VeriScore input: {question?, response, model, prompt_source}; `id` if present, else
+    the id the platform gives the same record. Read by the platform's reader
+    (pipeline.dataformats, format veriscore-input): a bad record raises ImportFailed
+    naming its line and field."""
+    text = decode(Path(path).read_bytes(), str(path))
+    _, records, _ = parse_file(text, file=str(path), fmt=veriscore.INPUT)
+    return [
+        ResponseInput(
+            id=r.external_id,
+            response=r.response,
+            question=r.question or None,
+            model=r.source_model,
+            domain=r.domain or str(r.metadata.get("domain", "")),
+            metadata={k: v for k, v in r.metadata.items() if k not in (SOURCE, "domain")},
         )
-    return inputs
+        for r in records
+    ]
 
 
 def claims_record(r: ResponseResult) -> dict[str, Any]:
@@ -107,35 +110,35 @@ def verification_record(r: ResponseResult, evidence_in_prompt: int = 5) -> dict[
 
 def load_results(path: str | Path) -> list[ResponseResult]:
     """Results from one of our output files, or from VeriScore's own output files."""
-    return [from_record(r, n) for n, r in enumerate(read_jsonl(path), start=1)]
+    return [from_record(r, n, str(path)) for n, r in enumerate(read_jsonl(path), start=1)]
 
 
-def from_record(r: dict[str, Any], n: int = 0) -> ResponseResult:
+def from_record(r: dict[str, Any], n: int = 0, file: str = "record") -> ResponseResult:
     if "pipeline" in r:
         return result_from_dict(r["pipeline"])
-    # A file VeriScore wrote: rebuild what scoring needs from its own fields.
-    claims = [
-        ClaimResult(Claim(text, -1, "")) for text in r.get("all_claims", r.get("all_claim_lst", []))
-    ]
-    by_text = {c.claim.text: c for c in claims}
-    for text, hits in (r.get("claim_search_results") or {}).items():
-        if text in by_text:
-            by_text[text].evidence = [
-                Evidence(i, h.get("title", ""), h.get("snippet", ""), h.get("link", ""))
-                for i, h in enumerate(hits, start=1)
-            ]
-    for v in r.get("claim_verification_result") or []:
-        item = by_text.get(v.get("claim", ""))
-        if item is not None and v.get("verification_result"):
-            label = str(v["verification_result"]).strip().lower().rstrip(".")
-            item.verdict = Verdict(label, str(v.get("response") or ""), True)
+    # A file VeriScore wrote: read by the platform's VeriScore reader (ImportFailed names
+    # the line and field of a record it cannot use).
+    reader = Reader(file)
+    doc = veriscore.parse(Line(r, n, reader))
+    if doc is None:
+        raise ImportFailed(reader.errors)
+    [lst] = doc.lists.values()
+    claims = []
+    for c in lst.claims:
+        item = ClaimResult(
+            Claim(c.text, -1 if c.sentence_index is None else c.sentence_index, c.sentence),
+            [Evidence(i, e.title, e.snippet, e.link) for i, e in enumerate(c.evidence, start=1)],
+        )
+        for name, label in c.verdicts.items():
+            item.verdict = Verdict(label, c.raw_outputs.get(name, ""), True)
+        claims.append(item)
     return ResponseResult(
-        id=str(r.get("id", n)),
-        response=r.get("response", ""),
-        question=r.get("question") or None,
-        model=r.get("model", ""),
-        domain=r.get("prompt_source", ""),
-        abstained=bool(r.get("abstained", False)),
+        id=str(r["id"]) if "id" in r else doc.external_id,
+        response=doc.response,
+        question=doc.question or None,
+        model=doc.source_model,
+        domain=doc.domain,
+        abstained=lst.abstained,
         extractor="imported",
         extraction_model="",
         verification_model="",

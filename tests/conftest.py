@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,20 @@ from annotation.ingest import import_file
 from annotation.kinds.comparison import comparison_items
 from annotation.members import researchers_group
 from annotation.models import Item, Membership, Project, System, assign
+
+# The field's released files, beside the repository as in CI (a fresh clone with shared/).
+PEER_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "peer-data"
+
+
+def peer_file(name: str) -> Path:
+    """A file of ../shared/peer-data; skips when it is absent, except in CI where that fails."""
+    path = PEER_DATA / name
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing: CI runs beside ../shared")
+        pytest.skip(f"{path} is not here (../shared is absent)")
+    return path
+
 
 # System names chosen to be unmistakable in page text: they must never reach annotators.
 SYSTEM_A = "zz-secret-extractor-alpha"

@@ -195,6 +195,11 @@ class DocumentImportApi(APIView):
         format = serializers.ChoiceField(choices=["auto", *FORMATS], default="auto")
         system = serializers.CharField(required=False, allow_blank=True, default="")
         source_model = serializers.CharField(required=False, allow_blank=True, default="")
+        verifier = serializers.CharField(required=False, allow_blank=True, default="")
+        domain = serializers.CharField(required=False, allow_blank=True, default="",
+                                       help_text="FELM: the domain of a per-domain file")
+        update = serializers.BooleanField(required=False, default=False,
+                                          help_text="Replace stored documents and lists that differ")
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if not attrs.get("file") and not attrs.get("content"):
@@ -209,6 +214,11 @@ class DocumentImportApi(APIView):
         claim_lists_existing = serializers.IntegerField()
         claims_created = serializers.IntegerField()
         verdicts_created = serializers.IntegerField()
+        documents_updated = serializers.IntegerField()
+        claim_lists_replaced = serializers.IntegerField()
+        evidence_created = serializers.IntegerField()
+        segments_created = serializers.IntegerField()
+        warnings = serializers.ListField(child=serializers.DictField())
         summary = serializers.CharField()
 
     @extend_schema(
@@ -219,22 +229,21 @@ class DocumentImportApi(APIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         data = _valid(self.InputSerializer, request.data)
+        text: str | bytes
         if data.get("file"):
-            name = data["file"].name
-            try:
-                text = data["file"].read().decode("utf-8")
-            except UnicodeDecodeError:
-                raise ApiError(400, "not_utf8", f"{name}: the file is not UTF-8 text; nothing "
-                               "was imported.", field="file") from None
+            name, text = data["file"].name, data["file"].read()
         else:
             name, text = data["filename"], data["content"]
         try:
             summary = import_file(project=project, text=text, file=name, fmt=data["format"],
                                   system=data["system"].strip(),
-                                  source_model=data["source_model"].strip())
+                                  source_model=data["source_model"].strip(),
+                                  verifier=data["verifier"].strip(), domain=data["domain"].strip(),
+                                  update=data["update"])
         except ImportFailed as e:
             raise import_error(e.errors) from None
         body = {k: v for k, v in vars(summary).items() if k in self.OutputSerializer().fields}
+        body["warnings"] = [vars(w) for w in summary.warnings]
         return Response({**body, "summary": str(summary)}, status=201)
 
 

@@ -89,6 +89,15 @@ def judging(model: type[Model]) -> list[KindSpec]:
     return [s for s in all_specs() if s.verdict_target is model]
 
 
+def fact_verdicts(project: Project) -> dict[int, str]:
+    """Claim id -> the annotators' gold label of the atomic fact as a verdict, from every
+    kind that labels facts (FActScore-style tables read them like a verifier's verdicts)."""
+    found: dict[int, str] = {}
+    for spec in all_specs():
+        found.update(spec.fact_verdicts(project))
+    return found
+
+
 def gold_by_target(project: Project, model: type[Model]) -> dict[int, Gold]:
     """Claim (or segment) id -> its human gold label, from every kind that judges it;
     a later kind does not override an earlier one."""

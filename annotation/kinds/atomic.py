@@ -202,15 +202,15 @@ class AtomicFacts(KindSpec):
     def ls_to_name(self, unit: str, field: str) -> str:
         return "response" if unit == ITEM else f"fact_{unit.split(':', 1)[1]}"
 
+    def fact_verdicts(self, project: Project) -> dict[int, str]:
+        """Claim id -> the gold label of the fact as a verdict (supported, unsupported or
+        irrelevant), like a verifier's verdict set: what FActScore-style tables read."""
+        from ..gold import gold_values
+
+        golds = gold_values(project, kind=self.name)
+        return {t.target: VERDICTS[t.gold.value] for t in self.verdict_targets(project, golds)
+                if t.gold.value in VERDICTS}
+
 
 SPEC = AtomicFacts()
-
-
-def fact_verdicts(project: Project) -> dict[int, str]:
-    """Claim id -> the gold label of the fact as a verdict (supported, unsupported or
-    irrelevant), like a verifier's verdict set: what FActScore-style tables read."""
-    from ..gold import gold_values
-
-    golds = gold_values(project, kind=SPEC.name)
-    return {t.target: VERDICTS[t.gold.value] for t in SPEC.verdict_targets(project, golds)
-            if t.gold.value in VERDICTS}
+fact_verdicts = SPEC.fact_verdicts

@@ -192,6 +192,10 @@ class KindSpec:
         """A gold value as a verdict label of stats.py."""
         return value
 
+    def fact_verdicts(self, project: Project) -> dict[int, str]:
+        """Claim id -> gold verdict, for kinds whose units are atomic facts (none here)."""
+        return {}
+
     # --- annotators: what they see, what they answer ------------------------------------
 
     def view(self, item: Item, *, swapped: bool = False) -> dict[str, Any]:

@@ -162,12 +162,12 @@ class Segments(KindSpec):
 
     def view(self, item: Item, *, swapped: bool = False) -> dict[str, Any]:
         return {"segments": [{"position": s.position, "text": s.text}
-                             for s in item.document.segments.all()],
+                             for s in item.document.segments.shown()],
                 "error_types": list(item.project.error_types)}
 
     def form(self, item: Item, data: Mapping[str, Any] | None,
              initial: dict[str, str] | None) -> AnswerForm:
-        positions = list(item.document.segments.values_list("position", flat=True))
+        positions = list(item.document.segments.shown().values_list("position", flat=True))
         return SegmentForm(data, initial=initial, positions=positions,
                            error_types=list(item.project.error_types))
 
@@ -179,7 +179,7 @@ class Segments(KindSpec):
     def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
         positions: dict[int, list[int]] = defaultdict(list)
         docs = [info[4] for info in items.values()]
-        segments = Segment.objects.filter(document__in=docs)
+        segments = Segment.objects.filter(document__in=docs).shown()
         for doc, pos in segments.values_list("document_id", "position"):
             positions[doc].append(pos)
         expected = {}
@@ -192,7 +192,7 @@ class Segments(KindSpec):
 
     def unit_content(self, item: Item, unit: str, *, reveal: bool) -> dict[str, object]:
         if unit == ITEM:
-            return {"segments": list(item.document.segments.all())}
+            return {"segments": list(item.document.segments.shown())}
         return {"segment": Segment.objects.filter(document=item.document,
                                                   position=unit_index(unit)).first()}
 

@@ -134,25 +134,22 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            text = upload.read().decode("utf-8")
-        except UnicodeDecodeError:
-            errors = [f"{upload.name}: the file is not UTF-8 text; nothing was imported."]
+            summary = import_file(
+                project=project,
+                text=upload.read(),
+                file=upload.name,
+                fmt=form.cleaned_data["format"],
+                system=form.cleaned_data["system"].strip(),
+                source_model=form.cleaned_data["source_model"].strip(),
+                verifier=form.cleaned_data["verifier"].strip(),
+                domain=form.cleaned_data["domain"].strip(),
+                update=form.cleaned_data["update"],
+            )
+        except ImportFailed as e:
+            errors = [str(err) for err in e.errors]
         else:
-            try:
-                summary = import_file(
-                    project=project,
-                    text=text,
-                    file=upload.name,
-                    fmt=form.cleaned_data["format"],
-                    system=form.cleaned_data["system"].strip(),
-                    source_model=form.cleaned_data["source_model"].strip(),
-                    verifier=form.cleaned_data["verifier"].strip(),
-                )
-            except ImportFailed as e:
-                errors = [str(err) for err in e.errors]
-            else:
-                messages.success(request, f"Imported {upload.name}: {summary}")
-                return redirect("project", project_id=project.pk)
+            messages.success(request, f"Imported {upload.name}: {summary}")
+            return redirect("project", project_id=project.pk)
     return render(
         request, "annotation/import.html", {"project": project, "form": form, "errors": errors}
     )

@@ -77,7 +77,7 @@ def test_felm_round_trip(alpha: Project) -> None:
 
 def test_felm_gold_from_segment_answers(alpha: Project, users: dict[str, User]) -> None:
     import_file(project=alpha, text=jsonl(FELM), file="felm.jsonl", fmt="felm")
-    doc = alpha.documents.get(external_id="felm:0")
+    doc = alpha.documents.get(external_id="felm:wk:0")
     [item] = segment_items(project=alpha, documents=alpha.documents.filter(pk=doc.pk))
     for name, reason in (("bob", "92 reactors, not 94."), ("carol", "The count is wrong.")):
         a = Assignment.objects.create(item=item, annotator=users[name])

@@ -57,8 +57,9 @@ def test_reimporting_the_same_file_adds_nothing(project: Project) -> None:
 
 def test_a_new_system_for_an_existing_document_is_added(project: Project) -> None:
     import_file(project=project, text=canonical_line(1), file="c.jsonl")
-    line = json.dumps({"id": "doc-1", "response": "ignored", "claim_lists": {"third": ["X."]}})
-    import_file(project=project, text=line, file="more.jsonl")
+    line = canonical_line(1, claim_lists={"third": ["X."]})
+    summary = import_file(project=project, text=line, file="more.jsonl")
+    assert (summary.documents_existing, summary.claim_lists_created) == (1, 1)
     assert Document.objects.count() == 1
     assert ClaimList.objects.filter(system__name="third").count() == 1
 

@@ -83,7 +83,7 @@ def test_it_imports_felm(project: Project) -> None:
     summary = import_file(project=project, text=json.dumps(FELM), file="felm.jsonl")
     assert summary.format == "felm" and summary.segments_created == 2
     doc = Document.objects.get()
-    assert (doc.external_id, doc.question, doc.domain) == ("felm:3", FELM["prompt"], "wk")
+    assert (doc.external_id, doc.question, doc.domain) == ("felm:wk:3", FELM["prompt"], "wk")
     assert doc.metadata["comment"] == FELM["comment"] and doc.metadata["ref"] == FELM["ref"]
     labels = list(Verdict.objects.filter(system__name=FELM_LABELS).order_by("segment__position")
                   .values_list("label", flat=True))
@@ -97,7 +97,7 @@ def test_it_imports_felm(project: Project) -> None:
     ({"labels": [True]}, "field 'labels': has 1 labels for 2 segments"),
     ({"labels": [True, "no"]}, "field 'labels[1]': must be true or false, not a string"),
     ({"segmented_response": []}, "field 'segmented_response': is empty"),
-    ({"segmented_response": ["fine", ""]}, "field 'segmented_response[1]': must be a non-empty string"),
+    ({"segmented_response": ["fine", 3]}, "field 'segmented_response[1]': must be a string, not a number"),
     ({"segmented_response": None}, "field 'segmented_response': is missing"),
 ])
 def test_bad_felm_lines_are_refused(project: Project, change: dict[str, object], expected: str) -> None:

@@ -10,7 +10,7 @@ from ._project import find_project
 
 
 class Command(BaseCommand):
-    help = "Import a JSONL file (canonical, VeriScore claims, FActScore labelled) into a project."
+    help = "Import a JSONL file (canonical, VeriScore, FActScore labelled, FELM) into a project."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project id or name")
@@ -20,18 +20,24 @@ class Command(BaseCommand):
         parser.add_argument("--source-model", default="", help="model that wrote the responses")
         parser.add_argument("--verifier", default="",
                             help="system name for VeriScore verification labels (default: <system>-verifier)")
+        parser.add_argument("--domain", default="",
+                            help="FELM: the domain of a per-domain file (default: the file's name)")
+        parser.add_argument("--update", action="store_true",
+                            help="replace stored documents and claim lists that differ (never those "
+                            "with annotators' answers)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         project = find_project(opts["project"])
         path: Path = opts["file"]
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
+            data = path.read_bytes()
+        except OSError as e:
             raise CommandError(f"{path}: cannot read the file ({e}).") from e
         try:
             summary = import_file(
-                project=project, text=text, file=str(path), fmt=opts["format"],
+                project=project, text=data, file=str(path), fmt=opts["format"],
                 system=opts["system"], source_model=opts["source_model"], verifier=opts["verifier"],
+                domain=opts["domain"], update=opts["update"],
             )
         except ImportFailed as e:
             raise CommandError(str(e)) from e

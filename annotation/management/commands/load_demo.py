@@ -102,7 +102,7 @@ class Command(BaseCommand):
         bios = Document.objects.filter(project=project, external_id__startswith="InstructGPT:")
         documents = Document.objects.filter(
             pk__in=[*bios.values_list("pk", flat=True)[:3], *Document.objects.filter(
-                project=project, external_id="felm:figure-5").values_list("pk", flat=True)])
+                project=project, external_id="felm:wk:figure-5").values_list("pk", flat=True)])
         segments = segment_items(project=project, documents=documents)
         assign(segments, project=project, k=n_annotators, fraction=1.0, seed=0)
         # FActScore's human atomic facts of the same biographies, to label S / NS / IR

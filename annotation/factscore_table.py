@@ -1,0 +1,182 @@
+"""The report table a FActScore user reports (Min et al., 2023, Table 1): per source model,
+responses, % responding, atomic facts per responding response, and FActScore.
+
+It is computed from a *verdict set* on atomic facts: FActScore's human labels
+(factscore-human-labels), a verifier's verdicts, or any other set of claim labels.
+FActScore's human-label rule: per responding response, S / (S + NS + IR + the model's
+atomic facts of sentences marked is-relevant: false, which have no human facts),
+averaged over responding responses.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from pipeline.dataformats.common import SOURCE
+from pipeline.dataformats.factscore import MODEL
+
+from .models import Claim, ClaimList, Document, Project, System, Verdict
+
+SUPPORTED, NOT_SUPPORTED, IRRELEVANT = "S", "NS", "IR"
+_LABELS = {
+    "s": SUPPORTED,
+    "supported": SUPPORTED,
+    "true": SUPPORTED,
+    "ns": NOT_SUPPORTED,
+    "unsupported": NOT_SUPPORTED,
+    "not supported": NOT_SUPPORTED,
+    "contradicted": NOT_SUPPORTED,
+    "inconclusive": NOT_SUPPORTED,
+    "inconclusive-not-enough": NOT_SUPPORTED,
+    "inconclusive-conflicting": NOT_SUPPORTED,
+    "false": NOT_SUPPORTED,
+    "ir": IRRELEVANT,
+    "irrelevant": IRRELEVANT,
+}
+COLUMNS = (
+    "verdict set",
+    "facts from",
+    "source model",
+    "responses",
+    "% responding",
+    "facts per responding response",
+    "FActScore",
+)
+
+
+@dataclass(frozen=True)
+class VerdictSet:
+    """Labels on atomic facts: claim id -> S, NS or IR."""
+
+    name: str
+    labels: dict[int, str]
+
+
+def fact_label(label: str) -> str | None:
+    return _LABELS.get(label.strip().rstrip(".").lower())
+
+
+def system_verdict_sets(project: Project) -> list[VerdictSet]:
+    """One set per reference or verifier system with labels on claims."""
+    sets: dict[str, dict[int, str]] = defaultdict(dict)
+    for name, claim, label in (
+        Verdict.objects.filter(system__project=project, claim__isnull=False)
+        .exclude(system__kind=System.EXTRACTOR)
+        .values_list("system__name", "claim_id", "label")
+        .iterator(chunk_size=5000)
+    ):
+        value = fact_label(label)
+        if value is not None:
+            sets[name][claim] = value
+    return [VerdictSet(name, labels) for name, labels in sorted(sets.items())]
+
+
+GOLD = "annotators' gold labels"
+
+
+def gold_verdict_set(project: Project) -> VerdictSet | None:
+    """The annotators' gold labels of atomic-fact items, as one more verdict set."""
+    from .kinds import fact_verdicts
+
+    labels = {claim: value for claim, label in fact_verdicts(project).items()
+              if (value := fact_label(label)) is not None}
+    return VerdictSet(GOLD, labels) if labels else None
+
+
+@dataclass(frozen=True)
+class Row:
+    verdict_set: str
+    facts_from: str
+    source_model: str
+    responses: int
+    responding: int
+    facts_per_response: float | None
+    factscore: float | None  # percent
+
+    def cells(self) -> tuple[str, str, str, int, float, float | None, float | None]:
+        return (
+            self.verdict_set,
+            self.facts_from,
+            self.source_model,
+            self.responses,
+            100 * self.responding / self.responses,
+            self.facts_per_response,
+            self.factscore,
+        )
+
+
+def factscore_rows(
+    project: Project, verdict_set: VerdictSet, documents: list[int] | None = None
+) -> list[Row]:
+    """Rows per (claim-list system, source model) of the lists the set labels."""
+    list_of = dict(
+        Claim.objects.filter(pk__in=verdict_set.labels).values_list("pk", "claim_list_id")
+    )
+    counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for claim, label in verdict_set.labels.items():
+        if claim in list_of:
+            counts[list_of[claim]][label] += 1
+    systems = set(ClaimList.objects.filter(pk__in=counts).values_list("system_id", flat=True))
+    lists = ClaimList.objects.filter(system_id__in=systems, document__project=project)
+    if documents is not None:
+        lists = lists.filter(document_id__in=documents)
+    info = list(
+        lists.values_list(
+            "pk", "document_id", "system__name", "document__source_model", "abstained"
+        )
+    )
+    irrelevant = _irrelevant_model_facts({doc for _, doc, name, _, _ in info if name != MODEL})
+    groups: dict[tuple[str, str], list[tuple[int, float | None]]] = defaultdict(list)
+    totals: dict[tuple[str, str], int] = defaultdict(int)
+    for pk, doc, name, model, abstained in info:
+        totals[(name, model)] += 1
+        if abstained:
+            continue
+        c = counts[pk]
+        n = (
+            c[SUPPORTED]
+            + c[NOT_SUPPORTED]
+            + c[IRRELEVANT]
+            + (irrelevant.get(doc, 0) if name != MODEL else 0)
+        )
+        groups[(name, model)].append((n, c[SUPPORTED] / n if n else None))
+    rows = []
+    for (name, model), total in sorted(totals.items()):
+        scored = groups[(name, model)]
+        scores = [s for _, s in scored if s is not None]
+        rows.append(
+            Row(
+                verdict_set.name,
+                name,
+                model,
+                total,
+                len(scored),
+                sum(n for n, _ in scored) / len(scored) if scored else None,
+                100 * sum(scores) / len(scores) if scores else None,
+            )
+        )
+    return rows
+
+
+def _irrelevant_model_facts(documents: set[int]) -> dict[int, int]:
+    """document id -> the model's atomic facts in its sentences marked is-relevant: false."""
+    marked: dict[int, set[int]] = {}
+    for pk, metadata in Document.objects.filter(pk__in=documents).values_list("pk", "metadata"):
+        source = metadata.get(SOURCE) if isinstance(metadata, dict) else None
+        sentences = source.get("annotations") if isinstance(source, dict) else None
+        off = {
+            i
+            for i, s in enumerate(sentences or [])
+            if isinstance(s, dict) and s.get("is-relevant") is False
+        }
+        if off:
+            marked[pk] = off
+    counts: dict[int, int] = defaultdict(int)
+    for doc, index in Claim.objects.filter(
+        claim_list__document_id__in=marked,
+        claim_list__system__name=MODEL,
+    ).values_list("claim_list__document_id", "sentence_index"):
+        if index in marked[doc]:
+            counts[doc] += 1
+    return counts

@@ -1,0 +1,147 @@
+"""The field's file formats, read and written by one module each (no Django here).
+
+`parse_file` reads a whole file into `DocRecord`s, or raises `ImportFailed` listing
+every error with its file, line and field; warnings are returned beside the records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from . import canonical, factscore, felm, veriscore
+from .common import (
+    MAX_DOMAIN,
+    MAX_ERRORS,
+    MAX_ID,
+    MAX_LABEL,
+    MAX_LINK,
+    MAX_MODEL,
+    MAX_SYSTEM,
+    DocRecord,
+    ImportFailed,
+    Line,
+    LineError,
+    Reader,
+    bad_value,
+    check_lengths,
+    decode,
+    read_records,
+)
+
+PARSERS: dict[str, Callable[[Line], DocRecord | None]] = {
+    canonical.NAME: canonical.parse,
+    veriscore.NAME: veriscore.parse,
+    veriscore.INPUT: veriscore.parse_input,
+    factscore.NAME: factscore.parse,
+    felm.NAME: felm.parse,
+}
+FORMATS = tuple(PARSERS)
+
+__all__ = [
+    "FORMATS",
+    "DocRecord",
+    "ImportFailed",
+    "LineError",
+    "decode",
+    "detect_format",
+    "parse_file",
+]
+
+
+def detect_format(keys: set[str]) -> str:
+    if "claim_lists" in keys:
+        return canonical.NAME
+    if "annotations" in keys and "output" in keys:
+        return factscore.NAME
+    if "segmented_response" in keys:
+        return felm.NAME
+    if keys & veriscore.OUTPUT_KEYS:
+        return veriscore.NAME
+    if keys & {"model", "prompt_source"} and not keys & {"domain", "source_model", "segments"}:
+        return veriscore.INPUT
+    return canonical.NAME
+
+
+def parse_file(
+    text: str, *, file: str, fmt: str = "auto", **options: str
+) -> tuple[str, list[DocRecord], list[LineError]]:
+    """(format, records, warnings) of a whole file; ImportFailed when any record is unusable."""
+    reader = Reader(file, options={k: v for k, v in options.items() if v})
+    if fmt != "auto" and fmt not in PARSERS:
+        raise ImportFailed(
+            [LineError(file, 0, "", f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")]
+        )
+    records = list(_records(read_records(text, reader), reader, fmt))
+    if fmt == "auto":
+        fmt = reader.options.get("format", canonical.NAME)
+    if reader.errors:
+        raise ImportFailed(reader.errors[:MAX_ERRORS])
+    return fmt, records, reader.warnings
+
+
+def _records(
+    rows: Iterator[tuple[int, dict[str, Any]]], reader: Reader, fmt: str
+) -> Iterator[DocRecord]:
+    seen: dict[str, int] = {}
+    for number, obj in rows:
+        if len(reader.errors) >= MAX_ERRORS:
+            return
+        if fmt == "auto":
+            fmt = detect_format(set(obj))
+            reader.options["format"] = fmt
+        line = Line(obj, number, reader)
+        record = PARSERS[fmt](line)
+        if record is None or not _storable(line, record):
+            continue
+        if record.external_id in seen:
+            line.error(
+                "id",
+                f"duplicate id {record.external_id!r} (first on line {seen[record.external_id]})",
+            )
+            continue
+        seen[record.external_id] = number
+        yield record
+
+
+def _storable(line: Line, r: DocRecord) -> bool:
+    """Every value fits the database: lengths, NUL characters, lone surrogates, NaN."""
+    check_lengths(
+        line,
+        {
+            "id": (r.external_id, MAX_ID),
+            "domain": (r.domain, MAX_DOMAIN),
+            "source_model": (r.source_model, MAX_MODEL),
+        },
+    )
+    names = set(r.lists) | {v for lst in r.lists.values() for c in lst.claims for v in c.verdicts}
+    names |= {v for s in r.segments for v in s.verdicts}
+    for name in names:
+        check_lengths(line, {"system name": (name, MAX_SYSTEM)})
+    labels = {v for lst in r.lists.values() for c in lst.claims for v in c.verdicts.values()}
+    for value in labels | {v for s in r.segments for v in s.verdicts.values()}:
+        check_lengths(line, {"label": (value, MAX_LABEL)})
+    for lst in r.lists.values():
+        for c in lst.claims:
+            for e in c.evidence:
+                check_lengths(line, {"link": (e.link, MAX_LINK)})
+    stored = {
+        "id": r.external_id,
+        "response": r.response,
+        "question": r.question,
+        "domain": r.domain,
+        "source_model": r.source_model,
+        "metadata": r.metadata,
+        "claim_lists": {
+            name: [
+                [c.text, c.sentence, c.verdicts, c.raw_outputs, [vars(e) for e in c.evidence]]
+                for c in lst.claims
+            ]
+            for name, lst in r.lists.items()
+        },
+        "segments": [[s.text, s.verdicts] for s in r.segments],
+    }
+    problem = bad_value(stored)
+    if problem:
+        line.error(*problem)
+    return not line.failed

@@ -1,0 +1,363 @@
+"""What every format reader shares: records, line errors and warnings, the JSONL reader.
+
+Plain Python (no Django): the pipeline and the platform read and write the field's files
+through the same modules. A reader turns one JSON object into a `DocRecord`; what the
+platform cannot model goes to `metadata` (and `metadata["_source"]` keeps what a writer
+needs to give the record back as published).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_ERRORS = 50
+SOURCE = "_source"  # metadata key: {"format": name, ...what the writer needs}
+# Column sizes of the database, checked here so that no database sees a value it refuses.
+MAX_ID, MAX_DOMAIN, MAX_MODEL, MAX_SYSTEM, MAX_LABEL, MAX_LINK = 300, 100, 200, 200, 50, 2000
+REFERENCE = "reference"  # verdict kinds, as annotation.models.System names them
+VERIFIER = "verifier"
+
+
+@dataclass(frozen=True)
+class LineError:
+    file: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}, line {self.line}" if self.line else self.file
+        return (
+            f"{where}, field '{self.field}': {self.message}"
+            if self.field
+            else f"{where}: {self.message}"
+        )
+
+
+class ImportFailed(Exception):
+    def __init__(self, errors: list[LineError]):
+        self.errors = errors
+        more = "" if len(errors) < MAX_ERRORS else f" (stopped after {MAX_ERRORS} errors)"
+        super().__init__(
+            f"{len(errors)} error(s){more}, nothing was imported:\n" + "\n".join(map(str, errors))
+        )
+
+
+@dataclass
+class EvidenceRecord:
+    title: str
+    snippet: str
+    link: str
+
+
+@dataclass
+class ClaimRecord:
+    text: str
+    sentence_index: int | None = None
+    sentence: str = ""
+    # system name -> label, e.g. FActScore's human S/NS/IR labels
+    verdicts: dict[str, str] = field(default_factory=dict)
+    evidence: list[EvidenceRecord] = field(default_factory=list)
+    raw_outputs: dict[str, str] = field(default_factory=dict)  # system name -> raw answer
+
+
+@dataclass
+class SegmentRecord:
+    text: str  # may be empty (FELM publishes empty segments); never shown as a unit then
+    verdicts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ListRecord:
+    claims: list[ClaimRecord]
+    abstained: bool = False
+
+
+@dataclass
+class DocRecord:
+    line: int
+    external_id: str
+    response: str
+    question: str = ""
+    domain: str = ""
+    source_model: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    lists: dict[str, ListRecord] = field(default_factory=dict)
+    segments: list[SegmentRecord] = field(default_factory=list)
+    # kind of each verdict system named in this record (default: verifier)
+    verdict_kinds: dict[str, str] = field(default_factory=dict)
+
+    def source(self) -> dict[str, Any]:
+        value = self.metadata.get(SOURCE)
+        return value if isinstance(value, dict) else {}
+
+    def extras(self, fmt: str) -> dict[str, Any]:
+        """The source keys kept in metadata, when the record came from this format."""
+        if self.source().get("format") != fmt:
+            return {}
+        return {k: v for k, v in self.metadata.items() if k != SOURCE}
+
+
+@dataclass
+class Reader:
+    """Options and findings of one file: errors, warnings (each key name warned once)."""
+
+    file: str
+    errors: list[LineError] = field(default_factory=list)
+    warnings: list[LineError] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)
+    warned: set[str] = field(default_factory=set)
+
+    def warn_once(self, key: str, warning: LineError) -> None:
+        if key not in self.warned:
+            self.warned.add(key)
+            self.warnings.append(warning)
+
+
+class Line:
+    """Typed access to one JSON object, turning every problem into a LineError."""
+
+    def __init__(self, obj: dict[str, Any], line: int, reader: Reader):
+        self.obj, self.line, self.reader = obj, line, reader
+        self.file = reader.file
+        self.n_errors = len(reader.errors)
+
+    @property
+    def failed(self) -> bool:
+        return len(self.reader.errors) > self.n_errors
+
+    def error(self, field_name: str, message: str) -> None:
+        self.reader.errors.append(LineError(self.file, self.line, field_name, message))
+
+    def warn(self, field_name: str, message: str) -> None:
+        self.reader.warnings.append(LineError(self.file, self.line, field_name, message))
+
+    def get(self, name: str, types: type | tuple[type, ...], *, required: bool = False) -> Any:
+        if name not in self.obj or self.obj[name] is None:
+            if required:
+                self.error(name, "is missing")
+            return None
+        value = self.obj[name]
+        if not isinstance(value, types) or isinstance(value, bool) and bool not in _tuple(types):
+            self.error(name, f"must be {_type_names(types)}, not {json_type(value)}")
+            return None
+        if required and isinstance(value, str) and not value.strip():
+            self.error(name, "is empty")
+            return None
+        return value
+
+    def unknown_keys(self, known: set[str], fmt: str) -> dict[str, Any]:
+        """Keys this format does not name: kept as metadata, one warning per key name."""
+        extra = {k: v for k, v in self.obj.items() if k not in known}
+        for k in extra:
+            self.reader.warn_once(
+                f"key:{k}",
+                LineError(
+                    self.file,
+                    self.line,
+                    k,
+                    f"is not a {fmt} field: kept in metadata and written back "
+                    "on export (first seen here)",
+                ),
+            )
+        return extra
+
+
+def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def json_type(value: Any) -> str:
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
+
+
+def _type_names(types: type | tuple[type, ...]) -> str:
+    names = {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "true or false",
+        int: "an integer",
+        float: "a number",
+    }
+    return " or ".join(names.get(t, t.__name__) for t in _tuple(types))
+
+
+def label(value: str | bool) -> str:
+    """One spelling per label: true/false for booleans, lower case without a final stop."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value.strip().rstrip(".").lower()
+
+
+def bad_value(value: Any, path: str = "") -> tuple[str, str] | None:
+    """(where, what) of the first value no database stores: NaN or infinity, a NUL
+    character, a lone surrogate. None when the value is clean."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return where, f"holds {v!r}, which JSON does not allow"
+        if isinstance(v, str):
+            problem = _bad_text(v)
+            if problem:
+                return where, problem
+        elif isinstance(v, dict):
+            for k, item in v.items():
+                problem = _bad_text(k) if isinstance(k, str) else None
+                if problem:
+                    return where, f"a key {problem}"
+                stack.append((f"{where}.{k}" if where else str(k), item))
+        elif isinstance(v, list):
+            stack += [(f"{where}[{i}]", item) for i, item in enumerate(v)]
+    return None
+
+
+def _bad_text(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000)"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return f"contains a lone surrogate (\\u{ord(text[e.start]):04x})"
+    return None
+
+
+def check_lengths(line: Line, values: dict[str, tuple[str, int]]) -> None:
+    for name, (value, limit) in values.items():
+        if len(value) > limit:
+            line.error(name, f"is {len(value)} characters long; at most {limit} fit")
+
+
+def decode(data: bytes, file: str) -> str:
+    """UTF-8 text of a file (a byte-order mark is dropped); a bad byte is named by line."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ImportFailed(
+            [
+                LineError(
+                    file,
+                    line,
+                    "",
+                    f"is not UTF-8 text (byte 0x{data[e.start]:02x} "
+                    f"at column {column}); save the file as UTF-8",
+                )
+            ]
+        ) from None
+
+
+def _json_error(e: json.JSONDecodeError) -> str:
+    msg = e.msg.removesuffix(" at")  # "Unterminated string starting at"
+    return f"not valid JSON ({msg} at column {e.colno})"
+
+
+def read_records(text: str, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every record. Records are separated by "\\n" only (a
+    U+2028 or U+0085 inside a string is text); a file that is one JSON array is read as
+    its list of records, with a warning that says so."""
+    text = text.removeprefix("\ufeff")
+    if text.lstrip().startswith("["):
+        array = _read_array(text, reader)
+        if array is not None:
+            yield from array
+            return
+    n = 0
+    for number, raw in enumerate(text.split("\n"), start=1):
+        if not raw.strip():
+            continue
+        obj = _loads(raw, number, reader)
+        if obj is None:
+            continue
+        if not isinstance(obj, dict):
+            reader.errors.append(
+                LineError(reader.file, number, "", f"must be a JSON object, not {json_type(obj)}")
+            )
+            continue
+        n += 1
+        yield number, obj
+    if not n and not reader.errors:
+        reader.errors.append(LineError(reader.file, 0, "", "the file holds no records"))
+
+
+def _loads(raw: str, number: int, reader: Reader) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as e:
+        reader.errors.append(LineError(reader.file, number, "", _json_error(e)))
+    except RecursionError:
+        reader.errors.append(
+            LineError(reader.file, number, "", "not usable: the JSON is nested too deeply")
+        )
+    return None
+
+
+def _read_array(text: str, reader: Reader) -> list[tuple[int, dict[str, Any]]] | None:
+    """The records of a file holding one JSON array, each with the line it starts on;
+    None (and a hint) when the file is not one."""
+    decoder = json.JSONDecoder()
+    pos = text.index("[") + 1
+    rows: list[tuple[int, dict[str, Any]]] = []
+    try:
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n":
+                pos += 1
+            if text.startswith("]", pos) and not rows:
+                break
+            line = text.count("\n", 0, pos) + 1
+            obj, pos = decoder.raw_decode(text, pos)
+            if not isinstance(obj, dict):
+                reader.errors.append(
+                    LineError(reader.file, line, "", f"must be a JSON object, not {json_type(obj)}")
+                )
+            else:
+                rows.append((line, obj))
+            while pos < len(text) and text[pos] in " \t\r\n":
+                pos += 1
+            if text.startswith(",", pos):
+                pos += 1
+                continue
+            if text.startswith("]", pos) and not text[pos + 1 :].strip():
+                break
+            raise json.JSONDecodeError("Expecting ',' or ']'", text, pos)
+    except json.JSONDecodeError as e:
+        if "\n" not in text.strip():
+            return None  # one line: the JSONL reader names the problem
+        reader.errors.append(
+            LineError(
+                reader.file,
+                e.lineno,
+                "",
+                _json_error(e) + "; the file starts with '[', so it was read as one JSON array",
+            )
+        )
+        return []
+    except RecursionError:
+        reader.errors.append(
+            LineError(reader.file, 0, "", "not usable: the JSON is nested too deeply")
+        )
+        return []
+    reader.warnings.append(
+        LineError(
+            reader.file,
+            0,
+            "",
+            f"the file is a JSON array, not JSON Lines: read as a list of {len(rows)} record(s)",
+        )
+    )
+    if not rows and not reader.errors:
+        reader.errors.append(LineError(reader.file, 0, "", "the file holds no records"))
+    return rows

@@ -1,0 +1,173 @@
+"""Fuzzing every importer: no input makes an import raise anything but ImportFailed, and
+a file that was accepted adds nothing when imported again."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from annotation.ingest import ImportFailed, import_file
+from annotation.models import Claim, Document, Evidence, Project, Segment, Verdict
+
+TEXT = st.text(
+    st.characters(codec="utf-8") | st.sampled_from(["\x00", "\ud800", "\u2028", "\u0085", "\n"]),
+    max_size=12,
+)
+LEAF = st.none() | st.booleans() | st.integers(-3, 3) | st.floats() | TEXT
+JSON = st.recursive(
+    LEAF, lambda c: st.lists(c, max_size=3) | st.dictionaries(TEXT, c, max_size=3), max_leaves=8
+)
+
+BASES: dict[str, dict[str, Any]] = {
+    "canonical": {
+        "id": "d1",
+        "response": "A. B.",
+        "question": "Q?",
+        "domain": "x",
+        "source_model": "m",
+        "metadata": {"k": 1},
+        "claim_lists": {
+            "s": [
+                "A.",
+                {
+                    "text": "B.",
+                    "sentence_index": 1,
+                    "evidence": [{"title": "t", "snippet": "s", "link": "https://e.org"}],
+                    "verdicts": {"v": "supported"},
+                },
+            ]
+        },
+        "abstained": [],
+        "segments": ["A.", {"text": "B.", "labels": {"l": True}}],
+    },
+    "veriscore": {
+        "question": "Q?",
+        "response": "A. B.",
+        "model": "m",
+        "prompt_source": "x",
+        "abstained": False,
+        "claim_list": [["A."], ["No verifiable claim."]],
+        "all_claims": ["A."],
+        "claim_search_results": {"A.": [{"title": "t", "snippet": "s", "link": "https://e.org"}]},
+        "claim_verification_result": [
+            {"claim": "A.", "search_results": "", "verification_result": "supported"}
+        ],
+    },
+    "veriscore-input": {"question": "Q?", "response": "A.", "model": "m", "prompt_source": "x"},
+    "factscore": {
+        "input": "Question: Tell me a bio of X.",
+        "output": "X sings.",
+        "topic": "X",
+        "cat": [],
+        "annotations": [
+            {
+                "text": "X sings.",
+                "is-relevant": True,
+                "model-atomic-facts": [{"text": "X sings."}],
+                "human-atomic-facts": [{"text": "X sings.", "label": "S"}],
+            }
+        ],
+    },
+    "felm": {
+        "index": "0",
+        "source": "s",
+        "prompt": "P?",
+        "response": "A. B.",
+        "segmented_response": ["A.", "B."],
+        "labels": [True, False],
+        "comment": ["", ""],
+        "type": [None, None],
+        "ref": [],
+    },
+}
+
+
+@st.composite
+def record(draw: st.DrawFn, fmt: str) -> dict[str, Any]:
+    """The format's record with some keys dropped, some values replaced by any JSON value,
+    and maybe a key of its own."""
+    base = dict(BASES[fmt])
+    for key in draw(st.lists(st.sampled_from(sorted(base)), max_size=3, unique=True)):
+        if draw(st.booleans()):
+            del base[key]
+        else:
+            base[key] = draw(JSON)
+    if draw(st.booleans()):
+        base[draw(TEXT)] = draw(JSON)
+    return base
+
+
+def file_text(rows: list[dict[str, Any]], raw: str | None) -> str:
+    lines = [json.dumps(r, ensure_ascii=False) for r in rows]
+    if raw is not None:
+        lines.insert(len(lines) // 2, raw)
+    return "\n".join(lines)
+
+
+def counts(project: Project) -> tuple[int, ...]:
+    return (
+        Document.objects.filter(project=project).count(),
+        Claim.objects.filter(claim_list__document__project=project).count(),
+        Evidence.objects.filter(claim__claim_list__document__project=project).count(),
+        Segment.objects.filter(document__project=project).count(),
+        Verdict.objects.filter(system__project=project).count(),
+    )
+
+
+def check(text: str | bytes, fmt: str) -> None:
+    project = Project.objects.create(name="fuzz")
+    try:
+        import_file(project=project, text=text, file="fuzz.jsonl", fmt=fmt)
+    except ImportFailed as e:
+        assert e.errors and counts(project) == (0, 0, 0, 0, 0)
+        return
+    before = counts(project)
+    again = import_file(project=project, text=text, file="fuzz.jsonl", fmt=fmt)
+    assert counts(project) == before
+    assert (
+        again.documents_created,
+        again.claims_created,
+        again.evidence_created,
+        again.segments_created,
+        again.verdicts_created,
+    ) == (0, 0, 0, 0, 0)
+
+
+FUZZ = settings(
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+@pytest.mark.parametrize("fmt", sorted(BASES))
+def test_no_record_makes_an_import_crash(db: None, fmt: str) -> None:
+    @FUZZ
+    @given(
+        rows=st.lists(record(fmt), min_size=1, max_size=3),
+        raw=st.none() | TEXT,
+        detect=st.booleans(),
+    )
+    def run(rows: list[dict[str, Any]], raw: str | None, detect: bool) -> None:
+        check(file_text(rows, raw), "auto" if detect else fmt)
+
+    run()
+
+
+@FUZZ
+@given(data=st.binary(max_size=200))
+def test_no_bytes_make_an_import_crash(db: None, data: bytes) -> None:
+    check(data, "auto")
+
+
+def test_the_fuzz_strategies_reach_accepted_files(db: None) -> None:
+    """Guard: every base record imports, so the fuzz tests explore past the first check."""
+    for fmt, base in BASES.items():
+        project = Project.objects.create(name=fmt)
+        summary = import_file(project=project, text=json.dumps(base), file=f"{fmt}.jsonl", fmt=fmt)
+        assert summary.documents_created == 1, fmt
