@@ -416,6 +416,10 @@ def build_report(
     pipeline = _pipeline_section(project, filters, k_rule=k_rule)
     if pipeline:
         sections.append(pipeline)
+    from .metric_reports import metric_sections  # it builds on this module's tables
+
+    sections += metric_sections(project, filters=filters, golds=golds, bootstrap=bootstrap,
+                                seed=seed, with_charts=with_charts, k_rule=k_rule)
     effort = _effort_section(project, filters, names)
     if effort:
         sections.append(effort)
