@@ -241,8 +241,8 @@ def response_scores(
     responses: Sequence[ResponseLabels], *, k_rule: str = "upper"
 ) -> dict[str, dict[Hashable, float]]:
     """{"FActScore": {response: score}, "F1@K": {...}}. K per domain is the median claim
-    count of every response in it (pipeline.score); unlabelled claims are left out of the
-    precision, as the pipeline leaves out failed verdicts."""
+    count of every response in it (pipeline.score); unlabelled and irrelevant claims are
+    left out of the precision, as the pipeline leaves out failed verdicts."""
     counts: dict[str, list[int]] = defaultdict(list)
     for r in responses:
         counts[r.domain].append(r.claims)
@@ -253,7 +253,7 @@ def response_scores(
         if fs is not None:
             out["FActScore"][r.response] = fs
         binary = [_binary(label) for label in r.labels]
-        verified = sum(b is not None for b in binary)
+        verified = binary.count(SUPPORTED) + binary.count(UNSUPPORTED)
         if verified:
             out["F1@K"][r.response] = f1_at_k(binary.count(SUPPORTED), verified, k[r.domain])[2]
     return out
