@@ -22,10 +22,9 @@ Anything undefined is None with the reason, never NaN.
 from __future__ import annotations
 
 import functools
-import warnings
 from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -182,8 +181,10 @@ def _cluster_weights(n_clusters: int, bootstrap: int, seed: int) -> FloatArray |
     if not bootstrap or not n_clusters:
         return None
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(n_clusters, np.full(n_clusters, 1 / n_clusters), size=bootstrap)
-    return draws.astype(np.float64)
+    drawn = rng.integers(0, n_clusters, size=(bootstrap, n_clusters))
+    drawn += np.arange(bootstrap)[:, None] * n_clusters  # one bincount for every resample
+    counts = np.bincount(drawn.ravel(), minlength=bootstrap * n_clusters)
+    return counts.reshape(bootstrap, n_clusters).astype(np.float64)
 
 
 def _clustered_mean(
@@ -280,12 +281,18 @@ class Correlation:
     points: tuple[tuple[str, float, float], ...] = ()
 
 
+Replicates = dict[str, FloatArray]  # coefficient name -> its value on each resample
+COEFFICIENTS = ("pearson", "spearman", "kendall")
+
+
 def correlate(
     x: Sequence[float], y: Sequence[float], *, level: str = "example", what: str = "examples",
-    labels: Sequence[str] | None = None, resamples: tuple[FloatArray, FloatArray] | None = None,
+    labels: Sequence[str] | None = None,
+    bootstrap: tuple[Replicates, Replicates] | None = None,
 ) -> Correlation:
-    """Pearson, Spearman and Kendall's tau-b (scipy) with p-values; `resamples` are
-    bootstrap replicates of (x, y), one row per resample, for the intervals."""
+    """Pearson, Spearman and Kendall's tau-b with p-values, from scipy. `bootstrap` is
+    (the vectorised formulas on the observed data, the same on every resample): the first
+    must reproduce scipy's values before the second gives the intervals."""
     n = len(x)
     points = tuple(zip(labels or [str(i) for i in range(n)], map(float, x), map(float, y),
                        strict=True))
@@ -297,52 +304,107 @@ def correlate(
         return Correlation(level, n, blank, blank, blank,
                            f"undefined because one score is the same for all {what}", points)
     coefficients = []
-    for name, fn in (("pearson", scipy_stats.pearsonr), ("spearman", scipy_stats.spearmanr),
-                     ("kendall", scipy_stats.kendalltau)):
+    for name, fn in zip(COEFFICIENTS, (scipy_stats.pearsonr, scipy_stats.spearmanr,
+                                       scipy_stats.kendalltau), strict=True):
         result = fn(x, y)
         low = high = note = None
-        if resamples is not None:
-            # The intervals trust the vectorised formulas: check them against scipy first.
-            same = _replicates(name, np.array([x], dtype=np.float64),
-                               np.array([y], dtype=np.float64))[0]
-            if not np.isclose(same, result.statistic):
-                raise AssertionError(f"{name}: vectorised {same!r} != scipy {result.statistic!r}")
-            low, high, note = _percentile_ci(_replicates(name, *resamples), CONFIDENCE)
+        if bootstrap is not None:
+            observed, replicates = bootstrap
+            if not np.isclose(observed[name][0], result.statistic):
+                raise AssertionError(
+                    f"{name}: vectorised {observed[name][0]!r} != scipy {result.statistic!r}")
+            low, high, note = _percentile_ci(replicates[name], CONFIDENCE)
         coefficients.append(Coefficient(float(result.statistic), low, high,
                                         float(result.pvalue), note))
     return Correlation(level, n, *coefficients, points=points)
 
 
-def _replicates(name: str, xs: FloatArray, ys: FloatArray) -> FloatArray:
-    """The coefficient on every bootstrap replicate; NaN where it is undefined."""
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-        warnings.simplefilter("ignore")  # scipy warns on constant replicates: they become NaN
-        if name == "kendall":
-            return np.array([scipy_stats.kendalltau(a, b).statistic for a, b in zip(xs, ys)],
-                            dtype=np.float64)
-        if name == "spearman":
-            xs = scipy_stats.rankdata(xs, axis=1)
-            ys = scipy_stats.rankdata(ys, axis=1)
-        dx = xs - xs.mean(axis=1, keepdims=True)
-        dy = ys - ys.mean(axis=1, keepdims=True)
-        r = (dx * dy).sum(axis=1) / np.sqrt((dx**2).sum(axis=1) * (dy**2).sum(axis=1))
-        return np.asarray(r, dtype=np.float64)
+def _pearson(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
+    """Pearson's r per row of weights w (resample x points); a and b broadcast to w."""
+    total = w.sum(axis=1, keepdims=True)
+    da = a - (w * a).sum(axis=1, keepdims=True) / total
+    db = b - (w * b).sum(axis=1, keepdims=True) / total
+    r = (w * da * db).sum(axis=1) / np.sqrt((w * da**2).sum(axis=1) * (w * db**2).sum(axis=1))
+    return np.asarray(r, dtype=np.float64)
+
+
+def _midranks(w: FloatArray, values: FloatArray) -> FloatArray:
+    """Each point's mid-rank within each resample, the point counted w times."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    per_value = w @ (inverse[:, None] == np.arange(len(distinct))[None, :])
+    below = np.cumsum(per_value, axis=1) - per_value
+    ranks = below + (per_value + 1) / 2
+    return np.asarray(ranks[:, inverse], dtype=np.float64)
+
+
+def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
+    """Kendall's tau-b per row: a and b are (points,) shared by every row, each point
+    counted w times, or (rows, points) with w all ones."""
+    step = max(1, 2_000_000 // a.shape[-1] ** 2)
+    if a.ndim == 2 and len(a) > step:  # keep the rows x points^2 arrays small
+        return np.concatenate([_kendall(w[i:i + step], a[i:i + step], b[i:i + step])
+                               for i in range(0, len(a), step)])
+    sa = np.sign(a[..., :, None] - a[..., None, :])
+    sb = np.sign(b[..., :, None] - b[..., None, :])
+    n = w.sum(axis=1)
+
+    def pairs(matrix: FloatArray) -> FloatArray:  # sum over ordered pairs of points, halved
+        if matrix.ndim == 2:
+            return np.asarray(0.5 * ((w @ matrix) * w).sum(axis=1), dtype=np.float64)
+        return np.asarray(0.5 * np.einsum("ri,rij,rj->r", w, matrix, w), dtype=np.float64)
+
+    # Tied pairs include a point with its own copies: w (w - 1) / 2 of them.
+    tied_a = pairs((sa == 0).astype(np.float64)) - 0.5 * n
+    tied_b = pairs((sb == 0).astype(np.float64)) - 0.5 * n
+    total = n * (n - 1) / 2
+    return np.asarray(pairs(sa * sb) / np.sqrt((total - tied_a) * (total - tied_b)),
+                      dtype=np.float64)
+
+
+def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
+    with np.errstate(invalid="ignore", divide="ignore"):  # constant resamples give NaN
+        if a.ndim == 1:
+            ranks_a, ranks_b = _midranks(w, a), _midranks(w, b)
+        else:
+            ranks_a = scipy_stats.rankdata(a, axis=1)
+            ranks_b = scipy_stats.rankdata(b, axis=1)
+        return {"pearson": _pearson(w, a, b), "spearman": _pearson(w, ranks_a, ranks_b),
+                "kendall": _kendall(w, a, b)}
+
+
+# Above this many distinct (x, y) points Kendall's resamples cost rows x points^2.
+MAX_KENDALL_POINTS = 1500
 
 
 def example_correlation(
     x: Mapping[Hashable, float], y: Mapping[Hashable, float], *, bootstrap: int = 1000,
     seed: int = 0,
 ) -> Correlation:
-    """Per response, on the responses both scorings scored."""
+    """Per response, on the responses both scorings scored. A resample is a multinomial
+    draw over the distinct (x, y) points, which is what resampling responses amounts to."""
     keys = [k for k in x if k in y]
-    xv = np.array([x[k] for k in keys], dtype=np.float64)
-    yv = np.array([y[k] for k in keys], dtype=np.float64)
-    resamples = None
+    xv = [float(x[k]) for k in keys]
+    yv = [float(y[k]) for k in keys]
+    replicates = None
     if bootstrap and len(keys) >= MIN_POINTS:
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, len(keys), size=(bootstrap, len(keys)))
-        resamples = (xv[idx], yv[idx])
-    return correlate(list(xv), list(yv), labels=[str(k) for k in keys], resamples=resamples)
+        distinct: dict[tuple[float, float], int] = {}
+        for point in zip(xv, yv, strict=True):
+            distinct[point] = distinct.get(point, 0) + 1
+        if len(distinct) <= MAX_KENDALL_POINTS:
+            a = np.array([p[0] for p in distinct], dtype=np.float64)
+            b = np.array([p[1] for p in distinct], dtype=np.float64)
+            freq = np.array(list(distinct.values()), dtype=np.float64)
+            rng = np.random.default_rng(seed)
+            draws = rng.multinomial(len(keys), freq / freq.sum(), size=bootstrap)
+            replicates = (_replicates(freq[None, :], a, b),
+                          _replicates(draws.astype(np.float64), a, b))
+    result = correlate(xv, yv, labels=[str(k) for k in keys], bootstrap=replicates)
+    if bootstrap and replicates is None and result.undefined_reason is None:
+        note = (f"no interval: more than {MAX_KENDALL_POINTS} distinct score pairs "
+                "(the bootstrap would be too slow)")
+        result = replace(result, **{name: replace(getattr(result, name), note=note)
+                                    for name in COEFFICIENTS})
+    return result
 
 
 def system_correlation(
@@ -358,7 +420,7 @@ def system_correlation(
     names = sorted(groups)
     xm = [float(np.mean([x[k] for k in groups[s]])) for s in names]
     ym = [float(np.mean([y[k] for k in groups[s]])) for s in names]
-    resamples = None
+    replicates = None
     if bootstrap and len(names) >= MIN_POINTS:
         rng = np.random.default_rng(seed)
         cols_x, cols_y = [], []
@@ -368,5 +430,8 @@ def system_correlation(
             idx = rng.integers(0, len(xs), size=(bootstrap, len(xs)))
             cols_x.append(xs[idx].mean(axis=1))
             cols_y.append(ys[idx].mean(axis=1))
-        resamples = (np.stack(cols_x, axis=1), np.stack(cols_y, axis=1))
-    return correlate(xm, ym, level=level, what="systems", labels=names, resamples=resamples)
+        ones = np.ones((bootstrap, len(names)))
+        observed = _replicates(ones[:1], np.array([xm]), np.array([ym]))
+        replicates = (observed, _replicates(ones, np.stack(cols_x, axis=1),
+                                            np.stack(cols_y, axis=1)))
+    return correlate(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from annotation import metric_stats as ms
 
@@ -155,3 +157,26 @@ def test_too_few_systems_or_constant_scores_are_undefined() -> None:
     assert c.undefined_reason == "undefined because fewer than 3 systems"
     c = ms.example_correlation({1: 0.5, 2: 0.5, 3: 0.5}, {1: 0.1, 2: 0.2, 3: 0.3})
     assert c.kendall.value is None and "the same for all examples" in (c.undefined_reason or "")
+
+
+def test_the_vectorised_bootstrap_formulas_equal_scipy_on_resamples_with_ties() -> None:
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 4, size=12).astype(float)  # few values: many ties
+    b = rng.integers(0, 3, size=12).astype(float)
+    counts = rng.multinomial(12, np.full(12, 1 / 12), size=20).astype(float)
+    got = ms._replicates(counts, a, b)
+    for row, w in enumerate(counts):
+        xs, ys = np.repeat(a, w.astype(int)), np.repeat(b, w.astype(int))
+        if len(set(xs)) < 2 or len(set(ys)) < 2:
+            assert math.isnan(got["pearson"][row])
+            continue
+        assert got["pearson"][row] == pytest.approx(stats.pearsonr(xs, ys).statistic)
+        assert got["spearman"][row] == pytest.approx(stats.spearmanr(xs, ys).statistic)
+        assert got["kendall"][row] == pytest.approx(stats.kendalltau(xs, ys).statistic)
+    # Systems: one row of values per resample, every system counted once.
+    xs, ys = rng.random((5, 4)), rng.integers(0, 2, size=(5, 4)).astype(float)
+    got = ms._replicates(np.ones((5, 4)), xs, ys)
+    for row in range(5):
+        if len(set(ys[row])) > 1:
+            assert got["kendall"][row] == pytest.approx(stats.kendalltau(xs[row], ys[row]).statistic)
+            assert got["spearman"][row] == pytest.approx(stats.spearmanr(xs[row], ys[row]).statistic)
