@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import random
 from collections import defaultdict
 from collections.abc import Hashable
 from typing import Any
@@ -29,6 +30,7 @@ from .reports import Cell, Chart, Filters, Section, Table
 
 GOLD_SOURCE = "annotators (gold)"
 MAX_SCATTER_CHARTS = 12
+MAX_SCATTER_POINTS = 1000
 
 
 def metric_sections(
@@ -220,10 +222,10 @@ def _score_section(
     lists = ClaimList.objects.filter(pk__in={list_id for _, list_id in labels}, abstained=False)
     if filters.domains:
         lists = lists.filter(document__domain__in=filters.domains)
-    info = {pk: (doc, external, model or "(unknown model)", domain, extractor)
-            for pk, doc, external, model, domain, extractor in lists.values_list(
-                "pk", "document_id", "document__external_id", "document__source_model",
-                "document__domain", "system__name")}
+    info = {pk: (doc, model or "(unknown model)", domain, extractor)
+            for pk, doc, model, domain, extractor in lists.values_list(
+                "pk", "document_id", "document__source_model", "document__domain",
+                "system__name")}
     sizes: dict[int, int] = defaultdict(int)
     for list_id in Claim.objects.filter(claim_list__in=info).values_list(
             "claim_list_id", flat=True):
@@ -234,17 +236,16 @@ def _score_section(
     for (source, list_id), claim_labels in labels.items():
         if list_id not in info:
             continue
-        doc, _external, model, domain, extractor = info[list_id]
+        doc, model, domain, extractor = info[list_id]
         missing = sizes[list_id] - len(claim_labels)
         if source == GOLD_SOURCE and missing:
             continue  # annotators label a sample of claims: a response needs all of its own
         unlabelled[(source, extractor)] += missing
         by_source[(source, extractor)].append(ms.ResponseLabels(
             doc, model, domain, sizes[list_id], tuple(claim_labels.values())))
-    external = {doc: ext for doc, ext, *_ in info.values()}
-    model_of = {doc: model for doc, _, model, _, _ in info.values()}
+    model_of = {doc: model for doc, model, _, _ in info.values()}
     model_domain = {doc: f"{model} / {domain or '(no domain)'}"
-                    for doc, _, model, domain, _ in info.values()}
+                    for doc, model, domain, _ in info.values()}
 
     scores: dict[str, dict[Hashable, float]] = {}
     system_rows: list[tuple[Cell, ...]] = []
@@ -288,9 +289,13 @@ def _score_section(
                               *_coefficient(c.spearman), *_coefficient(c.kendall),
                               c.undefined_reason or _notes(c)))
         if with_charts and not levels[0].undefined_reason and len(chart_list) < MAX_SCATTER_CHARTS:
-            chart_list.append(Chart(f"{a} against {b}", charts.scatter(
-                [(p[1], p[2]) for p in levels[0].points], levels[1].points,
-                xlabel=a, ylabel=b)))
+            points = [(p[1], p[2]) for p in levels[0].points]
+            title = f"{a} against {b}"
+            if len(points) > MAX_SCATTER_POINTS:  # an inline SVG of every point gets heavy
+                points = random.Random(seed).sample(points, MAX_SCATTER_POINTS)
+                title += f" ({MAX_SCATTER_POINTS} of {len(levels[0].points)} responses drawn)"
+            chart_list.append(Chart(title, charts.scatter(points, levels[1].points,
+                                                          xlabel=a, ylabel=b)))
     tables = [
         Table("score-systems", "Scoring systems: one metric on one label source's verdicts "
               "on one extractor's claims",

@@ -10,7 +10,6 @@ from scipy import stats
 
 from annotation import metric_stats as ms
 
-
 # --------------------------------------------------------------------------- ROUGE-L
 
 
@@ -178,5 +177,6 @@ def test_the_vectorised_bootstrap_formulas_equal_scipy_on_resamples_with_ties() 
     got = ms._replicates(np.ones((5, 4)), xs, ys)
     for row in range(5):
         if len(set(ys[row])) > 1:
-            assert got["kendall"][row] == pytest.approx(stats.kendalltau(xs[row], ys[row]).statistic)
-            assert got["spearman"][row] == pytest.approx(stats.spearmanr(xs[row], ys[row]).statistic)
+            x, y = xs[row], ys[row]
+            assert got["kendall"][row] == pytest.approx(stats.kendalltau(x, y).statistic)
+            assert got["spearman"][row] == pytest.approx(stats.spearmanr(x, y).statistic)

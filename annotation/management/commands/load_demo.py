@@ -69,8 +69,8 @@ class Command(BaseCommand):
     def _build(self, researcher: User, annotators: list[User]) -> None:
         project = Project.objects.create(
             name=DEMO_PROJECT, instructions=INSTRUCTIONS, created_by=researcher,
-            description="FActScore biographies (InstructGPT, ChatGPT, PerplexityAI) and the VeriScore "
-            "paper's examples.",
+            description="FActScore biographies (InstructGPT, ChatGPT, PerplexityAI) and the "
+            "VeriScore paper's examples.",
         )
         project.add_member(researcher, Membership.RESEARCHER)
         for user in annotators:
