@@ -333,7 +333,7 @@ def _score_section(
                    tuple(chart_list), data=data)
 
 
-def _coefficient(c: ms.Coefficient) -> tuple[Cell, Cell, Cell, Cell]:
+def _coefficient(c: ms.CorrelationCoefficient) -> tuple[Cell, Cell, Cell, Cell]:
     return c.value, c.ci_low, c.ci_high, c.p_value
 
 

@@ -34,22 +34,13 @@ from scipy import stats as scipy_stats
 from pipeline.score import f1_at_k, median_k
 
 from .stats import SUPPORTED, UNSUPPORTED, _percentile_ci, normalise_verdict
+from .stats import Coefficient as Estimate  # a value with its interval, or why it has none
 
 NO_CLAIM = "No verifiable claim."  # VeriScore's extractor output for a sentence without claims
 CONFIDENCE = 0.95
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
 
 FloatArray = npt.NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class Estimate:
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    n: int = 0
-    undefined_reason: str | None = None
-    note: str | None = None
 
 
 # --------------------------------------------------------------------------- claim lists
@@ -193,7 +184,7 @@ def _clustered_mean(
 ) -> Estimate:
     kept = [(v, c) for v, c, k in zip(values, cluster, keep, strict=True) if k]
     if not kept:
-        return Estimate(None, n=0, undefined_reason="no units")
+        return Estimate("mean", None, undefined_reason="no units")
     sums = np.zeros(n_clusters)
     counts = np.zeros(n_clusters)
     for v, c in kept:
@@ -201,11 +192,11 @@ def _clustered_mean(
         counts[c] += 1
     value = float(sums.sum() / counts.sum())
     if weights is None:
-        return Estimate(value, n=len(kept))
+        return Estimate("mean", value, n_units=len(kept))
     with np.errstate(invalid="ignore", divide="ignore"):
         resampled = (weights @ sums) / (weights @ counts)
     low, high, note = _percentile_ci(resampled, CONFIDENCE)
-    return Estimate(value, low, high, len(kept), note=note)
+    return Estimate("mean", value, low, high, note=note, n_units=len(kept))
 
 
 # --------------------------------------------------------------------------- scores
@@ -261,7 +252,7 @@ def response_scores(
 
 
 @dataclass(frozen=True)
-class Coefficient:
+class CorrelationCoefficient:
     value: float | None
     ci_low: float | None = None
     ci_high: float | None = None
@@ -273,9 +264,9 @@ class Coefficient:
 class Correlation:
     level: str
     n: int
-    pearson: Coefficient
-    spearman: Coefficient
-    kendall: Coefficient
+    pearson: CorrelationCoefficient
+    spearman: CorrelationCoefficient
+    kendall: CorrelationCoefficient
     undefined_reason: str | None = None
     # (label, x, y): responses at the example level, systems at the system level
     points: tuple[tuple[str, float, float], ...] = ()
@@ -296,7 +287,7 @@ def correlate(
     n = len(x)
     points = tuple(zip(labels or [str(i) for i in range(n)], map(float, x), map(float, y),
                        strict=True))
-    blank = Coefficient(None)
+    blank = CorrelationCoefficient(None)
     if n < MIN_POINTS:
         return Correlation(level, n, blank, blank, blank,
                            f"undefined because fewer than {MIN_POINTS} {what}", points)
@@ -314,7 +305,7 @@ def correlate(
                 raise AssertionError(
                     f"{name}: vectorised {observed[name][0]!r} != scipy {result.statistic!r}")
             low, high, note = _percentile_ci(replicates[name], CONFIDENCE)
-        coefficients.append(Coefficient(float(result.statistic), low, high,
+        coefficients.append(CorrelationCoefficient(float(result.statistic), low, high,
                                         float(result.pvalue), note))
     return Correlation(level, n, *coefficients, points=points)
 
