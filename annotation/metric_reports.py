@@ -29,8 +29,8 @@ from .models import Claim, ClaimList, Document, Item, Project, System, Verdict
 from .reports import Cell, Chart, Filters, Section, Table
 
 GOLD_SOURCE = "annotators (gold)"
-MAX_SCATTER_CHARTS = 12
-MAX_SCATTER_POINTS = 1000
+MAX_SCATTER_CHARTS = 6
+MAX_SCATTER_POINTS = 500
 
 
 def metric_sections(
