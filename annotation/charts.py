@@ -112,3 +112,22 @@ def bars(labels: Sequence[str], values: Sequence[float], *, xlabel: str, ylabel:
     for i, v in enumerate(values):
         ax.text(i, v, f"{v:.0f}", ha="center", va="bottom", fontsize=7)
     return _svg(fig)
+
+
+def scatter(points: Sequence[tuple[float, float]], systems: Sequence[tuple[str, float, float]],
+            *, xlabel: str, ylabel: str) -> str:
+    """Per-example scores as dots, each system's mean as a labelled square."""
+    fig = Figure(figsize=(4.8, 4.0))
+    ax = fig.add_axes((0.14, 0.13, 0.82, 0.8))
+    if points:
+        ax.scatter([p[0] for p in points], [p[1] for p in points], s=12, alpha=0.5,
+                   color=STRONG["a"], label="response", linewidths=0)
+    if systems:
+        ax.scatter([s[1] for s in systems], [s[2] for s in systems], s=40, marker="s",
+                   color=STRONG["b"], label="system mean")
+        for name, x, y in systems:
+            ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.legend(fontsize=7, loc="best")
+    return _svg(fig)

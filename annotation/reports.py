@@ -371,6 +371,11 @@ def build_report(
                           lambda: _pipeline_section(project, filters, k_rule=k_rule))
     sections += _isolated("factscore", "FActScore from verdicts on atomic facts",
                           lambda: _factscore_section(project, filters))
+    from .metric_reports import metric_sections  # it builds on this module's tables
+
+    sections += _isolated("metrics", "Metric against metric", lambda: metric_sections(
+        project, filters=filters, golds=golds, bootstrap=bootstrap, seed=seed,
+        with_charts=with_charts, k_rule=k_rule))
     sections += _isolated("effort", "Annotation effort",
                           lambda: _effort_section(project, filters, names))
     return Report(

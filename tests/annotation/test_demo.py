@@ -6,6 +6,7 @@ from django.core.management import call_command
 from annotation.management.commands.load_demo import ANNOTATORS, DEMO_PROJECT, RESEARCHER
 from collections import Counter
 
+from annotation import reports
 from annotation.models import Assignment, Document, Evidence, Item, Project, Verdict
 
 
@@ -24,12 +25,29 @@ def test_the_demo_loads_once_and_prints_the_logins(db: None, capsys) -> None:  #
     assert project.annotators().count() == 3
     assert Document.objects.filter(external_id="veriscore-figure-5").exists()
     kinds = Counter(Item.objects.filter(project=project).values_list("kind", flat=True))
-    # 30 biographies + Figure 5; 25 claims of the VeriScore sample run + 9 demos + the
+    # 3 x 30 biographies + Figure 5; 25 claims of the VeriScore sample run + 9 demos + the
     # 5 claims of Tables 8 and 9; 3 biographies + FELM's Figure 5
-    assert kinds == {"comparison": 31, "verification": 39, "segment": 4, "atomic": 3}
+    assert kinds == {"comparison": 91, "verification": 39, "segment": 4, "atomic": 3}
     verdicts = Verdict.objects.filter(claim__claim_list__document__project=project)
     assert verdicts.filter(system__name="veriscore-human-labels").count() == 13
     assert Evidence.objects.filter(claim__claim_list__document__project=project).count() > 250
     first = counts()
     call_command("load_demo")
     assert counts() == first
+
+
+def test_the_demo_report_compares_extractors_and_scores(db: None) -> None:
+    call_command("load_demo")
+    project = Project.objects.get(name=DEMO_PROJECT)
+    models = set(project.documents.filter(external_id__contains=":").values_list(
+        "source_model", flat=True))
+    assert {"InstructGPT", "ChatGPT", "PerplexityAI"} <= models
+    report = reports.build_report(project, bootstrap=20, with_charts=False)
+    pairs = {(r["system A"], r["system B"], r["unit"]): r
+             for r in report.table("extractor-similarity").as_dicts()}
+    facts = pairs[("factscore-human-facts", "factscore-model-facts", "sentence")]
+    assert facts["documents"] == 90 and 0 < facts["exact match"] < facts["ROUGE-L F1"] < 1
+    correlations = report.table("score-correlations").as_dicts()
+    by_model = [r for r in correlations if r["level"] == "system: source model"
+                and "factscore-human-labels" in str(r["score A"])]
+    assert by_model and by_model[0]["n"] == 3 and by_model[0]["Pearson r"] is not None

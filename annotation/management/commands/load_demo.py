@@ -66,13 +66,16 @@ class Command(BaseCommand):
     def _build(self, researcher: User, annotators: list[User]) -> None:
         project = Project.objects.create(
             name=DEMO_PROJECT, instructions=INSTRUCTIONS, created_by=researcher,
-            description="FActScore biographies (InstructGPT) and the VeriScore paper's examples.",
+            description="FActScore biographies (InstructGPT, ChatGPT, PerplexityAI) and the "
+            "VeriScore paper's examples.",
         )
         project.add_member(researcher, Membership.RESEARCHER)
         for user in annotators:
             project.add_member(user, Membership.ANNOTATOR)
         demo = settings.BASE_DIR / "fixtures" / "demo"
         for name, model in (("factscore_InstructGPT_30.jsonl", "InstructGPT"),
+                            ("factscore_ChatGPT_30.jsonl", "ChatGPT"),
+                            ("factscore_PerplexityAI_30.jsonl", "PerplexityAI"),
                             ("veriscore_figure5.jsonl", "")):
             path = demo / name
             import_file(project=project, text=path.read_text(), file=name, source_model=model)

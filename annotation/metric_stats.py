@@ -1,0 +1,428 @@
+"""Metric against metric, on plain data (no Django): claim lists of two extractors,
+and the scores of two scoring systems over the same responses.
+
+- Claim lists (VeriScore App. F, footnote 25): per unit (a sentence, or a whole document
+  when a list is not sentence-aligned) exact match of the claim lists and ROUGE-L F1
+  (`rouge-score`, Google's reimplementation of ROUGE-1.5.5) between the newline-joined
+  lists. An empty list is VeriScore's output "No verifiable claim.", so two empty lists
+  match, as in the paper's test data.
+- Claims per sentence (VeriScore Table 1's VerRatio: the mean over responses of
+  claims / sentences).
+- Scores: FActScore (Min et al., 2023: supported / (supported + not supported), irrelevant
+  facts left out) and F1@K (`pipeline.score`) per response, then Pearson, Spearman and
+  Kendall (scipy) per example and per system (the mean score of each source model), as
+  VeriFastScore reports its agreement with VeriScore.
+
+Confidence intervals are 95 % bootstrap percentile intervals. Means resample documents
+(a document's sentences stay together); example-level correlations resample responses;
+system-level correlations resample responses within each system and recompute the means.
+Anything undefined is None with the reason, never NaN.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+from rouge_score import rouge_scorer
+from scipy import stats as scipy_stats
+
+from pipeline.score import f1_at_k, median_k
+
+from .stats import SUPPORTED, UNSUPPORTED, _percentile_ci, normalise_verdict
+from .stats import Coefficient as Estimate  # a value with its interval, or why it has none
+
+NO_CLAIM = "No verifiable claim."  # VeriScore's extractor output for a sentence without claims
+CONFIDENCE = 0.95
+MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
+
+FloatArray = npt.NDArray[np.float64]
+
+
+# --------------------------------------------------------------------------- claim lists
+
+
+@functools.cache
+def _scorer() -> rouge_scorer.RougeScorer:
+    return rouge_scorer.RougeScorer(["rougeL"])
+
+
+def joined(claims: Sequence[str]) -> str:
+    """A claim list as VeriScore writes an extractor's output: one claim per line."""
+    text = "\n".join(c.strip() for c in claims if c.strip())
+    return text or NO_CLAIM
+
+
+def rouge_l(a: Sequence[str], b: Sequence[str]) -> float:
+    """ROUGE-L F1 between two newline-joined claim lists (symmetric)."""
+    return float(_scorer().score(joined(a), joined(b))["rougeL"].fmeasure)
+
+
+def exact_match(a: Sequence[str], b: Sequence[str]) -> bool:
+    return joined(a) == joined(b)
+
+
+@dataclass(frozen=True)
+class ListPair:
+    """The claims two systems extracted from one unit (a sentence or a whole document)."""
+
+    document: Hashable
+    a: tuple[str, ...]
+    b: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ListSimilarity:
+    units: int
+    documents: int
+    both_empty: int
+    exact_match: Estimate
+    exact_match_with_claims: Estimate  # leaving out units where both lists are empty
+    rouge_l: Estimate
+    a_claims_per_unit: Estimate
+    b_claims_per_unit: Estimate
+    a_empty_share: Estimate
+    b_empty_share: Estimate
+
+
+def list_similarity(
+    pairs: Sequence[ListPair], *, bootstrap: int = 1000, seed: int = 0
+) -> ListSimilarity:
+    docs = list(dict.fromkeys(p.document for p in pairs))
+    index = {d: i for i, d in enumerate(docs)}
+    cluster = [index[p.document] for p in pairs]
+    weights = _cluster_weights(len(docs), bootstrap, seed)
+
+    def mean(values: Sequence[float], keep: Sequence[bool] | None = None) -> Estimate:
+        keep = keep if keep is not None else [True] * len(values)
+        return _clustered_mean(values, cluster, keep, len(docs), weights)
+
+    matches = [float(exact_match(p.a, p.b)) for p in pairs]
+    with_claims = [bool(p.a or p.b) for p in pairs]
+    return ListSimilarity(
+        units=len(pairs),
+        documents=len(docs),
+        both_empty=sum(not w for w in with_claims),
+        exact_match=mean(matches),
+        exact_match_with_claims=mean(matches, with_claims),
+        rouge_l=mean([rouge_l(p.a, p.b) for p in pairs]),
+        a_claims_per_unit=mean([float(len(p.a)) for p in pairs]),
+        b_claims_per_unit=mean([float(len(p.b)) for p in pairs]),
+        a_empty_share=mean([float(not p.a) for p in pairs]),
+        b_empty_share=mean([float(not p.b) for p in pairs]),
+    )
+
+
+@dataclass(frozen=True)
+class ResponseExtraction:
+    document: Hashable
+    domain: str
+    claims: int
+    sentences: int
+    # sentences with no claim; None when the list is not sentence-aligned
+    empty_sentences: int | None = None
+
+
+@dataclass(frozen=True)
+class ClaimDensity:
+    domain: str | None  # None: every domain
+    responses: int
+    sentences: int
+    claims: int
+    ratio: Estimate  # mean over responses of claims / sentences (VeriScore's VerRatio)
+    aligned_responses: int
+    empty_share: Estimate  # sentences with no claim / sentences, over aligned responses
+
+
+def claim_density(
+    responses: Sequence[ResponseExtraction], *, bootstrap: int = 1000, seed: int = 0
+) -> list[ClaimDensity]:
+    """Per domain and over all domains; responses without sentences are left out."""
+    usable = [r for r in responses if r.sentences > 0]
+    by_domain: dict[str | None, list[ResponseExtraction]] = defaultdict(list)
+    for r in usable:
+        by_domain[r.domain].append(r)
+    if len(by_domain) > 1:
+        by_domain[None] = usable
+    out = []
+    for domain in sorted(by_domain, key=lambda d: (d is None, d or "")):
+        group = by_domain[domain]
+        n = len(group)
+        weights = _cluster_weights(n, bootstrap, seed)
+        ratio = _clustered_mean([r.claims / r.sentences for r in group], list(range(n)),
+                                [True] * n, n, weights)
+        aligned = [r for r in group if r.empty_sentences is not None]
+        # The share of empty sentences pools the sentences of the aligned responses.
+        values = [1.0 if i < (r.empty_sentences or 0) else 0.0
+                  for r in aligned for i in range(r.sentences)]
+        owners = [i for i, r in enumerate(aligned) for _ in range(r.sentences)]
+        empty = _clustered_mean(values, owners, [True] * len(values), len(aligned),
+                                _cluster_weights(len(aligned), bootstrap, seed))
+        out.append(ClaimDensity(domain, n, sum(r.sentences for r in group),
+                                sum(r.claims for r in group), ratio, len(aligned), empty))
+    return out
+
+
+def _cluster_weights(n_clusters: int, bootstrap: int, seed: int) -> FloatArray | None:
+    """How often each cluster is drawn in each resample (bootstrap x clusters)."""
+    if not bootstrap or not n_clusters:
+        return None
+    rng = np.random.default_rng(seed)
+    drawn = rng.integers(0, n_clusters, size=(bootstrap, n_clusters))
+    drawn += np.arange(bootstrap)[:, None] * n_clusters  # one bincount for every resample
+    counts = np.bincount(drawn.ravel(), minlength=bootstrap * n_clusters)
+    return counts.reshape(bootstrap, n_clusters).astype(np.float64)
+
+
+def _clustered_mean(
+    values: Sequence[float], cluster: Sequence[int], keep: Sequence[bool], n_clusters: int,
+    weights: FloatArray | None,
+) -> Estimate:
+    kept = [(v, c) for v, c, k in zip(values, cluster, keep, strict=True) if k]
+    if not kept:
+        return Estimate("mean", None, undefined_reason="no units")
+    sums = np.zeros(n_clusters)
+    counts = np.zeros(n_clusters)
+    for v, c in kept:
+        sums[c] += v
+        counts[c] += 1
+    value = float(sums.sum() / counts.sum())
+    if weights is None:
+        return Estimate("mean", value, n_units=len(kept))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        resampled = (weights @ sums) / (weights @ counts)
+    low, high, note = _percentile_ci(resampled, CONFIDENCE)
+    return Estimate("mean", value, low, high, note=note, n_units=len(kept))
+
+
+# --------------------------------------------------------------------------- scores
+
+
+@dataclass(frozen=True)
+class ResponseLabels:
+    """One response's claims as one label source judged them."""
+
+    response: Hashable
+    source_model: str
+    domain: str
+    claims: int  # every claim of the list, labelled or not
+    labels: tuple[str | None, ...]  # one per labelled claim; None = no usable label
+
+
+def factscore(labels: Sequence[str | None]) -> float | None:
+    """Supported / (supported + not supported); irrelevant and unlabelled facts are left
+    out. None when no fact is supported or not supported."""
+    binary = [_binary(label) for label in labels]
+    s = binary.count(SUPPORTED)
+    ns = binary.count(UNSUPPORTED)
+    return s / (s + ns) if s + ns else None
+
+
+def _binary(label: str | None) -> str | None:
+    try:
+        return normalise_verdict(label, mode="binary")
+    except ValueError:
+        return None
+
+
+def response_scores(
+    responses: Sequence[ResponseLabels], *, k_rule: str = "upper"
+) -> dict[str, dict[Hashable, float]]:
+    """{"FActScore": {response: score}, "F1@K": {...}}. K per domain is the median claim
+    count of every response in it (pipeline.score); unlabelled and irrelevant claims are
+    left out of the precision, as the pipeline leaves out failed verdicts."""
+    counts: dict[str, list[int]] = defaultdict(list)
+    for r in responses:
+        counts[r.domain].append(r.claims)
+    k = {d: median_k(c, k_rule) for d, c in counts.items()}
+    out: dict[str, dict[Hashable, float]] = {"FActScore": {}, "F1@K": {}}
+    for r in responses:
+        fs = factscore(r.labels)
+        if fs is not None:
+            out["FActScore"][r.response] = fs
+        binary = [_binary(label) for label in r.labels]
+        verified = binary.count(SUPPORTED) + binary.count(UNSUPPORTED)
+        if verified:
+            out["F1@K"][r.response] = f1_at_k(binary.count(SUPPORTED), verified, k[r.domain])[2]
+    return out
+
+
+@dataclass(frozen=True)
+class CorrelationCoefficient:
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Correlation:
+    level: str
+    n: int
+    pearson: CorrelationCoefficient
+    spearman: CorrelationCoefficient
+    kendall: CorrelationCoefficient
+    undefined_reason: str | None = None
+    # (label, x, y): responses at the example level, systems at the system level
+    points: tuple[tuple[str, float, float], ...] = ()
+
+
+Replicates = dict[str, FloatArray]  # coefficient name -> its value on each resample
+COEFFICIENTS = ("pearson", "spearman", "kendall")
+
+
+def correlate(
+    x: Sequence[float], y: Sequence[float], *, level: str = "example", what: str = "examples",
+    labels: Sequence[str] | None = None,
+    bootstrap: tuple[Replicates, Replicates] | None = None,
+) -> Correlation:
+    """Pearson, Spearman and Kendall's tau-b with p-values, from scipy. `bootstrap` is
+    (the vectorised formulas on the observed data, the same on every resample): the first
+    must reproduce scipy's values before the second gives the intervals."""
+    n = len(x)
+    points = tuple(zip(labels or [str(i) for i in range(n)], map(float, x), map(float, y),
+                       strict=True))
+    blank = CorrelationCoefficient(None)
+    if n < MIN_POINTS:
+        return Correlation(level, n, blank, blank, blank,
+                           f"undefined because fewer than {MIN_POINTS} {what}", points)
+    if len(set(x)) == 1 or len(set(y)) == 1:
+        return Correlation(level, n, blank, blank, blank,
+                           f"undefined because one score is the same for all {what}", points)
+    coefficients = []
+    for name, fn in zip(COEFFICIENTS, (scipy_stats.pearsonr, scipy_stats.spearmanr,
+                                       scipy_stats.kendalltau), strict=True):
+        result = fn(x, y)
+        low = high = note = None
+        if bootstrap is not None:
+            observed, replicates = bootstrap
+            if not np.isclose(observed[name][0], result.statistic):
+                raise AssertionError(
+                    f"{name}: vectorised {observed[name][0]!r} != scipy {result.statistic!r}")
+            low, high, note = _percentile_ci(replicates[name], CONFIDENCE)
+        coefficients.append(CorrelationCoefficient(float(result.statistic), low, high,
+                                        float(result.pvalue), note))
+    return Correlation(level, n, *coefficients, points=points)
+
+
+def _pearson(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
+    """Pearson's r per row of weights w (resample x points); a and b broadcast to w."""
+    total = w.sum(axis=1, keepdims=True)
+    da = a - (w * a).sum(axis=1, keepdims=True) / total
+    db = b - (w * b).sum(axis=1, keepdims=True) / total
+    r = (w * da * db).sum(axis=1) / np.sqrt((w * da**2).sum(axis=1) * (w * db**2).sum(axis=1))
+    return np.asarray(r, dtype=np.float64)
+
+
+def _midranks(w: FloatArray, values: FloatArray) -> FloatArray:
+    """Each point's mid-rank within each resample, the point counted w times."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    per_value = w @ (inverse[:, None] == np.arange(len(distinct))[None, :])
+    below = np.cumsum(per_value, axis=1) - per_value
+    ranks = below + (per_value + 1) / 2
+    return np.asarray(ranks[:, inverse], dtype=np.float64)
+
+
+def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
+    """Kendall's tau-b per row: a and b are (points,) shared by every row, each point
+    counted w times, or (rows, points) with w all ones."""
+    step = max(1, 2_000_000 // a.shape[-1] ** 2)
+    if a.ndim == 2 and len(a) > step:  # keep the rows x points^2 arrays small
+        return np.concatenate([_kendall(w[i:i + step], a[i:i + step], b[i:i + step])
+                               for i in range(0, len(a), step)])
+    sa = np.sign(a[..., :, None] - a[..., None, :])
+    sb = np.sign(b[..., :, None] - b[..., None, :])
+    n = w.sum(axis=1)
+
+    def pairs(matrix: FloatArray) -> FloatArray:  # sum over ordered pairs of points, halved
+        if matrix.ndim == 2:
+            return np.asarray(0.5 * ((w @ matrix) * w).sum(axis=1), dtype=np.float64)
+        return np.asarray(0.5 * np.einsum("ri,rij,rj->r", w, matrix, w), dtype=np.float64)
+
+    # Tied pairs include a point with its own copies: w (w - 1) / 2 of them.
+    tied_a = pairs((sa == 0).astype(np.float64)) - 0.5 * n
+    tied_b = pairs((sb == 0).astype(np.float64)) - 0.5 * n
+    total = n * (n - 1) / 2
+    return np.asarray(pairs(sa * sb) / np.sqrt((total - tied_a) * (total - tied_b)),
+                      dtype=np.float64)
+
+
+def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
+    with np.errstate(invalid="ignore", divide="ignore"):  # constant resamples give NaN
+        if a.ndim == 1:
+            ranks_a, ranks_b = _midranks(w, a), _midranks(w, b)
+        else:
+            ranks_a = scipy_stats.rankdata(a, axis=1)
+            ranks_b = scipy_stats.rankdata(b, axis=1)
+        return {"pearson": _pearson(w, a, b), "spearman": _pearson(w, ranks_a, ranks_b),
+                "kendall": _kendall(w, a, b)}
+
+
+# Above this many distinct (x, y) points Kendall's resamples cost rows x points^2.
+MAX_KENDALL_POINTS = 1500
+
+
+def example_correlation(
+    x: Mapping[Hashable, float], y: Mapping[Hashable, float], *, bootstrap: int = 1000,
+    seed: int = 0,
+) -> Correlation:
+    """Per response, on the responses both scorings scored. A resample is a multinomial
+    draw over the distinct (x, y) points, which is what resampling responses amounts to."""
+    keys = [k for k in x if k in y]
+    xv = [float(x[k]) for k in keys]
+    yv = [float(y[k]) for k in keys]
+    replicates = None
+    if bootstrap and len(keys) >= MIN_POINTS:
+        distinct: dict[tuple[float, float], int] = {}
+        for point in zip(xv, yv, strict=True):
+            distinct[point] = distinct.get(point, 0) + 1
+        if len(distinct) <= MAX_KENDALL_POINTS:
+            a = np.array([p[0] for p in distinct], dtype=np.float64)
+            b = np.array([p[1] for p in distinct], dtype=np.float64)
+            freq = np.array(list(distinct.values()), dtype=np.float64)
+            rng = np.random.default_rng(seed)
+            draws = rng.multinomial(len(keys), freq / freq.sum(), size=bootstrap)
+            replicates = (_replicates(freq[None, :], a, b),
+                          _replicates(draws.astype(np.float64), a, b))
+    result = correlate(xv, yv, labels=[str(k) for k in keys], bootstrap=replicates)
+    if bootstrap and replicates is None and result.undefined_reason is None:
+        note = (f"no interval: more than {MAX_KENDALL_POINTS} distinct score pairs "
+                "(the bootstrap would be too slow)")
+        result = replace(result, **{name: replace(getattr(result, name), note=note)
+                                    for name in COEFFICIENTS})
+    return result
+
+
+def system_correlation(
+    x: Mapping[Hashable, float], y: Mapping[Hashable, float], systems: Mapping[Hashable, str],
+    *, level: str, bootstrap: int = 1000, seed: int = 0,
+) -> Correlation:
+    """Per system: each system's mean score over the responses both scorings scored;
+    `systems` maps a response to its system (e.g. its source model)."""
+    groups: dict[str, list[Hashable]] = defaultdict(list)
+    for k in x:
+        if k in y and k in systems:
+            groups[systems[k]].append(k)
+    names = sorted(groups)
+    xm = [float(np.mean([x[k] for k in groups[s]])) for s in names]
+    ym = [float(np.mean([y[k] for k in groups[s]])) for s in names]
+    replicates = None
+    if bootstrap and len(names) >= MIN_POINTS:
+        rng = np.random.default_rng(seed)
+        cols_x, cols_y = [], []
+        for s in names:  # resample each system's responses, keep the system
+            xs = np.array([x[k] for k in groups[s]], dtype=np.float64)
+            ys = np.array([y[k] for k in groups[s]], dtype=np.float64)
+            idx = rng.integers(0, len(xs), size=(bootstrap, len(xs)))
+            cols_x.append(xs[idx].mean(axis=1))
+            cols_y.append(ys[idx].mean(axis=1))
+        ones = np.ones((bootstrap, len(names)))
+        observed = _replicates(ones[:1], np.array([xm]), np.array([ym]))
+        replicates = (observed, _replicates(ones, np.stack(cols_x, axis=1),
+                                            np.stack(cols_y, axis=1)))
+    return correlate(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)
