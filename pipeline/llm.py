@@ -142,7 +142,7 @@ def _retryable(e: Exception) -> bool:
         openai.APIResponseValidationError,
         openai.ConflictError,
     )
-    if isinstance(e, retryable):
+    if isinstance(e, (*retryable, TimeoutError)):
         return True
     if isinstance(e, openai.APIStatusError):
         return e.status_code == 408 or e.status_code >= 500
@@ -247,7 +247,10 @@ class LLMClient:
                 await self._tpm.acquire(need_tokens)
             try:
                 async with self._slots:
-                    completion = await self._client.chat.completions.create(**request)
+                    # httpx's timeouts bound each read; a server that sends a byte a
+                    # second never trips them. This deadline covers the whole call.
+                    async with asyncio.timeout(self.timeout):
+                        completion = await self._client.chat.completions.create(**request)
                 text = completion.choices[0].message.content
                 if text is None:
                     raise ValueError("answer without text")
@@ -261,7 +264,8 @@ class LLMClient:
                 }
             except Exception as e:
                 if not _retryable(e) or attempt >= self.max_retries:
-                    raise LLMError(f"{type(e).__name__}: {str(e)[:200]}") from e
+                    what = f"no answer within {self.timeout:g} s" if isinstance(e, TimeoutError) else str(e)[:200]
+                    raise LLMError(f"{type(e).__name__}: {what}") from e
                 attempt += 1
                 self.retries += 1
                 wait = _retry_after(e)

@@ -106,7 +106,7 @@ class SerperSearcher:
         attempt = 0
         while True:
             try:
-                async with self._slots:
+                async with self._slots, asyncio.timeout(self.timeout):  # whole call, as in llm.py
                     r = await self._http.post(
                         f"{self.base_url}/search",
                         json={"q": query, "num": n},
@@ -120,9 +120,10 @@ class SerperSearcher:
                 if not isinstance(data, dict):
                     raise ValueError("Serper answer is not a JSON object")
                 return {"organic": data.get("organic", [])}
-            except (httpx.HTTPError, ValueError) as e:
+            except (httpx.HTTPError, ValueError, TimeoutError) as e:
                 if attempt >= self.max_retries:
-                    raise SearchError(f"search failed for {query!r}: {e}") from e
+                    what = f"no answer within {self.timeout:g} s" if isinstance(e, TimeoutError) else e
+                    raise SearchError(f"search failed for {query!r}: {what}") from e
                 attempt += 1
                 self.retries += 1
                 await asyncio.sleep(self.backoff * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))

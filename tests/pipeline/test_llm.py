@@ -147,3 +147,13 @@ def test_the_rate_limiter_waits_for_the_bucket_to_refill() -> None:
         assert sum(waits) == pytest.approx(61.0)
 
     asyncio.run(go())
+
+
+def test_the_timeout_is_a_total_deadline_against_a_server_that_drips_bytes() -> None:
+    # Half a second per byte: every read gets a byte well within the timeout, so only a
+    # deadline over the whole call ends it (the answer would take minutes to arrive).
+    with FakeOpenAI(drip=0.5) as server:
+        llm = client(server, max_retries=1, timeout=1.0)
+        with pytest.raises(LLMError, match="no answer within 1 s"):
+            chat(llm)
+        assert len(server.requests) == 2 and llm.retries == 1
