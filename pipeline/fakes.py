@@ -3,7 +3,8 @@
 `FakeOpenAI` is an OpenAI-compatible chat-completions server; `FakeSerper` answers
 Serper's POST /search. Both listen on 127.0.0.1 on a free port in a background thread,
 wait a fixed `latency` per request, log every request, and can inject faults (429, 500,
-timeouts, garbage) on a seeded schedule, or send every answer one byte at a time (`drip`). They are for tests, the benchmark and demos:
+timeouts, garbage) on a seeded schedule, or send each answer one byte at a time (`drip`).
+They are for tests, the benchmark and demos:
 
     with FakeOpenAI(latency=0.05) as llm, FakeSerper() as serper:
         client = LLMClient(base_url=llm.base_url, api_key="x", model="fake")

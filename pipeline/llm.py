@@ -264,7 +264,11 @@ class LLMClient:
                 }
             except Exception as e:
                 if not _retryable(e) or attempt >= self.max_retries:
-                    what = f"no answer within {self.timeout:g} s" if isinstance(e, TimeoutError) else str(e)[:200]
+                    what = (
+                        f"no answer within {self.timeout:g} s"
+                        if isinstance(e, TimeoutError)
+                        else str(e)[:200]
+                    )
                     raise LLMError(f"{type(e).__name__}: {what}") from e
                 attempt += 1
                 self.retries += 1

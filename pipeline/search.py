@@ -122,7 +122,9 @@ class SerperSearcher:
                 return {"organic": data.get("organic", [])}
             except (httpx.HTTPError, ValueError, TimeoutError) as e:
                 if attempt >= self.max_retries:
-                    what = f"no answer within {self.timeout:g} s" if isinstance(e, TimeoutError) else e
+                    what = (
+                        f"no answer within {self.timeout:g} s" if isinstance(e, TimeoutError) else e
+                    )
                     raise SearchError(f"search failed for {query!r}: {what}") from e
                 attempt += 1
                 self.retries += 1
