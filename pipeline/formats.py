@@ -69,10 +69,12 @@ def claims_record(r: ResponseResult) -> dict[str, Any]:
         "abstained": r.abstained,
         "prompt_tok_cnt": r.usage.prompt_tokens,
         "response_tok_cnt": r.usage.completion_tokens,
+        "incomplete": r.incomplete,
     }
     if not r.abstained:
-        # VeriScore's sample marks claim-less sentences with the placeholder itself.
-        record["claim_list"] = [s.claims or [NO_CLAIM] for s in r.sentences]
+        # VeriScore's sample marks claim-less sentences with the placeholder itself; a
+        # sentence whose call failed has no claim list at all (null), never the placeholder.
+        record["claim_list"] = [None if s.failed else (s.claims or [NO_CLAIM]) for s in r.sentences]
         record["all_claims"] = [c.claim.text for c in r.claims]
     record["pipeline"] = dataclasses.asdict(r)
     return record
