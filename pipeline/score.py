@@ -183,9 +183,8 @@ def format_table(table: ScoresTable) -> str:
     lines += [head, "-" * len(head)]
     for r in table.rows:
         if r.responses:
-            means = (
-                f"{r.veriscore:>9.1f} {r.precision:>6.3f} {r.recall:>6.3f} {r.mean_claims:>6.1f}"
-            )
+            p, rec = r.precision, r.recall
+            means = f"{r.veriscore:>9.1f} {p:>6.3f} {rec:>6.3f} {r.mean_claims:>6.1f}"
         else:  # nothing scored (all abstained or incomplete): no number, not a zero
             means = f"{'-':>9} {'-':>6} {'-':>6} {'-':>6}"
         lines.append(
