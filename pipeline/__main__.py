@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from pipeline.cache import OfflineMiss
+from pipeline.cache import CacheError, OfflineMiss, check, repair
 from pipeline.estimate import estimate_run, format_estimate
 from pipeline.formats import (
     claims_record,
@@ -33,6 +33,7 @@ from pipeline.formats import (
     read_inputs,
     scores_json,
     verification_record,
+    write_atomic,
     write_jsonl,
 )
 from pipeline.run import (
@@ -112,7 +113,23 @@ def parser() -> argparse.ArgumentParser:
     for name in ("run", "extract", "retrieve", "verify"):
         sub.add_parser(name, parents=[common]).add_argument("input")
     sub.add_parser("score", parents=[common]).add_argument("input", nargs="+")
+    cache = sub.add_parser("cache", help="check or repair an answer cache file")
+    cache.add_argument("action", choices=["check", "repair"])
+    cache.add_argument("path")
     return p
+
+
+def cache_command(args: argparse.Namespace) -> int:
+    if args.action == "check":
+        report = check(args.path)
+        print(report)
+        return 0 if report.ok else 1
+    report, aside = repair(args.path)
+    if aside is None:
+        print(f"{report}; nothing to repair")
+    else:
+        print(f"{report} after repair; the damaged file is kept as {aside}")
+    return 0 if report.ok else 1
 
 
 def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
@@ -156,8 +173,7 @@ def _bar(total: int, label: str, off: bool) -> tuple[tqdm, Callable[[int, int], 
 def write_scores(results: list[ResponseResult], args: argparse.Namespace, name: str) -> None:
     table = score_results(results, fixed_k=args.fixed_k, k_rule=args.k_rule)
     out = Path(args.out) / f"scores_{name}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(scores_json(table), indent=2), encoding="utf-8")
+    write_atomic(out, [json.dumps(scores_json(table), indent=2)])
     print(format_table(table))
     print(f"scores written to {out}")
 
@@ -306,12 +322,11 @@ async def execute(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "cache":
+        return cache_command(args)
     try:
         return asyncio.run(execute(args))
-    except OfflineMiss as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except (ValueError, FileNotFoundError) as e:
+    except (OfflineMiss, CacheError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

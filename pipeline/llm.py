@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.cache import Cache, make_key
+from pipeline.cache import Cache, CacheError, make_key
 from pipeline.types import Usage
 
 # USD per million tokens (input, output), list prices as of 2025. Dated snapshots match
@@ -231,8 +231,16 @@ class LLMClient:
             answer, cached = await self.cache.once(
                 key, "chat", request, lambda: self._call(request), offline=self.offline
             )
-        p, c = int(answer["prompt_tokens"]), int(answer["completion_tokens"])
-        return ChatResult(answer["text"], p, c, cost_usd(model, p, c), cached)
+        try:
+            text = str(answer["text"])
+            p, c = int(answer["prompt_tokens"]), int(answer["completion_tokens"])
+        except (KeyError, TypeError, ValueError) as e:
+            where = self.cache.path if self.cache is not None else "the cache"
+            raise CacheError(
+                f"the answer cache {where} has a damaged chat answer (key {key[:12]}: "
+                f"{type(e).__name__} {e}): run `python -m pipeline cache repair {where}`"
+            ) from None
+        return ChatResult(text, p, c, cost_usd(model, p, c), cached)
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.offline:

@@ -26,3 +26,16 @@ def test_the_benchmark_runs_quickly_and_prints_figures() -> None:
         "rerun from cache",
     ):
         assert figure in proc.stdout
+
+
+def test_the_two_process_cache_benchmark_runs_and_pays_no_call_twice() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "cache_two_processes.py"), "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "openai: " in proc.stdout and "serper: " in proc.stdout
+    assert proc.stdout.count(" 0 paid twice") == 2
