@@ -90,6 +90,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--label-mode", choices=["binary", "ternary"], default="binary")
     g.add_argument("--search-n", type=int, default=10)
     g.add_argument("--evidence-in-prompt", type=int, default=5)
+    g.add_argument(
+        "--prompt-dir",
+        help="prompt templates read from this folder, in the reference VeriScore layout "
+        "(its prompt/ folder gives what the reference code sends); default: our own prompts",
+    )
     g.add_argument("--fixed-k", type=float, help="use this K instead of the per-domain median")
     g.add_argument(
         "--k-rule",
@@ -157,6 +162,7 @@ def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
         verification_model=args.verification_model,
         search_n=args.search_n,
         evidence_in_prompt=args.evidence_in_prompt,
+        prompt_dir=args.prompt_dir,
     )
     return client, config
 
