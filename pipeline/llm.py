@@ -189,6 +189,7 @@ class LLMClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.retries = 0  # how many attempts failed and were retried, over the client's life
+        self.finished = 0  # calls that ended (answered, cached or failed): a sign of progress
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _bind(self) -> None:
@@ -225,12 +226,15 @@ class LLMClient:
             "max_tokens": max_tokens,
         }
         key = make_key("chat", request)
-        if self.cache is None:
-            answer, cached = await self._call(request), False
-        else:
-            answer, cached = await self.cache.once(
-                key, "chat", request, lambda: self._call(request), offline=self.offline
-            )
+        try:
+            if self.cache is None:
+                answer, cached = await self._call(request), False
+            else:
+                answer, cached = await self.cache.once(
+                    key, "chat", request, lambda: self._call(request), offline=self.offline
+                )
+        finally:
+            self.finished += 1
         try:
             text = str(answer["text"])
             p, c = int(answer["prompt_tokens"]), int(answer["completion_tokens"])

@@ -74,6 +74,7 @@ class SerperSearcher:
         self.max_retries = max_retries
         self.backoff = backoff
         self.retries = 0
+        self.finished = 0  # searches that ended (answered, cached or failed)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _bind(self) -> None:
@@ -87,16 +88,19 @@ class SerperSearcher:
         # The key leaves out the endpoint and the API key: the same query gets the same
         # answer wherever it was recorded, which is what lets recorded responses replay.
         request = {"engine": "serper", "query": query, "n": n}
-        if self.cache is None:
-            data, cached = await self._call(query, n), False
-        else:
-            data, cached = await self.cache.once(
-                make_key("search", request),
-                "search",
-                request,
-                lambda: self._call(query, n),
-                offline=self.offline,
-            )
+        try:
+            if self.cache is None:
+                data, cached = await self._call(query, n), False
+            else:
+                data, cached = await self.cache.once(
+                    make_key("search", request),
+                    "search",
+                    request,
+                    lambda: self._call(query, n),
+                    offline=self.offline,
+                )
+        finally:
+            self.finished += 1
         return evidence_from_serper(data, n), cached
 
     async def _call(self, query: str, n: int) -> dict[str, Any]:

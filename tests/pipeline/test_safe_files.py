@@ -138,12 +138,8 @@ def test_two_processes_on_one_cache_pay_for_each_call_once(tmp_path: Path) -> No
         for p in procs:
             _, err = p.communicate(timeout=120)
             assert p.returncode == 0, err
-        chat = [
-            make_key(
-                "chat", {k: r["body"][k] for k in ("model", "messages", "temperature", "max_tokens")}
-            )
-            for r in llm.requests
-        ]
+        fields = ("model", "messages", "temperature", "max_tokens")
+        chat = [make_key("chat", {k: r["body"][k] for k in fields}) for r in llm.requests]
         searches = [json.dumps(r["body"], sort_keys=True) for r in serper.requests]
     assert chat and searches
     assert len(chat) == len(set(chat))  # no call paid twice
