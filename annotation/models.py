@@ -682,6 +682,11 @@ class PipelineRun(models.Model):
         """A failed or cancelled run can run its unfinished chunks again."""
         return self.status in (self.FAILED, self.CANCELLED)
 
+    @property
+    def is_current(self) -> bool:
+        current = PipelineRun.current(self.project)
+        return current is not None and current.pk == self.pk
+
     @classmethod
     def current(cls, project: Project) -> PipelineRun | None:
         """The project's current run: the latest that finished (failed runs wrote nothing)."""
