@@ -303,7 +303,8 @@ def _run_pipeline(chunk: PipelineChunk, worker: str) -> list[ResponseResult]:
                 else:
                     still_mine = mine.exists()
                 if not still_mine:
-                    running["loop"].call_soon_threadsafe(running["task"].cancel)
+                    if "task" in running:  # set as soon as the pipeline's loop starts
+                        running["loop"].call_soon_threadsafe(running["task"].cancel)
                     raise Abandoned() from None
     finally:
         pool.shutdown(wait=True)

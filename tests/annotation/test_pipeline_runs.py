@@ -88,29 +88,35 @@ def config_for(llm: FakeOpenAI, **extra: object) -> dict[str, object]:
     return run_config(model="gpt-4o-mini", base_url=llm.base_url, **options)  # type: ignore[arg-type]
 
 
-def drain(workers: int = 1) -> list[str]:
-    """Run `workers` db_worker loops in threads until the queue is empty."""
-    ids = [f"worker-{n}" for n in range(workers)]
+def db_worker(worker_id: str, *, batch: bool = True) -> Worker:
+    return Worker(
+        queue_names=["default"],
+        interval=0 if batch else 0.05,
+        batch=batch,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=None,
+        worker_id=worker_id,
+        excluded_queue_names=[],
+    )
 
-    def work(worker_id: str) -> None:
+
+def in_thread(worker: Worker) -> threading.Thread:
+    def work() -> None:
         try:
-            Worker(
-                queue_names=["default"],
-                interval=0,
-                batch=True,
-                backend_name="default",
-                startup_delay=False,
-                max_tasks=None,
-                worker_id=worker_id,
-                excluded_queue_names=[],
-            ).run()
+            worker.run()
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=work, args=(w,)) for w in ids]
-    for t in threads:
-        t.start()
-    for t in threads:
+    thread = threading.Thread(target=work)
+    thread.start()
+    return thread
+
+
+def drain(workers: int = 1) -> list[str]:
+    """Run `workers` db_worker loops in threads until the queue is empty."""
+    ids = [f"worker-{n}" for n in range(workers)]
+    for t in [in_thread(db_worker(w)) for w in ids]:
         t.join(timeout=120)
     return ids
 
@@ -356,29 +362,8 @@ def test_a_worker_finishing_its_chunk_takes_up_a_dead_workers_chunk(  # type: ig
 def work_until(condition, *, workers: int = 2, limit: float = 120.0) -> None:  # type: ignore[no-untyped-def]
     """Run db_worker loops (not in batch mode: deferred sweeps must run too) until
     `condition()` holds, then stop them."""
-    loops = [
-        Worker(
-            queue_names=["default"],
-            interval=0.05,
-            batch=False,
-            backend_name="default",
-            startup_delay=False,
-            max_tasks=None,
-            worker_id=f"loop-{n}",
-            excluded_queue_names=[],
-        )
-        for n in range(workers)
-    ]
-
-    def work(loop: Worker) -> None:
-        try:
-            loop.run()
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=work, args=(w,)) for w in loops]
-    for t in threads:
-        t.start()
+    loops = [db_worker(f"loop-{n}", batch=False) for n in range(workers)]
+    threads = [in_thread(w) for w in loops]
     try:
         deadline = time.monotonic() + limit
         while not condition():
