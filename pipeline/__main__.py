@@ -258,6 +258,7 @@ async def execute(args: argparse.Namespace) -> int:
                 verification_model=config.verification_model,
                 evidence_in_prompt=config.evidence_in_prompt,
                 stages=stages,
+                prompts=config.prompts,
             )
             print(format_estimate(rows))
             return 0
