@@ -690,7 +690,8 @@ class PipelineRun(models.Model):
     @classmethod
     def current(cls, project: Project) -> PipelineRun | None:
         """The project's current run: the latest that finished (failed runs wrote nothing)."""
-        return cls.objects.filter(project=project, status=cls.FINISHED).order_by("-finished_at", "-id").first()
+        finished = cls.objects.filter(project=project, status=cls.FINISHED)
+        return finished.order_by("-finished_at", "-id").first()
 
     @property
     def done(self) -> int:
@@ -703,11 +704,13 @@ class PipelineRun(models.Model):
     # The run's id is in its systems' names: a later run never adds to an earlier one's.
     @property
     def extractor_name(self) -> str:
-        return f"pipeline:{self.config.get('extractor', 'veriscore')}:{self.config.get('model', '')}:run{self.pk}"
+        extractor, model = self.config.get("extractor", "veriscore"), self.config.get("model", "")
+        return f"pipeline:{extractor}:{model}:run{self.pk}"
 
     @property
     def verifier_name(self) -> str:
-        return f"pipeline:verify-{self.config.get('label_mode', 'binary')}:{self.config.get('model', '')}:run{self.pk}"
+        mode, model = self.config.get("label_mode", "binary"), self.config.get("model", "")
+        return f"pipeline:verify-{mode}:{model}:run{self.pk}"
 
 
 class PipelineChunk(models.Model):

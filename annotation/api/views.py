@@ -811,7 +811,8 @@ class PipelineRunSerializer(serializers.Serializer):
     errors = serializers.ListField(child=serializers.CharField())
     extractor = serializers.CharField(source="extractor_name", help_text="system of the claims")
     verifier = serializers.CharField(source="verifier_name", help_text="system of the verdicts")
-    current = serializers.BooleanField(source="is_current", help_text="the project's latest finished run")
+    current = serializers.BooleanField(source="is_current",
+                                       help_text="the project's latest finished run")
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)

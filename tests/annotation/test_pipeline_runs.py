@@ -157,7 +157,7 @@ def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Proje
     assert run.counts["searches"] == len(serper.requests)
     assert run.tokens > 0
     extractor = System.objects.get(project=bios, name=f"pipeline:veriscore:gpt-4o-mini:run{run.pk}")
-    verifier = System.objects.get(project=bios, name=f"pipeline:verify-binary:gpt-4o-mini:run{run.pk}")
+    verifier = System.objects.get(project=bios, name=run.verifier_name)
     assert extractor.pipeline_run == verifier.pipeline_run == run
     assert (extractor.kind, extractor.origin, extractor.model) == (
         "extractor",
