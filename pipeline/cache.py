@@ -69,7 +69,6 @@ class Cache:
         self.path = str(path)
         self.lease = lease  # seconds a claim on a call in flight lasts without renewal
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self.waited = 0  # calls this cache waited for another process to make
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # One connection guarded by a lock: the event loop thread does nearly all the work,
@@ -190,14 +189,18 @@ class Cache:
             # Another process may be making this very call: wait for its answer while
             # its lease lasts, rather than paying for it twice.
             wait = 0.02
-            while not self.claim(key):
-                await asyncio.sleep(wait)
-                wait = min(wait * 2, 0.5)
-                hit = self.get(key)
+            while True:
+                claimed = self.claim(key)
+                hit = self.get(key)  # answered meanwhile (perhaps just before our claim)
                 if hit is not None:
-                    self.waited += 1
+                    if claimed:
+                        self.release(key)
                     future.set_result(hit)
                     return hit, True
+                if claimed:
+                    break
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, 0.5)
             renew = asyncio.create_task(self._renew(key))
             try:
                 answer = await call()
