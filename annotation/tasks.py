@@ -331,13 +331,24 @@ def _failures(results: list[ResponseResult]) -> str:
     return f"{calls} call(s) failed in {len(incomplete)} of {len(results)} responses ({first})"
 
 
-def _add_counts(run: PipelineRun, results: list[ResponseResult]) -> None:
+def _add_counts(
+    run: PipelineRun, results: list[ResponseResult], *, paid_only: bool = False
+) -> None:
+    """Add a chunk's counts to the run's. `paid_only` (an attempt that failed): only the
+    calls paid for, their tokens and cost; its retry takes the rest from the cache."""
     counts: dict[str, int] = dict(run.counts or {})
     labels = [c.verdict.label if c.verdict else None for r in results for c in r.claims]
 
     def add(key: str, n: int) -> None:
         counts[key] = counts.get(key, 0) + n
 
+    add("llm_calls", sum(r.usage.calls for r in results))
+    add("searches", sum(r.usage.search_calls for r in results))
+    run.tokens += sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in results)
+    run.cost += sum(r.usage.cost_usd for r in results)
+    if paid_only:
+        run.counts = counts
+        return
     add("responses", len(results))
     add("abstained", sum(r.abstained for r in results))
     add("claims", len(labels))
@@ -346,13 +357,9 @@ def _add_counts(run: PipelineRun, results: list[ResponseResult]) -> None:
     add("supported", sum(1 for x in labels if x == SUPPORTED))
     add("unparsed", sum(1 for x in labels if x == UNPARSED))
     add("unverified", sum(1 for x in labels if x in (None, ERROR)))
-    add("llm_calls", sum(r.usage.calls for r in results))
     add("cached_llm_calls", sum(r.usage.cached_calls for r in results))
-    add("searches", sum(r.usage.search_calls for r in results))
     add("cached_searches", sum(r.usage.cached_search_calls for r in results))
     run.counts = counts
-    run.tokens += sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in results)
-    run.cost += sum(r.usage.cost_usd for r in results)
 
 
 def _add_errors(run: PipelineRun, errors: list[str]) -> None:
@@ -369,11 +376,12 @@ def finish_chunk(
     results: list[ResponseResult] | None = None,
     error: str = "",
     retry: bool = False,
+    spent: list[ResponseResult] | None = None,
 ) -> bool:
     """Record the attempt in one transaction: keep the results of a done chunk, or put a
     failed one back in the queue (`retry`, while attempts remain) or fail it with the
-    reason. The last chunk finishes the run. False when the chunk is no longer this
-    worker's (taken over, or the run was cancelled)."""
+    reason, counting what its calls cost (`spent`). The last chunk finishes the run.
+    False when the chunk is no longer this worker's (taken over, or the run cancelled)."""
     requeue = False
     with transaction.atomic():
         # The run's row lock serialises finishing workers on PostgreSQL (SQLite's
@@ -399,6 +407,7 @@ def finish_chunk(
             )
         else:
             requeue = retry and attempts < settings.PIPELINE_CHUNK_ATTEMPTS
+            _add_counts(run, spent or [], paid_only=True)
             _add_errors(run, [f"chunk {chunk.index}, attempt {attempts}: {error}"])
             if requeue:
                 mine.update(status=PipelineChunk.QUEUED, worker="", error=error)
@@ -458,7 +467,7 @@ def run_chunk(chunk_id: int, *, worker: str | None = None) -> str:
         return "failed"
     failed = _failures(results)
     if failed:  # an outage is an error, never a result: try again, then fail with the reason
-        finish_chunk(chunk, worker=worker, error=failed, retry=True)
+        finish_chunk(chunk, worker=worker, error=failed, retry=True, spent=results)
         outcome = "failed calls"
     else:
         outcome = "done" if finish_chunk(chunk, worker=worker, results=results) else "taken over"

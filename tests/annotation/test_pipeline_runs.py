@@ -305,6 +305,10 @@ def test_faults_from_the_fakes_end_in_a_finished_run_with_errors_counted(  # typ
     assert run.status == PipelineRun.FINISHED
     assert run.error_count > 0 and len(run.errors) == min(run.error_count, 200)
     assert run.counts["responses"] == 6 and run.scores is not None
+    assert run.scores["incomplete"] == 0  # failed attempts were retried, none scored
+    # calls paid for in failed attempts count too (none is counted twice)
+    answered = sum(1 for r in llm.requests if not r["fault"])
+    assert 0 < run.counts["llm_calls"] <= answered
 
 
 def test_an_offline_miss_fails_the_chunk_and_the_run_says_why(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
@@ -394,7 +398,7 @@ def test_an_outage_fails_the_run_and_writes_nothing_into_the_project(  # type: i
     assert [(c.status, c.attempts) for c in chunks] == [("failed", 3), ("failed", 3)]
     assert all("call(s) failed" in c.error and "Connection" in c.error for c in chunks)
     assert any("attempt 3" in e for e in run.errors)
-    assert run.scores is None
+    assert run.scores is None and run.counts["llm_calls"] == 0  # nothing answered, nothing paid
     assert not System.objects.filter(project=bios).exists()
     assert not ClaimList.objects.exists() and not Verdict.objects.exists()
 
