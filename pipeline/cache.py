@@ -109,32 +109,55 @@ class Cache:
             )
         return answer
 
-    def put(self, key: str, kind: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+    def put(
+        self,
+        key: str,
+        kind: str,
+        request: dict[str, Any],
+        response: dict[str, Any],
+        *,
+        release: bool = False,
+    ) -> None:
+        """Store an answer; with `release`, drop this cache's lease on it in the same
+        transaction (one commit)."""
         with self._lock:
-            self._db.execute(
-                "INSERT OR IGNORE INTO answers (key, kind, request, response) VALUES (?, ?, ?, ?)",
-                (
-                    key,
-                    kind,
-                    json.dumps(request, ensure_ascii=False),
-                    json.dumps(response, ensure_ascii=False),
-                ),
-            )
+            if release:
+                self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO answers (key, kind, request, response) "
+                    "VALUES (?, ?, ?, ?)",
+                    (
+                        key,
+                        kind,
+                        json.dumps(request, ensure_ascii=False),
+                        json.dumps(response, ensure_ascii=False),
+                    ),
+                )
+                if release:
+                    self._db.execute(
+                        "DELETE FROM leases WHERE key = ? AND owner = ?", (key, self.owner)
+                    )
+                    self._db.execute("COMMIT")
+            except BaseException:
+                if release:
+                    self._db.execute("ROLLBACK")
+                raise
 
     def claim(self, key: str) -> bool:
         """Take (or renew) the lease on a call in flight; False while another owner holds
         a lease that has not run out."""
         now = time.time()
         with self._lock:
-            self._db.execute(
+            # One statement: a row comes back only when the lease was taken or renewed.
+            rows = self._db.execute(
                 "INSERT INTO leases (key, owner, expires) VALUES (?, ?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, "
                 "expires = excluded.expires WHERE leases.owner = excluded.owner "
-                "OR leases.expires < ?",
+                "OR leases.expires < ? RETURNING owner",
                 (key, self.owner, now + self.lease, now),
-            )
-            row = self._db.execute("SELECT owner FROM leases WHERE key = ?", (key,)).fetchone()
-        return row is not None and row[0] == self.owner
+            ).fetchall()
+        return bool(rows)
 
     def release(self, key: str) -> None:
         with self._lock:
@@ -204,10 +227,12 @@ class Cache:
             renew = asyncio.create_task(self._renew(key))
             try:
                 answer = await call()
-                self.put(key, kind, request, answer)
+            except BaseException:
+                self.release(key)
+                raise
             finally:
                 renew.cancel()
-                self.release(key)
+            self.put(key, kind, request, answer, release=True)
             future.set_result(answer)
             return answer, False
         except BaseException as e:
