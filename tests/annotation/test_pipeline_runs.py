@@ -350,7 +350,7 @@ def test_a_worker_finishing_its_chunk_takes_up_a_dead_workers_chunk(  # type: ig
     dead, alive = run.chunks.order_by("index")
     assert claim_chunk(dead.pk, worker="killed") is not None
     # it died with its task: only the other chunk's task is left in the queue
-    assert DBTaskResult.objects.filter(args_kwargs__args=[dead.pk]).delete()[0] == 1
+    assert chunk_tasks().filter(args_kwargs__args=[dead.pk]).delete()[0] == 1
     PipelineChunk.objects.filter(pk=dead.pk).update(
         heartbeat_at=timezone.now() - timedelta(seconds=settings.PIPELINE_CHUNK_TIMEOUT + 1)
     )
