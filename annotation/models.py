@@ -173,6 +173,10 @@ class System(models.Model):
     model = models.CharField(max_length=200, blank=True)
     prompt_version = models.CharField(max_length=100, blank=True)
     config = models.JSONField(default=dict, blank=True)
+    # The pipeline run whose results these are: each run has systems of its own.
+    pipeline_run = models.ForeignKey(
+        "PipelineRun", models.SET_NULL, null=True, blank=True, related_name="systems"
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "name"], name="unique_system")]
@@ -581,7 +585,9 @@ class PipelineRun(models.Model):
     RUNNING = "running"
     FINISHED = "finished"
     FAILED = "failed"
-    STATUSES = [(QUEUED, "Queued"), (RUNNING, "Running"), (FINISHED, "Finished"), (FAILED, "Failed")]
+    CANCELLED = "cancelled"
+    STATUSES = [(QUEUED, "Queued"), (RUNNING, "Running"), (FINISHED, "Finished"), (FAILED, "Failed"),
+                (CANCELLED, "Cancelled")]
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="pipeline_runs")
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
@@ -608,7 +614,23 @@ class PipelineRun(models.Model):
 
     @property
     def is_over(self) -> bool:
-        return self.status in (self.FINISHED, self.FAILED)
+        return self.status in (self.FINISHED, self.FAILED, self.CANCELLED)
+
+    @property
+    def can_retry(self) -> bool:
+        """A failed or cancelled run can run its unfinished chunks again."""
+        return self.status in (self.FAILED, self.CANCELLED)
+
+    @property
+    def is_current(self) -> bool:
+        current = PipelineRun.current(self.project)
+        return current is not None and current.pk == self.pk
+
+    @classmethod
+    def current(cls, project: Project) -> PipelineRun | None:
+        """The project's current run: the latest that finished (failed runs wrote nothing)."""
+        finished = cls.objects.filter(project=project, status=cls.FINISHED)
+        return finished.order_by("-finished_at", "-id").first()
 
     @property
     def done(self) -> int:
@@ -618,13 +640,16 @@ class PipelineRun(models.Model):
     def percent(self) -> int:
         return round(100 * self.done / self.total) if self.total else 100
 
+    # The run's id is in its systems' names: a later run never adds to an earlier one's.
     @property
     def extractor_name(self) -> str:
-        return f"pipeline:{self.config.get('extractor', 'veriscore')}:{self.config.get('model', '')}"
+        extractor, model = self.config.get("extractor", "veriscore"), self.config.get("model", "")
+        return f"pipeline:{extractor}:{model}:run{self.pk}"
 
     @property
     def verifier_name(self) -> str:
-        return f"pipeline:verify-{self.config.get('label_mode', 'binary')}:{self.config.get('model', '')}"
+        mode, model = self.config.get("label_mode", "binary"), self.config.get("model", "")
+        return f"pipeline:verify-{mode}:{model}:run{self.pk}"
 
 
 class PipelineChunk(models.Model):
@@ -634,7 +659,9 @@ class PipelineChunk(models.Model):
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"
-    STATUSES = [(QUEUED, "Queued"), (RUNNING, "Running"), (DONE, "Done"), (FAILED, "Failed")]
+    CANCELLED = "cancelled"
+    STATUSES = [(QUEUED, "Queued"), (RUNNING, "Running"), (DONE, "Done"), (FAILED, "Failed"),
+                (CANCELLED, "Cancelled")]
 
     run = models.ForeignKey(PipelineRun, models.CASCADE, related_name="chunks")
     index = models.PositiveIntegerField()
@@ -646,7 +673,13 @@ class PipelineChunk(models.Model):
     # Per response: what scoring needs (model, domain, abstained, verdict labels), so the
     # run's scores never depend on rows another run may have written.
     summary = models.JSONField(default=list, blank=True)
+    # The full pipeline results of a done chunk, ingested into the project only when the
+    # whole run has finished: a failed or cancelled run writes nothing into the project.
+    results = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)  # why the last attempt failed
     started_at = models.DateTimeField(null=True, blank=True)
+    # The worker's last report of progress (a call or a response finished): a chunk
+    # without progress for PIPELINE_CHUNK_TIMEOUT is taken over.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -200,7 +200,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}},
     "ENUM_NAME_OVERRIDES": {
-        "PipelineRunStatusEnum": ["queued", "running", "finished", "failed"],
+        "PipelineRunStatusEnum": ["queued", "running", "finished", "failed", "cancelled"],
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -219,8 +219,12 @@ PIPELINE_ENDPOINTS = json.loads(os.getenv("PIPELINE_ENDPOINTS") or "[]")
 PIPELINE_CACHE_PATH = os.getenv("PIPELINE_CACHE_PATH", str(VAR_DIR / "pipeline-cache.sqlite"))
 PIPELINE_SERPER_URL = os.getenv("PIPELINE_SERPER_URL", "https://google.serper.dev")
 PIPELINE_BM25_CORPUS = os.getenv("PIPELINE_BM25_CORPUS", "")
-# A chunk whose worker has not reported for this long is taken over by another worker.
+# A chunk whose worker has reported no progress for this long is taken over by another worker.
 PIPELINE_CHUNK_TIMEOUT = int(os.getenv("PIPELINE_CHUNK_TIMEOUT", "300"))
+# Attempts per chunk (failed calls, or no progress) before the chunk, and so its run, fails.
+PIPELINE_CHUNK_ATTEMPTS = int(os.getenv("PIPELINE_CHUNK_ATTEMPTS", "3"))
+# While a run is unfinished, workers look for stale chunks this often (a deferred task).
+PIPELINE_SWEEP_SECONDS = float(os.getenv("PIPELINE_SWEEP_SECONDS", "30"))
 
 # Idle gaps longer than this are not counted as active annotation time.
 IDLE_SECONDS = int(os.getenv("IDLE_SECONDS", "60"))

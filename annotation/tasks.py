@@ -2,12 +2,19 @@
 
 A run is split into chunks of documents and starting it enqueues one `process_chunk`
 task per chunk, so any number of workers (`python manage.py db_worker`) share one run.
-A worker claims its chunk with a conditional UPDATE (queued, or running with a heartbeat
-older than PIPELINE_CHUNK_TIMEOUT), runs the pipeline on it, and ingests the results and
-marks the chunk done in one transaction. A chunk whose worker was killed is taken over
-by the next claim; the pipeline's SQLite answer cache (PIPELINE_CACHE_PATH) means the
-answers the dead worker had already received are not asked for again. The last chunk to
-finish computes the run's scores (K needs every response of a domain).
+A worker claims its chunk with a conditional UPDATE (queued, or running without progress
+for PIPELINE_CHUNK_TIMEOUT), runs the pipeline on it, and reports progress (calls and
+responses finished) as its heartbeat. A chunk with failed calls is tried again, up to
+PIPELINE_CHUNK_ATTEMPTS attempts, then fails with the reason; so does a chunk that keeps
+making no progress. A chunk whose worker was killed or is stuck is taken over: by the
+next claim, and by a sweep task that re-enqueues itself every PIPELINE_SWEEP_SECONDS
+while the run is unfinished (no page visit needed). The pipeline's SQLite answer cache
+(PIPELINE_CACHE_PATH) means answers already received are not asked for again.
+
+Done chunks keep their results; only when every chunk is done are they ingested, in one
+transaction with the run's scores (K needs every response of a domain), under systems
+named with the run's id. A failed or cancelled run writes nothing into the project, and
+a researcher can retry its failed chunks.
 
 A run names one of the operator's endpoints (annotation.endpoints); the worker resolves
 its URL and key from settings and its own environment at run time, so the run's config
@@ -16,6 +23,8 @@ never holds a URL or a key.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import os
 import socket
 import uuid
@@ -34,25 +43,24 @@ from django.utils import timezone
 from pipeline.formats import scores_json
 from pipeline.run import (
     ClientConfig,
+    Clients,
     PipelineConfig,
     build_clients,
-    run_responses_sync,
+    run_responses,
     score_results,
 )
 from pipeline.types import (
     ERROR,
     SUPPORTED,
     UNPARSED,
-    Claim,
-    ClaimResult,
     ResponseInput,
     ResponseResult,
-    Verdict,
+    result_from_dict,
 )
 
 from . import endpoints
 from .ingest import ingest_results
-from .models import MAX_RUN_ERRORS, Document, PipelineChunk, PipelineRun, Project
+from .models import MAX_RUN_ERRORS, Document, PipelineChunk, PipelineRun, Project, System
 
 HEARTBEAT_SECONDS = 2.0
 DEFAULT_CHUNK_SIZE = 10
@@ -118,8 +126,36 @@ def start_run(
         if not chunks:
             finalize(run)
             run.save()
-        transaction.on_commit(lambda: [process_chunk.enqueue(pk) for pk in chunk_ids])
+        transaction.on_commit(lambda: _enqueue(run.pk, chunk_ids))
     return run
+
+
+def _enqueue(run_id: int, chunk_ids: list[int]) -> None:
+    for pk in chunk_ids:
+        process_chunk.enqueue(pk)
+    schedule_sweep(run_id)
+
+
+def schedule_sweep(run_id: int) -> None:
+    """Look for the run's stale chunks in PIPELINE_SWEEP_SECONDS (a deferred task; a
+    backend that cannot defer runs tasks at once, where nothing can go stale)."""
+    backend = sweep_run.get_backend()
+    if backend.supports_defer:
+        later = timezone.now() + timedelta(seconds=settings.PIPELINE_SWEEP_SECONDS)
+        # Below the chunks' priority: a due sweep never holds up the work itself.
+        priority = -10 if backend.supports_priority else sweep_run.priority
+        sweep_run.using(run_after=later, priority=priority).enqueue(run_id)
+
+
+@task()
+def sweep_run(run_id: int) -> int:
+    """Requeue the run's stale chunks, then come back later while the run is unfinished."""
+    run = PipelineRun.objects.filter(pk=run_id).first()
+    if run is None or run.is_over:
+        return 0
+    n = requeue_stale_chunks(run)
+    schedule_sweep(run_id)
+    return n
 
 
 def _stale_before(now: datetime) -> datetime:
@@ -153,12 +189,21 @@ def claim_chunk(chunk_id: int, *, worker: str, now: datetime | None = None) -> P
 
 
 def requeue_stale_chunks(run: PipelineRun, *, now: datetime | None = None) -> int:
-    """Enqueue a new task for every chunk whose worker stopped reporting (killed, or its
-    machine went away). Called while the run page polls; safe to call any time."""
+    """Enqueue a new task for every chunk whose worker stopped making progress (killed,
+    stuck, or its machine went away); a chunk out of attempts fails instead. Called by the
+    sweep task, by workers finishing a chunk and by the run page; safe to call any time."""
     now = now or timezone.now()
     stale = Q(status=PipelineChunk.RUNNING, heartbeat_at__lt=_stale_before(now))
     n = 0
-    for pk in run.chunks.filter(stale).values_list("pk", flat=True):
+    for pk, attempts, worker in run.chunks.filter(stale).values_list("pk", "attempts", "worker"):
+        if attempts >= settings.PIPELINE_CHUNK_ATTEMPTS:
+            reason = (
+                f"no progress for {settings.PIPELINE_CHUNK_TIMEOUT} s "
+                f"(worker {worker}, attempt {attempts})"
+            )
+            chunk = PipelineChunk.objects.get(pk=pk)
+            finish_chunk(chunk, worker=worker, error=reason)
+            continue
         if PipelineChunk.objects.filter(stale, pk=pk).update(
             status=PipelineChunk.QUEUED, worker=""
         ):
@@ -203,21 +248,39 @@ def _client_config(config: dict[str, Any]) -> ClientConfig:
     return cfg
 
 
+class Abandoned(Exception):
+    """The chunk was taken over (no progress) or its run cancelled: stop working on it."""
+
+
+def _progress(clients: Clients, done: int) -> tuple[int, ...]:
+    """Changes whenever a response, a call or an attempt finishes."""
+    llm, searcher = clients.llm, clients.searcher
+    return (
+        done,
+        llm.finished,
+        llm.retries,
+        getattr(searcher, "finished", 0),
+        getattr(searcher, "retries", 0),
+    )
+
+
 def _run_pipeline(chunk: PipelineChunk, worker: str) -> list[ResponseResult]:
-    """The pipeline on the chunk's documents, in a thread, while this thread reports a
-    heartbeat and progress (the ORM may not be called from the pipeline's event loop)."""
+    """The pipeline on the chunk's documents, in a thread, while this thread reports
+    progress as the heartbeat (the ORM may not be called from the pipeline's event loop).
+    When the chunk is no longer this worker's, the pipeline is cancelled: Abandoned."""
     config = chunk.run.config
     clients = build_clients(_client_config(config))
     done = [0]
+    running: dict[str, Any] = {}
 
     def progress(n: int, _total: int) -> None:
         done[0] = n
 
-    try:
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            future = pool.submit(
-                run_responses_sync,
-                _inputs(chunk),
+    async def main(inputs: list[ResponseInput]) -> list[ResponseResult]:
+        running["loop"], running["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        try:
+            return await run_responses(
+                inputs,
                 config=PipelineConfig(
                     extractor=config["extractor"], label_mode=config["label_mode"]
                 ),
@@ -225,14 +288,32 @@ def _run_pipeline(chunk: PipelineChunk, worker: str) -> list[ResponseResult]:
                 searcher=clients.searcher,
                 progress=progress,
             )
-            while True:
-                try:
-                    return future.result(timeout=HEARTBEAT_SECONDS)
-                except FutureTimeout:
-                    PipelineChunk.objects.filter(pk=chunk.pk, worker=worker).update(
-                        heartbeat_at=timezone.now(), done=done[0]
-                    )
+        finally:
+            await clients.aclose()
+
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        future = pool.submit(asyncio.run, main(_inputs(chunk)))
+        seen = _progress(clients, 0)
+        mine = PipelineChunk.objects.filter(
+            pk=chunk.pk, worker=worker, status=PipelineChunk.RUNNING
+        )
+        while True:
+            try:
+                return future.result(timeout=HEARTBEAT_SECONDS)
+            except FutureTimeout:
+                now = _progress(clients, done[0])
+                if now != seen:
+                    seen = now
+                    still_mine = mine.update(heartbeat_at=timezone.now(), done=done[0])
+                else:
+                    still_mine = mine.exists()
+                if not still_mine:
+                    if "task" in running:  # set as soon as the pipeline's loop starts
+                        running["loop"].call_soon_threadsafe(running["task"].cancel)
+                    raise Abandoned() from None
     finally:
+        pool.shutdown(wait=True)
         clients.close()
 
 
@@ -246,13 +327,34 @@ def _response_summary(r: ResponseResult) -> dict[str, Any]:
     }
 
 
-def _add_counts(run: PipelineRun, results: list[ResponseResult]) -> None:
+def _failures(results: list[ResponseResult]) -> str:
+    """Why an attempt failed: its failed calls, counted, with the first few errors."""
+    incomplete = [r for r in results if r.incomplete]
+    if not incomplete:
+        return ""
+    calls = sum(r.failed_units for r in incomplete)
+    first = "; ".join(f"{r.id}: {e}" for r in incomplete[:3] for e in r.errors[:1])
+    return f"{calls} call(s) failed in {len(incomplete)} of {len(results)} responses ({first})"
+
+
+def _add_counts(
+    run: PipelineRun, results: list[ResponseResult], *, paid_only: bool = False
+) -> None:
+    """Add a chunk's counts to the run's. `paid_only` (an attempt that failed): only the
+    calls paid for, their tokens and cost; its retry takes the rest from the cache."""
     counts: dict[str, int] = dict(run.counts or {})
     labels = [c.verdict.label if c.verdict else None for r in results for c in r.claims]
 
     def add(key: str, n: int) -> None:
         counts[key] = counts.get(key, 0) + n
 
+    add("llm_calls", sum(r.usage.calls for r in results))
+    add("searches", sum(r.usage.search_calls for r in results))
+    run.tokens += sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in results)
+    run.cost += sum(endpoints.run_cost(run.config, r.usage) for r in results)
+    if paid_only:
+        run.counts = counts
+        return
     add("responses", len(results))
     add("abstained", sum(r.abstained for r in results))
     add("claims", len(labels))
@@ -261,13 +363,9 @@ def _add_counts(run: PipelineRun, results: list[ResponseResult]) -> None:
     add("supported", sum(1 for x in labels if x == SUPPORTED))
     add("unparsed", sum(1 for x in labels if x == UNPARSED))
     add("unverified", sum(1 for x in labels if x in (None, ERROR)))
-    add("llm_calls", sum(r.usage.calls for r in results))
     add("cached_llm_calls", sum(r.usage.cached_calls for r in results))
-    add("searches", sum(r.usage.search_calls for r in results))
     add("cached_searches", sum(r.usage.cached_search_calls for r in results))
     run.counts = counts
-    run.tokens += sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in results)
-    run.cost += sum(endpoints.run_cost(run.config, r.usage) for r in results)
 
 
 def _add_errors(run: PipelineRun, errors: list[str]) -> None:
@@ -283,79 +381,81 @@ def finish_chunk(
     worker: str,
     results: list[ResponseResult] | None = None,
     error: str = "",
+    retry: bool = False,
+    spent: list[ResponseResult] | None = None,
 ) -> bool:
-    """Ingest the chunk's results and mark it done (or failed) in one transaction; the
-    last chunk finishes the run. False when another worker took the chunk over."""
+    """Record the attempt in one transaction: keep the results of a done chunk, or put a
+    failed one back in the queue (`retry`, while attempts remain) or fail it with the
+    reason, counting what its calls cost (`spent`). The last chunk finishes the run.
+    False when the chunk is no longer this worker's (taken over, or the run cancelled)."""
+    requeue = False
     with transaction.atomic():
         # The run's row lock serialises finishing workers on PostgreSQL (SQLite's
         # IMMEDIATE transactions already do), so exactly one sees the last chunk done.
         run = PipelineRun.objects.select_for_update().get(pk=chunk.run_id)
-        owned = PipelineChunk.objects.filter(
+        mine = PipelineChunk.objects.filter(
             pk=chunk.pk, worker=worker, status=PipelineChunk.RUNNING
-        ).exists()
-        if not owned:
+        )
+        attempts = mine.values_list("attempts", flat=True).first()
+        if attempts is None:
             return False
         now = timezone.now()
         if results is not None:
-            ingest_results(
-                project=run.project,
-                results=results,
-                extractor_name=run.extractor_name,
-                verifier_name=run.verifier_name,
-                config={k: v for k, v in run.config.items() if k != "chunk_size"},
-            )
             _add_counts(run, results)
-            _add_errors(run, [f"{r.id}: {e}" for r in results for e in r.errors])
-            PipelineChunk.objects.filter(pk=chunk.pk).update(
+            mine.update(
                 status=PipelineChunk.DONE,
                 done=len(results),
                 finished_at=now,
                 heartbeat_at=now,
+                error="",
                 summary=[_response_summary(r) for r in results],
+                results=[dataclasses.asdict(r) for r in results],
             )
         else:
-            _add_errors(run, [f"chunk {chunk.index}: {error}"])
-            PipelineChunk.objects.filter(pk=chunk.pk).update(
-                status=PipelineChunk.FAILED, finished_at=now, heartbeat_at=now
-            )
-        if not run.chunks.exclude(status__in=[PipelineChunk.DONE, PipelineChunk.FAILED]).exists():
+            requeue = retry and attempts < settings.PIPELINE_CHUNK_ATTEMPTS
+            _add_counts(run, spent or [], paid_only=True)
+            _add_errors(run, [f"chunk {chunk.index}, attempt {attempts}: {error}"])
+            if requeue:
+                mine.update(status=PipelineChunk.QUEUED, worker="", error=error)
+            else:
+                mine.update(
+                    status=PipelineChunk.FAILED, finished_at=now, heartbeat_at=now, error=error
+                )
+        over = [PipelineChunk.DONE, PipelineChunk.FAILED, PipelineChunk.CANCELLED]
+        if not run.chunks.exclude(status__in=over).exists():
             finalize(run)
         run.save()
+        if requeue:
+            transaction.on_commit(lambda: process_chunk.enqueue(chunk.pk))
     return True
 
 
 def finalize(run: PipelineRun) -> None:
-    """Scores over every chunk's responses, and the final status (not saved here)."""
-    summaries = [s for c in run.chunks.filter(status=PipelineChunk.DONE) for s in c.summary]
-    results = [
-        ResponseResult(
-            id=s["id"],
-            response="",
-            question=None,
-            model=s["model"],
-            domain=s["domain"],
-            abstained=s["abstained"],
-            extractor="",
-            extraction_model="",
-            verification_model="",
-            prompt_version="",
-            label_mode="",
-            retriever="",
-            claims=[
-                ClaimResult(Claim("", -1, ""), verdict=Verdict(x, "", True) if x else None)
-                for x in s["labels"]
-            ],
-        )
-        for s in summaries
-    ]
-    fixed_k = run.config.get("fixed_k")
-    table = score_results(results, fixed_k=float(fixed_k) if fixed_k else None)
-    run.scores = scores_json(table) if results else None
-    failed = run.chunks.filter(status=PipelineChunk.FAILED).exists()
-    run.status = PipelineRun.FAILED if failed else PipelineRun.FINISHED
+    """Every chunk is over. When all are done: the results go into the project, under the
+    run's own systems, with the scores over every chunk's responses. Otherwise the run
+    failed and writes nothing. The status is set, not saved."""
     run.finished_at = timezone.now()
     if run.started_at is None:
         run.started_at = run.finished_at
+    if run.chunks.exclude(status=PipelineChunk.DONE).exists():
+        run.status = PipelineRun.FAILED
+        return
+    results = [result_from_dict(r) for c in run.chunks.order_by("index") for r in c.results]
+    if results:
+        ingest_results(
+            project=run.project,
+            results=results,
+            extractor_name=run.extractor_name,
+            verifier_name=run.verifier_name,
+            config={k: v for k, v in run.config.items() if k != "chunk_size"},
+        )
+        System.objects.filter(
+            project=run.project, name__in=[run.extractor_name, run.verifier_name]
+        ).update(pipeline_run=run)
+    fixed_k = run.config.get("fixed_k")
+    table = score_results(results, fixed_k=float(fixed_k) if fixed_k else None)
+    run.scores = scores_json(table) if results else None
+    run.status = PipelineRun.FINISHED
 
 
 def run_chunk(chunk_id: int, *, worker: str | None = None) -> str:
@@ -366,14 +466,54 @@ def run_chunk(chunk_id: int, *, worker: str | None = None) -> str:
         return "not claimable"  # done, or another worker has it
     try:
         results = _run_pipeline(chunk, worker)
-    except Exception as e:  # an offline cache miss, a bad corpus path, ...: the run goes on
+    except Abandoned:
+        return "taken over"
+    except Exception as e:  # an offline cache miss, a bad corpus path...: no retry helps
         finish_chunk(chunk, worker=worker, error=f"{type(e).__name__}: {e}")
         return "failed"
-    finished = finish_chunk(chunk, worker=worker, results=results)
-    # A worker that died on another chunk of this run is noticed here too, not only
-    # while someone watches the run page.
+    failed = _failures(results)
+    if failed:  # an outage is an error, never a result: try again, then fail with the reason
+        finish_chunk(chunk, worker=worker, error=failed, retry=True, spent=results)
+        outcome = "failed calls"
+    else:
+        outcome = "done" if finish_chunk(chunk, worker=worker, results=results) else "taken over"
+    # A worker that died on another chunk of this run is noticed here too.
     requeue_stale_chunks(chunk.run)
-    return "done" if finished else "taken over"
+    return outcome
+
+
+def cancel_run(run: PipelineRun) -> bool:
+    """Stop an unfinished run: its chunks are not run (a worker on one stops at its next
+    heartbeat) and nothing is written into the project. False if the run was over."""
+    with transaction.atomic():
+        run = PipelineRun.objects.select_for_update().get(pk=run.pk)
+        if run.is_over:
+            return False
+        run.chunks.filter(status__in=[PipelineChunk.QUEUED, PipelineChunk.RUNNING]).update(
+            status=PipelineChunk.CANCELLED, worker="", finished_at=timezone.now()
+        )
+        run.status = PipelineRun.CANCELLED
+        run.finished_at = timezone.now()
+        run.save()
+    return True
+
+
+def retry_run(run: PipelineRun) -> int:
+    """Run the failed and cancelled chunks of a failed or cancelled run again, with fresh
+    attempts (done chunks keep their results). Returns how many chunks were queued."""
+    with transaction.atomic():
+        run = PipelineRun.objects.select_for_update().get(pk=run.pk)
+        if not run.can_retry:
+            return 0
+        again = run.chunks.filter(status__in=[PipelineChunk.FAILED, PipelineChunk.CANCELLED])
+        chunk_ids = list(again.values_list("pk", flat=True))
+        again.update(status=PipelineChunk.QUEUED, attempts=0, worker="", finished_at=None, done=0)
+        run.status = PipelineRun.QUEUED
+        run.finished_at = None
+        run.scores = None
+        run.save()
+        transaction.on_commit(lambda: _enqueue(run.pk, chunk_ids))
+    return len(chunk_ids)
 
 
 @task()

@@ -6,6 +6,11 @@ extract INPUT    claims_<name>.jsonl from VeriScore input
 retrieve FILE    evidence_<name>.jsonl from a claims_ file
 verify FILE      verification_<name>.jsonl from an evidence_ file
 score FILE...    the scores table from verification_ files (ours or VeriScore's)
+cache check|repair PATH   check the answer cache, or rebuild it keeping every readable answer
+
+Exit status: 0 done; 2 bad input, an offline cache miss or an unusable cache; 3 some calls
+failed after their retries (their responses are marked incomplete and left out of the
+scores; --allow-failures exits 0 anyway).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from pipeline.cache import OfflineMiss
+from pipeline.cache import CacheError, OfflineMiss, check, repair
 from pipeline.estimate import estimate_run, format_estimate
 from pipeline.formats import (
     claims_record,
@@ -28,6 +33,7 @@ from pipeline.formats import (
     read_inputs,
     scores_json,
     verification_record,
+    write_atomic,
     write_jsonl,
 )
 from pipeline.run import (
@@ -41,6 +47,8 @@ from pipeline.run import (
 )
 from pipeline.score import format_table, score_results
 from pipeline.types import ResponseResult
+
+FAILED_CALLS = 3  # the exit status when calls failed after their retries
 
 
 def _name(path: str) -> str:
@@ -82,6 +90,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--label-mode", choices=["binary", "ternary"], default="binary")
     g.add_argument("--search-n", type=int, default=10)
     g.add_argument("--evidence-in-prompt", type=int, default=5)
+    g.add_argument(
+        "--prompt-dir",
+        help="prompt templates read from this folder, in the reference VeriScore layout "
+        "(its prompt/ folder gives what the reference code sends); default: our own prompts",
+    )
     g.add_argument("--fixed-k", type=float, help="use this K instead of the per-domain median")
     g.add_argument(
         "--k-rule",
@@ -90,6 +103,11 @@ def parser() -> argparse.ArgumentParser:
         help="median of claim counts for K (VeriScore: upper)",
     )
     g.add_argument("--no-progress", action="store_true")
+    g.add_argument(
+        "--allow-failures",
+        action="store_true",
+        help="exit 0 even when calls failed (they are still reported and left out of scores)",
+    )
 
     p = argparse.ArgumentParser(
         prog="python -m pipeline",
@@ -100,7 +118,23 @@ def parser() -> argparse.ArgumentParser:
     for name in ("run", "extract", "retrieve", "verify"):
         sub.add_parser(name, parents=[common]).add_argument("input")
     sub.add_parser("score", parents=[common]).add_argument("input", nargs="+")
+    cache = sub.add_parser("cache", help="check or repair an answer cache file")
+    cache.add_argument("action", choices=["check", "repair"])
+    cache.add_argument("path")
     return p
+
+
+def cache_command(args: argparse.Namespace) -> int:
+    if args.action == "check":
+        report = check(args.path)
+        print(report)
+        return 0 if report.ok else 1
+    report, aside = repair(args.path)
+    if aside is None:
+        print(f"{report}; nothing to repair")
+    else:
+        print(f"{report} after repair; the damaged file is kept as {aside}")
+    return 0 if report.ok else 1
 
 
 def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
@@ -128,6 +162,7 @@ def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
         verification_model=args.verification_model,
         search_n=args.search_n,
         evidence_in_prompt=args.evidence_in_prompt,
+        prompt_dir=args.prompt_dir,
     )
     return client, config
 
@@ -144,10 +179,31 @@ def _bar(total: int, label: str, off: bool) -> tuple[tqdm, Callable[[int, int], 
 def write_scores(results: list[ResponseResult], args: argparse.Namespace, name: str) -> None:
     table = score_results(results, fixed_k=args.fixed_k, k_rule=args.k_rule)
     out = Path(args.out) / f"scores_{name}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(scores_json(table), indent=2), encoding="utf-8")
+    write_atomic(out, [json.dumps(scores_json(table), indent=2)])
     print(format_table(table))
     print(f"scores written to {out}")
+
+
+def failure_summary(results: list[ResponseResult]) -> str:
+    """'' when every call succeeded; else what failed, by step, and where."""
+    extraction = sum(s.failed for r in results for s in r.sentences)
+    search = sum(c.search_error is not None for r in results for c in r.claims)
+    verification = sum(r.failed_units for r in results) - extraction - search
+    incomplete = [r for r in results if r.incomplete]
+    if not incomplete:
+        return ""
+    lines = [
+        f"FAILED: {extraction + search + verification} call(s) failed after their retries "
+        f"(extraction {extraction}, search {search}, verification {verification}) in "
+        f"{len(incomplete)} of {len(results)} responses; those responses are marked "
+        "incomplete and left out of the scores. Run again to retry them (answers already "
+        "received come from the cache)."
+    ]
+    for r in incomplete[:5]:
+        lines += [f"  {r.id}: {e}" for e in r.errors[:2]]
+    if len(incomplete) > 5:
+        lines.append(f"  ... and {len(incomplete) - 5} more response(s)")
+    return "\n".join(lines)
 
 
 def summary(results: list[ResponseResult], clients: Clients) -> str:
@@ -202,6 +258,7 @@ async def execute(args: argparse.Namespace) -> int:
                 verification_model=config.verification_model,
                 evidence_in_prompt=config.evidence_in_prompt,
                 stages=stages,
+                prompts=config.prompts,
             )
             print(format_estimate(rows))
             return 0
@@ -257,12 +314,13 @@ async def execute(args: argparse.Namespace) -> int:
                     (verification_record(r, config.evidence_in_prompt) for r in results),
                 )
         print(summary(results, clients))
-        for r in results:
-            for e in r.errors[:3]:
-                print(f"error in {r.id}: {e}", file=sys.stderr)
         if args.command in ("run", "verify"):
             write_scores(results, args, name)
         print(f"outputs in {out}/")
+        failed = failure_summary(results)
+        if failed:
+            print(failed, file=sys.stderr)
+            return 0 if args.allow_failures else FAILED_CALLS
         return 0
     finally:
         await clients.aclose()
@@ -271,12 +329,11 @@ async def execute(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "cache":
+        return cache_command(args)
     try:
         return asyncio.run(execute(args))
-    except OfflineMiss as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except (ValueError, FileNotFoundError) as e:
+    except (OfflineMiss, CacheError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

@@ -14,6 +14,7 @@ from pipeline.cache import make_key
 from pipeline.extract import plan
 from pipeline.llm import LLMClient, cost_usd, count_message_tokens, price
 from pipeline.prompts import verification_messages
+from pipeline.prompts.folder import PromptDir
 from pipeline.types import Evidence, ResponseInput
 
 CLAIMS_PER_SENTENCE = 0.86
@@ -48,6 +49,7 @@ def estimate_run(
     evidence_in_prompt: int = 5,
     stages: tuple[str, ...] = ("extract", "verify"),
     claims: int | None = None,
+    prompts: PromptDir | None = None,
 ) -> list[EstimateRow]:
     """`claims`: the known claim count when verifying an existing claims file."""
     rows = []
@@ -56,7 +58,7 @@ def estimate_run(
     if "extract" in stages:
         calls = cached = p_tokens = 0
         for inp in inputs:
-            for _, messages in plan(inp.response, inp.question, extractor):
+            for _, messages in plan(inp.response, inp.question, extractor, prompts):
                 sentences += 1
                 request = {
                     "model": ex_model,
@@ -87,8 +89,9 @@ def estimate_run(
         exact = claims is not None
         if claims is None:
             claims = round(sentences * CLAIMS_PER_SENTENCE)
+        render = prompts.verification_messages if prompts else verification_messages
         per_call = count_message_tokens(
-            verification_messages(
+            render(
                 "A claim of about twelve words taken from a typical response.",
                 TYPICAL_EVIDENCE[:evidence_in_prompt],
                 mode=label_mode,

@@ -7,6 +7,7 @@ import re
 
 from pipeline.llm import ChatResult, LLMClient, LLMError
 from pipeline.prompts import atomic_messages, extraction_messages
+from pipeline.prompts.folder import PromptDir
 from pipeline.split import split_paragraphs, windows_for
 from pipeline.types import Claim, SentenceClaims, Usage, Window
 
@@ -70,13 +71,15 @@ def atomic_units(response: str) -> list[Window]:
 
 
 def plan(
-    response: str, question: str | None, extractor: str
+    response: str, question: str | None, extractor: str, prompts: PromptDir | None = None
 ) -> list[tuple[Window, list[dict[str, str]]]]:
-    """The extraction calls one response needs: (window, messages) per sentence."""
+    """The extraction calls one response needs: (window, messages) per sentence. With
+    `prompts` (a --prompt-dir), the VeriScore extractor's messages come from its templates."""
     if extractor == "atomic":
         return [(w, atomic_messages(w.sentence)) for w in atomic_units(response)]
     qa = bool(question and question.strip())
-    return [(w, extraction_messages(w, qa=qa)) for w in windows_for(response, question)]
+    render = prompts.extraction_messages if prompts else extraction_messages
+    return [(w, render(w, qa=qa)) for w in windows_for(response, question)]
 
 
 async def extract_claims(
@@ -88,6 +91,7 @@ async def extract_claims(
     model: str | None = None,
     usage: Usage,
     errors: list[str],
+    prompts: PromptDir | None = None,
 ) -> list[SentenceClaims]:
     """One call per sentence, all at once; the LLM client bounds the concurrency."""
 
@@ -100,4 +104,6 @@ async def extract_claims(
         result.add_to(usage)
         return SentenceClaims(window.index, window.sentence, parse_claims(result.text), result.text)
 
-    return list(await asyncio.gather(*(one(w, m) for w, m in plan(response, question, extractor))))
+    return list(
+        await asyncio.gather(*(one(w, m) for w, m in plan(response, question, extractor, prompts)))
+    )

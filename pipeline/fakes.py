@@ -3,7 +3,8 @@
 `FakeOpenAI` is an OpenAI-compatible chat-completions server; `FakeSerper` answers
 Serper's POST /search. Both listen on 127.0.0.1 on a free port in a background thread,
 wait a fixed `latency` per request, log every request, and can inject faults (429, 500,
-timeouts, garbage) on a seeded schedule. They are for tests, the benchmark and demos:
+timeouts, garbage) on a seeded schedule, or send each answer one byte at a time (`drip`).
+They are for tests, the benchmark and demos:
 
     with FakeOpenAI(latency=0.05) as llm, FakeSerper() as serper:
         client = LLMClient(base_url=llm.base_url, api_key="x", model="fake")
@@ -88,7 +89,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            self.wfile.write(payload)
+            drip = self.server.owner.drip
+            if not drip:
+                self.wfile.write(payload)
+            for i in range(len(payload) if drip else 0):
+                # A server that answers one byte at a time: every read gets something, so
+                # a per-read timeout never fires; only a total deadline bounds the call.
+                self.wfile.write(payload[i : i + 1])
+                self.wfile.flush()
+                if self.server.owner.stopped.wait(drip):
+                    break
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout fault did its job)
 
@@ -102,9 +112,12 @@ class _FakeBase:
         seed: int = 0,
         faults: tuple[str, ...] = FAULTS,
         hang: float = 5.0,
+        drip: float = 0.0,
         port: int = 0,
     ) -> None:
         self.latency = latency
+        self.drip = drip  # > 0: send each answer one byte per `drip` seconds
+        self.stopped = threading.Event()
         self.faults = FaultSchedule(fault_rate, seed, faults)
         self.hang = hang  # how long a "timeout" fault holds the request
         self.requests: list[dict[str, Any]] = []
@@ -129,6 +142,7 @@ class _FakeBase:
         return self
 
     def stop(self) -> None:
+        self.stopped.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -271,7 +285,7 @@ class FakeOpenAI(_FakeBase):
         }
 
     def reply(self, system: str, prompt: str) -> str:
-        focus = re.findall(r"Sentence to be focused on: (.*?)\n\nFacts:", prompt, re.DOTALL)
+        focus = re.findall(r"Sentence to be focused on: (.*?)\n+Facts:", prompt, re.DOTALL)
         if focus:
             sentence = focus[-1]
             return self.recorded.get(_norm(sentence)) or derive_claims(sentence)
@@ -361,9 +375,11 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--drip", type=float, default=0.0, help="seconds per byte of an answer")
     args = parser.parse_args()
-    llm = FakeOpenAI(latency=args.latency, fault_rate=args.fault_rate, seed=args.seed)
-    serper = FakeSerper(latency=args.latency, fault_rate=args.fault_rate, seed=args.seed)
+    options = {"latency": args.latency, "fault_rate": args.fault_rate, "seed": args.seed}
+    llm = FakeOpenAI(drip=args.drip, **options)
+    serper = FakeSerper(drip=args.drip, **options)
     llm.start()
     serper.start()
     print(json.dumps({"openai": llm.base_url, "serper": serper.url}), flush=True)

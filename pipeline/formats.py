@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -34,12 +35,31 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
+def write_atomic(path: str | Path, parts: Iterable[str]) -> None:
+    """Write to a temporary name beside `path`, then rename it into place: a full disk or
+    a killed process leaves the previous file whole, never a file cut off mid-line."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
-        for r in records:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            for part in parts:
+                f.write(part)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OSError(
+            e.errno, f"could not write {path} ({e.strerror}); it was left as it was"
+        ) from e
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
+    write_atomic(path, (json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
 def read_inputs(path: str | Path) -> list[ResponseInput]:
@@ -72,10 +92,12 @@ def claims_record(r: ResponseResult) -> dict[str, Any]:
         "abstained": r.abstained,
         "prompt_tok_cnt": r.usage.prompt_tokens,
         "response_tok_cnt": r.usage.completion_tokens,
+        "incomplete": r.incomplete,
     }
     if not r.abstained:
-        # VeriScore's sample marks claim-less sentences with the placeholder itself.
-        record["claim_list"] = [s.claims or [NO_CLAIM] for s in r.sentences]
+        # VeriScore's sample marks claim-less sentences with the placeholder itself; a
+        # sentence whose call failed has no claim list at all (null), never the placeholder.
+        record["claim_list"] = [None if s.failed else (s.claims or [NO_CLAIM]) for s in r.sentences]
         record["all_claims"] = [c.claim.text for c in r.claims]
     record["pipeline"] = dataclasses.asdict(r)
     return record

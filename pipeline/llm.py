@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.cache import Cache, make_key
+from pipeline.cache import Cache, CacheError, make_key
 from pipeline.types import Usage
 
 # USD per million tokens (input, output), list prices as of 2025. Dated snapshots match
@@ -142,7 +142,7 @@ def _retryable(e: Exception) -> bool:
         openai.APIResponseValidationError,
         openai.ConflictError,
     )
-    if isinstance(e, retryable):
+    if isinstance(e, (*retryable, TimeoutError)):
         return True
     if isinstance(e, openai.APIStatusError):
         return e.status_code == 408 or e.status_code >= 500
@@ -189,6 +189,7 @@ class LLMClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.retries = 0  # how many attempts failed and were retried, over the client's life
+        self.finished = 0  # calls that ended (answered, cached or failed): a sign of progress
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _bind(self) -> None:
@@ -225,14 +226,25 @@ class LLMClient:
             "max_tokens": max_tokens,
         }
         key = make_key("chat", request)
-        if self.cache is None:
-            answer, cached = await self._call(request), False
-        else:
-            answer, cached = await self.cache.once(
-                key, "chat", request, lambda: self._call(request), offline=self.offline
-            )
-        p, c = int(answer["prompt_tokens"]), int(answer["completion_tokens"])
-        return ChatResult(answer["text"], p, c, cost_usd(model, p, c), cached)
+        try:
+            if self.cache is None:
+                answer, cached = await self._call(request), False
+            else:
+                answer, cached = await self.cache.once(
+                    key, "chat", request, lambda: self._call(request), offline=self.offline
+                )
+        finally:
+            self.finished += 1
+        try:
+            text = str(answer["text"])
+            p, c = int(answer["prompt_tokens"]), int(answer["completion_tokens"])
+        except (KeyError, TypeError, ValueError) as e:
+            where = self.cache.path if self.cache is not None else "the cache"
+            raise CacheError(
+                f"the answer cache {where} has a damaged chat answer (key {key[:12]}: "
+                f"{type(e).__name__} {e}): run `python -m pipeline cache repair {where}`"
+            ) from None
+        return ChatResult(text, p, c, cost_usd(model, p, c), cached)
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.offline:
@@ -247,7 +259,10 @@ class LLMClient:
                 await self._tpm.acquire(need_tokens)
             try:
                 async with self._slots:
-                    completion = await self._client.chat.completions.create(**request)
+                    # httpx's timeouts bound each read; a server that sends a byte a
+                    # second never trips them. This deadline covers the whole call.
+                    async with asyncio.timeout(self.timeout):
+                        completion = await self._client.chat.completions.create(**request)
                 text = completion.choices[0].message.content
                 if text is None:
                     raise ValueError("answer without text")
@@ -261,7 +276,12 @@ class LLMClient:
                 }
             except Exception as e:
                 if not _retryable(e) or attempt >= self.max_retries:
-                    raise LLMError(f"{type(e).__name__}: {str(e)[:200]}") from e
+                    what = (
+                        f"no answer within {self.timeout:g} s"
+                        if isinstance(e, TimeoutError)
+                        else str(e)[:200]
+                    )
+                    raise LLMError(f"{type(e).__name__}: {what}") from e
                 attempt += 1
                 self.retries += 1
                 wait = _retry_after(e)

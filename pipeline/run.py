@@ -23,6 +23,7 @@ from pipeline.cache import Cache, OfflineMiss
 from pipeline.extract import dedupe, extract_claims
 from pipeline.llm import LLMClient
 from pipeline.prompts import prompt_version
+from pipeline.prompts.folder import PromptDir, load_prompt_dir
 from pipeline.score import ScoresTable, score_results
 from pipeline.search import SERPER_URL, BM25Searcher, Searcher, SearchError, SerperSearcher
 from pipeline.types import (
@@ -75,12 +76,19 @@ class PipelineConfig:
     verification_model: str | None = None
     search_n: int = 10  # results fetched per claim (Serper's top n <= 10)
     evidence_in_prompt: int = 5  # of those, shown to the verifier (reference default)
+    prompt_dir: str | None = None  # templates read at run time instead of our own prompts
 
     def __post_init__(self) -> None:
         if self.extractor not in ("veriscore", "atomic"):
             raise ValueError(f"unknown extractor {self.extractor!r}")
         if self.label_mode not in ("binary", "ternary"):
             raise ValueError(f"unknown label mode {self.label_mode!r}")
+        if self.prompt_dir:
+            load_prompt_dir(self.prompt_dir)  # a bad --prompt-dir fails here, before any call
+
+    @property
+    def prompts(self) -> PromptDir | None:
+        return load_prompt_dir(self.prompt_dir) if self.prompt_dir else None
 
 
 @dataclass
@@ -195,7 +203,7 @@ def new_result(
         extractor=config.extractor,
         extraction_model=config.extraction_model or llm.model,
         verification_model=config.verification_model or llm.model,
-        prompt_version=prompt_version(config.extractor),
+        prompt_version=prompt_version(config.extractor, config.prompt_dir),
         label_mode=config.label_mode,
         retriever=searcher.name,
         metadata=dict(inp.metadata),
@@ -213,6 +221,7 @@ async def extract_stage(result: ResponseResult, *, config: PipelineConfig, llm: 
         model=config.extraction_model,
         usage=result.usage,
         errors=result.errors,
+        prompts=config.prompts,
     )
     result.claims = [ClaimResult(claim=c) for c in dedupe(result.sentences)]
 
@@ -249,6 +258,7 @@ async def verify_one_claim(
         model=config.verification_model,
         usage=result.usage,
         errors=result.errors,
+        prompts=config.prompts,
     )
 
 
@@ -323,6 +333,8 @@ async def run_stage(
         elif stage == "verify":
             result.label_mode = config.label_mode
             result.verification_model = config.verification_model or llm.model
+            verify_version = prompt_version(config.extractor, config.prompt_dir).partition("+")[2]
+            result.prompt_version = f"{result.prompt_version.partition('+')[0]}+{verify_version}"
             await _all([verify_one_claim(c, result, config=config, llm=llm) for c in result.claims])
         else:
             raise ValueError(f"unknown stage {stage!r}")

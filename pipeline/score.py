@@ -16,6 +16,7 @@ class ResponseScore:
     model: str
     domain: str
     abstained: bool
+    incomplete: bool  # some calls failed: left out of K and of the means
     claims: int
     supported: int
     unverified: int  # unparsed or failed verdicts: neither supported nor unsupported
@@ -29,8 +30,9 @@ class ResponseScore:
 class ModelDomainScore:
     model: str
     domain: str
-    responses: int  # scored (not abstained)
+    responses: int  # scored (neither abstained nor incomplete)
     abstained: int
+    incomplete: int  # left out because some of their calls failed
     k: float
     veriscore: float  # mean F1@K over scored responses, x100 as in the paper
     precision: float
@@ -56,6 +58,7 @@ class ScoresTable:
     responses: list[ResponseScore]
     rows: list[ModelDomainScore]
     correlations: list[DomainCorrelation]
+    incomplete: int = 0  # responses left out because some of their calls failed
 
 
 def median_k(counts: list[int], rule: str = "upper") -> float:
@@ -90,6 +93,7 @@ def score_response(r: ResponseResult, k: float) -> ResponseScore:
         r.model,
         r.domain,
         r.abstained,
+        r.incomplete,
         r.n_claims,
         r.n_supported,
         r.n_unverified,
@@ -103,10 +107,11 @@ def score_response(r: ResponseResult, k: float) -> ResponseScore:
 def score_results(
     results: list[ResponseResult], *, fixed_k: float | None = None, k_rule: str = "upper"
 ) -> ScoresTable:
-    """Scores over a whole run: K needs every model's responses in a domain."""
+    """Scores over a whole run: K needs every model's responses in a domain. Incomplete
+    responses (failed calls) count neither for K nor in the means; their number is kept."""
     counts: dict[str, list[int]] = defaultdict(list)
     for r in results:
-        if not r.abstained:
+        if not r.abstained and not r.incomplete:
             counts[r.domain].append(r.n_claims)
     domains = sorted({r.domain for r in results})
     k = {d: float(fixed_k) if fixed_k is not None else median_k(counts[d], k_rule) for d in domains}
@@ -117,14 +122,16 @@ def score_results(
         groups[(s.model, s.domain)].append(s)
     rows = []
     for (model, domain), group in sorted(groups.items()):
-        live = [s for s in group if not s.abstained]
+        live = [s for s in group if not s.abstained and not s.incomplete]
         n = len(live)
+        abstained = sum(s.abstained for s in group)
         rows.append(
             ModelDomainScore(
                 model=model,
                 domain=domain,
                 responses=n,
-                abstained=len(group) - n,
+                abstained=abstained,
+                incomplete=len(group) - n - abstained,
                 k=k[domain],
                 veriscore=100 * sum(s.f1 for s in live) / n if n else 0.0,
                 precision=sum(s.precision for s in live) / n if n else 0.0,
@@ -134,7 +141,8 @@ def score_results(
             )
         )
     rule = f"fixed K={fixed_k}" if fixed_k is not None else f"{k_rule} median"
-    return ScoresTable(k, rule, scored, rows, domain_correlations(rows))
+    incomplete = sum(1 for r in results if r.incomplete and not r.abstained)
+    return ScoresTable(k, rule, scored, rows, domain_correlations(rows), incomplete)
 
 
 def domain_correlations(rows: list[ModelDomainScore]) -> list[DomainCorrelation]:
@@ -169,17 +177,26 @@ def domain_correlations(rows: list[ModelDomainScore]) -> list[DomainCorrelation]
 def format_table(table: ScoresTable) -> str:
     lines = [f"K ({table.k_rule}): " + ", ".join(f"{d or '-'}={k:g}" for d, k in table.k.items())]
     head = (
-        f"{'model':<28} {'domain':<16} {'n':>4} {'abst':>4} {'K':>5} {'VERIScore':>9} "
+        f"{'model':<28} {'domain':<16} {'n':>4} {'abst':>4} {'inc':>4} {'K':>5} {'VERIScore':>9} "
         f"{'P':>6} {'R':>6} {'claims':>6} {'unver':>5}"
     )
     lines += [head, "-" * len(head)]
     for r in table.rows:
+        if r.responses:
+            p, rec = r.precision, r.recall
+            means = f"{r.veriscore:>9.1f} {p:>6.3f} {rec:>6.3f} {r.mean_claims:>6.1f}"
+        else:  # nothing scored (all abstained or incomplete): no number, not a zero
+            means = f"{'-':>9} {'-':>6} {'-':>6} {'-':>6}"
         lines.append(
             f"{r.model[:28]:<28} {(r.domain or '-')[:16]:<16} {r.responses:>4} {r.abstained:>4} "
-            f"{r.k:>5g} {r.veriscore:>9.1f} {r.precision:>6.3f} {r.recall:>6.3f} "
-            f"{r.mean_claims:>6.1f} {r.unverified:>5}"
+            f"{r.incomplete:>4} {r.k:>5g} {means} {r.unverified:>5}"
         )
     for c in table.correlations:
         tau = f"tau={c.tau:.3f} p={c.p_value:.3f}" if c.tau is not None else f"undefined: {c.note}"
         lines.append(f"Kendall {c.domain_a} vs {c.domain_b} ({c.models} models): {tau}")
+    if table.incomplete:
+        lines.append(
+            f"{table.incomplete} incomplete response(s) left out of K and VERIScore "
+            "(some of their calls failed; rerun to fill them in)"
+        )
     return "\n".join(lines)

@@ -74,6 +74,7 @@ class SerperSearcher:
         self.max_retries = max_retries
         self.backoff = backoff
         self.retries = 0
+        self.finished = 0  # searches that ended (answered, cached or failed)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _bind(self) -> None:
@@ -87,16 +88,19 @@ class SerperSearcher:
         # The key leaves out the endpoint and the API key: the same query gets the same
         # answer wherever it was recorded, which is what lets recorded responses replay.
         request = {"engine": "serper", "query": query, "n": n}
-        if self.cache is None:
-            data, cached = await self._call(query, n), False
-        else:
-            data, cached = await self.cache.once(
-                make_key("search", request),
-                "search",
-                request,
-                lambda: self._call(query, n),
-                offline=self.offline,
-            )
+        try:
+            if self.cache is None:
+                data, cached = await self._call(query, n), False
+            else:
+                data, cached = await self.cache.once(
+                    make_key("search", request),
+                    "search",
+                    request,
+                    lambda: self._call(query, n),
+                    offline=self.offline,
+                )
+        finally:
+            self.finished += 1
         return evidence_from_serper(data, n), cached
 
     async def _call(self, query: str, n: int) -> dict[str, Any]:
@@ -106,7 +110,7 @@ class SerperSearcher:
         attempt = 0
         while True:
             try:
-                async with self._slots:
+                async with self._slots, asyncio.timeout(self.timeout):  # whole call, as in llm.py
                     r = await self._http.post(
                         f"{self.base_url}/search",
                         json={"q": query, "num": n},
@@ -120,9 +124,12 @@ class SerperSearcher:
                 if not isinstance(data, dict):
                     raise ValueError("Serper answer is not a JSON object")
                 return {"organic": data.get("organic", [])}
-            except (httpx.HTTPError, ValueError) as e:
+            except (httpx.HTTPError, ValueError, TimeoutError) as e:
                 if attempt >= self.max_retries:
-                    raise SearchError(f"search failed for {query!r}: {e}") from e
+                    what = (
+                        f"no answer within {self.timeout:g} s" if isinstance(e, TimeoutError) else e
+                    )
+                    raise SearchError(f"search failed for {query!r}: {what}") from e
                 attempt += 1
                 self.retries += 1
                 await asyncio.sleep(self.backoff * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))

@@ -129,6 +129,22 @@ class ResponseResult:
         return self.count(SUPPORTED)
 
     @property
+    def failed_units(self) -> int:
+        """Calls that failed after their retries: sentences not extracted, claims not
+        searched or not verified. A failure is never an answer ("no claim", unsupported)."""
+        return sum(s.failed for s in self.sentences) + sum(
+            1
+            for c in self.claims
+            if c.search_error is not None or (c.verdict is not None and c.verdict.label == ERROR)
+        )
+
+    @property
+    def incomplete(self) -> bool:
+        """Some of its calls failed: its claim count and score would be wrong, so scoring
+        leaves it out (and says how many it left out)."""
+        return self.failed_units > 0
+
+    @property
     def n_unverified(self) -> int:
         """Claims without a usable verdict: unparsed answers, failed calls, not yet verified."""
         return sum(

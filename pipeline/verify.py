@@ -6,6 +6,7 @@ import re
 
 from pipeline.llm import LLMClient, LLMError
 from pipeline.prompts import verification_messages
+from pipeline.prompts.folder import PromptDir
 from pipeline.types import (
     CONTRADICTED,
     ERROR,
@@ -76,8 +77,10 @@ async def verify_claim(
     model: str | None = None,
     usage: Usage,
     errors: list[str],
+    prompts: PromptDir | None = None,
 ) -> Verdict:
-    messages = verification_messages(claim, evidence, mode=mode)
+    render = prompts.verification_messages if prompts else verification_messages
+    messages = render(claim, evidence, mode=mode)
     try:
         result = await llm.chat(messages, model=model, temperature=0.0)
     except LLMError as e:

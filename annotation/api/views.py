@@ -26,7 +26,7 @@ from ..kinds.base import api_name
 from ..labelstudio import answers_data
 from ..members import CREATE_PROJECTS, MemberError, add_member
 from ..models import Assignment, Document, Item, Membership, PipelineRun, Project
-from ..tasks import requeue_stale_chunks, run_config, start_run
+from ..tasks import cancel_run, requeue_stale_chunks, retry_run, run_config, start_run
 from ..views.common import assignment_for_annotator, membership_for, project_for_researcher
 from .errors import ApiError, ErrorSerializer, form_error, import_error, page_of, paginated
 
@@ -772,6 +772,8 @@ class PipelineRunSerializer(serializers.Serializer):
     errors = serializers.ListField(child=serializers.CharField())
     extractor = serializers.CharField(source="extractor_name", help_text="system of the claims")
     verifier = serializers.CharField(source="verifier_name", help_text="system of the verdicts")
+    current = serializers.BooleanField(source="is_current",
+                                       help_text="the project's latest finished run")
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -835,3 +837,39 @@ class PipelineRunDetailApi(APIView):
         if not run.is_over and requeue_stale_chunks(run):
             run.refresh_from_db()
         return Response(self.OutputSerializer(run).data)
+
+
+def _run_of(request: Request, project_id: int, run_id: int) -> PipelineRun:
+    project = _researcher_project(request, project_id)
+    run = PipelineRun.objects.filter(pk=run_id, project=project).first()
+    if run is None:
+        raise ApiError(404, "not_found", "No such pipeline run.")
+    return run
+
+
+class PipelineRunCancelApi(APIView):
+    """Cancel an unfinished run: no chunk runs any more and nothing is written into the
+    project (409 when the run is already over)."""
+
+    @extend_schema(operation_id="pipeline_runs_cancel", request=None,
+                   responses={200: PipelineRunSerializer, 409: ErrorSerializer, **ERRORS})
+    def post(self, request: Request, project_id: int, run_id: int) -> Response:
+        run = _run_of(request, project_id, run_id)
+        if not cancel_run(run):
+            raise ApiError(409, "run_over", f"The run is already {run.status}.")
+        run.refresh_from_db()
+        return Response(PipelineRunSerializer(run).data)
+
+
+class PipelineRunRetryApi(APIView):
+    """Run the failed (or cancelled) chunks of a failed or cancelled run again; done
+    chunks keep their results (409 for a run that is queued, running or finished)."""
+
+    @extend_schema(operation_id="pipeline_runs_retry", request=None,
+                   responses={200: PipelineRunSerializer, 409: ErrorSerializer, **ERRORS})
+    def post(self, request: Request, project_id: int, run_id: int) -> Response:
+        run = _run_of(request, project_id, run_id)
+        if not retry_run(run):
+            raise ApiError(409, "not_retryable", f"A {run.status} run cannot be retried.")
+        run.refresh_from_db()
+        return Response(PipelineRunSerializer(run).data)

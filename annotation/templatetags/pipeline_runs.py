@@ -8,7 +8,7 @@ from typing import Any
 from django import template
 
 from ..forms import PipelineRunForm
-from ..models import Project
+from ..models import PipelineRun, Project
 
 register = template.Library()
 
@@ -19,5 +19,6 @@ def pipeline_section(context: template.Context, project: Project) -> dict[str, A
         "project": project,
         "form": PipelineRunForm(),
         "runs": project.pipeline_runs.all()[:5],
+        "current": PipelineRun.current(project),
         "csrf_token": context.get("csrf_token"),
     }

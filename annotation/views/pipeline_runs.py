@@ -1,4 +1,5 @@
-"""Pipeline runs: start one on a project's documents, watch it (htmx polling)."""
+"""Pipeline runs: start one on a project's documents, watch it (htmx polling), cancel
+it, retry its failed chunks."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
 
 from ..forms import PipelineRunForm
-from ..models import PipelineRun
-from ..tasks import requeue_stale_chunks, run_config, start_run
+from ..models import PipelineChunk, PipelineRun
+from ..tasks import cancel_run, requeue_stale_chunks, retry_run, run_config, start_run
 from .common import HtmxRequest, project_for_researcher
 
 # htmx stops polling when a response has this status (and still swaps it in).
@@ -35,14 +37,29 @@ def pipeline_runs(request: HtmxRequest, project_id: int) -> HttpResponse:
             "project": project,
             "form": form,
             "runs": project.pipeline_runs.all(),
+            "current": PipelineRun.current(project),
         },
     )
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
 def pipeline_run(request: HtmxRequest, project_id: int, run_id: int) -> HttpResponse:
     project = project_for_researcher(request, project_id)
     run = get_object_or_404(PipelineRun, pk=run_id, project=project)
+    if request.method == "POST":
+        action = request.POST.get("action")
+        if action == "cancel":
+            if not cancel_run(run):
+                messages.error(request, "The run is already over.")
+        elif action == "retry":
+            if not retry_run(run):
+                messages.error(request, "Only a failed or cancelled run can be retried.")
+        else:
+            messages.error(request, "Unknown action.")
+        if not request.htmx:
+            return redirect("pipeline_run", project_id=project.pk, run_id=run.pk)
+        run.refresh_from_db()
     if not run.is_over and requeue_stale_chunks(run):
         run.refresh_from_db()
     template = "annotation/pipeline_run.html"
@@ -55,9 +72,11 @@ def pipeline_run(request: HtmxRequest, project_id: int, run_id: int) -> HttpResp
             "project": project,
             "run": run,
             "chunks": run.chunks.all() if not run.is_over else None,
+            "failed_chunks": run.chunks.filter(status=PipelineChunk.FAILED),
+            "current": PipelineRun.current(project),
             "scores": run.scores,
         },
     )
-    if request.htmx and run.is_over:
+    if request.htmx and run.is_over and request.method == "GET":
         response.status_code = STOP_POLLING
     return response

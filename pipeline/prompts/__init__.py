@@ -10,7 +10,13 @@ from pipeline.prompts.verification import verification_messages
 EXTRACTOR_VERSIONS = {"veriscore": extraction.VERSION, "atomic": atomic.VERSION}
 
 
-def prompt_version(extractor: str) -> str:
+def prompt_version(extractor: str, prompt_dir: str | None = None) -> str:
+    if prompt_dir:
+        from pipeline.prompts.folder import load_prompt_dir
+
+        version = load_prompt_dir(prompt_dir).version
+        extract = version if extractor == "veriscore" else EXTRACTOR_VERSIONS[extractor]
+        return f"{extract}+{version}"
     return f"{EXTRACTOR_VERSIONS[extractor]}+{verification.VERSION}"
 
 

@@ -50,3 +50,35 @@ def test_a_finished_run_has_its_scores(alpha: Project, users: dict[str, User]) -
     data = token_client(users["alice"]).get(f"/api/projects/{alpha.pk}/pipeline-runs/{run.pk}/").json()
     assert data["status"] == "finished" and data["done"] == data["total"] == 1
     assert data["counts"]["claims"] == 25 and data["scores"]
+
+
+def test_a_researcher_cancels_and_retries_a_run(alpha: Project, users: dict[str, User]) -> None:
+    client = token_client(users["alice"])
+    runs = f"/api/projects/{alpha.pk}/pipeline-runs"
+    run = client.post(f"{runs}/", {"model": "m"}, format="json").json()
+    base = f"{runs}/{run['id']}"
+    assert client.post(f"{base}/retry/").status_code == 409  # a queued run has nothing to retry
+    cancelled = client.post(f"{base}/cancel/")
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    again = client.post(f"{base}/cancel/")
+    assert again.status_code == 409 and again.json()["code"] == "run_over"
+    retried = client.post(f"{base}/retry/")
+    assert retried.status_code == 200 and retried.json()["status"] == "queued"
+    chunks = PipelineChunk.objects.filter(run_id=run["id"])
+    assert set(chunks.values_list("status", flat=True)) == {"queued"}
+    assert retried.json()["current"] is False
+
+
+def test_only_the_projects_researchers_cancel_or_retry(
+    alpha: Project, users: dict[str, User]
+) -> None:
+    runs = f"/api/projects/{alpha.pk}/pipeline-runs"
+    alice = token_client(users["alice"])
+    run = alice.post(f"{runs}/", {"model": "m"}, format="json").json()
+    for who in ("bob", "carol", "dave", "erin"):
+        client = token_client(users[who])
+        for action in ("cancel", "retry"):
+            response = client.post(f"{runs}/{run['id']}/{action}/")
+            assert response.status_code in (403, 404), (who, action, response.status_code)
+    assert PipelineRun.objects.get(pk=run["id"]).status == "queued"
+    assert alice.post(f"{runs}/999999/cancel/").status_code == 404

@@ -96,7 +96,7 @@ def test_starting_a_run_enqueues_one_task_per_chunk(  # type: ignore[no-untyped-
         and run.config["endpoint"] == "default" and "base_url" not in run.config
     )
     assert run.total == 4 and [len(c.document_ids) for c in run.chunks.all()] == [3, 1]
-    assert DBTaskResult.objects.count() == 2
+    assert DBTaskResult.objects.filter(task_path__endswith=".process_chunk").count() == 2
     assert SECRET not in str(run.config)
     page = client.get(run_url(run)).content.decode()
     assert "Queued" in page and "db_worker" in page and 'hx-trigger="every 2s"' in page
@@ -201,3 +201,53 @@ def test_the_runs_page_lists_runs(client: Client, finished: PipelineRun, users) 
     )
     assert f"#{finished.pk}" in page and "Finished" in page
     assert User.objects.filter(username="alice").exists()
+
+
+def test_a_researcher_cancels_a_run_and_retries_it_from_the_run_page(  # type: ignore[no-untyped-def]
+    client: Client, running: PipelineRun, users, django_capture_on_commit_callbacks
+) -> None:
+    login(client, users["alice"])
+    page = client.get(run_url(running)).content.decode()
+    assert 'value="cancel"' in page and 'value="retry"' not in page
+    response = client.post(run_url(running), {"action": "cancel"})
+    assert response.status_code == 302 and response["Location"] == run_url(running)
+    running.refresh_from_db()
+    assert running.status == PipelineRun.CANCELLED
+    assert running.chunks.get().status == PipelineChunk.CANCELLED
+    fragment = client.get(run_url(running), headers={"HX-Request": "true"})
+    html = fragment.content.decode()
+    assert fragment.status_code == 286 and "Cancelled" in html and 'value="retry"' in html
+
+    with django_capture_on_commit_callbacks(execute=True):
+        retried = client.post(run_url(running), {"action": "retry"}, headers={"HX-Request": "true"})
+    assert retried.status_code == 200 and 'hx-trigger="every 2s"' in retried.content.decode()
+    running.refresh_from_db()
+    assert running.status == PipelineRun.QUEUED
+    assert running.chunks.get().status == PipelineChunk.QUEUED
+    assert DBTaskResult.objects.filter(task_path__endswith=".process_chunk").count() == 1
+
+
+def test_a_finished_run_is_current_and_cannot_be_cancelled_or_retried(  # type: ignore[no-untyped-def]
+    client: Client, finished: PipelineRun, users
+) -> None:
+    login(client, users["alice"])
+    page = client.get(run_url(finished)).content.decode()
+    assert "current run" in page and 'value="cancel"' not in page and 'value="retry"' not in page
+    for action in ("cancel", "retry"):
+        client.post(run_url(finished), {"action": action})
+    finished.refresh_from_db()
+    assert finished.status == PipelineRun.FINISHED
+    project_page = client.get(reverse("project", args=[finished.project_id])).content.decode()
+    assert "<strong>current</strong>" in project_page
+    assert f"pipeline:veriscore:recorded:run{finished.pk}" in project_page
+
+
+@pytest.mark.parametrize("who", ["bob", "carol", "dave", "erin"])
+def test_only_the_projects_researchers_cancel_or_retry(  # type: ignore[no-untyped-def]
+    client: Client, running: PipelineRun, users, beta: Project, who: str
+) -> None:
+    login(client, users[who])
+    for action in ("cancel", "retry"):
+        assert client.post(run_url(running), {"action": action}).status_code == 404
+    running.refresh_from_db()
+    assert running.status == PipelineRun.RUNNING

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -33,7 +34,14 @@ from annotation.models import (
 )
 from annotation.kinds.comparison import comparison_items
 from annotation.kinds.verification import verification_items
-from annotation.tasks import claim_chunk, run_config, start_run
+from annotation.tasks import (
+    cancel_run,
+    claim_chunk,
+    finish_chunk,
+    retry_run,
+    run_config,
+    start_run,
+)
 from pipeline.fakes import FakeOpenAI, FakeSerper
 from pipeline.run import ClientConfig, PipelineConfig, build_clients, run_responses_sync
 from pipeline.types import ResponseInput
@@ -84,31 +92,41 @@ def config_for(llm: FakeOpenAI, **extra: object) -> dict[str, object]:
     return run_config(model="gpt-4o-mini", endpoint="fake", **options)  # type: ignore[arg-type]
 
 
-def drain(workers: int = 1) -> list[str]:
-    """Run `workers` db_worker loops in threads until the queue is empty."""
-    ids = [f"worker-{n}" for n in range(workers)]
+def db_worker(worker_id: str, *, batch: bool = True) -> Worker:
+    return Worker(
+        queue_names=["default"],
+        interval=0 if batch else 0.05,
+        batch=batch,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=None,
+        worker_id=worker_id,
+        excluded_queue_names=[],
+    )
 
-    def work(worker_id: str) -> None:
+
+def in_thread(worker: Worker) -> threading.Thread:
+    def work() -> None:
         try:
-            Worker(
-                queue_names=["default"],
-                interval=0,
-                batch=True,
-                backend_name="default",
-                startup_delay=False,
-                max_tasks=None,
-                worker_id=worker_id,
-                excluded_queue_names=[],
-            ).run()
+            worker.run()
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=work, args=(w,)) for w in ids]
-    for t in threads:
-        t.start()
-    for t in threads:
+    thread = threading.Thread(target=work)
+    thread.start()
+    return thread
+
+
+def drain(workers: int = 1) -> list[str]:
+    """Run `workers` db_worker loops in threads until the queue is empty."""
+    ids = [f"worker-{n}" for n in range(workers)]
+    for t in [in_thread(db_worker(w)) for w in ids]:
         t.join(timeout=120)
     return ids
+
+
+def chunk_tasks():  # type: ignore[no-untyped-def]
+    return DBTaskResult.objects.filter(task_path__endswith=".process_chunk")
 
 
 def extraction_prompts(llm: FakeOpenAI) -> list[str]:
@@ -125,7 +143,9 @@ def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Proje
     run = start_run(project=bios, user=alice, config=config_for(llm))
     assert run.status == PipelineRun.QUEUED and run.total == 6
     assert run.chunks.count() == 3
-    assert DBTaskResult.objects.count() == 3  # one task per chunk, enqueued on commit
+    # one task per chunk, enqueued on commit, and the sweep for stale chunks, deferred
+    assert chunk_tasks().count() == 3
+    assert DBTaskResult.objects.exclude(pk__in=chunk_tasks()).get().run_after > timezone.now()
 
     call_command(
         "db_worker", "--batch", "--no-startup-delay", "--no-reload", "--interval=0", verbosity=0
@@ -140,8 +160,9 @@ def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Proje
     assert run.counts["llm_calls"] == len(llm.requests)
     assert run.counts["searches"] == len(serper.requests)
     assert run.tokens > 0
-    extractor = System.objects.get(project=bios, name="pipeline:veriscore:gpt-4o-mini")
-    verifier = System.objects.get(project=bios, name="pipeline:verify-binary:gpt-4o-mini")
+    extractor = System.objects.get(project=bios, name=f"pipeline:veriscore:gpt-4o-mini:run{run.pk}")
+    verifier = System.objects.get(project=bios, name=run.verifier_name)
+    assert extractor.pipeline_run == verifier.pipeline_run == run
     assert (extractor.kind, extractor.origin, extractor.model) == (
         "extractor",
         "pipeline",
@@ -174,7 +195,7 @@ def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Proje
     drain()
     atomic.refresh_from_db()
     assert atomic.status == PipelineRun.FINISHED
-    other = System.objects.get(project=bios, name="pipeline:atomic:gpt-4o-mini")
+    other = System.objects.get(project=bios, name=f"pipeline:atomic:gpt-4o-mini:run{atomic.pk}")
     assert len(comparison_items(project=bios, system_a=extractor, system_b=other)) == 6
     assert Item.objects.filter(project=bios).count() == 11
 
@@ -190,12 +211,12 @@ def test_two_workers_share_one_run_and_claim_each_chunk_once(servers, bios: Proj
     chunks = list(run.chunks.all())
     assert all(c.attempts == 1 and c.status == "done" for c in chunks)
     # both workers took part (the tasks are claimed one at a time from one queue)
-    used = {r.worker_ids[0] for r in DBTaskResult.objects.all()}
+    used = {r.worker_ids[0] for r in chunk_tasks()}
     assert used == set(workers)
     # no response was processed twice: every extraction prompt was sent exactly once
     prompts = extraction_prompts(llm)
     assert len(prompts) == len(set(prompts)) > 0
-    assert ClaimList.objects.filter(system__name="pipeline:veriscore:gpt-4o-mini").count() == 6
+    assert ClaimList.objects.filter(system__name=run.extractor_name).count() == 6
 
 
 def test_a_chunk_is_claimed_by_one_worker_only(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
@@ -289,6 +310,10 @@ def test_faults_from_the_fakes_end_in_a_finished_run_with_errors_counted(  # typ
     assert run.status == PipelineRun.FINISHED
     assert run.error_count > 0 and len(run.errors) == min(run.error_count, 200)
     assert run.counts["responses"] == 6 and run.scores is not None
+    assert run.scores["incomplete"] == 0  # failed attempts were retried, none scored
+    # calls paid for in failed attempts count too (none is counted twice)
+    answered = sum(1 for r in llm.requests if not r["fault"])
+    assert 0 < run.counts["llm_calls"] <= answered
 
 
 def test_an_offline_miss_fails_the_chunk_and_the_run_says_why(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
@@ -334,7 +359,7 @@ def test_a_worker_finishing_its_chunk_takes_up_a_dead_workers_chunk(  # type: ig
     dead, alive = run.chunks.order_by("index")
     assert claim_chunk(dead.pk, worker="killed") is not None
     # it died with its task: only the other chunk's task is left in the queue
-    assert DBTaskResult.objects.filter(args_kwargs__args=[dead.pk]).delete()[0] == 1
+    assert chunk_tasks().filter(args_kwargs__args=[dead.pk]).delete()[0] == 1
     PipelineChunk.objects.filter(pk=dead.pk).update(
         heartbeat_at=timezone.now() - timedelta(seconds=settings.PIPELINE_CHUNK_TIMEOUT + 1)
     )
@@ -345,3 +370,135 @@ def test_a_worker_finishing_its_chunk_takes_up_a_dead_workers_chunk(  # type: ig
         ("done", 2),
         ("done", 1),
     ]
+
+
+def work_until(condition, *, workers: int = 2, limit: float = 120.0) -> None:  # type: ignore[no-untyped-def]
+    """Run db_worker loops (not in batch mode: deferred sweeps must run too) until
+    `condition()` holds, then stop them."""
+    loops = [db_worker(f"loop-{n}", batch=False) for n in range(workers)]
+    threads = [in_thread(w) for w in loops]
+    try:
+        deadline = time.monotonic() + limit
+        while not condition():
+            assert time.monotonic() < deadline, "the state was never reached"
+            time.sleep(0.05)
+    finally:
+        for w in loops:
+            w.running = False
+        for t in threads:
+            t.join(timeout=60)
+
+
+def run_over(run: PipelineRun):  # type: ignore[no-untyped-def]
+    return lambda: PipelineRun.objects.get(pk=run.pk).is_over
+
+
+def test_an_outage_fails_the_run_and_writes_nothing_into_the_project(  # type: ignore[no-untyped-def]
+    servers, bios: Project, settings
+) -> None:
+    _, serper = servers
+    down = FakeOpenAI().start()
+    down.stop()  # nothing listens on its port any more
+    run = start_run(project=bios, user=None, config=config_for(down, max_retries=0, chunk_size=3))
+    drain()
+    run.refresh_from_db()
+    assert run.status == PipelineRun.FAILED
+    chunks = list(run.chunks.all())
+    assert [(c.status, c.attempts) for c in chunks] == [("failed", 3), ("failed", 3)]
+    assert all("call(s) failed" in c.error and "Connection" in c.error for c in chunks)
+    assert any("attempt 3" in e for e in run.errors)
+    assert run.scores is None and run.counts["llm_calls"] == 0  # nothing answered, nothing paid
+    assert not System.objects.filter(project=bios).exists()
+    assert not ClaimList.objects.exists() and not Verdict.objects.exists()
+
+    # the endpoint is back: a later run is complete and stands on its own
+    llm, _ = servers
+    later = start_run(project=bios, user=None, config=config_for(llm, chunk_size=3))
+    drain()
+    later.refresh_from_db()
+    assert later.status == PipelineRun.FINISHED
+    assert ClaimList.objects.filter(system__pipeline_run=later).count() == 6
+    assert Claim.objects.filter(claim_list__system__name=later.extractor_name).count() > 6
+    assert PipelineRun.current(bios) == later
+
+
+def test_a_dripping_endpoint_cannot_keep_a_chunk_running(servers, bios: Project, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PIPELINE_CHUNK_ATTEMPTS = 1
+    with FakeOpenAI(drip=0.5) as dripping:
+        run = start_run(
+            project=bios,
+            user=None,
+            config=config_for(dripping, timeout=1.0, max_retries=0, chunk_size=6),
+        )
+        drain()
+    run.refresh_from_db()
+    assert run.status == PipelineRun.FAILED
+    assert "no answer within 1 s" in run.chunks.get().error
+    assert not ClaimList.objects.exists()
+
+
+def test_a_chunk_without_progress_is_taken_over_by_the_workers_sweep(  # type: ignore[no-untyped-def]
+    servers, bios: Project, settings
+) -> None:
+    # The endpoint drips and the run's own timeout is long: the worker is alive but its
+    # calls make no progress. No page is visited; the workers' sweep takes it over, and
+    # after its attempts the chunk fails with the reason.
+    settings.PIPELINE_CHUNK_TIMEOUT = 1
+    settings.PIPELINE_SWEEP_SECONDS = 0.2
+    settings.PIPELINE_CHUNK_ATTEMPTS = 2
+    with FakeOpenAI(drip=1.0) as dripping:
+        run = start_run(
+            project=bios, user=None, config=config_for(dripping, timeout=600, chunk_size=6)
+        )
+        work_until(run_over(run))
+    run.refresh_from_db()
+    chunk = run.chunks.get()
+    assert run.status == PipelineRun.FAILED
+    assert (chunk.status, chunk.attempts) == ("failed", 2)
+    assert chunk.error.startswith("no progress for 1 s")
+    assert not ClaimList.objects.exists()
+
+
+def test_a_killed_workers_chunk_is_swept_without_a_page_visit(  # type: ignore[no-untyped-def]
+    servers, bios: Project, settings
+) -> None:
+    settings.PIPELINE_SWEEP_SECONDS = 0.2
+    llm, _ = servers
+    run = start_run(project=bios, user=None, config=config_for(llm, chunk_size=6))
+    chunk = run.chunks.get()
+    assert claim_chunk(chunk.pk, worker="killed") is not None
+    chunk_tasks().delete()  # the worker died with its task; only the sweep is queued
+    PipelineChunk.objects.filter(pk=chunk.pk).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.PIPELINE_CHUNK_TIMEOUT + 1)
+    )
+    work_until(run_over(run), workers=1)
+    run.refresh_from_db()
+    chunk.refresh_from_db()
+    assert run.status == PipelineRun.FINISHED
+    assert (chunk.status, chunk.attempts) == ("done", 2)
+    assert ClaimList.objects.filter(system__pipeline_run=run).count() == 6
+
+
+def test_a_run_can_be_cancelled_and_its_failed_chunks_retried(  # type: ignore[no-untyped-def]
+    servers, bios: Project
+) -> None:
+    llm, _ = servers
+    run = start_run(project=bios, user=None, config=config_for(llm, chunk_size=3))
+    first = run.chunks.order_by("index").first()
+    assert first is not None and claim_chunk(first.pk, worker="busy") is not None
+    assert cancel_run(run)
+    assert not cancel_run(run)  # once over, nothing to cancel
+    drain()  # the queued tasks find nothing to do
+    run.refresh_from_db()
+    assert run.status == PipelineRun.CANCELLED
+    assert {c.status for c in run.chunks.all()} == {"cancelled"}
+    assert not ClaimList.objects.exists() and llm.requests == []
+    # the busy worker's late result is refused: the chunk is no longer its own
+    assert not finish_chunk(first, worker="busy", results=[])
+
+    assert retry_run(run) == 2
+    drain()
+    run.refresh_from_db()
+    assert run.status == PipelineRun.FINISHED
+    assert ClaimList.objects.filter(system__pipeline_run=run).count() == 6
+    assert retry_run(run) == 0  # a finished run has nothing to retry

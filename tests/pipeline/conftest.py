@@ -10,6 +10,8 @@ from pipeline.run import ClientConfig, Clients, build_clients
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
+# The peer projects' released data, beside the repository as in CI (../shared/peer-data).
+PEER_DATA = REPO.parent / "shared" / "peer-data"
 
 
 @pytest.fixture

@@ -8,15 +8,20 @@ import sys
 from .conftest import REPO
 
 
-def test_the_benchmark_runs_quickly_and_prints_figures() -> None:
+def quick_run(bench: str) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "pipeline_throughput.py"), "--quick"],
+        [sys.executable, str(REPO / "bench" / bench), "--quick"],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_the_benchmark_runs_quickly_and_prints_figures() -> None:
+    proc = quick_run("pipeline_throughput.py")
     for figure in (
         "(a) concurrency 1:",
         "(b) concurrency",
@@ -26,3 +31,9 @@ def test_the_benchmark_runs_quickly_and_prints_figures() -> None:
         "rerun from cache",
     ):
         assert figure in proc.stdout
+
+
+def test_the_two_process_cache_benchmark_runs_and_pays_no_call_twice() -> None:
+    proc = quick_run("cache_two_processes.py")
+    assert "openai: " in proc.stdout and "serper: " in proc.stdout
+    assert proc.stdout.count(" 0 paid twice") == 2

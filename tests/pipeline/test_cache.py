@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -46,3 +47,27 @@ def test_concurrent_writer_processes_lose_nothing(tmp_path: Path) -> None:
     cache = Cache(path)
     assert cache.count() == 4 * 150 + 1
     assert cache.get("w3-149") == {"text": "w3-149"}
+
+
+def test_a_call_in_flight_elsewhere_is_awaited_and_a_dead_holders_lease_runs_out(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.sqlite"
+    holder, waiter = Cache(path, lease=0.3), Cache(path, lease=0.3)
+    calls: list[str] = []
+
+    async def call() -> dict[str, str]:
+        calls.append("paid")
+        return {"text": "answer"}
+
+    # another process holds the call and answers it: the waiter pays nothing
+    assert holder.claim("k1")
+    holder.put("k1", "chat", {}, {"text": "theirs"})
+    holder.release("k1")
+    assert asyncio.run(waiter.once("k1", "chat", {}, call)) == ({"text": "theirs"}, True)
+    # a holder that died never answers: once its lease runs out the waiter calls itself
+    assert holder.claim("k2") and not waiter.claim("k2")
+    assert asyncio.run(waiter.once("k2", "chat", {}, call)) == ({"text": "answer"}, False)
+    assert calls == ["paid"]
+    assert holder.get("k2") == {"text": "answer"}
+    assert holder.claim("k2")  # the waiter released its lease with the answer

@@ -307,3 +307,50 @@ def test_a_killed_run_repeats_no_stored_call(tmp_path: Path) -> None:
         for line in (tmp_path / "out" / "verification_bios.jsonl").read_text().splitlines()
     ]
     assert len(done) == 10 and all("claim_verification_result" in r for r in done)
+
+
+def test_an_outage_fails_loudly_and_is_never_a_score(
+    fake_serper: FakeSerper, tmp_path: Path
+) -> None:
+    down = FakeOpenAI().start()
+    down.stop()  # nothing listens on its port any more
+    src = write_input(tmp_path / "mixed.jsonl", n_bios=1)
+    out = tmp_path / "out"
+    args = ["run", str(src), "--out", str(out), *endpoints(down, fake_serper, tmp_path)]
+    proc = cli(*args, "--max-retries", "1", check=False)
+    assert proc.returncode == 3
+    assert "FAILED:" in proc.stderr and "left out of the scores" in proc.stderr
+    claims = read(out / "claims_mixed.jsonl")
+    live = [c for c in claims if not c["abstained"]]
+    assert live and all(c["incomplete"] for c in live)
+    assert all(s is None for c in live for s in c["claim_list"])  # never "No verifiable claim."
+    scores = json.loads((out / "scores_mixed.json").read_text())
+    assert scores["incomplete"] == len(live)
+    assert all(r["responses"] == 0 for r in scores["rows"])
+    assert all(not s["incomplete"] for s in scores["responses"] if s["abstained"])
+
+    tolerated = cli(*args, "--max-retries", "0", "--allow-failures", check=False)
+    assert tolerated.returncode == 0 and "FAILED:" in tolerated.stderr
+
+
+def test_a_partial_failure_marks_only_the_responses_it_touched(
+    fake_serper: FakeSerper, tmp_path: Path
+) -> None:
+    src = write_input(tmp_path / "mixed.jsonl", n_bios=3)
+    out = tmp_path / "out"
+    with FakeOpenAI(fault_rate=0.15, seed=5, faults=("500",)) as flaky:
+        ep = endpoints(flaky, fake_serper, tmp_path)
+        proc = cli("run", str(src), "--out", str(out), *ep, "--max-retries", "0", check=False)
+        assert flaky.faults_served() > 0
+    assert proc.returncode == 3
+    results = [r["pipeline"] for r in read(out / "verification_mixed.jsonl")]
+    failed = [r for r in results if r["errors"]]
+    assert failed and len(failed) < len(results)
+    scores = json.loads((out / "scores_mixed.json").read_text())
+    assert scores["incomplete"] == len(failed)
+    # a rerun retries only what failed and ends complete
+    with FakeOpenAI() as healthy:
+        ep = endpoints(healthy, fake_serper, tmp_path)
+        proc = cli("run", str(src), "--out", str(out), *ep)
+        assert 0 < len(healthy.requests) < sum(len(r["sentences"]) for r in results)
+    assert json.loads((out / "scores_mixed.json").read_text())["incomplete"] == 0

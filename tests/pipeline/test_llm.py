@@ -43,8 +43,10 @@ def test_it_talks_to_an_openai_compatible_server(fake_llm: FakeOpenAI) -> None:
 
 @pytest.mark.parametrize("fault", ["429", "500", "garbage", "timeout"])
 def test_it_retries_each_kind_of_fault_then_gives_up(fault: str) -> None:
-    with FakeOpenAI(fault_rate=1.0, faults=(fault,), hang=1.0) as server:
-        llm = client(server, max_retries=2, timeout=0.2)
+    # The deadline is generous next to a normal answer (a loaded machine may take a while
+    # to connect) and short next to the hang.
+    with FakeOpenAI(fault_rate=1.0, faults=(fault,), hang=3.0) as server:
+        llm = client(server, max_retries=2, timeout=1.0)
         with pytest.raises(LLMError):
             chat(llm)
         assert len(server.requests) == 3  # first try + 2 retries
@@ -147,3 +149,13 @@ def test_the_rate_limiter_waits_for_the_bucket_to_refill() -> None:
         assert sum(waits) == pytest.approx(61.0)
 
     asyncio.run(go())
+
+
+def test_the_timeout_is_a_total_deadline_against_a_server_that_drips_bytes() -> None:
+    # Half a second per byte: every read gets a byte well within the timeout, so only a
+    # deadline over the whole call ends it (the answer would take minutes to arrive).
+    with FakeOpenAI(drip=0.5) as server:
+        llm = client(server, max_retries=1, timeout=1.0)
+        with pytest.raises(LLMError, match="no answer within 1 s"):
+            chat(llm)
+        assert len(server.requests) == 2 and llm.retries == 1

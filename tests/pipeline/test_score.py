@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.score import f1_at_k, median_k, score_results
+from pipeline.score import f1_at_k, format_table, median_k, score_results
 from pipeline.types import (
     Claim,
     ClaimResult,
     ResponseResult,
+    SentenceClaims,
     Verdict,
 )
 
@@ -116,3 +117,27 @@ def test_kendall_tau_is_undefined_with_one_shared_model() -> None:
     results = [result("1", "A", "bio", ["supported"]), result("2", "A", "qa", ["supported"])]
     (corr,) = score_results(results).correlations
     assert corr.tau is None and "fewer than 2" in corr.note
+
+
+def test_incomplete_responses_are_left_out_of_k_and_the_means_and_counted() -> None:
+    partly_failed = result("2", "m", "d", ["supported", "error"])
+    failed_extraction = result("3", "m", "d", [])
+    failed_extraction.sentences = [SentenceClaims(0, "A sentence.", [], "", failed=True)]
+    table = score_results(
+        [result("1", "m", "d", ["supported"] * 4), partly_failed, failed_extraction]
+    )
+    assert (partly_failed.incomplete, failed_extraction.incomplete) == (True, True)
+    assert table.k == {"d": 4.0}  # not the median of 4, 2 and 0 claims
+    assert table.incomplete == 2
+    (row,) = table.rows
+    assert (row.responses, row.incomplete, row.veriscore) == (1, 2, 100.0)
+    assert [s.incomplete for s in table.responses] == [False, True, True]
+
+
+def test_an_outage_is_no_score() -> None:
+    down = result("1", "m", "d", [])
+    down.sentences = [SentenceClaims(0, "A sentence.", [], "", failed=True)]
+    table = score_results([down])
+    assert (table.rows[0].responses, table.rows[0].incomplete, table.incomplete) == (0, 1, 1)
+    assert "1 incomplete response(s) left out" in format_table(table)
+    assert "0.0" not in format_table(table).splitlines()[3]

@@ -95,3 +95,13 @@ def test_bm25_finds_the_matching_passage(tmp_path: Path) -> None:
     )
     assert "Black Sea" in evidence[0].snippet
     assert len(evidence) == 1  # documents sharing no word with the query are not results
+
+
+def test_the_timeout_is_a_total_deadline_against_a_server_that_drips_bytes() -> None:
+    with FakeSerper(drip=0.5) as server:
+        searcher = SerperSearcher(
+            api_key="k", base_url=server.url, backoff=0.0, timeout=1.0, max_retries=0
+        )
+        with pytest.raises(SearchError, match="no answer within 1 s"):
+            search(searcher, "anything")
+        assert len(server.requests) == 1
