@@ -88,7 +88,8 @@ def config_for(llm: FakeOpenAI, **extra: object) -> dict[str, object]:
 
     options: dict[str, object] = {"timeout": 5.0, "backoff": 0.0, "chunk_size": 2}
     options.update(extra)
-    assert llm.base_url in str(settings.PIPELINE_ENDPOINTS)  # the operator's endpoint "fake"
+    # The operator's endpoint "fake" is this server (within the `servers` fixture's override).
+    settings.PIPELINE_ENDPOINTS = [{"name": "fake", "base_url": llm.base_url}]
     return run_config(model="gpt-4o-mini", endpoint="fake", **options)  # type: ignore[arg-type]
 
 
