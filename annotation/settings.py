@@ -55,6 +55,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "annotation.middleware.DatabaseBusyMiddleware",
 ]
 
 ROOT_URLCONF = "annotation.urls"
@@ -89,7 +90,8 @@ else:
                 # concurrent writers queue instead of failing with "database is locked".
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                 "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
+                # Past this wait a request answers 503 + Retry-After (annotation.middleware).
+                "timeout": float(os.getenv("SQLITE_TIMEOUT", "5")),
             },
             # A file, not shared memory, so tests with threads lock like production;
             # one per process, so parallel test runs do not share it.
