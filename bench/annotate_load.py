@@ -40,7 +40,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +50,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 PASSWORD = "load-test-password"
 JUSTIFICATION = "List 1 covers every fact of the text."
-READY_SECONDS = 300  # a guard against a server that never comes up
+READY_SECONDS = 1200  # a guard against a server that never comes up (Label Studio's first
+# start migrates its database: many minutes on a busy 2-core machine)
 
 
 # --------------------------------------------------------------------------- driver side
@@ -102,9 +102,18 @@ class PageAnnotator:
         page = _check(await self.client.get("/login/"), 200)
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
         assert token, "no CSRF token on the login page"
-        _check(await self.client.post("/login/", data={
-            "username": self.username, "password": PASSWORD,
-            "csrfmiddlewaretoken": token.group(1), "next": ""}), 302)
+        _check(
+            await self.client.post(
+                "/login/",
+                data={
+                    "username": self.username,
+                    "password": PASSWORD,
+                    "csrfmiddlewaretoken": token.group(1),
+                    "next": "",
+                },
+            ),
+            302,
+        )
         self.headers = {"X-CSRFToken": self.client.cookies["csrftoken"], "HX-Request": "true"}
 
     async def next(self) -> int:
@@ -118,12 +127,29 @@ class PageAnnotator:
         return int(found.group(1))
 
     async def draft(self, assignment: int, choice: str) -> None:
-        _check(await self.client.post(f"/a/{assignment}/", headers=self.headers,
-                                      data={"action": "draft", "choice": choice}), 200)
+        _check(
+            await self.client.post(
+                f"/a/{assignment}/",
+                headers=self.headers,
+                data={"action": "draft", "choice": choice},
+            ),
+            200,
+        )
 
     async def submit(self, assignment: int, choice: str) -> None:
-        r = _check(await self.client.post(f"/a/{assignment}/", headers=self.headers, data={
-            "action": "submit", "choice": choice, "hard": "no", "justification": JUSTIFICATION}), 200)
+        r = _check(
+            await self.client.post(
+                f"/a/{assignment}/",
+                headers=self.headers,
+                data={
+                    "action": "submit",
+                    "choice": choice,
+                    "hard": "no",
+                    "justification": JUSTIFICATION,
+                },
+            ),
+            200,
+        )
         if "HX-Redirect" not in r.headers:
             raise Failed("submit not accepted (form errors)")
 
@@ -131,8 +157,10 @@ class PageAnnotator:
 def _answers(choice: str, *, full: bool = True) -> dict[str, Any]:
     rows = [{"unit": "item", "field": "choice", "value": choice}]
     if full:
-        rows += [{"unit": "item", "field": "hard", "value": "no"},
-                 {"unit": "item", "field": "justification", "value": JUSTIFICATION}]
+        rows += [
+            {"unit": "item", "field": "hard", "value": "no"},
+            {"unit": "item", "field": "justification", "value": JUSTIFICATION},
+        ]
     return {"answers": rows}
 
 
@@ -146,8 +174,13 @@ class ApiAnnotator:
         pass
 
     async def next(self) -> int:
-        r = _check(await self.client.get("/api/assignments/", params={
-            "project": self.spec["project"], "status": "pending", "page_size": 1}), 200)
+        r = _check(
+            await self.client.get(
+                "/api/assignments/",
+                params={"project": self.spec["project"], "status": "pending", "page_size": 1},
+            ),
+            200,
+        )
         rows = r.json()["results"]
         if not rows:
             raise QueueFinished
@@ -155,12 +188,18 @@ class ApiAnnotator:
         return int(rows[0]["id"])
 
     async def draft(self, assignment: int, choice: str) -> None:
-        _check(await self.client.post(f"/api/assignments/{assignment}/draft/",
-                                      json=_answers(choice, full=False)), 200)
+        _check(
+            await self.client.post(
+                f"/api/assignments/{assignment}/draft/", json=_answers(choice, full=False)
+            ),
+            200,
+        )
 
     async def submit(self, assignment: int, choice: str) -> None:
-        _check(await self.client.post(f"/api/assignments/{assignment}/submit/",
-                                      json=_answers(choice)), 200)
+        _check(
+            await self.client.post(f"/api/assignments/{assignment}/submit/", json=_answers(choice)),
+            200,
+        )
 
 
 class LabelStudioAnnotator:
@@ -184,10 +223,20 @@ class LabelStudioAnnotator:
         pass  # the same shape as the issue's measurement: next task, create annotation
 
     async def submit(self, assignment: int, choice: str) -> None:
-        result = [{"from_name": "choice", "to_name": "text", "type": "choices",
-                   "value": {"choices": [choice]}}]
-        _check(await self.client.post(f"/api/tasks/{assignment}/annotations/",
-                                      json={"result": result}), 201)
+        result = [
+            {
+                "from_name": "choice",
+                "to_name": "text",
+                "type": "choices",
+                "value": {"choices": [choice]},
+            }
+        ]
+        _check(
+            await self.client.post(
+                f"/api/tasks/{assignment}/annotations/", json={"result": result}
+            ),
+            201,
+        )
 
 
 KINDS = {"pages": PageAnnotator, "api": ApiAnnotator, "labelstudio": LabelStudioAnnotator}
@@ -240,8 +289,10 @@ async def _cycles(n: int, who: Any, spec: dict[str, Any], res: Result, t0: float
 async def _drive(spec: dict[str, Any]) -> Result:
     """Every annotator logs in first (not timed), then the load runs for its duration."""
     res = Result(target=spec["target"], load=spec["load"], annotators=spec["annotators"])
-    clients = [httpx.AsyncClient(base_url=spec["url"], timeout=spec["timeout"])
-               for _ in range(spec["annotators"])]
+    clients = [
+        httpx.AsyncClient(base_url=spec["url"], timeout=spec["timeout"])
+        for _ in range(spec["annotators"])
+    ]
     try:
         who = await asyncio.gather(*(_login(n, spec, c, res) for n, c in enumerate(clients)))
         t0 = time.monotonic()
@@ -266,15 +317,19 @@ def pct(values: list[float], p: int) -> float:
 
 def row(r: Result) -> str:
     errors = sum(r.errors.values())
-    return (f"{r.target:<12} {r.load:<10} {pct(r.next_ms, 50):7.0f} {pct(r.next_ms, 95):7.0f} "
-            f"{pct(r.next_ms, 99):7.0f}   {pct(r.submit_ms, 50):7.0f} {pct(r.submit_ms, 95):7.0f} "
-            f"{pct(r.submit_ms, 99):7.0f}   {r.cycles / r.seconds:7.1f} {r.cycles:6d} {errors:6d}"
-            f"   {r.load_average}")
+    return (
+        f"{r.target:<12} {r.load:<10} {pct(r.next_ms, 50):7.0f} {pct(r.next_ms, 95):7.0f} "
+        f"{pct(r.next_ms, 99):7.0f}   {pct(r.submit_ms, 50):7.0f} {pct(r.submit_ms, 95):7.0f} "
+        f"{pct(r.submit_ms, 99):7.0f}   {r.cycles / r.seconds:7.1f} {r.cycles:6d} {errors:6d}"
+        f"   {r.load_average}"
+    )
 
 
-HEADER = (f"{'target':<12} {'load':<10} {'next p50':>7} {'p95':>7} {'p99':>7}   "
-          f"{'submit p50':>7} {'p95':>7} {'p99':>7}   {'cycles/s':>7} {'cycles':>6} {'errors':>6}"
-          "   load average (1, 5, 15 min)")
+HEADER = (
+    f"{'target':<12} {'load':<10} {'next p50':>7} {'p95':>7} {'p99':>7}   "
+    f"{'submit p50':>7} {'p95':>7} {'p99':>7}   {'cycles/s':>7} {'cycles':>6} {'errors':>6}"
+    "   load average (1, 5, 15 min)"
+)
 
 
 def loadavg() -> str:
@@ -319,8 +374,12 @@ def run_load(spec: dict[str, Any], work: Path) -> Result:
     path = work / f"spec-{spec['target']}-{spec['load']}.json"
     path.write_text(json.dumps(spec))
     before = loadavg()
-    out = subprocess.run([sys.executable, __file__, "--drive", str(path)], capture_output=True,
-                         text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, __file__, "--drive", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if out.returncode != 0:
         sys.exit(f"the load generator failed:\n{out.stderr[-3000:]}")
     res = Result(**json.loads(out.stdout))
@@ -338,8 +397,14 @@ def run_load(spec: dict[str, Any], work: Path) -> Result:
 
 def django_env(work: Path, database_url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SQLITE_PATH")}
-    env.update(VAR_DIR=str(work / "var"), STATIC_ROOT=str(work / "static"), DEBUG="false",
-               ALLOWED_HOSTS="127.0.0.1", LOG_LEVEL="ERROR", DJANGO_SETTINGS_MODULE="annotation.settings")
+    env.update(
+        VAR_DIR=str(work / "var"),
+        STATIC_ROOT=str(work / "static"),
+        DEBUG="false",
+        ALLOWED_HOSTS="127.0.0.1",
+        LOG_LEVEL="ERROR",
+        DJANGO_SETTINGS_MODULE="annotation.settings",
+    )
     if database_url:
         env["DATABASE_URL"] = database_url
     else:
@@ -358,25 +423,38 @@ def setup_project(annotators: int, per_annotator: int, overlap: int) -> dict[str
 
     project = Project.objects.create(name="LOAD TEST", instructions="Compare the two lists.")
     password = make_password(PASSWORD)
-    users = User.objects.bulk_create(User(username=f"load{n:03d}", password=password)
-                                     for n in range(annotators))
+    users = User.objects.bulk_create(
+        User(username=f"load{n:03d}", password=password) for n in range(annotators)
+    )
     for u in users:
         project.add_member(u, Membership.ANNOTATOR)
     docs = -(-annotators * per_annotator // overlap)
-    lines = "\n".join(json.dumps({
-        "id": f"load-{i}", "question": f"Who was person {i}?", "domain": "Biography",
-        "response": f"Person {i} was born in 1900. Person {i} was a painter.",
-        "claim_lists": {"extractor-a": [f"Person {i} was born in 1900.", f"Person {i} was a painter."],
-                        "extractor-b": [f"Person {i} was a painter born in 1900."]}})
-        for i in range(docs))
+    lines = "\n".join(
+        json.dumps(
+            {
+                "id": f"load-{i}",
+                "question": f"Who was person {i}?",
+                "domain": "Biography",
+                "response": f"Person {i} was born in 1900. Person {i} was a painter.",
+                "claim_lists": {
+                    "extractor-a": [f"Person {i} was born in 1900.", f"Person {i} was a painter."],
+                    "extractor-b": [f"Person {i} was a painter born in 1900."],
+                },
+            }
+        )
+        for i in range(docs)
+    )
     import_file(project=project, text=lines, file="load.jsonl")
     a, b = (System.objects.get(project=project, name=n) for n in ("extractor-a", "extractor-b"))
     items = comparison_items(project=project, system_a=a, system_b=b)
     assign(items, project=project, k=overlap, fraction=1.0, seed=0)
     for m in project.memberships.filter(role=Membership.ANNOTATOR):
         m.acknowledge()
-    return {"project": project.pk, "users": [u.username for u in users],
-            "tokens": [Token.objects.create(user=u).key for u in users]}
+    return {
+        "project": project.pk,
+        "users": [u.username for u in users],
+        "tokens": [Token.objects.create(user=u).key for u in users],
+    }
 
 
 def exactly_once(results: list[Result], project: int) -> tuple[bool, str]:
@@ -388,20 +466,34 @@ def exactly_once(results: list[Result], project: int) -> tuple[bool, str]:
     rows = {a.pk: a for a in Assignment.objects.filter(pk__in=ids).select_related("annotator")}
     choices: dict[int, list[str]] = {}
     for assignment, value in Answer.objects.filter(
-            assignment_id__in=ids, unit="item", field="choice").values_list("assignment_id", "value"):
+        assignment_id__in=ids, unit="item", field="choice"
+    ).values_list("assignment_id", "value"):
         choices.setdefault(assignment, []).append(value)
-    wrong = [c for c in confirmed
-             if c[1] not in rows or rows[c[1]].status != Assignment.SUBMITTED
-             or rows[c[1]].annotator.username != c[0] or choices.get(c[1]) != [c[2]]]
-    stored = Assignment.objects.filter(item__project_id=project, status=Assignment.SUBMITTED).count()
+    wrong = [
+        c
+        for c in confirmed
+        if c[1] not in rows
+        or rows[c[1]].status != Assignment.SUBMITTED
+        or rows[c[1]].annotator.username != c[0]
+        or choices.get(c[1]) != [c[2]]
+    ]
+    stored = Assignment.objects.filter(
+        item__project_id=project, status=Assignment.SUBMITTED
+    ).count()
     ok = not duplicated and not wrong and stored >= len(set(ids))
-    return ok, (f"{len(confirmed)} confirmed, {stored} stored as submitted, {len(wrong)} missing or "
-                f"wrong, {duplicated} confirmed twice, {stored - len(set(ids))} stored without a "
-                "confirmation (a client gave up first)")
+    return ok, (
+        f"{len(confirmed)} confirmed, {stored} stored as submitted, {len(wrong)} missing or "
+        f"wrong, {duplicated} confirmed twice, {stored - len(set(ids))} stored without a "
+        "confirmation (a client gave up first)"
+    )
 
 
-def bench_platform(args: argparse.Namespace, work: Path, database_url: str) -> tuple[list[Result], bool]:
+def bench_platform(
+    args: argparse.Namespace, work: Path, database_url: str
+) -> tuple[list[Result], bool]:
     env = django_env(work, database_url)
+    for name in ("DATABASE_URL", "SQLITE_PATH"):  # never the caller's database
+        os.environ.pop(name, None)
     os.environ.update(env)
     import django
 
@@ -413,27 +505,56 @@ def bench_platform(args: argparse.Namespace, work: Path, database_url: str) -> t
     call_command("collectstatic", "--noinput", verbosity=0)
     t = time.monotonic()
     spec = setup_project(args.annotators, args.per_annotator, args.overlap)
-    print(f"setup: {args.annotators} annotators, {args.per_annotator} items each "
-          f"({time.monotonic() - t:.0f}s)", flush=True)
+    print(
+        f"setup: {args.annotators} annotators, {args.per_annotator} items each "
+        f"({time.monotonic() - t:.0f}s)",
+        flush=True,
+    )
     connections.close_all()
 
     port = free_port()
     log = work / "gunicorn.log"
     server = subprocess.Popen(
-        [str(BIN / "gunicorn"), "annotation.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(args.web_workers), "--timeout", "120"],
-        cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+        [
+            str(BIN / "gunicorn"),
+            "annotation.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(args.web_workers),
+            "--timeout",
+            "120",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     results = []
     try:
         wait_ready(f"{url}/login/", server, log)
         for kind in ("pages", "api"):
-            for load, pace, duration in (("paced", args.pace, args.paced_seconds),
-                                         ("saturating", 0, args.saturating_seconds)):
-                results.append(run_load({**spec, "url": url, "kind": kind, "target": kind,
-                                         "load": load, "pace": pace, "duration": duration,
-                                         "annotators": args.annotators, "timeout": args.timeout},
-                                        work))
+            for load, pace, duration in (
+                ("paced", args.pace, args.paced_seconds),
+                ("saturating", 0, args.saturating_seconds),
+            ):
+                results.append(
+                    run_load(
+                        {
+                            **spec,
+                            "url": url,
+                            "kind": kind,
+                            "target": kind,
+                            "load": load,
+                            "pace": pace,
+                            "duration": duration,
+                            "annotators": args.annotators,
+                            "timeout": args.timeout,
+                        },
+                        work,
+                    )
+                )
     finally:
         stop(server)
     ok, summary = exactly_once(results, spec["project"])
@@ -452,15 +573,16 @@ LS_CONFIG = """<View>
 </View>"""
 
 LS_USERS = """
-import json, sys
+import json, os
 from organizations.models import Organization
 from rest_framework.authtoken.models import Token
 from users.models import User
 org = Organization.objects.first()
 owner = org.created_by
 tokens = []
-for n in range(int(sys.argv[-1])):
-    u, _ = User.objects.get_or_create(email=f"load{n:03d}@example.org", defaults={"username": f"load{n:03d}"})
+for n in range(int(os.environ["LOAD_ANNOTATORS"])):
+    name = f"load{n:03d}"
+    u, _ = User.objects.get_or_create(email=f"{name}@example.org", defaults={"username": name})
     u.set_password("load-test-password"); u.active_organization = org; u.save()
     org.add_user(u)
     tokens.append(Token.objects.get_or_create(user=u)[0].key)
@@ -469,8 +591,9 @@ print(json.dumps({"owner": Token.objects.get_or_create(user=owner)[0].key, "toke
 
 
 def bench_label_studio(args: argparse.Namespace, work: Path) -> list[Result]:
-    built = subprocess.run([str(ROOT / "scripts" / "labelstudio-venv")], capture_output=True,
-                           text=True, check=False)
+    built = subprocess.run(
+        [str(ROOT / "scripts" / "labelstudio-venv")], capture_output=True, text=True, check=False
+    )
     venv = Path(built.stdout.strip().splitlines()[-1]) if built.stdout.strip() else None
     if venv is None or not (venv / "bin" / "label-studio").exists():
         print(f"Label Studio is not available: {built.stderr.strip()[-500:]}")
@@ -478,57 +601,128 @@ def bench_label_studio(args: argparse.Namespace, work: Path) -> list[Result]:
     if not (venv / "bin" / "gunicorn").exists():
         subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "gunicorn"], check=True)
     data = work / "label-studio"
-    data.mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "SQLITE_PATH", "VAR_DIR")}
-    env.update(LATEST_VERSION_CHECK="false", COLLECT_ANALYTICS="false",
-               LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN="true", LABEL_STUDIO_BASE_DATA_DIR=str(data),
-               DEBUG="false", LOG_LEVEL="ERROR")
-    # `label-studio start` creates the database, the admin and its organisation ...
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "SQLITE_PATH", "VAR_DIR")
+    }
+    env.update(
+        LATEST_VERSION_CHECK="false",
+        COLLECT_ANALYTICS="false",
+        LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN="true",
+        LABEL_STUDIO_BASE_DATA_DIR=str(data),
+        DEBUG="false",
+        LOG_LEVEL="ERROR",
+        SECRET_KEY="load-test-label-studio-secret",
+    )
     port = free_port()
-    log = data / "server.log"
     url = f"http://127.0.0.1:{port}"
-    first = subprocess.Popen(
-        [str(venv / "bin" / "label-studio"), "start", "--no-browser", "--internal-host", "127.0.0.1",
-         "--port", str(port), "--data-dir", str(data), "--username", "admin@example.org",
-         "--password", "admin-password-123", "--user-token", "load-test-admin-token-0123456789",
-         "--enable-legacy-api-token"],
-        env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, cwd=data)
-    try:
-        wait_ready(f"{url}/health", first, log)
-    finally:
-        stop(first)
+    # `label-studio start` creates the database, the admin and its organisation (minutes:
+    # the empty, initialised data directory is kept next to the venv and copied next time) ...
+    pristine = venv.parent / f"{venv.name}.bench-data"
+    if not pristine.exists():
+        data.mkdir()
+        log = data / "server.log"
+        first = subprocess.Popen(
+            [
+                str(venv / "bin" / "label-studio"),
+                "start",
+                "--no-browser",
+                "--internal-host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--data-dir",
+                str(data),
+                "--username",
+                "admin@example.org",
+                "--password",
+                "admin-password-123",
+                "--user-token",
+                "load-test-admin-token-0123456789",
+                "--enable-legacy-api-token",
+            ],
+            env=env,
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+            cwd=data,
+        )
+        try:
+            wait_ready(f"{url}/health", first, log)
+        finally:
+            stop(first)
+        shutil.copytree(data, pristine.with_suffix(".tmp"), dirs_exist_ok=True)
+        pristine.with_suffix(".tmp").rename(pristine)
+    else:
+        shutil.copytree(pristine, data)
     # ... then its annotators (one user and token each), and the server under gunicorn.
     package = next((venv / "lib").glob("python3*/site-packages/label_studio"))
-    made = subprocess.run([str(venv / "bin" / "python"), str(package / "manage.py"), "shell", "-c",
-                           LS_USERS, str(args.annotators)],
-                          env=env, cwd=data, capture_output=True, text=True, check=False)
+    made = subprocess.run(
+        [str(venv / "bin" / "python"), str(package / "manage.py"), "shell", "-c", LS_USERS],
+        env={**env, "LOAD_ANNOTATORS": str(args.annotators)},
+        cwd=data,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if made.returncode != 0:
         sys.exit(f"could not create Label Studio users:\n{made.stderr[-3000:]}")
     users = json.loads(made.stdout.strip().splitlines()[-1])
     glog = data / "gunicorn.log"
     server = subprocess.Popen(
-        [str(venv / "bin" / "gunicorn"), "core.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(args.web_workers), "--timeout", "120"],
-        env=env, cwd=package, stdout=glog.open("wb"), stderr=subprocess.STDOUT)
+        [
+            str(venv / "bin" / "gunicorn"),
+            "core.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(args.web_workers),
+            "--timeout",
+            "120",
+        ],
+        env={**env, "DJANGO_SETTINGS_MODULE": "core.settings.label_studio"},
+        cwd=package,
+        stdout=glog.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
     results = []
     try:
         wait_ready(f"{url}/health", server, glog)
-        owner = httpx.Client(base_url=url, headers={"Authorization": f"Token {users['owner']}"},
-                             timeout=120)
+        owner = httpx.Client(
+            base_url=url, headers={"Authorization": f"Token {users['owner']}"}, timeout=120
+        )
         tasks = args.annotators * args.per_annotator
-        project = _check(owner.post("/api/projects/", json={
-            "title": "LOAD TEST", "label_config": LS_CONFIG}), 201).json()["id"]
-        _check(owner.post(f"/api/projects/{project}/import", json=[
-            {"text": f"Person {i} was born in 1900. Person {i} was a painter."} for i in range(tasks)]),
-            201)
-        spec = {"project": project, "users": [f"load{n:03d}" for n in range(args.annotators)],
-                "tokens": users["tokens"], "url": url, "kind": "labelstudio",
-                "target": "labelstudio", "annotators": args.annotators, "timeout": args.timeout}
-        for load, pace, duration in (("paced", args.pace, args.paced_seconds),
-                                     ("saturating", 0, args.saturating_seconds)):
-            results.append(run_load({**spec, "load": load, "pace": pace, "duration": duration},
-                                    work))
+        project = _check(
+            owner.post("/api/projects/", json={"title": "LOAD TEST", "label_config": LS_CONFIG}),
+            201,
+        ).json()["id"]
+        _check(
+            owner.post(
+                f"/api/projects/{project}/import",
+                json=[
+                    {"text": f"Person {i} was born in 1900. Person {i} was a painter."}
+                    for i in range(tasks)
+                ],
+            ),
+            201,
+        )
+        spec = {
+            "project": project,
+            "users": [f"load{n:03d}" for n in range(args.annotators)],
+            "tokens": users["tokens"],
+            "url": url,
+            "kind": "labelstudio",
+            "target": "labelstudio",
+            "annotators": args.annotators,
+            "timeout": args.timeout,
+        }
+        for load, pace, duration in (
+            ("paced", args.pace, args.paced_seconds),
+            ("saturating", 0, args.saturating_seconds),
+        ):
+            results.append(
+                run_load({**spec, "load": load, "pace": pace, "duration": duration}, work)
+            )
     finally:
         stop(server)
     return results
@@ -539,20 +733,26 @@ def bench_label_studio(args: argparse.Namespace, work: Path) -> list[Result]:
 
 def ratios(ours: list[Result], theirs: list[Result]) -> None:
     ls = {r.load: r for r in theirs}
-    print("\nratios against Label Studio (ours / Label Studio; latency below 1 and throughput "
-          "above 1 are better)")
+    print(
+        "\nratios against Label Studio (ours / Label Studio; latency below 1 and throughput "
+        "above 1 are better)"
+    )
     for r in ours:
         other = ls.get(r.load)
         if other is None or not other.cycles or not r.cycles:
             continue
-        print(f"  {r.target:<6} {r.load:<10} next p95 {pct(r.next_ms, 95) / pct(other.next_ms, 95):5.2f}"
-              f"   submit p95 {pct(r.submit_ms, 95) / pct(other.submit_ms, 95):5.2f}"
-              f"   cycles/s {(r.cycles / r.seconds) / (other.cycles / other.seconds):5.2f}")
+        print(
+            f"  {r.target:<6} {r.load:<10}"
+            f" next p95 {pct(r.next_ms, 95) / pct(other.next_ms, 95):5.2f}"
+            f"   submit p95 {pct(r.submit_ms, 95) / pct(other.submit_ms, 95):5.2f}"
+            f"   cycles/s {(r.cycles / r.seconds) / (other.cycles / other.seconds):5.2f}"
+        )
 
 
 def start_postgres() -> tuple[str, dict[str, str]]:
-    out = subprocess.run([str(ROOT / "scripts" / "ensure-postgres")], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [str(ROOT / "scripts" / "ensure-postgres")], capture_output=True, text=True, check=True
+    ).stdout
     values = dict(re.findall(r"export (\w+)=(\S+)", out))
     return values["DATABASE_URL"], values
 
@@ -569,8 +769,12 @@ def main() -> None:
     parser.add_argument("--web-workers", type=int, default=2 * (os.cpu_count() or 1))
     parser.add_argument("--timeout", type=float, default=60.0, help="client timeout per request")
     parser.add_argument("--no-label-studio", action="store_true")
-    parser.add_argument("--smoke", action="store_true",
-                        help="3 annotators, 2+2 seconds, no Label Studio: does it all work?")
+    parser.add_argument("--label-studio-only", action="store_true")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="3 annotators, 2+2 seconds, no Label Studio: does it all work?",
+    )
     parser.add_argument("--drive", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.drive:
@@ -588,12 +792,18 @@ def main() -> None:
         database_url = ""
         if args.database == "postgres":
             database_url, pg = start_postgres()
-        print(f"annotate_load: {args.annotators} annotators, {args.web_workers} gunicorn workers, "
-              f"{args.database}, {os.cpu_count()} CPUs, load average {loadavg()}")
-        print(f"paced: one cycle per annotator every {args.pace:g}s for {args.paced_seconds:g}s; "
-              f"saturating: back to back for {args.saturating_seconds:g}s; times in ms\n")
+        print(
+            f"annotate_load: {args.annotators} annotators, {args.web_workers} gunicorn workers, "
+            f"{args.database}, {os.cpu_count()} CPUs, load average {loadavg()}"
+        )
+        print(
+            f"paced: one cycle per annotator every {args.pace:g}s for {args.paced_seconds:g}s; "
+            f"saturating: back to back for {args.saturating_seconds:g}s; times in ms\n"
+        )
         print(HEADER, flush=True)
-        ours, ok = bench_platform(args, work, database_url)
+        ours, ok = [], True
+        if not args.label_studio_only:
+            ours, ok = bench_platform(args, work, database_url)
         if not args.no_label_studio:
             theirs = bench_label_studio(args, work)
             ratios(ours, theirs)
@@ -601,8 +811,11 @@ def main() -> None:
             sys.exit(1)
     finally:
         if pg:
-            subprocess.run([str(ROOT / "scripts" / "ensure-postgres"), "stop"],
-                           env={**os.environ, **pg}, check=False)
+            subprocess.run(
+                [str(ROOT / "scripts" / "ensure-postgres"), "stop"],
+                env={**os.environ, **pg},
+                check=False,
+            )
         shutil.rmtree(work, ignore_errors=True)
 
 

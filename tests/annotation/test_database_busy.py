@@ -35,7 +35,9 @@ def write_lock_held_elsewhere() -> Iterator[None]:
 
 
 @pytest.fixture
-def bob_assignment(transactional_db: None, alpha_items: list[Item], users: dict[str, User]) -> Assignment:
+def bob_assignment(
+    transactional_db: None, alpha_items: list[Item], users: dict[str, User]
+) -> Assignment:
     a = Assignment.objects.filter(annotator=users["bob"]).order_by("id").first()
     assert a is not None
     return a

@@ -28,7 +28,10 @@ from annotation.models import ClaimList, PipelineChunk, PipelineRun, Project
 from annotation.tasks import requeue_stale_chunks, start_run
 from pipeline.fakes import FakeOpenAI, FakeSerper
 
-from .test_pipeline_runs import OPENAI_KEY, SERPER_KEY, bios, config_for  # noqa: F401
+from . import test_pipeline_runs
+from .test_pipeline_runs import OPENAI_KEY, SERPER_KEY, config_for
+
+bios = test_pipeline_runs.bios  # the fixture: six FActScore biographies
 
 REPO = Path(__file__).resolve().parents[2]
 WORKERS = 3
@@ -53,7 +56,9 @@ def database_env() -> dict[str, str]:
     db = connection.settings_dict
     if connection.vendor == "sqlite":
         return {"SQLITE_PATH": str(db["NAME"])}
-    auth = quote(db["USER"] or "", safe="") + (":" + quote(db["PASSWORD"], safe="") if db["PASSWORD"] else "")
+    auth = quote(db["USER"] or "", safe="")
+    if db["PASSWORD"]:
+        auth += ":" + quote(db["PASSWORD"], safe="")
     return {"DATABASE_URL": f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}"}
 
 
@@ -83,7 +88,9 @@ def llm(settings, tmp_path: Path, monkeypatch) -> Iterator[GatedOpenAI]:  # type
 
 
 @pytest.fixture
-def workers(llm: GatedOpenAI, bios: Project, tmp_path: Path) -> Iterator[list[subprocess.Popen[bytes]]]:  # noqa: F811
+def workers(
+    llm: GatedOpenAI, bios: Project, tmp_path: Path
+) -> Iterator[list[subprocess.Popen[bytes]]]:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SQLITE_PATH")}
     env.update(database_env(), TASKS_BACKEND="django_tasks_db.DatabaseBackend", LOG_LEVEL="ERROR")
     procs = [
@@ -107,7 +114,7 @@ def workers(llm: GatedOpenAI, bios: Project, tmp_path: Path) -> Iterator[list[su
             p.wait()
 
 
-def test_worker_processes_share_a_run_and_a_killed_workers_chunk_is_finished_by_another(  # noqa: F811
+def test_worker_processes_share_a_run_and_a_killed_workers_chunk_is_finished_by_another(
     llm: GatedOpenAI, bios: Project, workers: list[subprocess.Popen[bytes]]
 ) -> None:
     run = start_run(project=bios, user=None, config=config_for(llm, chunk_size=1, timeout=60.0))
