@@ -518,6 +518,7 @@ def bench_platform(
         [
             str(BIN / "gunicorn"),
             "annotation.wsgi",
+            "--preload",
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
