@@ -524,6 +524,7 @@ def bench_platform(
             str(BIN / "gunicorn"),
             "annotation.wsgi",
             "--preload",
+            "--no-control-socket",  # gunicorn's default socket in ~/.gunicorn is shared
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
@@ -679,6 +680,7 @@ def bench_label_studio(args: argparse.Namespace, work: Path) -> list[Result]:
         [
             str(venv / "bin" / "gunicorn"),
             "core.wsgi:application",
+            "--no-control-socket",
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
