@@ -154,12 +154,16 @@ def _answers(choice: str, *, full: bool = True) -> dict[str, Any]:
     return {"answers": rows}
 
 
-class ApiAnnotator:
+class TokenAnnotator:
+    """A script's client: one API token per annotator."""
+
     def __init__(self, client: httpx.AsyncClient, spec: dict[str, Any], n: int) -> None:
         self.client, self.spec = client, spec
         self.username = spec["users"][n]
         client.headers["Authorization"] = f"Token {spec['tokens'][n]}"
 
+
+class ApiAnnotator(TokenAnnotator):
     async def login(self) -> None:
         _check(await self.client.get("/api/assignments/", params={"page_size": 1}), 200)
 
@@ -192,13 +196,8 @@ class ApiAnnotator:
         )
 
 
-class LabelStudioAnnotator:
+class LabelStudioAnnotator(TokenAnnotator):
     """Label Studio's API: the next task of the labelling stream, then an annotation."""
-
-    def __init__(self, client: httpx.AsyncClient, spec: dict[str, Any], n: int) -> None:
-        self.client, self.spec = client, spec
-        self.username = spec["users"][n]
-        client.headers["Authorization"] = f"Token {spec['tokens'][n]}"
 
     async def login(self) -> None:
         _check(await self.client.get(f"/api/projects/{self.spec['project']}/"), 200)
@@ -350,6 +349,33 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
         if time.monotonic() > deadline:
             sys.exit(f"the server at {url} did not come up in {READY_SECONDS}s")
         time.sleep(0.5)
+
+
+def gunicorn(
+    bin_dir: Path,
+    app: list[str],
+    *,
+    port: int,
+    workers: int,
+    env: dict[str, str],
+    cwd: Path,
+    log: Path,
+) -> subprocess.Popen[bytes]:
+    # No control socket: its default path in ~/.gunicorn is shared by every instance.
+    command = [
+        str(bin_dir / "gunicorn"),
+        *app,
+        "--no-control-socket",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--timeout",
+        "120",
+    ]
+    return subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT
+    )
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -519,23 +545,14 @@ def bench_platform(
 
     port = free_port()
     log = work / "gunicorn.log"
-    server = subprocess.Popen(
-        [
-            str(BIN / "gunicorn"),
-            "annotation.wsgi",
-            "--preload",
-            "--no-control-socket",  # gunicorn's default socket in ~/.gunicorn is shared
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(args.web_workers),
-            "--timeout",
-            "120",
-        ],
-        cwd=ROOT,
+    server = gunicorn(
+        BIN,
+        ["annotation.wsgi", "--preload"],
+        port=port,
+        workers=args.web_workers,
         env=env,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+        log=log,
     )
     url = f"http://127.0.0.1:{port}"
     results = []
@@ -676,22 +693,14 @@ def bench_label_studio(args: argparse.Namespace, work: Path) -> list[Result]:
         sys.exit(f"could not create Label Studio users:\n{made.stderr[-3000:]}")
     users = json.loads(made.stdout.strip().splitlines()[-1])
     glog = data / "gunicorn.log"
-    server = subprocess.Popen(
-        [
-            str(venv / "bin" / "gunicorn"),
-            "core.wsgi:application",
-            "--no-control-socket",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(args.web_workers),
-            "--timeout",
-            "120",
-        ],
-        env={**env, "DJANGO_SETTINGS_MODULE": "core.settings.label_studio"},
+    server = gunicorn(
+        venv / "bin",
+        ["core.wsgi:application"],
+        port=port,
+        workers=args.web_workers,
         cwd=package,
-        stdout=glog.open("wb"),
-        stderr=subprocess.STDOUT,
+        log=glog,
+        env={**env, "DJANGO_SETTINGS_MODULE": "core.settings.label_studio"},
     )
     results = []
     try:
