@@ -6,13 +6,15 @@
 
 A fresh project in a temporary directory (your database is never touched): 50 annotator
 accounts, each with a queue of comparison items. The server is the one `make serve` runs
-(gunicorn, WEB_CONCURRENCY workers, WhiteNoise). A separate process drives the load:
+(gunicorn --preload, --web-workers workers, default two per core, WhiteNoise). A separate
+process drives the load:
 
 - paced: every annotator starts one next -> draft -> submit cycle every 5 s;
 - saturating: every annotator runs cycles back to back.
 
-Both through the pages (login, session cookie and CSRF token, htmx headers, as the
-browser sends them) and through the API (token). "next" is the queue lookup plus the item
+Both through the pages (a session made at set-up, as for a browser that logged in
+before; the CSRF cookie and header and the htmx headers the page sends) and through the
+API (one token per annotator). "next" is the queue lookup plus the item
 (pages: /next/ -> 302 -> the item page; API: the queue's first pending entry, then the
 item), "submit" the final POST. Afterwards every confirmed submission is checked in the
 database: stored exactly once, with the value sent.
