@@ -41,7 +41,7 @@ demo: install
 serve: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
-	$(BIN)/gunicorn annotation.wsgi --preload --bind $(HOST):$(PORT) --workers $(WEB_CONCURRENCY) \
+	SQLITE_TIMEOUT=$${SQLITE_TIMEOUT:-5} $(BIN)/gunicorn annotation.wsgi --preload --bind $(HOST):$(PORT) --workers $(WEB_CONCURRENCY) \
 		--access-logfile - $(GUNICORN_ARGS)
 
 # A pipeline worker; start as many as you like, on any machine sharing the database.

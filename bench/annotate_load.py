@@ -424,6 +424,7 @@ def django_env(work: Path, database_url: str) -> dict[str, str]:
         ALLOWED_HOSTS="127.0.0.1",
         LOG_LEVEL="ERROR",
         DJANGO_SETTINGS_MODULE="annotation.settings",
+        SQLITE_TIMEOUT="5",  # as `make serve`
     )
     if database_url:
         env["DATABASE_URL"] = database_url
