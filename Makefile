@@ -8,8 +8,10 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3; do \
 	then echo $$p; break; fi; done)
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# gunicorn's web workers: two per core unless WEB_CONCURRENCY says otherwise.
+WEB_CONCURRENCY ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
 
-.PHONY: demo test install install-test serve lint clean
+.PHONY: demo test install install-test serve worker lint clean
 
 $(BIN)/python:
 	@if [ -z "$(PYTHON)" ]; then echo "error: Python 3.12 or newer is needed (tried python3.13, python3.12, python3)" >&2; exit 1; fi
@@ -17,11 +19,11 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.[postgres]'
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test,postgres]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -33,6 +35,19 @@ demo: install
 	$(BIN)/python manage.py collectstatic --noinput -v 0
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver --insecure $(HOST):$(PORT)
+
+# The production server: gunicorn against the configured database (DATABASE_URL, or the
+# SQLite file in var/), static files from WhiteNoise. Settings: README, "Deploying for a lab".
+serve: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput -v 0
+	SQLITE_TIMEOUT=$${SQLITE_TIMEOUT:-5} $(BIN)/gunicorn annotation.wsgi --preload --bind $(HOST):$(PORT) --workers $(WEB_CONCURRENCY) \
+		--access-logfile - $(GUNICORN_ARGS)
+
+# A pipeline worker; start as many as you like, on any machine sharing the database.
+worker: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py db_worker $(WORKER_ARGS)
 
 test: install-test
 	scripts/ensure-chromium

@@ -70,6 +70,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "annotation.middleware.DatabaseBusyMiddleware",
 ]
 
 # Content-Security-Policy (Django's own): scripts and styles from this site only, no inline
@@ -120,7 +121,9 @@ else:
                 # concurrent writers queue instead of failing with "database is locked".
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                 "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
+                # Past this wait a request answers 503 + Retry-After (annotation.middleware);
+                # `make serve` sets 5 s, workers keep the longer wait.
+                "timeout": float(os.getenv("SQLITE_TIMEOUT", "20")),
             },
             # A file, not shared memory, so tests with threads lock like production;
             # one per process, so parallel test runs do not share it.
