@@ -22,6 +22,8 @@ FLAGS = [
 @pytest.fixture
 def page(live_server) -> Iterator[object]:  # type: ignore[no-untyped-def]
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+        if os.environ.get("CI"):  # in CI a missing browser is a broken install step
+            pytest.fail(f"Chromium is not installed at {CHROMIUM}: scripts/ensure-chromium failed")
         pytest.skip(f"Chromium is not installed at {CHROMIUM} (make test installs it as root)")
     from playwright.sync_api import sync_playwright
 
