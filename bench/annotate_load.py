@@ -441,7 +441,8 @@ def setup_project(annotators: int, per_annotator: int, overlap: int) -> dict[str
     from rest_framework.authtoken.models import Token
 
     from annotation.ingest import import_file
-    from annotation.models import Membership, Project, System, assign, comparison_items
+    from annotation.kinds.comparison import comparison_items
+    from annotation.models import Membership, Project, System, assign
 
     project = Project.objects.create(name="LOAD TEST", instructions="Compare the two lists.")
     password = make_password(PASSWORD)

@@ -6,6 +6,7 @@ finishes it; every document ends up ingested exactly once."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -83,6 +84,8 @@ def llm(settings, tmp_path: Path, monkeypatch) -> Iterator[GatedOpenAI]:  # type
     with GatedOpenAI() as fake, FakeSerper() as serper:
         monkeypatch.setenv("PIPELINE_SERPER_URL", serper.url)
         monkeypatch.setenv("PIPELINE_CACHE_PATH", str(tmp_path / "pipeline-cache.sqlite"))
+        # the operator's endpoint "fake", for the worker processes as for this one
+        monkeypatch.setenv("PIPELINE_ENDPOINTS", json.dumps([{"name": "fake", "base_url": fake.base_url}]))
         yield fake
         fake.gate.set()
 
@@ -155,11 +158,11 @@ def test_worker_processes_share_a_run_and_a_killed_workers_chunk_is_finished_by_
     assert f":{victim.pid}:" not in dead.worker
     assert all(c.attempts == 1 and c.status == PipelineChunk.DONE for c in others)
     # each task ran on one worker only; the killed worker's task stays "running" forever
-    tasks = list(DBTaskResult.objects.all())
+    tasks = list(DBTaskResult.objects.filter(task_path__endswith=".process_chunk"))
     assert len(tasks) == 7 and all(len(t.worker_ids) == 1 for t in tasks)
     assert len({t.worker_ids[0] for t in tasks}) == WORKERS
     # every document ingested exactly once
-    extracted = ClaimList.objects.filter(system__name="pipeline:veriscore:gpt-4o-mini")
+    extracted = ClaimList.objects.filter(system__pipeline_run=run, system__name=run.extractor_name)
     assert extracted.count() == 6
     assert len(set(extracted.values_list("document_id", flat=True))) == 6
     assert run.counts["responses"] == 6
