@@ -131,6 +131,14 @@ class Comparison(KindSpec):
     def categorical(self, project: Project | None = None) -> dict[str, list[str]]:
         return {"choice": SIDES, "hard": ["yes", "no"]}
 
+    def value_label(self, field: str, value: str) -> str:
+        if field == "choice" and value in SIDES:
+            return f"List {value.upper()}"
+        return super().value_label(field, value)
+
+    def seen_as(self, swapped: bool) -> str:
+        return "saw List B as List 1, List A as List 2" if swapped else "saw List A as List 1, List B as List 2"
+
     def comparable(self, field: str, value: str, swapped: bool) -> str:
         if field != "choice":
             return value
