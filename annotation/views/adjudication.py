@@ -6,9 +6,9 @@ from collections import defaultdict
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
 from django.core.paginator import Paginator
 from django.db.models import Q
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
@@ -18,7 +18,6 @@ from ..gold import Gold, gold_values, label_rows
 from ..kinds import categorical_fields
 from ..models import Adjudication, Answer, Assignment, Item, Project, pseudonyms
 from .common import HtmxRequest, project_for_researcher
-
 
 PER_PAGE = 50
 
