@@ -183,6 +183,10 @@ class KindSpec:
         f = self.field(field)
         return dict(f.choices).get(value, value) if f else value
 
+    def queue_text(self, item: Item) -> str:
+        """What the annotator's queue shows of the item, to tell items apart."""
+        return item.document.response
+
     def seen_as(self, swapped: bool) -> str:
         """What an annotator's notes refer to, for researchers (comparison: list order)."""
         return ""

@@ -117,7 +117,7 @@ class Comparison(KindSpec):
     keys = (
         (("1", "/", "2"), "choose List 1 or List 2"),
         (("y", "/", "n"), "hard to decide: yes / no"),
-        (("j",), "write the justification (Esc leaves the box)"),
+        (("w",), "write the justification (Esc leaves the box)"),
     )
     ordered = True
     view_keys = {"list1": "comparison: the claims shown as List 1",

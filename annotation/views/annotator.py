@@ -50,13 +50,14 @@ def queue(request: HtmxRequest, project_id: int) -> HttpResponse:
     assignments = (
         Assignment.objects.in_project(membership.project)
         .for_annotator(request.user)
-        .select_related("item__document")
+        .select_related("item__document", "item__claim")
     )
+    rows = [(a, kinds.get(a.item.kind).queue_text(a.item)) for a in assignments]
     return render(
         request,
         "annotation/queue.html",
         {"membership": membership, "project": membership.project,
-         "assignments": assignments, "progress": _progress(membership)},
+         "rows": rows, "progress": _progress(membership)},
     )
 
 

@@ -73,7 +73,11 @@
   }
   document.addEventListener("htmx:beforeRequest", function (e) {
     var p = e.detail.requestConfig && e.detail.requestConfig.parameters;
-    if (isSubmit(e) || (p && p.action === "skip")) leaving = true;
+    if (isSubmit(e) || (p && p.action === "skip")) {
+      leaving = true;
+      var box = document.getElementById(p && p.action === "skip" ? "skip-error" : "submit-error");
+      if (box) box.hidden = true;  // a new attempt: the old refusal no longer stands
+    }
   });
   document.addEventListener("htmx:beforeSwap", function (e) {
     if (e.detail.xhr.status === 409) { e.detail.shouldSwap = true; e.detail.isError = false; }

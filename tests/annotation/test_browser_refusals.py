@@ -43,7 +43,7 @@ def test_active_time_is_what_the_page_measured(page, alpha: Project, alpha_items
     open_item(page, a)
     page.keyboard.press("1")
     page.keyboard.press("n")
-    page.keyboard.press("j")
+    page.keyboard.press("w")
     page.keyboard.type("List 1 covers more.")
     url = page.url
     page.keyboard.press("Control+Enter")
@@ -81,8 +81,8 @@ def test_a_refused_skip_keeps_focus_in_the_reason_box(page, alpha: Project, alph
     assert (a.status, a.skip_reason) == (Assignment.SKIPPED, "nj unreadable")
 
 
-def test_validation_errors_focus_the_field_and_j_types_after_the_text(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
-    """Defect 4: j put the cursor before an existing justification; "Draft restored."
+def test_validation_errors_focus_the_field_and_w_types_after_the_text(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """Defect 4: the justification key put the cursor before an existing justification; "Draft restored."
     beside validation errors and focus on no field."""
     a = Assignment.objects.filter(annotator=users["bob"]).order_by("position", "pk").first()
     assert a is not None
@@ -90,14 +90,15 @@ def test_validation_errors_focus_the_field_and_j_types_after_the_text(page, alph
     login(page, "bob")
     open_item(page, a)
     assert "Draft restored." in page.inner_text("#draft-status")
-    page.keyboard.press("j")
+    page.keyboard.press("w")
     page.keyboard.type(" More.")
     assert page.input_value("#justification") == "Existing text. More."
     page.keyboard.press("Escape")
     page.keyboard.press("2")  # "hard" left unanswered
     # The browser's own check would stop an incomplete form; the server's refusal is tested.
     page.eval_on_selector("#answer-form", "f => f.noValidate = true")
-    with page.expect_response(lambda r: r.request.method == "POST" and "action=submit" in (r.request.post_data or "")):
+    with page.expect_response(lambda r: r.url.endswith(f"/a/{a.pk}/") and r.request.method == "POST"
+                              and "action=draft" not in (r.request.post_data or "")):
         page.keyboard.press("Control+Enter")
     page.wait_for_selector("#answer-form p.error")
     assert "Draft restored." not in page.inner_text("#answer-form")
@@ -122,7 +123,7 @@ def test_server_refusals_are_shown_focused_and_answers_kept(page, alpha: Project
     page.keyboard.press("1")
     page.wait_for_selector("#draft-status:has-text('NOT saved')")
     page.keyboard.press("n")
-    page.keyboard.press("j")
+    page.keyboard.press("w")
     page.keyboard.type("List 1 covers more.")
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#submit-error:not([hidden])")
@@ -137,9 +138,9 @@ def test_server_refusals_are_shown_focused_and_answers_kept(page, alpha: Project
     a.submit({("item", "choice"): "2", ("item", "hard"): "yes", ("item", "justification"): "Other tab."},
              guideline_version=alpha.instructions_version)
     page.keyboard.press("Control+Enter")
-    page.wait_for_selector("#answer-form .errors")
-    assert "already submitted" in page.inner_text("#answer-form .errors")
-    assert page.evaluate("document.activeElement.classList.contains('errors')")
+    page.wait_for_selector("#answer-form .errors:has-text('already submitted')")
+    assert page.evaluate("document.activeElement.textContent").count("already submitted") == 1
+    assert page.is_hidden("#submit-error")
     assert page.input_value("#justification") == "List 1 covers more."
     a.refresh_from_db()
     assert a.answers_dict()[("item", "justification")] == "Other tab."
@@ -151,7 +152,7 @@ def test_a_reload_keeps_the_last_keystrokes(page, alpha: Project, alpha_items: l
     assert a is not None
     login(page, "bob")
     open_item(page, a)
-    page.keyboard.press("j")
+    page.keyboard.press("w")
     page.keyboard.type("Typed just before the reload.")
     page.reload()
     page.wait_for_selector("#answer-form")
