@@ -54,6 +54,8 @@ def _disputed(project: Project, *, kind: str = "", field: str = "") -> list[Gold
 def _rows(project: Project, golds: list[Gold], *, reveal: bool) -> list[dict[str, object]]:
     """What the page shows of each unit: its content, each annotator's answer under a
     pseudonym with their note (and, for comparisons, the order they saw), gold choices."""
+    if not golds:
+        return []
     names = pseudonyms(project)
     item_ids = {g.item for g in golds}
     items = {i.pk: i for i in Item.objects.filter(pk__in=item_ids).select_related(

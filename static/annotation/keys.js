@@ -37,7 +37,10 @@
     if (isTyping(el)) {
       el.focus();
       if (el.setSelectionRange) el.setSelectionRange(el.value.length, el.value.length);  // type after what is there
-    } else el.click();
+    } else {
+      el.click();
+      (el.closest("fieldset") || el).scrollIntoView({ block: "nearest" });  // the change is seen, even on a long page
+    }
   });
 
   function activate(scope) {

@@ -87,3 +87,9 @@ def test_setting_gold_keeps_the_place_on_the_page(page, alpha: Project, users: d
     page.wait_for_selector(f"{section} [role=status]")
     assert abs(page.evaluate("window.scrollY") - before) < 50  # not back at the top
     assert page.url.endswith("/adjudication/")
+
+
+def test_a_project_without_disagreements(client: Client, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:
+    client.force_login(users["alice"])
+    response = client.get(reverse("adjudication", args=[alpha.pk]))
+    assert response.status_code == 200 and "No disagreements" in response.content.decode()
