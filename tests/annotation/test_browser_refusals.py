@@ -182,3 +182,29 @@ def test_table5_check_is_in_view_and_the_active_result_stays(page, alpha: Projec
     assert page.is_checked("#result-3 input[value=contradicts]")
     page.keyboard.press("k")
     assert page.get_attribute("[data-key-scope].active", "id") == "result-2"
+
+
+def test_segment_errors_are_in_view_and_the_segment_stays_active(page, alpha: Project, alpha_segments: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """Defect 3 on segment pages: the error appeared out of view, no segment stayed active."""
+    a = Assignment.objects.filter(annotator=users["bob"], item__kind=Item.SEGMENT).first()
+    assert a is not None
+    login(page, "bob")
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_item(page, a)
+    second = "#" + page.eval_on_selector_all("[data-key-scope]", "ns => ns.map(n => n.id)")[1]
+    page.keyboard.press("t")  # segment 1 correct
+    page.keyboard.press("j")
+    page.keyboard.press("f")  # segment 2 incorrect, with no error type, reason or link
+    page.keyboard.press("a")
+    page.eval_on_selector("#answer-form", "f => f.noValidate = true")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector(second + " p.error")
+    assert "choose an error type" in page.inner_text("#announce")
+    assert in_viewport(page, second + " p.error")
+    assert "#" + page.get_attribute("[data-key-scope].active", "id") == second
+    assert page.evaluate(f"document.activeElement.closest('{second}') !== null")
+    page.keyboard.press("1")  # an error type of the active segment 2
+    assert page.is_checked(second + " .if-incorrect input[data-key='1']")
+    page.keyboard.press("r")
+    page.keyboard.type("Invented.")
+    assert page.input_value(second + " textarea[data-key=r]") == "Invented."
