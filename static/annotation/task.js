@@ -114,7 +114,8 @@
     return pick(err.previousElementSibling) || pick(err.closest("fieldset, details, label")) || null;
   }
   var activeScope = null;
-  document.addEventListener("htmx:beforeSwap", function () {
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    if (!e.detail.target || e.detail.target.id !== "answer-form") return;  // not a draft status
     var s = document.querySelector("[data-key-scope].active");
     activeScope = s && s.id;
   });
@@ -133,14 +134,14 @@
   }
   // After settling: htmx restores the new elements' own attributes (class) only then.
   document.addEventListener("htmx:afterSettle", function (e) {
-    if (activeScope) {
+    var id = e.detail.target && e.detail.target.id;
+    if (id === "answer-form" && activeScope) {
       var s = document.getElementById(activeScope);
       if (s) {
         document.querySelectorAll("[data-key-scope].active").forEach(function (n) { n.classList.remove("active"); });
         s.classList.add("active");
       }
     }
-    var id = e.detail.target && e.detail.target.id;
     if (id !== "answer-form" && id !== "skip") return;
     var err = firstError(id);
     if (err) showRefusal(err);
