@@ -73,6 +73,12 @@ class AnswerAdmin(admin.ModelAdmin):
     list_display = ["assignment", "unit", "field", "value"]
 
 
+@admin.register(models.PageVisit)
+class PageVisitAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "opened_at", "seconds"]
+    readonly_fields = ["assignment", "token", "opened_at", "seconds"]
+
+
 class PipelineChunkInline(admin.TabularInline):
     model = models.PipelineChunk
     extra = 0

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import math
 import random
+import secrets
 from datetime import datetime
 
 from django.conf import settings
@@ -371,29 +373,69 @@ class Assignment(models.Model):
                 self.active_seconds += gap
         self.last_activity_at = now
 
+    def open_page(self) -> PageVisit:
+        """A new page instance for this assignment (one load in one tab); its script
+        reports the active time it measured under the returned token."""
+        now = timezone.now()
+        if self.started_at is None:
+            self.started_at = now
+            self.save(update_fields=["started_at"])
+        return PageVisit.objects.create(assignment=self, opened_at=now)
+
+    def record_page_time(self, token: str, seconds: object) -> bool:
+        """Count the active seconds a page instance reports (its running total): only
+        the increase since its last report, never more than the wall time it was open,
+        never another assignment's page. False when the token is not this assignment's."""
+        try:
+            reported = float(seconds)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
+        if not (token and math.isfinite(reported) and reported >= 0):
+            return False
+        with transaction.atomic():
+            locked = Assignment.objects.select_for_update().get(pk=self.pk)
+            visit = locked.page_visits.filter(token=token).first()
+            if visit is None:
+                return False
+            now = timezone.now()
+            reported = min(reported, (now - visit.opened_at).total_seconds())
+            if reported > visit.seconds:
+                locked.active_seconds += reported - visit.seconds
+                locked.last_activity_at = now
+                locked.save(update_fields=["active_seconds", "last_activity_at"])
+                visit.seconds = reported
+                visit.save(update_fields=["seconds"])
+        self.active_seconds, self.last_activity_at = locked.active_seconds, locked.last_activity_at
+        return True
+
     def answers_dict(self) -> dict[tuple[str, str], str]:
         return {(a.unit, a.field): a.value for a in self.answers.all()}
 
-    def save_draft(self, values: dict[tuple[str, str], str], *, guideline_version: int) -> bool:
+    # touch=False: the caller counts time itself (the HTML pages: record_page_time).
+    def save_draft(self, values: dict[tuple[str, str], str], *, guideline_version: int,
+                   touch: bool = True) -> bool:
         """Store the given answers as a draft. Returns False when the assignment was
         already submitted or skipped by another request (nothing is changed then)."""
-        return self._store(values, status=self.DRAFT, guideline_version=guideline_version)
+        return self._store(values, status=self.DRAFT, guideline_version=guideline_version, touch=touch)
 
-    def submit(self, values: dict[tuple[str, str], str], *, guideline_version: int) -> bool:
-        return self._store(values, status=self.SUBMITTED, guideline_version=guideline_version)
+    def submit(self, values: dict[tuple[str, str], str], *, guideline_version: int,
+               touch: bool = True) -> bool:
+        return self._store(values, status=self.SUBMITTED, guideline_version=guideline_version, touch=touch)
 
-    def resubmit(self, values: dict[tuple[str, str], str], *, guideline_version: int) -> bool:
+    def resubmit(self, values: dict[tuple[str, str], str], *, guideline_version: int,
+                 touch: bool = True) -> bool:
         """Edit a previous submission."""
         return self._store(
-            values, status=self.SUBMITTED, guideline_version=guideline_version, editing=True
+            values, status=self.SUBMITTED, guideline_version=guideline_version, editing=True, touch=touch
         )
 
-    def skip(self, reason: str) -> bool:
+    def skip(self, reason: str, *, touch: bool = True) -> bool:
         with transaction.atomic():
             locked = Assignment.objects.select_for_update().get(pk=self.pk)
             if locked.status == self.SUBMITTED:
                 return False
-            locked.touch()
+            if touch:
+                locked.touch()
             locked.status = self.SKIPPED
             locked.skip_reason = reason
             locked.save()
@@ -407,6 +449,7 @@ class Assignment(models.Model):
         status: str,
         guideline_version: int,
         editing: bool = False,
+        touch: bool = True,
     ) -> bool:
         with transaction.atomic():
             # The row lock (IMMEDIATE transactions on SQLite) serialises two requests
@@ -423,7 +466,8 @@ class Assignment(models.Model):
                 Q(*[Q(unit=u, field=f) for (u, f) in values], _connector=Q.OR)
             ) if values else locked.answers.all()
             stale.delete()
-            locked.touch()
+            if touch:
+                locked.touch()
             locked.status = status
             locked.guideline_version = guideline_version
             if status == self.SUBMITTED:
@@ -432,6 +476,20 @@ class Assignment(models.Model):
             locked.save()
         self.refresh_from_db()
         return True
+
+
+def _page_token() -> str:
+    return secrets.token_hex(16)
+
+
+class PageVisit(models.Model):
+    """One load of an assignment's page in one tab: the active seconds its script has
+    reported so far (already added to the assignment's active_seconds)."""
+
+    assignment = models.ForeignKey(Assignment, models.CASCADE, related_name="page_visits")
+    token = models.CharField(max_length=32, unique=True, default=_page_token)
+    opened_at = models.DateTimeField(default=timezone.now)
+    seconds = models.FloatField(default=0)
 
 
 class Answer(models.Model):

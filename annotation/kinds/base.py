@@ -178,6 +178,19 @@ class KindSpec:
         """A stored answer as compared across annotators."""
         return value
 
+    def value_label(self, field: str, value: str) -> str:
+        """A comparable value as researchers read it (adjudication): its human label."""
+        f = self.field(field)
+        return dict(f.choices).get(value, value) if f else value
+
+    def queue_text(self, item: Item) -> str:
+        """What the annotator's queue shows of the item, to tell items apart."""
+        return item.document.response
+
+    def seen_as(self, swapped: bool) -> str:
+        """What an annotator's notes refer to, for researchers (comparison: list order)."""
+        return ""
+
     def export_value(self, field: str, value: str, systems: tuple[str | None, str | None]) -> str:
         """A comparable value as exports show it."""
         return value

@@ -117,7 +117,7 @@ class Comparison(KindSpec):
     keys = (
         (("1", "/", "2"), "choose List 1 or List 2"),
         (("y", "/", "n"), "hard to decide: yes / no"),
-        (("j",), "write the justification (Esc leaves the box)"),
+        (("w",), "write the justification (Esc leaves the box)"),
     )
     ordered = True
     view_keys = {"list1": "comparison: the claims shown as List 1",
@@ -130,6 +130,14 @@ class Comparison(KindSpec):
 
     def categorical(self, project: Project | None = None) -> dict[str, list[str]]:
         return {"choice": SIDES, "hard": ["yes", "no"]}
+
+    def value_label(self, field: str, value: str) -> str:
+        if field == "choice" and value in SIDES:
+            return f"List {value.upper()}"
+        return super().value_label(field, value)
+
+    def seen_as(self, swapped: bool) -> str:
+        return "saw List B as List 1, List A as List 2" if swapped else "saw List A as List 1, List B as List 2"
 
     def comparable(self, field: str, value: str, swapped: bool) -> str:
         if field != "choice":

@@ -203,6 +203,9 @@ class Verification(KindSpec):
         return {pk: [(f"evidence:{r}", "stance") for r in sorted(ranks.get(info[3], []))]
                 + [(ITEM, "label")] for pk, info in items.items()}
 
+    def queue_text(self, item: Item) -> str:
+        return item.claim.text if item.claim else item.document.response
+
     def unit_content(self, item: Item, unit: str, *, reveal: bool) -> dict[str, object]:
         content: dict[str, object] = {"claim": item.claim.text if item.claim else ""}
         if unit != ITEM:

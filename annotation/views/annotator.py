@@ -6,6 +6,7 @@ annotator may see (never system names, other people's answers or verdicts).
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -49,13 +50,14 @@ def queue(request: HtmxRequest, project_id: int) -> HttpResponse:
     assignments = (
         Assignment.objects.in_project(membership.project)
         .for_annotator(request.user)
-        .select_related("item__document")
+        .select_related("item__document", "item__claim")
     )
+    rows = [(a, kinds.get(a.item.kind).queue_text(a.item)) for a in assignments]
     return render(
         request,
         "annotation/queue.html",
         {"membership": membership, "project": membership.project,
-         "assignments": assignments, "progress": _progress(membership)},
+         "rows": rows, "progress": _progress(membership)},
     )
 
 
@@ -111,6 +113,7 @@ def _context(assignment: Assignment, form: AnswerForm) -> dict[str, object]:
         "progress": _progress(membership),
         "prev_id": prev_id,
         "next_id": next_id,
+        "idle_seconds": settings.IDLE_SECONDS,
     }
     # Only what the kind's view lets annotators see: texts, never ClaimList or System
     # objects, never verdicts.
@@ -129,15 +132,18 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     template = kinds.get(assignment.item.kind).template
 
     if request.method != "POST":
-        assignment.touch()
-        assignment.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
-        return render(request, template, _context(assignment, answer_form(assignment)))
+        context = _context(assignment, answer_form(assignment))
+        context["page_token"] = assignment.open_page().token
+        return render(request, template, context)
 
+    # Active time is what the page measured (keys.js); opening or posting adds none.
+    page_token = request.POST.get("page", "")
+    assignment.record_page_time(page_token, request.POST.get("seconds"))
     action = request.POST.get("action", "submit")
     version = project.instructions_version
     if action == "draft":
         values = answer_form(assignment, request.POST).draft_values()
-        saved = assignment.save_draft(values, guideline_version=version)
+        saved = assignment.save_draft(values, guideline_version=version, touch=False)
         if request.htmx:
             return render(request, "annotation/_draft_status.html", {"assignment": assignment, "saved": saved})
         return redirect("assignment", assignment_id=assignment.pk)
@@ -145,23 +151,36 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     if action == "skip":
         skip_form = SkipForm(request.POST)
         if skip_form.is_valid():
-            assignment.skip(skip_form.cleaned_data["reason"])
-            return _go_next(request, project.pk)
+            if assignment.skip(skip_form.cleaned_data["reason"], touch=False):
+                return _go_next(request, project.pk)
+            skip_form.add_error(None, "This item was already submitted (in another tab or window): it cannot be skipped.")
+        if request.htmx:
+            return render(request, "annotation/_skip.html",
+                          {"assignment": assignment, "skip_form": skip_form, "refused": True})
         messages.error(request, "Say why you skip this item.")
         return redirect("assignment", assignment_id=assignment.pk)
 
     form = answer_form(assignment, request.POST)
-    if not form.is_valid():
-        context = _context(assignment, form)
-        if request.htmx:
-            return render(request, template + "#answer-form", context)
-        return render(request, template, context)
-    if request.POST.get("editing") == "1":
-        assignment.resubmit(form.answer_values(), guideline_version=version)
-    else:
-        # False means another request (a double click) submitted it first: nothing to do.
-        assignment.submit(form.answer_values(), guideline_version=version)
-    return _go_next(request, project.pk)
+    status = 200
+    if form.is_valid():
+        if request.POST.get("editing") == "1":
+            stored = assignment.resubmit(form.answer_values(), guideline_version=version, touch=False)
+        else:
+            stored = assignment.submit(form.answer_values(), guideline_version=version, touch=False)
+        if stored or assignment.answers_dict() == form.answer_values():  # a double click
+            return _go_next(request, project.pk)
+        # Submitted meanwhile by another tab or a double click: keep these answers on
+        # screen, say so, store nothing (the API answers 409 in the same case).
+        status = 409
+        form.add_error(None, "This item was already submitted (in another tab, window or by a double "
+                             "click); the answers on this page were NOT stored. Reload the page to see "
+                             "the stored answers and change them with “Save changes”.")
+    context = _context(assignment, form)
+    context.update(refused=True, page_token=page_token)
+    if request.htmx:
+        return render(request, template + "#answer-form", context, status=status)
+    context["page_token"] = page_token or assignment.open_page().token
+    return render(request, template, context, status=status)
 
 
 def _go_next(request: HtmxRequest, project_id: int) -> HttpResponse:
@@ -174,8 +193,9 @@ def _go_next(request: HtmxRequest, project_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def heartbeat(request: HtmxRequest, assignment_id: int) -> HttpResponse:
-    """Sent by the page every few seconds while the annotator is active."""
+    """Sent by the page while the annotator is active, and when it is hidden or left:
+    the page instance's token and the active seconds it measured so far."""
     assignment = assignment_for_annotator(request, assignment_id)
-    assignment.touch()
-    assignment.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
+    if not assignment.record_page_time(request.POST.get("page", ""), request.POST.get("seconds")):
+        return HttpResponse("Unknown page instance or bad seconds.", status=400, content_type="text/plain")
     return HttpResponse(status=204)

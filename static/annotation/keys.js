@@ -1,6 +1,6 @@
 // Keyboard shortcuts: an element with data-key="x" is clicked (radios, links, buttons)
 // or focused (text boxes) when x is pressed outside a text box. Ctrl+Enter submits
-// the page's main form. The page also reports activity so idle time is not counted.
+// the page's main form. Item pages' active time and refusals: task.js.
 (function () {
   "use strict";
   function isTyping(el) {
@@ -34,8 +34,13 @@
       Array.prototype.find.call(document.querySelectorAll(sel), function (n) { return !n.closest("[data-key-scope]"); });
     if (!el) return;
     e.preventDefault();
-    if (isTyping(el)) el.focus();
-    else el.click();
+    if (isTyping(el)) {
+      el.focus();
+      if (el.setSelectionRange) el.setSelectionRange(el.value.length, el.value.length);  // type after what is there
+    } else {
+      el.click();
+      (el.closest("fieldset") || el).scrollIntoView({ block: "nearest" });  // the change is seen, even on a long page
+    }
   });
 
   function activate(scope) {
@@ -59,7 +64,7 @@
     }
   }
   document.addEventListener("DOMContentLoaded", activateFirst);
-  document.addEventListener("htmx:afterSwap", activateFirst);
+  document.addEventListener("htmx:afterSettle", activateFirst);
 
   // Progress bars carry their width as data-percent: the CSP allows no style attribute.
   function bars() {
@@ -70,15 +75,4 @@
   document.addEventListener("DOMContentLoaded", bars);
   document.addEventListener("htmx:afterSettle", bars);
 
-  var last = Date.now();
-  ["keydown", "mousemove", "mousedown", "scroll", "input", "touchstart"].forEach(function (name) {
-    window.addEventListener(name, function () { last = Date.now(); }, { passive: true, capture: true });
-  });
-  function heartbeat() {
-    var node = document.querySelector("[data-heartbeat]");
-    if (!node || Date.now() - last > 60000) return;
-    var headers = JSON.parse(document.body.getAttribute("hx-headers") || "{}");
-    fetch(node.dataset.heartbeat, { method: "POST", headers: headers, credentials: "same-origin" });
-  }
-  setInterval(heartbeat, 15000);
 })();

@@ -31,7 +31,7 @@ def test_an_annotator_completes_two_comparisons_from_the_keyboard(page, alpha: P
         url = page.url
         page.keyboard.press(choice)
         page.keyboard.press(hard)
-        page.keyboard.press("j")
+        page.keyboard.press("w")
         page.keyboard.type(f"List {choice} covers more of the verifiable facts in item {n}.")
         page.keyboard.press("Control+Enter")
         page.wait_for_url(lambda u, url=url: u != url)
@@ -71,7 +71,7 @@ def test_a_submit_is_not_lost_behind_a_draft_that_is_still_saving(page, alpha: P
     with page.expect_request(lambda r: "action=draft" in (r.post_data or "")):
         page.keyboard.press("1")  # a change: the first draft save starts and hangs
     page.keyboard.press("n")
-    page.keyboard.press("j")
+    page.keyboard.press("w")
     page.keyboard.type("List 1 has more.")
     page.keyboard.press("Escape")
     page.keyboard.press("Control+Enter")

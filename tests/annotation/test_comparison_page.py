@@ -162,15 +162,6 @@ def test_active_time_excludes_idle_gaps(users: dict[str, User], alpha_items: lis
     assert a.started_at == t0
 
 
-def test_heartbeats_accumulate_active_time(bob: Client, users: dict[str, User]) -> None:
-    a = first_of(users["bob"])
-    bob.get(reverse("assignment", args=[a.pk]))
-    Assignment.objects.filter(pk=a.pk).update(last_activity_at=timezone.now() - timedelta(seconds=20))
-    assert bob.post(reverse("heartbeat", args=[a.pk])).status_code == 204
-    a.refresh_from_db()
-    assert 19 < a.active_seconds < 30
-
-
 @pytest.mark.django_db(transaction=True)
 def test_two_simultaneous_submissions_leave_one_set_of_answers(alpha_items: list[Item], users: dict[str, User]) -> None:
     a = first_of(users["bob"])
@@ -191,7 +182,8 @@ def test_two_simultaneous_submissions_leave_one_set_of_answers(alpha_items: list
         t.start()
     for t in threads:
         t.join()
-    assert statuses == [302, 302]
+    # The later one is refused, not dropped silently (issue 13, defect 10).
+    assert sorted(statuses) == [302, 409]
     a.refresh_from_db()
     assert a.status == Assignment.SUBMITTED
     answers = list(Answer.objects.filter(assignment=a).values_list("field", "value"))
