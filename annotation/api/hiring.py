@@ -166,17 +166,18 @@ class QualityApi(APIView):
         return Response(hiring.quality_rows(_researcher_project(request, project_id)))
 
 
-class QualityMemberApi(APIView):
-    class InputSerializer(serializers.Serializer):
-        action = serializers.ChoiceField(choices=["pause", "resume", "let_through"])
+class QualityActionSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["pause", "resume", "let_through"])
 
-    @extend_schema(operation_id="quality_member_action", request=InputSerializer,
+
+class QualityMemberApi(APIView):
+    @extend_schema(operation_id="quality_member_action", request=QualityActionSerializer,
                    responses={200: QualityRowSerializer, **ERRORS})
     def post(self, request: Request, project_id: int, membership_id: int) -> Response:
         project = _researcher_project(request, project_id)
         membership = get_object_or_404(Membership, project=project, pk=membership_id,
                                        role=Membership.ANNOTATOR)
-        action = _valid(self.InputSerializer, request.data)["action"]
+        action = _valid(QualityActionSerializer, request.data)["action"]
         hiring.set_state(membership, paused={"pause": True, "resume": False}.get(action),
                          let_through=True if action == "let_through" else None)
         row = next(r for r in hiring.quality_rows(project) if r["membership"] == membership.pk)
@@ -190,7 +191,7 @@ class JoinApi(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list[type] = []
 
-    class OutputSerializer(serializers.Serializer):
+    class JoinedSerializer(serializers.Serializer):
         project = serializers.IntegerField()
         pseudonym = serializers.CharField()
         token = serializers.CharField()
@@ -200,7 +201,7 @@ class JoinApi(APIView):
     @extend_schema(operation_id="invites_join",
                    request={"application/json": {"type": "object",
                                                  "additionalProperties": {"type": "string"}}},
-                   responses={200: OutputSerializer, 201: OutputSerializer, 410: ErrorSerializer,
+                   responses={200: JoinedSerializer, 201: JoinedSerializer, 410: ErrorSerializer,
                               **READ_ERRORS})
     def post(self, request: Request, key: str) -> Response:
         invite = get_object_or_404(Invite, key=key)
@@ -219,13 +220,13 @@ class JoinApi(APIView):
 
 
 class FeedbackApi(APIView):
-    class OutputSerializer(serializers.Serializer):
+    class FeedbackSerializer(serializers.Serializer):
         reference = serializers.DictField(child=serializers.CharField())
         yours = serializers.DictField(child=serializers.CharField())
         explanation = serializers.CharField()
 
     @extend_schema(operation_id="assignments_feedback",
-                   responses={200: OutputSerializer, **READ_ERRORS})
+                   responses={200: FeedbackSerializer, **READ_ERRORS})
     def get(self, request: Request, assignment_id: int) -> Response:
         assignment = assignment_for_annotator(request, assignment_id)  # type: ignore[arg-type]
         q = QualityItem.objects.filter(item=assignment.item, role=hiring.TRAINING).first()
