@@ -355,3 +355,30 @@ def test_api_training_and_policy(alpha: Project, alpha_items: list[Item], users:
     fb = worker.get(reverse("api_assignment_feedback", args=[training])).json()
     assert fb["explanation"] == "Because." and fb["reference"] == {"item.choice": "a"}
     assert worker.get(reverse("api_assignment", args=[real])).status_code == 200
+
+
+def test_the_report_has_a_quality_section_and_nothing_else_sees_training(
+    alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
+    from annotation.reports import build_report, wide_rows
+
+    for user in (users["bob"], users["carol"]):
+        for item in alpha_items:
+            a = Assignment.objects.get(item=item, annotator=user)
+            a.submit({("item", "choice"): hiring.presented(a, "choice", "a"),
+                      ("item", "hard"): "no" if user == users["bob"] else "yes"},
+                     guideline_version=1)
+    hiring.mark(alpha_items[0], hiring.TRAINING, {"item.choice": "a", "item.hard": "no"})
+    hiring.mark(alpha_items[1], hiring.CHECK, {"item.hard": "no"})
+    report = build_report(alpha, bootstrap=0, with_charts=False)
+    section = report.section("quality")
+    assert section is not None
+    assert section.tables[0].rows == (("A2", 1, 2, 1.0), ("A3", 1, 2, 0.5))
+    checks = section.tables[1].rows
+    assert [r[:4] for r in checks] == [("A2", 1, 1, 1.0), ("A3", 1, 0, 0.0)]
+    assert checks[1][4] == 0.0 and round(checks[1][5], 4) == 0.7935  # Wilson, 0 of 1
+    effort = report.section("effort")
+    assert effort is not None and {r[2] for r in effort.tables[0].rows} == {2}
+    header, wide = wide_rows(alpha)
+    shown = {row[header.index("document")] for row in wide}
+    assert shown == {item.document.external_id for item in alpha_items[2:]}
