@@ -391,3 +391,32 @@ def report_section(project: Project, names: dict[int, str]) -> Any:
         Table("checks", "Known-answer checks", ("annotator", "units", "correct", "accuracy",
                                                 "ci low", "ci high"), tuple(checks)),
     ))
+
+
+def mark_imported(items: list[Item]) -> int:
+    """Mark new items from their document's import field `metadata.hiring.<kind>`:
+    {"role": "training" | "check", "reference": {"unit.field": value}, "explanation": ...}.
+    ValueError names the document and the problem. Returns how many were marked."""
+    from .models import Document
+
+    if not items:
+        return 0
+    docs = {d.pk: d for d in Document.objects.filter(project_id=items[0].project_id,
+                                                     metadata__has_key="hiring")}
+    n = 0
+    for item in items:
+        doc = docs.get(item.document_id)
+        spec = doc.metadata["hiring"] if doc else None
+        spec = spec.get(item.kind) if isinstance(spec, dict) else None
+        if doc is None or spec is None:
+            continue
+        where = f"document {doc.external_id}: metadata.hiring.{item.kind}"
+        if not isinstance(spec, dict) or not isinstance(spec.get("reference", {}), dict):
+            raise ValueError(f"{where}: give an object with role, reference and explanation")
+        try:
+            mark(item, str(spec.get("role", "")), {str(k): str(v) for k, v in spec.get("reference", {}).items()},
+                 str(spec.get("explanation", "")))
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+        n += 1
+    return n

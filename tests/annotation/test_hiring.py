@@ -382,3 +382,33 @@ def test_the_report_has_a_quality_section_and_nothing_else_sees_training(
     header, wide = wide_rows(alpha)
     shown = {row[header.index("document")] for row in wide}
     assert shown == {item.document.external_id for item in alpha_items[2:]}
+
+
+def test_an_import_field_marks_training_items(
+    alpha: Project, users: dict[str, User], client: Client
+) -> None:
+    from annotation.ingest import import_file
+    from annotation.models import System
+    from tests.conftest import SYSTEM_A, SYSTEM_B, canonical_line
+
+    training = {"comparison": {"role": "training", "reference": {"item.choice": "a"},
+                               "explanation": "List A has both facts."}}
+    import_file(project=alpha, file="t.jsonl", text=canonical_line(9, metadata={"hiring": training}))
+    a, b = (System.objects.get(project=alpha, name=n).pk for n in (SYSTEM_A, SYSTEM_B))
+    client.force_login(users["alice"])
+    url = reverse("project_items", args=[alpha.pk, "comparison"])
+    client.post(url, {"system_a": a, "system_b": b, "k": 1, "fraction": 0, "seed": 0})
+    marked = hiring.QualityItem.objects.get()
+    assert marked.item.document.external_id == "doc-9" and marked.role == hiring.TRAINING
+    assert marked.explanation == "List A has both facts." and Item.objects.count() == 5
+    # a bad reference names the document and field, and nothing is made
+    other = Project.objects.create(name="gamma")
+    other.add_member(users["alice"], "researcher")
+    other.add_member(users["bob"], "annotator")
+    bad = {"comparison": {"role": "training", "reference": {"item.choice": "1"}}}
+    import_file(project=other, file="t.jsonl", text=canonical_line(1, metadata={"hiring": bad}))
+    a, b = (System.objects.get(project=other, name=n).pk for n in (SYSTEM_A, SYSTEM_B))
+    r = client.post(reverse("project_items", args=[other.pk, "comparison"]),
+                    {"system_a": a, "system_b": b, "k": 1, "fraction": 0, "seed": 0}, follow=True)
+    assert "document doc-1: metadata.hiring.comparison: item.choice" in r.content.decode()
+    assert not Item.objects.filter(project=other).exists()
