@@ -21,7 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 from statsmodels.stats.proportion import proportion_confint
 
-from .models import Answer, Assignment, Item, Membership, Project
+from .models import Answer, Assignment, Item, Membership, Project, System
 
 TRAINING = "training"
 CHECK = "check"
@@ -338,13 +338,37 @@ def set_state(membership: Membership, *, paused: bool | None = None,
     return hire
 
 
-def mark(item: Item, role: str, reference: dict[str, str], explanation: str = "") -> QualityItem:
+def reference_from(item: Item, system: System) -> dict[str, str]:
+    """An item's reference answer from the verdicts of an imported system (a human
+    reference set): the claim label of a verification item, the segment labels of a
+    segment item."""
+    from . import kinds
+    from .models import Claim, Segment, Verdict
+
+    spec = kinds.get(item.kind)
+    verdicts = Verdict.objects.filter(system=system)
+    if spec.verdict_target is Claim and item.claim_id:
+        return {f"item.{spec.verdict_field}": v.label for v in verdicts.filter(claim=item.claim_id)}
+    if spec.verdict_target is Segment:
+        return {f"{spec.verdict_level}:{pos}.{spec.verdict_field}": label for pos, label in
+                verdicts.filter(segment__document=item.document_id)
+                .values_list("segment__position", "label")}
+    raise ValueError(f"{item.kind} items cannot take a reference from verdicts")
+
+
+def mark(item: Item, role: str, reference: dict[str, str], explanation: str = "", *,
+         system: System | None = None) -> QualityItem:
     """Mark an item as training or check. The reference's keys are "unit.field" of the
-    item's categorical fields; a check with no reference takes the item's adjudications."""
+    item's categorical fields; without one it comes from `system`'s verdicts, or else
+    from the item's adjudications."""
     from . import kinds
 
     if role not in (TRAINING, CHECK):
         raise ValueError(f"role must be {TRAINING!r} or {CHECK!r}, not {role!r}")
+    if not reference and system is not None:
+        reference = reference_from(item, system)
+        if not reference:
+            raise ValueError(f"{system.name} has no verdict on item {item.pk}")
     if not reference:
         reference = {f"{a.unit}.{a.field}": a.value for a in item.adjudications.all()}
     if not reference:

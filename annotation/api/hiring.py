@@ -113,6 +113,9 @@ class QualityItemSerializer(serializers.Serializer):
                                       help_text='"unit.field" -> value; empty for a check takes '
                                                 "the item's adjudications")
     explanation = serializers.CharField(required=False, allow_blank=True, default="")
+    reference_system = serializers.CharField(
+        required=False, allow_blank=True, default="", write_only=True,
+        help_text="without a reference: take it from this imported system's verdicts")
 
 
 class QualityItemListApi(APIView):
@@ -136,8 +139,15 @@ class QualityItemListApi(APIView):
         item = Item.objects.filter(project=project, pk=data["item"]).first()
         if item is None:
             raise ApiError(400, "invalid", f"No item {data['item']} in this project.", field="item")
+        system = None
+        if data["reference_system"]:
+            system = project.systems.filter(name=data["reference_system"]).first()
+            if system is None:
+                raise ApiError(400, "invalid", f"No system {data['reference_system']!r} in this "
+                               "project.", field="reference_system")
         try:
-            q = hiring.mark(item, data["role"], data["reference"], data["explanation"])
+            q = hiring.mark(item, data["role"], data["reference"], data["explanation"],
+                            system=system)
         except ValueError as e:
             raise ApiError(400, "invalid", str(e), field="reference") from e
         return Response(self._row(q), status=201)

@@ -164,6 +164,9 @@ class MarkForm(forms.Form):
                                 help_text="one unit.field=value per line, e.g. item.label=supported;"
                                           " empty for a check takes the item's adjudications")
     explanation = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    reference_system = forms.CharField(required=False, max_length=200,
+                                       help_text="or: the name of an imported reference system "
+                                                 "whose verdicts are the reference")
 
     def reference_dict(self) -> dict[str, str]:
         pairs = [line.split("=", 1) for line in self.cleaned_data["reference"].splitlines() if line.strip()]
@@ -202,8 +205,12 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
                 try:
                     if item is None:
                         raise ValueError(f"no item {mark_form.cleaned_data['item']} in this project")
+                    name = mark_form.cleaned_data["reference_system"].strip()
+                    system = project.systems.filter(name=name).first() if name else None
+                    if name and system is None:
+                        raise ValueError(f"no system {name!r} in this project")
                     hiring.mark(item, mark_form.cleaned_data["role"], mark_form.reference_dict(),
-                                mark_form.cleaned_data["explanation"])
+                                mark_form.cleaned_data["explanation"], system=system)
                 except ValueError as e:
                     messages.error(request, f"Could not mark the item: {e}.")
                 else:

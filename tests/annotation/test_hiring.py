@@ -412,3 +412,49 @@ def test_an_import_field_marks_training_items(
                     {"system_a": a, "system_b": b, "k": 1, "fraction": 0, "seed": 0}, follow=True)
     assert "document doc-1: metadata.hiring.comparison: item.choice" in r.content.decode()
     assert not Item.objects.filter(project=other).exists()
+
+
+def test_a_check_takes_its_gold_from_a_reference_verdict_set(
+    alpha: Project, alpha_verification: list[Item], users: dict[str, User]
+) -> None:
+    from annotation.models import System, Verdict
+
+    item = alpha_verification[0]
+    ref = System.objects.create(project=alpha, name="human-ref", kind=System.REFERENCE)
+    Verdict.objects.create(system=ref, claim=item.claim, label="supported")
+    alice = token_client(users["alice"])
+    url = reverse("api_quality_items", args=[alpha.pk])
+    r = alice.post(url, {"item": item.pk, "role": "check", "reference_system": "human-ref"},
+                   format="json")
+    assert r.status_code == 201 and r.json()["reference"] == {"item.label": "supported"}
+    r = alice.post(url, {"item": alpha_verification[1].pk, "role": "check",
+                         "reference_system": "human-ref"}, format="json")
+    assert r.status_code == 400 and "no verdict" in r.json()["message"]
+    bob = Assignment.objects.get(item=item, annotator=users["bob"])
+    bob.submit({("item", "label"): "supported"}, guideline_version=1)
+    assert hiring.score(users["bob"], alpha, hiring.CHECK) == hiring.Score(1, 1)
+
+
+def test_the_hiring_page_marks_items_and_creates_invites(
+    alpha: Project, alpha_items: list[Item], users: dict[str, User], client: Client
+) -> None:
+    client.force_login(users["alice"])
+    url = reverse("hiring", args=[alpha.pk])
+    client.post(url, {"action": "mark", "item": alpha_items[0].pk, "role": "training",
+                      "reference": "item.choice=b\nitem.hard=yes", "explanation": "B is longer."})
+    assert hiring.QualityItem.objects.get().reference == {"item.choice": "b", "item.hard": "yes"}
+    r = client.post(url, {"action": "mark", "item": alpha_items[1].pk, "role": "check",
+                          "reference": "", "reference_system": "nope"}, follow=True)
+    assert "no system" in r.content.decode()
+    client.post(url, {"action": "invite", "note": "pilot", "cap": 3, "worker_param": "PROLIFIC_PID",
+                      "extra_params": '["STUDY_ID"]', "items_per_person": 2,
+                      "expires_in_days": 7, "completion_code": "Z9"})
+    invite = Invite.objects.get()
+    assert invite.extra_params == ["STUDY_ID"] and invite.expires_at is not None
+    page = client.get(url).content.decode()
+    assert reverse("join", args=[invite.key]) in page
+    client.post(url, {"action": "revoke", "invite": invite.pk})
+    invite.refresh_from_db()
+    assert invite.revoked
+    client.post(url, {"action": "policy", "pass_mark": 1.5, "check_rate": 0.1, "pause_after": 5})
+    assert HiringPolicy.of(alpha).pass_mark == 0.8  # refused: not a share
