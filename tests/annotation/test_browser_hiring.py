@@ -14,16 +14,16 @@ from tests.browser import page  # noqa: F401  (fixture)
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def _answer(page, choice: str, text: str) -> None:  # type: ignore[no-untyped-def]
-    page.wait_for_selector("#answer-form")
-    page.wait_for_load_state("load")  # keys work once the deferred scripts have run
-    url = page.url
-    page.keyboard.press(choice)
-    page.keyboard.press("n")
-    page.keyboard.press("j")
-    page.keyboard.type(text)
-    page.keyboard.press("Control+Enter")
-    page.wait_for_url(lambda u, url=url: u != url)
+def _answer(pg, choice: str, text: str) -> None:  # type: ignore[no-untyped-def]
+    pg.wait_for_selector("#answer-form")
+    pg.wait_for_load_state("load")  # keys work once the deferred scripts have run
+    url = pg.url
+    pg.keyboard.press(choice)
+    pg.keyboard.press("n")
+    pg.keyboard.press("j")
+    pg.keyboard.type(text)
+    pg.keyboard.press("Control+Enter")
+    pg.wait_for_url(lambda u, url=url: u != url)
 
 
 def test_invite_training_and_completion_code_from_the_keyboard(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
