@@ -130,13 +130,13 @@ def join(invite: Invite, params: dict[str, str]) -> tuple[Hire, bool]:
     with transaction.atomic():
         # Lock the invite row so two people cannot both take the last place under the cap.
         locked = Invite.objects.select_for_update().get(pk=invite.pk)
+        # a concurrent request for the same worker may have won meanwhile
+        found = known(locked, params)
+        if found is not None:
+            return found, False
         problem = locked.problem()
         if problem:
             raise JoinRefused(problem)
-        if worker:  # a concurrent request for the same worker may have won meanwhile
-            found = Hire.objects.filter(invite__project=invite.project, worker_id=worker).first()
-            if found is not None:
-                return found, False
         user = User(username=f"w-{secrets.token_hex(8)}")
         user.set_unusable_password()
         user.save()

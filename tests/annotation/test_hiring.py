@@ -458,3 +458,31 @@ def test_the_hiring_page_marks_items_and_creates_invites(
     assert invite.revoked
     client.post(url, {"action": "policy", "pass_mark": 1.5, "check_rate": 0.1, "pause_after": 5})
     assert HiringPolicy.of(alpha).pass_mark == 0.8  # refused: not a share
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_joins_give_one_account_per_worker_and_respect_the_cap(
+    alpha: Project, alpha_items: list[Item]
+) -> None:
+    import threading
+
+    invite = Invite.objects.create(project=alpha, cap=2, items_per_person=1)
+    workers = ["same", "same", "other", "third"]
+    barrier = threading.Barrier(len(workers))
+    statuses: list[int] = []
+
+    def open_link(worker: str) -> None:
+        barrier.wait()
+        r = Client().post(reverse("join", args=[invite.key]), {"PROLIFIC_PID": worker})
+        statuses.append(r.status_code)
+        connection.close()
+
+    threads = [threading.Thread(target=open_link, args=(w,)) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    hires = list(Hire.objects.values_list("worker_id", flat=True))
+    assert len(hires) == 2 and len(set(hires)) == 2  # the cap, and never two for one id
+    assert sorted(statuses).count(410) == (1 if "same" in hires else 2)
+    assert User.objects.filter(username__startswith="w-").count() == 2
