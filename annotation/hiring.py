@@ -189,6 +189,9 @@ def fill_queue(hire: Hire) -> int:
         for pos, i in enumerate(training + mixed)
     ]
     Assignment.objects.bulk_create(rows)
+    if not training and not hire.passed_training:  # nothing to train on: straight through
+        hire.passed_training = True
+        hire.save(update_fields=["passed_training"])
     return len(rows)
 
 

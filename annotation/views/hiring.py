@@ -88,6 +88,9 @@ def finished(request: HtmxRequest, membership: Membership) -> HttpResponse | Non
     hire = hiring.hire_of(membership)
     if hire is None or hire.invite is None:
         return None
+    mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
+    if not mine.done().exists():  # nothing was given to them yet: no code for no work
+        return None
     invite = hire.invite
     if invite.completion_url:
         return redirect(invite.completion_url)

@@ -286,6 +286,14 @@ def test_a_researcher_pauses_from_the_page(invite: Invite, users: dict[str, User
 
 
 def test_a_finished_queue_shows_the_completion_code_or_redirects(invite: Invite) -> None:
+    # no items yet: no code for no work
+    gamma = Project.objects.create(name="gamma")
+    empty = Client()
+    join(empty, Invite.objects.create(project=gamma, completion_code="FREE"))
+    assert hire_of(empty).passed_training  # no training items: straight through
+    empty.post(reverse("instructions", args=[gamma.pk]))
+    r = empty.get(reverse("next_item", args=[gamma.pk]), follow=True)
+    assert b"FREE" not in r.content and b"Nothing is assigned to you yet" in r.content
     client = Client()
     join(client, invite, PROLIFIC_PID="w-1")
     mine = Assignment.objects.filter(annotator=hire_of(client).membership.user)
