@@ -238,7 +238,8 @@ def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> 
                                    role=Membership.ANNOTATOR)
     action = request.POST.get("action")
     if action not in ("pause", "resume", "let_through"):
-        raise Http404("No such action.")
+        messages.error(request, "Choose pause, resume or let through.")
+        return redirect("hiring", project_id=project.pk)
     hiring.set_state(membership, paused={"pause": True, "resume": False}.get(action),
                      let_through=True if action == "let_through" else None)
     messages.success(request, f"{membership.pseudonym}: {action.replace('_', ' ')} done.")
