@@ -42,6 +42,7 @@ def test_invite_training_and_completion_code_from_the_keyboard(page, alpha: Proj
     page.wait_for_load_state("load")
     page.keyboard.press("Enter")  # Begin
     page.wait_for_url("**/instructions/")
+    page.wait_for_load_state("load")
     page.keyboard.press("Enter")  # acknowledge
 
     user = hire.membership.user
