@@ -112,3 +112,24 @@ class SegmentAdmin(admin.ModelAdmin):
 class PipelineChunkAdmin(admin.ModelAdmin):
     list_display = ["run", "index", "status", "attempts", "worker", "done"]
     list_filter = ["status"]
+
+
+# hiring (annotation/hiring.py); keys and worker ids stay out of the list columns
+@admin.register(models.Invite)
+class InviteAdmin(admin.ModelAdmin):
+    list_display = ("id", "project", "note", "cap", "expires_at", "revoked")
+
+
+@admin.register(models.Hire)
+class HireAdmin(admin.ModelAdmin):
+    list_display = ("id", "membership", "passed_training", "let_through", "paused")
+
+
+@admin.register(models.QualityItem)
+class QualityItemAdmin(admin.ModelAdmin):
+    list_display = ("item", "role")
+
+
+@admin.register(models.HiringPolicy)
+class HiringPolicyAdmin(admin.ModelAdmin):
+    list_display = ("project", "pass_mark", "check_rate", "pause_below", "pause_after")

@@ -747,3 +747,7 @@ class PipelineChunk(models.Model):
 
     def __str__(self) -> str:
         return f"chunk {self.index} of {self.run}"
+
+
+# Hiring (training items, known-answer checks, invite links): models in their own module.
+from .hiring import Hire, HiringPolicy, Invite, QualityItem  # noqa: E402, F401

@@ -32,7 +32,7 @@ from pipeline.types import Claim as PipelineClaim
 from pipeline.types import ClaimResult, ResponseResult
 from pipeline.types import Verdict as PipelineVerdict
 
-from . import charts, factscore_table, kinds, safecsv, stats
+from . import charts, factscore_table, hiring, kinds, safecsv, stats
 from .gold import Gold, LabelRow, decide, fetch, label_rows
 from .kinds import ITEM, KindSpec, unit_type
 from .kinds.base import Field
@@ -378,6 +378,8 @@ def build_report(
         with_charts=with_charts, k_rule=k_rule))
     sections += _isolated("effort", "Annotation effort",
                           lambda: _effort_section(project, filters, names))
+    sections += _isolated("annotator-quality", "Annotator quality",
+                          lambda: hiring.report_section(project, names))
     return Report(
         project_id=project.pk,
         project_name=project.name,
@@ -1118,7 +1120,7 @@ def _score_tables(verifier: str, extractor: str,
 
 def _effort_section(project: Project, filters: Filters, names: dict[int, str]) -> Section | None:
     rows = Assignment.objects.filter(
-        Q(item__project=project) & _assignment_filter(filters)
+        Q(item__project=project) & _assignment_filter(filters) & hiring.REGULAR
     ).values_list("annotator_id", "item__kind", "status", "active_seconds")
     per: dict[tuple[int, str], list[tuple[str, float]]] = defaultdict(list)
     for annotator, kind, status, seconds in fetch(rows):
@@ -1166,14 +1168,14 @@ def wide_rows(
     if filters.annotators:
         annotators = [a for a in annotators if a in filters.annotators]
     assignments = Assignment.objects.filter(
-        Q(item__project=project) & _assignment_filter(filters)
+        Q(item__project=project) & _assignment_filter(filters) & hiring.REGULAR
     ).values_list("item_id", "annotator_id", "status")
     status: dict[tuple[int, int], str] = {}
     for item, annotator, st in assignments.iterator(chunk_size=5000):
         status[(item, annotator)] = st
         if annotator not in annotators:
             annotators.append(annotator)
-    items = Item.objects.filter(project=project)
+    items = Item.objects.filter(project=project, quality__isnull=True)
     if filters.domains:
         items = items.filter(document__domain__in=filters.domains)
     item_info = {
@@ -1188,7 +1190,7 @@ def wide_rows(
     fields = sorted({f for spec in specs.values() for f in spec.categorical(project)})
     answered: dict[tuple[int, str, str], dict[int, str]] = defaultdict(dict)
     answers = Answer.objects.filter(
-        Q(assignment__item__project=project, field__in=fields)
+        Q(assignment__item__project=project, field__in=fields, assignment__item__quality__isnull=True)
         & _assignment_filter(filters, "assignment__")
     ).values_list("assignment__item_id", "assignment__annotator_id", "assignment__swapped",
                   "unit", "field", "value")

@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 
 from .login_throttle import ThrottledAuthenticationForm
-from .views import adjudication, annotator, pipeline_runs, researcher, tokens
+from .views import adjudication, annotator, hiring, pipeline_runs, researcher, tokens
 from .views import reports as report_views
 
 class IdConverter:
@@ -35,6 +35,12 @@ urlpatterns = [
     path("p/<id:project_id>/next/", annotator.next_item, name="next_item"),
     path("a/<id:assignment_id>/", annotator.assignment_page, name="assignment"),
     path("a/<id:assignment_id>/heartbeat/", annotator.heartbeat, name="heartbeat"),
+    path("a/<id:assignment_id>/feedback/", hiring.training_feedback, name="training_feedback"),
+    # hiring: invite links, personal URLs, the researcher's hiring page
+    path("join/<str:key>/", hiring.join, name="join"),
+    path("me/<str:key>/", hiring.personal_login, name="hire_login"),
+    path("p/<id:project_id>/hiring/", hiring.hiring_page, name="hiring"),
+    path("p/<id:project_id>/hiring/<id:membership_id>/", hiring.hiring_member, name="hiring_member"),
     # researchers
     path("projects/new/", researcher.project_new, name="project_new"),
     path("p/<id:project_id>/", researcher.project_detail, name="project"),

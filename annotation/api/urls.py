@@ -9,7 +9,7 @@ from drf_spectacular.views import (
     SpectacularSwaggerSplitView,
 )
 
-from . import views
+from . import hiring, views
 
 inline_styles = csp_override(settings.CSP_INLINE_STYLES)
 
@@ -45,6 +45,20 @@ urlpatterns = [
          views.PipelineRunCancelApi.as_view(), name="api_pipeline_run_cancel"),
     path("projects/<id:project_id>/pipeline-runs/<id:run_id>/retry/",
          views.PipelineRunRetryApi.as_view(), name="api_pipeline_run_retry"),
+    # hiring: invite links, quality policy, training / known-answer items, quality table
+    path("projects/<id:project_id>/invites/", hiring.InviteListApi.as_view(), name="api_invites"),
+    path("projects/<id:project_id>/invites/<id:invite_id>/revoke/",
+         hiring.InviteRevokeApi.as_view(), name="api_invite_revoke"),
+    path("projects/<id:project_id>/hiring-policy/", hiring.PolicyApi.as_view(),
+         name="api_hiring_policy"),
+    path("projects/<id:project_id>/quality-items/", hiring.QualityItemListApi.as_view(),
+         name="api_quality_items"),
+    path("projects/<id:project_id>/quality/", hiring.QualityApi.as_view(), name="api_quality"),
+    path("projects/<id:project_id>/quality/<id:membership_id>/", hiring.QualityMemberApi.as_view(),
+         name="api_quality_member"),
+    path("join/<str:key>/", hiring.JoinApi.as_view(), name="api_join"),
+    path("assignments/<id:assignment_id>/feedback/", hiring.FeedbackApi.as_view(),
+         name="api_assignment_feedback"),
     path("assignments/", views.AssignmentListApi.as_view(), name="api_assignments"),
     path("assignments/<id:assignment_id>/", views.AssignmentDetailApi.as_view(),
          name="api_assignment"),

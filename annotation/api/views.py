@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import endpoints, exports, formats, forms, gold, kinds
+from .. import endpoints, exports, formats, forms, gold, hiring, kinds
 from ..ingest import FORMATS, ImportFailed, import_file
 from ..kinds.base import api_name
 from ..labelstudio import answers_data
@@ -457,7 +457,17 @@ def _assignment_for(request: Request, assignment_id: int) -> Assignment:
                        "Read the project's instructions (version "
                        f"{membership.project.instructions_version}) and acknowledge them: "
                        f"POST /api/projects/{membership.project_id}/instructions/acknowledge/.")
+    held = hiring.blocked(membership, assignment)
+    if held:
+        raise ApiError(409, f"hiring_{held}", "Finish your training items first (or wait for a "
+                       "researcher to let you through)." if held == "training" else
+                       "Your work on this project is paused: no new items.")
     return assignment
+
+
+def _answered(request: Request, assignment: Assignment) -> None:
+    """Training results and the automatic pause follow each answer (hiring.py)."""
+    hiring.after_submit(membership_for(request, assignment.item.project_id, Membership.ANNOTATOR))  # type: ignore[arg-type]
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -553,6 +563,7 @@ class AssignmentSubmitApi(APIView):
         elif not assignment.submit(form.answer_values(), guideline_version=version):
             raise ApiError(409, "already_submitted",
                            "This assignment was already submitted; send edit=true to change it.")
+        _answered(request, assignment)
         return Response(AssignmentDetailApi.body(assignment))
 
 
@@ -570,6 +581,7 @@ class AssignmentSkipApi(APIView):
             raise form_error(form)
         if not assignment.skip(form.cleaned_data["reason"]):
             raise ApiError(409, "already_submitted", "A submitted assignment cannot be skipped.")
+        _answered(request, assignment)
         return Response(AssignmentDetailApi.body(assignment))
 
 

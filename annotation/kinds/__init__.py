@@ -76,10 +76,12 @@ def create_items(project: Project, form: PolicyForm) -> tuple[list[Item], int]:
     create_items command). ValueError says why nothing was made."""
     from django.db import transaction
 
+    from ..hiring import mark_imported
     from ..models import assign
 
     with transaction.atomic():
         items = form.make(project)
+        mark_imported(items)  # training / check items named by an import field
         n = assign(items, project=project, **form.policy(project))
     return items, n
 

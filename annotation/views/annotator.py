@@ -19,6 +19,7 @@ from .. import kinds
 from ..forms import AnswerForm, SkipForm
 from ..kinds import answer_form
 from ..models import Assignment, Membership, visible_projects
+from . import hiring as hiring_views
 from .common import HtmxRequest, assignment_for_annotator, membership_for
 
 
@@ -82,10 +83,14 @@ def next_item(request: HtmxRequest, project_id: int) -> HttpResponse:
     membership = membership_for(request, project_id, Membership.ANNOTATOR)
     if not membership.has_acknowledged:
         return redirect("instructions", project_id=project_id)
+    if (held := hiring_views.gate(request, membership)) is not None:
+        return held
     upcoming = (
         Assignment.objects.in_project(membership.project).for_annotator(request.user).open().first()
     )
     if upcoming is None:
+        if (done := hiring_views.finished(request, membership)) is not None:
+            return done
         messages.success(request, "Your queue is finished. Thank you!")
         return redirect("queue", project_id=project_id)
     return redirect("assignment", assignment_id=upcoming.pk)
@@ -129,6 +134,8 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     membership = membership_for(request, project.pk, Membership.ANNOTATOR)
     if not membership.has_acknowledged:
         return redirect("instructions", project_id=project.pk)
+    if hiring_views.hiring.blocked(membership, assignment):
+        return redirect("next_item", project_id=project.pk)
     template = kinds.get(assignment.item.kind).template
 
     if request.method != "POST":
@@ -152,7 +159,8 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         skip_form = SkipForm(request.POST)
         if skip_form.is_valid():
             if assignment.skip(skip_form.cleaned_data["reason"], touch=False):
-                return _go_next(request, project.pk)
+                return _go_next(request, project.pk,
+                                hiring_views.after_answer(membership, assignment))
             skip_form.add_error(None, "This item was already submitted (in another tab or window): it cannot be skipped.")
         if request.htmx:
             return render(request, "annotation/_skip.html",
@@ -168,7 +176,7 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         else:
             stored = assignment.submit(form.answer_values(), guideline_version=version, touch=False)
         if stored or assignment.answers_dict() == form.answer_values():  # a double click
-            return _go_next(request, project.pk)
+            return _go_next(request, project.pk, hiring_views.after_answer(membership, assignment))
         # Submitted meanwhile by another tab or a double click: keep these answers on
         # screen, say so, store nothing (the API answers 409 in the same case).
         status = 409
@@ -183,8 +191,8 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     return render(request, template, context, status=status)
 
 
-def _go_next(request: HtmxRequest, project_id: int) -> HttpResponse:
-    url = reverse("next_item", kwargs={"project_id": project_id})
+def _go_next(request: HtmxRequest, project_id: int, url: str | None = None) -> HttpResponse:
+    url = url or reverse("next_item", kwargs={"project_id": project_id})
     if request.htmx:
         return HttpResponseClientRedirect(url)
     return redirect(url)

@@ -31,6 +31,10 @@ def researcher_urls(project: Project) -> list[tuple[str, str]]:
         *[("post", reverse("project_items", args=[p, kind])) for kind in kinds.names()],
         ("get", reverse("project_export", args=[p, "csv"])),
         ("get", reverse("project_export", args=[p, "json"])),
+        ("get", reverse("hiring", args=[p])),
+        ("post", reverse("hiring", args=[p])),
+        ("post", reverse("hiring_member", args=[p, project.memberships.get(role="annotator",
+                                                                           number=2).pk])),
     ]
 
 

@@ -1,0 +1,247 @@
+"""Hiring pages: joining through an invite link, the personal URL, training feedback,
+the completion page; the researcher's hiring page (policy, invites, quality table)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from .. import hiring, kinds
+from ..hiring import Hire, HiringPolicy, Invite, QualityItem
+from ..models import Assignment, Item, Membership
+from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
+
+SESSION_SECONDS = 90 * 24 * 3600  # hired annotators stay logged in for 90 days
+
+
+def _log_in(request: HtmxRequest, hire: Hire) -> None:
+    login(request, hire.membership.user, backend=settings.AUTHENTICATION_BACKENDS[0])
+    request.session.set_expiry(SESSION_SECONDS)
+
+
+def join(request: HtmxRequest, key: str) -> HttpResponse:
+    """An invite link: GET shows a Start button (so link previews create nobody), POST
+    makes (or finds, by worker id) the account and logs it in."""
+    invite = get_object_or_404(Invite, key=key)
+    params = request.POST if request.method == "POST" else request.GET
+    wanted = [invite.worker_param, *invite.extra_params]
+    carried = {p: params[p] for p in wanted if params.get(p)}
+    if request.method != "POST":
+        problem = (None if hiring.known(invite, carried) and not invite.revoked
+                   else invite.problem())
+        return render(request, "annotation/join.html",
+                      {"invite": invite, "carried": carried, "problem": problem},
+                      status=410 if problem else 200)
+    try:
+        hire, created = hiring.join(invite, carried)
+    except hiring.JoinRefused as e:
+        return render(request, "annotation/join.html",
+                      {"invite": invite, "carried": carried, "problem": str(e)}, status=410)
+    _log_in(request, hire)
+    if not created:
+        return redirect("next_item", project_id=invite.project_id)
+    personal = request.build_absolute_uri(reverse("hire_login", kwargs={"key": hire.key}))
+    return render(request, "annotation/joined.html",
+                  {"project": invite.project, "personal_url": personal})
+
+
+def personal_login(request: HtmxRequest, key: str) -> HttpResponse:
+    hire = get_object_or_404(Hire.objects.select_related("membership__user"), key=key)
+    _log_in(request, hire)
+    return redirect("next_item", project_id=hire.membership.project_id)
+
+
+def gate(request: HtmxRequest, membership: Membership) -> HttpResponse | None:
+    """Where next_item sends a hired annotator instead of the real queue, if anywhere."""
+    hire = hiring.hire_of(membership)
+    if hire is None:
+        return None
+    training = hiring.next_training(membership)
+    if training is not None and not hire.paused:
+        return redirect("assignment", assignment_id=training.pk)
+    why = hiring.blocked(membership)
+    if why is None:
+        return None
+    return render(request, "annotation/hiring_wait.html",
+                  {"project": membership.project, "why": why})
+
+
+def after_answer(membership: Membership, assignment: Assignment) -> str | None:
+    """The page after an answer: a training item's feedback, else None (the next item)."""
+    hiring.after_submit(membership)
+    if QualityItem.objects.filter(item_id=assignment.item_id, role=hiring.TRAINING).exists():
+        return reverse("training_feedback", kwargs={"assignment_id": assignment.pk})
+    return None
+
+
+def finished(request: HtmxRequest, membership: Membership) -> HttpResponse | None:
+    """A hired annotator whose queue is done: the invite's completion code or URL."""
+    hire = hiring.hire_of(membership)
+    if hire is None or hire.invite is None:
+        return None
+    mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
+    if not mine.done().exists():  # nothing was given to them yet: no code for no work
+        return None
+    invite = hire.invite
+    if invite.completion_url:
+        return redirect(invite.completion_url)
+    return render(request, "annotation/hiring_done.html",
+                  {"project": membership.project, "code": invite.completion_code})
+
+
+@login_required
+def training_feedback(request: HtmxRequest, assignment_id: int) -> HttpResponse:
+    assignment = assignment_for_annotator(request, assignment_id)
+    quality = QualityItem.objects.filter(item=assignment.item, role=hiring.TRAINING).first()
+    if quality is None or assignment.status != Assignment.SUBMITTED:
+        raise Http404("No feedback for this item.")
+    given = assignment.answers_dict()
+    spec = kinds.get(assignment.item.kind)
+    rows = []
+    for (unit, field), value in sorted(quality.reference_pairs().items()):
+        f = spec.field(field)
+        rows.append({"unit": unit, "field": f.label if f else field, "yours": given.get((unit, field), "–"),
+                     "reference": hiring.presented(assignment, field, value),
+                     "same": given.get((unit, field)) == hiring.presented(assignment, field, value)})
+    return render(request, "annotation/training_feedback.html",
+                  {"project": assignment.item.project, "rows": rows,
+                   "explanation": quality.explanation})
+
+
+# --- researchers ------------------------------------------------------------------------
+
+
+class PolicyForm(forms.ModelForm):
+    class Meta:
+        model = HiringPolicy
+        fields = ["pass_mark", "check_rate", "pause_below", "pause_after"]
+
+    def clean(self) -> dict[str, object]:
+        data = super().clean() or {}
+        for name in ("pass_mark", "check_rate", "pause_below"):
+            v = data.get(name)
+            if v is not None and not 0 <= v <= 1:  # type: ignore[operator]
+                self.add_error(name, "Give a share between 0 and 1.")
+        if data.get("check_rate") == 1:
+            self.add_error("check_rate", "A queue cannot be only checks.")
+        return data
+
+
+class InviteForm(forms.ModelForm):
+    expires_in_days = forms.IntegerField(required=False, min_value=1)
+
+    class Meta:
+        model = Invite
+        fields = ["note", "cap", "worker_param", "extra_params", "items_per_person",
+                  "completion_code", "completion_url"]
+
+    def clean_extra_params(self) -> list[str]:
+        value = self.cleaned_data.get("extra_params") or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise forms.ValidationError('Give a list of parameter names, e.g. ["STUDY_ID"].')
+        return value
+
+    def save(self, commit: bool = True) -> Invite:
+        invite = super().save(commit=False)
+        days = self.cleaned_data.get("expires_in_days")
+        if days:
+            invite.expires_at = invite.created_at + dt.timedelta(days=days)
+        if commit:
+            invite.save()
+        return invite
+
+
+class MarkForm(forms.Form):
+    item = forms.IntegerField()
+    role = forms.ChoiceField(choices=QualityItem.ROLES)
+    reference = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                                help_text="one unit.field=value per line, e.g. item.label=supported;"
+                                          " empty for a check takes the item's adjudications")
+    explanation = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    reference_system = forms.CharField(required=False, max_length=200,
+                                       help_text="or: the name of an imported reference system "
+                                                 "whose verdicts are the reference")
+
+    def reference_dict(self) -> dict[str, str]:
+        pairs = [line.split("=", 1) for line in self.cleaned_data["reference"].splitlines() if line.strip()]
+        if any(len(p) != 2 for p in pairs):
+            raise ValueError("write each reference as unit.field=value")
+        return {k.strip(): v.strip() for k, v in pairs}
+
+
+@login_required
+def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
+    project = project_for_researcher(request, project_id)
+    policy = HiringPolicy.of(project)
+    policy_form, invite_form, mark_form = PolicyForm(instance=policy), InviteForm(), MarkForm()
+    if request.method == "POST":
+        action = request.POST.get("action")
+        if action == "policy":
+            policy_form = PolicyForm(request.POST, instance=policy)
+            if policy_form.is_valid():
+                policy_form.save()
+                messages.success(request, "Quality settings saved.")
+                return redirect("hiring", project_id=project.pk)
+        elif action == "invite":
+            invite_form = InviteForm(request.POST, instance=Invite(project=project, created_by=request.user))
+            if invite_form.is_valid():
+                invite_form.save()
+                messages.success(request, "Invite link created.")
+                return redirect("hiring", project_id=project.pk)
+        elif action == "revoke":
+            Invite.objects.filter(project=project, pk=request.POST.get("invite")).update(revoked=True)
+            messages.success(request, "Invite link revoked.")
+            return redirect("hiring", project_id=project.pk)
+        elif action == "mark":
+            mark_form = MarkForm(request.POST)
+            if mark_form.is_valid():
+                item = Item.objects.filter(project=project, pk=mark_form.cleaned_data["item"]).first()
+                try:
+                    if item is None:
+                        raise ValueError(f"no item {mark_form.cleaned_data['item']} in this project")
+                    name = mark_form.cleaned_data["reference_system"].strip()
+                    system = project.systems.filter(name=name).first() if name else None
+                    if name and system is None:
+                        raise ValueError(f"no system {name!r} in this project")
+                    hiring.mark(item, mark_form.cleaned_data["role"], mark_form.reference_dict(),
+                                mark_form.cleaned_data["explanation"], system=system)
+                except ValueError as e:
+                    messages.error(request, f"Could not mark the item: {e}.")
+                else:
+                    messages.success(request, f"Item {item.pk} marked.")  # type: ignore[union-attr]
+                return redirect("hiring", project_id=project.pk)
+    invites = [(i, request.build_absolute_uri(reverse("join", kwargs={"key": i.key})))
+               for i in project.invites.order_by("-created_at")]
+    return render(request, "annotation/hiring.html", {
+        "project": project, "policy_form": policy_form, "invite_form": invite_form,
+        "mark_form": mark_form, "invites": invites,
+        "quality": hiring.quality_rows(project),
+        "marked": QualityItem.objects.filter(item__project=project).order_by("item_id"),
+    })
+
+
+@login_required
+@require_POST
+def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> HttpResponse:
+    """Pause, resume, or let an annotator past training (the quality table's buttons)."""
+    project = project_for_researcher(request, project_id)
+    membership = get_object_or_404(Membership, project=project, pk=membership_id,
+                                   role=Membership.ANNOTATOR)
+    action = request.POST.get("action")
+    if action not in ("pause", "resume", "let_through"):
+        messages.error(request, "Choose pause, resume or let through.")
+        return redirect("hiring", project_id=project.pk)
+    hiring.set_state(membership, paused={"pause": True, "resume": False}.get(action),
+                     let_through=True if action == "let_through" else None)
+    messages.success(request, f"{membership.pseudonym}: {action.replace('_', ' ')} done.")
+    return redirect("hiring", project_id=project.pk)
+
