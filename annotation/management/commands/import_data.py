@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...ingest import FORMATS, ImportFailed, import_file
@@ -29,16 +30,29 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         project = find_project(opts["project"])
         path: Path = opts["file"]
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise CommandError(f"{path}: cannot read the file ({e}).") from e
+        if not path.is_file():
+            raise CommandError(f"{path}: cannot read the file (no such file).")
+        bars: dict[str, tqdm] = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase not in bars:
+                for bar in bars.values():
+                    bar.close()
+                bars[phase] = tqdm(total=total or None, desc=f"{phase} {path.name}",
+                                   unit=" records", file=self.stderr._out, disable=None)
+            bars[phase].update(done - bars[phase].n)
+
         try:
             summary = import_file(
-                project=project, text=data, file=str(path), fmt=opts["format"],
+                project=project, path=path, file=str(path), fmt=opts["format"],
                 system=opts["system"], source_model=opts["source_model"], verifier=opts["verifier"],
-                domain=opts["domain"], update=opts["update"],
+                domain=opts["domain"], update=opts["update"], progress=progress,
             )
         except ImportFailed as e:
             raise CommandError(str(e)) from e
+        except OSError as e:
+            raise CommandError(f"{path}: cannot read the file ({e}).") from e
+        finally:
+            for bar in bars.values():
+                bar.close()
         self.stdout.write(self.style.SUCCESS(f"{path}: {summary}"))

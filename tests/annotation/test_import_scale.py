@@ -1,0 +1,107 @@
+"""Imports stream: a file is validated line by line, then written in batches in one
+transaction; all or nothing across batches; the benchmark script runs."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation import ingest
+from annotation.ingest import ImportFailed, import_file
+from annotation.models import Claim, ClaimList, Document, Evidence, Project, Verdict
+from tests.conftest import canonical_line
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def project(db: None) -> Project:
+    return Project.objects.create(name="scale")
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def rich_line(i: int) -> str:
+    claim = {"text": f"Claim of {i}.", "verdicts": {"v": "supported"},
+             "evidence": [{"title": "t", "snippet": "s", "link": "https://example.org/"}]}
+    return json.dumps({"id": f"rich-{i}", "response": f"Response {i}.",
+                       "claim_lists": {"x": [claim, f"Plain claim of {i}."]},
+                       "segments": [{"text": "One.", "labels": {"r": "true"}}]})
+
+
+def test_a_file_larger_than_a_batch_imports_from_its_path_in_batches(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "BATCH", 7)
+    path = write(tmp_path / "big.jsonl", [canonical_line(i) for i in range(20)]
+                 + [rich_line(i) for i in range(5)])
+    seen: list[tuple[str, int, int]] = []
+    summary = import_file(project=project, path=path, file=path.name,
+                          progress=lambda *a: seen.append(a))
+    assert summary.documents_created == 25 and Document.objects.count() == 25
+    assert summary.claims_created == Claim.objects.count() == 20 * 3 + 5 * 2
+    assert Evidence.objects.count() == 5 and Verdict.objects.count() == 10
+    assert [c.text for c in ClaimList.objects.get(document__external_id="rich-3").claims.all()] == [
+        "Claim of 3.", "Plain claim of 3."]
+    assert seen[-1] == ("write", 25, 25) and ("read", 25, 0) in seen
+    assert [s for s in seen if s[0] == "write"] == [("write", n, 25) for n in (7, 14, 21, 25)]
+    again = import_file(project=project, path=path, file=path.name)
+    assert again.documents_created == 0 and again.documents_existing == 25
+
+
+def test_an_identity_error_in_a_later_batch_undoes_the_earlier_batches(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "BATCH", 5)
+    import_file(project=project, text=canonical_line(17) + "\n", file="one.jsonl")
+    changed = json.loads(canonical_line(17))
+    changed["response"] = "Another response."
+    lines = [canonical_line(i) for i in range(17)] + [json.dumps(changed)]
+    path = write(tmp_path / "mixed.jsonl", lines)
+    with pytest.raises(ImportFailed) as e:
+        import_file(project=project, path=path, file=path.name)
+    assert "mixed.jsonl, line 18, field 'response'" in str(e.value)
+    assert Document.objects.count() == 1
+
+
+def test_an_error_on_the_last_line_writes_nothing(project: Project, tmp_path: Path) -> None:
+    path = write(tmp_path / "bad.jsonl", [canonical_line(i) for i in range(30)] + ['{"id": 1}'])
+    with pytest.raises(ImportFailed, match="bad.jsonl, line 31, field 'response': is missing"):
+        import_file(project=project, path=path, file=path.name)
+    assert Document.objects.count() == 0
+
+
+def test_a_bad_byte_in_a_streamed_file_names_its_line(project: Project, tmp_path: Path) -> None:
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + canonical_line(1).encode() + b"\n"
+                     + canonical_line(2).encode().replace(b"Person", b"Pers\xe9n") + b"\n")
+    with pytest.raises(ImportFailed, match=r"latin1.jsonl, line 2: is not UTF-8 text \(byte 0xe9"):
+        import_file(project=project, path=path, file=path.name)
+    assert Document.objects.count() == 0
+
+
+def test_the_command_streams_the_file_and_reports(project: Project, tmp_path: Path) -> None:
+    path = write(tmp_path / "c.jsonl", [canonical_line(i) for i in range(3)])
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_data", "scale", str(path), stdout=out, stderr=err)
+    assert "3 new document(s)" in out.getvalue()
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("import_data", "scale", str(tmp_path / "missing.jsonl"))
+
+
+def test_the_benchmark_runs_in_quick_mode() -> None:
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "import_scale.py"), "--quick"],
+                            capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "SYNTHETIC canonical file: 300 documents" in result.stdout
+    assert "SQLite: 300 lines" in result.stdout and "documents/s; peak resident memory" in result.stdout
