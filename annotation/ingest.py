@@ -119,8 +119,8 @@ def import_file(
     ("read": bytes or lines, "write": records)."""
     if text is None and path is None:
         raise TypeError("import_file needs text or path")
-    source: str | Path = path if text is None else (
-        decode(text, file) if isinstance(text, bytes) else text
+    source: str | Path = (
+        path if text is None else (decode(text, file) if isinstance(text, bytes) else text)
     )
     options = {
         "system": system,
@@ -131,8 +131,13 @@ def import_file(
     fmt, count, warnings = scan_file(source, file=file, fmt=fmt, progress=progress, **options)
     records = iter_records(source, file=file, fmt=fmt, **options)
     summary = save_records(
-        project=project, records=records, fmt=fmt, file=file, update=update,
-        progress=progress, total=count,
+        project=project,
+        records=records,
+        fmt=fmt,
+        file=file,
+        update=update,
+        progress=progress,
+        total=count,
     )
     summary.warnings = warnings
     return summary
@@ -186,8 +191,15 @@ def save_records(
     with transaction.atomic():
         for batch in batched(records, BATCH):
             _save_batch(
-                project, list(batch), fmt=fmt, file=file, update=update, systems=systems,
-                check_identity=check_identity, known=known, summary=summary,
+                project,
+                list(batch),
+                fmt=fmt,
+                file=file,
+                update=update,
+                systems=systems,
+                check_identity=check_identity,
+                known=known,
+                summary=summary,
             )
             done += len(batch)
             if progress:
@@ -218,13 +230,13 @@ def _save_batch(
         _check_identity(records, existing, file, update)
     missing = [name for name in specs if name not in known]
     if missing:
-        known.update(
-            (s.name, s) for s in System.objects.filter(project=project, name__in=missing)
-        )
+        known.update((s.name, s) for s in System.objects.filter(project=project, name__in=missing))
         for name in missing:
             if name not in known:
                 known[name] = System.objects.create(project=project, name=name, **specs[name])
-    _create_documents(project, [r for r in records if r.external_id not in existing], known, summary)
+    _create_documents(
+        project, [r for r in records if r.external_id not in existing], known, summary
+    )
     for r in records:
         doc = existing.get(r.external_id)
         if doc is None:
@@ -266,7 +278,9 @@ def _claims(cl: ClaimList, lst: ListRecord) -> list[Claim]:
     ]
 
 
-def _insert(model: type[models.Model], columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+def _insert(
+    model: type[models.Model], columns: tuple[str, ...], rows: list[tuple[Any, ...]]
+) -> None:
     """Plain rows into a model's table, without building model instances."""
     if not rows:
         return
@@ -294,7 +308,9 @@ def _create_documents(
         for r in records
     )
     summary.documents_created += len(docs)
-    lists = [(d, name, lst) for d, r in zip(docs, records, strict=True) for name, lst in r.lists.items()]
+    lists = [
+        (d, name, lst) for d, r in zip(docs, records, strict=True) for name, lst in r.lists.items()
+    ]
     cls = ClaimList.objects.bulk_create(
         ClaimList(document=d, system=known[name], abstained=lst.abstained) for d, name, lst in lists
     )
@@ -321,7 +337,9 @@ def _create_documents(
         ]
         verdicts += [
             Verdict(
-                claim=claim, system=known[name], label=value,
+                claim=claim,
+                system=known[name],
+                label=value,
                 raw_output=record.raw_outputs.get(name, ""),
             )
             for name, value in record.verdicts.items()

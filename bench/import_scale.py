@@ -43,7 +43,9 @@ def write_file(path: Path, lines: int) -> None:
                 "question": f"SYNTHETIC question number {i}?",
                 "response": response,
                 "claim_lists": {
-                    name: [f"SYNTHETIC claim {k} of document {i} by {name[-1]}." for k in range(CLAIMS)]
+                    name: [
+                        f"SYNTHETIC claim {k} of document {i} by {name[-1]}." for k in range(CLAIMS)
+                    ]
                     for name in SYSTEMS
                 },
             }
@@ -75,21 +77,36 @@ def child(path: Path) -> None:
         if os.environ.get("DATABASE_URL"):
             project.delete()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "documents": summary.documents_created,
-                      "claims": summary.claims_created, "max_rss_mb": rss}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "documents": summary.documents_created,
+                "claims": summary.claims_created,
+                "max_rss_mb": rss,
+            }
+        )
+    )
 
 
 def run(path: Path, lines: int, database: str, env: dict[str, str]) -> bool:
-    out = subprocess.run([sys.executable, __file__, "--child", str(path)], env=env,
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if out.returncode:
         print(out.stderr, file=sys.stderr)
         return False
     r = json.loads(out.stdout.strip().splitlines()[-1])
     rate = r["documents"] / r["seconds"]
-    print(f"{database}: {lines:,} lines ({path.stat().st_size / 2**20:.0f} MB), "
-          f"{r['documents']:,} documents and {r['claims']:,} claims in {r['seconds']:.1f} s: "
-          f"{rate:,.0f} documents/s; peak resident memory {r['max_rss_mb']:.0f} MB")
+    print(
+        f"{database}: {lines:,} lines ({path.stat().st_size / 2**20:.0f} MB), "
+        f"{r['documents']:,} documents and {r['claims']:,} claims in {r['seconds']:.1f} s: "
+        f"{rate:,.0f} documents/s; peak resident memory {r['max_rss_mb']:.0f} MB"
+    )
     return r["documents"] == lines
 
 
@@ -109,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         for lines in sizes:
             path = tmp / f"synthetic-{lines}.jsonl"
             write_file(path, lines)
-            print(f"SYNTHETIC canonical file: {lines:,} documents, each a 500-character "
-                  f"response, a question and {len(SYSTEMS)} systems x {CLAIMS} claims")
+            print(
+                f"SYNTHETIC canonical file: {lines:,} documents, each a 500-character "
+                f"response, a question and {len(SYSTEMS)} systems x {CLAIMS} claims"
+            )
             sqlite = {**os.environ, "SQLITE_PATH": str(tmp / f"bench-{lines}.sqlite3")}
             sqlite.pop("DATABASE_URL", None)
             ok &= run(path, lines, "SQLite", sqlite)

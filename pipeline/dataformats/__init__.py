@@ -102,9 +102,7 @@ def scan_file(
     return _checked(reader, fmt), count, reader.warnings
 
 
-def iter_records(
-    source: str | Path, *, file: str, fmt: str, **options: str
-) -> Iterator[DocRecord]:
+def iter_records(source: str | Path, *, file: str, fmt: str, **options: str) -> Iterator[DocRecord]:
     """The records of a file that `scan_file` accepted, one at a time (the write pass)."""
     reader = _reader(file, fmt, options)
     yield from _records(_rows(source, reader), reader, fmt)
@@ -134,8 +132,10 @@ def _rows(source: str | Path, reader: Reader) -> Iterator[tuple[int, dict[str, A
         return read_records(source, reader)
     with open(source, "rb") as f:
         first = f.readline().removeprefix(b"\xef\xbb\xbf").strip()
-    if first.startswith(b"[") or (first.startswith(b"{") and not first.endswith(b"}")) or (
-        f'"{safe.KEY}"'.encode() in first
+    if (
+        first.startswith(b"[")
+        or (first.startswith(b"{") and not first.endswith(b"}"))
+        or (f'"{safe.KEY}"'.encode() in first)
     ):  # a JSON array or one JSON object (SAFE): read whole
         return _rows(decode(source.read_bytes(), reader.file), reader)
     return read_lines(file_lines(source, reader.file), reader)

@@ -307,7 +307,9 @@ def file_lines(path: Path, file: str) -> Iterator[tuple[int, str]]:
                 ) from None
 
 
-def read_lines(lines: Iterable[tuple[int, str]], reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_lines(
+    lines: Iterable[tuple[int, str]], reader: Reader
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every JSON Lines record of numbered lines."""
     n = 0
     for number, raw in lines:

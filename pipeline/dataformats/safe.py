@@ -66,12 +66,23 @@ def read_rows(text: str, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             reader.errors.append(
-                LineError(reader.file, lines[i], f"{KEY}[{i}]", f"must be an object, not {json_type(entry)}")
+                LineError(
+                    reader.file,
+                    lines[i],
+                    f"{KEY}[{i}]",
+                    f"must be an object, not {json_type(entry)}",
+                )
             )
             continue
         for side in SIDES:
             if entry.get(f"{side}_response") is not None or entry.get(f"{side}_posthoc_eval_data"):
-                yield lines[i], {ROW: {"entry": i, "side": side, "top": _top(obj) if i == 0 else None}, **entry}
+                yield (
+                    lines[i],
+                    {
+                        ROW: {"entry": i, "side": side, "top": _top(obj) if i == 0 else None},
+                        **entry,
+                    },
+                )
 
 
 def _top(obj: dict[str, Any]) -> dict[str, Any]:
@@ -127,29 +138,43 @@ def parse(line: Line) -> DocRecord | None:
             continue
         annotation = st.get("annotation")
         if annotation is not None and annotation not in ANNOTATIONS:
-            line.error(f"{at}.annotation", f"must be one of {', '.join(ANNOTATIONS)}, not {annotation!r}")
+            line.error(
+                f"{at}.annotation", f"must be one of {', '.join(ANNOTATIONS)}, not {annotation!r}"
+            )
             continue
         sentence = st.get("sentence") if isinstance(st.get("sentence"), str) else ""
         step = steps[i] if i < len(steps) else None
         evidence = []
         searches = step.get("google_searches") if isinstance(step, dict) else None
         for k, s in enumerate(searches or []):
-            if not isinstance(s, dict) or not all(isinstance(s.get(x, ""), str) for x in ("query", "result")):
-                line.error(f"{where}.past_steps_jsonified_all[{i}].google_searches[{k}]",
-                           "must be an object with query and result strings")
+            if not isinstance(s, dict) or not all(
+                isinstance(s.get(x, ""), str) for x in ("query", "result")
+            ):
+                line.error(
+                    f"{where}.past_steps_jsonified_all[{i}].google_searches[{k}]",
+                    "must be an object with query and result strings",
+                )
                 continue
             evidence.append(EvidenceRecord(s.get("query", ""), s.get("result", ""), ""))
         verdicts = {verifier: label(annotation)} if annotation else {}
         claims.append(ClaimRecord(fact, None, sentence, verdicts, evidence))
-        kept_statements.append({k: v for k, v in st.items() if k not in ("self_contained_atomic_fact", "annotation")} | {"keys": list(st)})
+        kept_statements.append(
+            {k: v for k, v in st.items() if k not in ("self_contained_atomic_fact", "annotation")}
+            | {"keys": list(st)}
+        )
     for step in steps:
         kept_steps.append(
             {k: v for k, v in step.items() if k != "google_searches"} | {"keys": list(step)}
-            if isinstance(step, dict) else step
+            if isinstance(step, dict)
+            else step
         )
     if line.failed:
         return None
-    rest = {k: v for k, v in block.items() if k not in ("checked_statements", "past_steps_jsonified_all")}
+    rest = {
+        k: v
+        for k, v in block.items()
+        if k not in ("checked_statements", "past_steps_jsonified_all")
+    }
     entry = {k: v for k, v in line.obj.items() if k != ROW and not k.startswith(SIDES)}
     source = {
         "format": NAME,
@@ -159,7 +184,11 @@ def parse(line: Line) -> DocRecord | None:
             "top": row["top"],
             "keys": [k for k in line.obj if k != ROW],
             "entry_fields": {k: v for k, v in entry.items() if k != "prompt"},
-            "side_fields": {k: v for k, v in line.obj.items() if k.startswith(side) and k not in (f"{side}_response", where)},
+            "side_fields": {
+                k: v
+                for k, v in line.obj.items()
+                if k.startswith(side) and k not in (f"{side}_response", where)
+            },
             "block": rest,
             "block_keys": list(block),
             "statements": kept_statements,
@@ -169,8 +198,14 @@ def parse(line: Line) -> DocRecord | None:
     }
     model = line.reader.options.get("source_model", "")
     return DocRecord(
-        line.line, stable_id(prompt, response, model), response, prompt, "", model,
-        {SOURCE: source}, {system: ListRecord(claims)},
+        line.line,
+        stable_id(prompt, response, model),
+        response,
+        prompt,
+        "",
+        model,
+        {SOURCE: source},
+        {system: ListRecord(claims)},
     )
 
 
@@ -191,10 +226,22 @@ def write_file(records: list[DocRecord], *, system: str, verifier: str) -> dict[
         lst = r.lists.get(system)
         statements, steps = [], []
         for i, c in enumerate(lst.claims if lst else []):
-            st_kept = dict(kept["statements"][i]) if i < len(kept.get("statements", [])) else {"sentence": c.sentence}
-            keys = st_kept.pop("keys", None) or [*st_kept, "self_contained_atomic_fact", "annotation"]
+            st_kept = (
+                dict(kept["statements"][i])
+                if i < len(kept.get("statements", []))
+                else {"sentence": c.sentence}
+            )
+            keys = st_kept.pop("keys", None) or [
+                *st_kept,
+                "self_contained_atomic_fact",
+                "annotation",
+            ]
             value = c.verdicts.get(verifier)
-            st = {**st_kept, "self_contained_atomic_fact": c.text, "annotation": SPELLING.get(value, value)}
+            st = {
+                **st_kept,
+                "self_contained_atomic_fact": c.text,
+                "annotation": SPELLING.get(value, value),
+            }
             statements.append({k: st[k] for k in keys if k in st})
         for i, step in enumerate(kept.get("steps", [])):
             if not isinstance(step, dict):
@@ -203,10 +250,15 @@ def write_file(records: list[DocRecord], *, system: str, verifier: str) -> dict[
             step = dict(step)
             keys = step.pop("keys")
             claim = lst.claims[i] if lst and i < len(lst.claims) else None
-            step["google_searches"] = [{"query": e.title, "result": e.snippet} for e in (claim.evidence if claim else [])]
+            step["google_searches"] = [
+                {"query": e.title, "result": e.snippet} for e in (claim.evidence if claim else [])
+            ]
             steps.append({k: step[k] for k in keys if k in step})
-        block = {**kept.get("block", {"prompt": r.question, "response": r.response}),
-                 "checked_statements": statements, "past_steps_jsonified_all": steps}
+        block = {
+            **kept.get("block", {"prompt": r.question, "response": r.response}),
+            "checked_statements": statements,
+            "past_steps_jsonified_all": steps,
+        }
         block_keys = kept.get("block_keys") or list(block)
         entry[f"{side}_posthoc_eval_data"] = {k: block[k] for k in block_keys if k in block}
     out = []

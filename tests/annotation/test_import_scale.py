@@ -32,27 +32,40 @@ def write(path: Path, lines: list[str]) -> Path:
 
 
 def rich_line(i: int) -> str:
-    claim = {"text": f"Claim of {i}.", "verdicts": {"v": "supported"},
-             "evidence": [{"title": "t", "snippet": "s", "link": "https://example.org/"}]}
-    return json.dumps({"id": f"rich-{i}", "response": f"Response {i}.",
-                       "claim_lists": {"x": [claim, f"Plain claim of {i}."]},
-                       "segments": [{"text": "One.", "labels": {"r": "true"}}]})
+    claim = {
+        "text": f"Claim of {i}.",
+        "verdicts": {"v": "supported"},
+        "evidence": [{"title": "t", "snippet": "s", "link": "https://example.org/"}],
+    }
+    return json.dumps(
+        {
+            "id": f"rich-{i}",
+            "response": f"Response {i}.",
+            "claim_lists": {"x": [claim, f"Plain claim of {i}."]},
+            "segments": [{"text": "One.", "labels": {"r": "true"}}],
+        }
+    )
 
 
 def test_a_file_larger_than_a_batch_imports_from_its_path_in_batches(
     project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(ingest, "BATCH", 7)
-    path = write(tmp_path / "big.jsonl", [canonical_line(i) for i in range(20)]
-                 + [rich_line(i) for i in range(5)])
+    path = write(
+        tmp_path / "big.jsonl",
+        [canonical_line(i) for i in range(20)] + [rich_line(i) for i in range(5)],
+    )
     seen: list[tuple[str, int, int]] = []
-    summary = import_file(project=project, path=path, file=path.name,
-                          progress=lambda *a: seen.append(a))
+    summary = import_file(
+        project=project, path=path, file=path.name, progress=lambda *a: seen.append(a)
+    )
     assert summary.documents_created == 25 and Document.objects.count() == 25
     assert summary.claims_created == Claim.objects.count() == 20 * 3 + 5 * 2
     assert Evidence.objects.count() == 5 and Verdict.objects.count() == 10
     assert [c.text for c in ClaimList.objects.get(document__external_id="rich-3").claims.all()] == [
-        "Claim of 3.", "Plain claim of 3."]
+        "Claim of 3.",
+        "Plain claim of 3.",
+    ]
     assert seen[-1] == ("write", 25, 25) and ("read", 25, 0) in seen
     assert [s for s in seen if s[0] == "write"] == [("write", n, 25) for n in (7, 14, 21, 25)]
     again = import_file(project=project, path=path, file=path.name)
@@ -83,8 +96,13 @@ def test_an_error_on_the_last_line_writes_nothing(project: Project, tmp_path: Pa
 
 def test_a_bad_byte_in_a_streamed_file_names_its_line(project: Project, tmp_path: Path) -> None:
     path = tmp_path / "latin1.jsonl"
-    path.write_bytes(b"\xef\xbb\xbf" + canonical_line(1).encode() + b"\n"
-                     + canonical_line(2).encode().replace(b"Person", b"Pers\xe9n") + b"\n")
+    path.write_bytes(
+        b"\xef\xbb\xbf"
+        + canonical_line(1).encode()
+        + b"\n"
+        + canonical_line(2).encode().replace(b"Person", b"Pers\xe9n")
+        + b"\n"
+    )
     with pytest.raises(ImportFailed, match=r"latin1.jsonl, line 2: is not UTF-8 text \(byte 0xe9"):
         import_file(project=project, path=path, file=path.name)
     assert Document.objects.count() == 0
@@ -100,8 +118,17 @@ def test_the_command_streams_the_file_and_reports(project: Project, tmp_path: Pa
 
 
 def test_the_benchmark_runs_in_quick_mode() -> None:
-    result = subprocess.run([sys.executable, str(ROOT / "bench" / "import_scale.py"), "--quick"],
-                            capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "import_scale.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert "SYNTHETIC canonical file: 300 documents" in result.stdout
-    assert "SQLite: 300 lines" in result.stdout and "documents/s; peak resident memory" in result.stdout
+    assert (
+        "SQLite: 300 lines" in result.stdout
+        and "documents/s; peak resident memory" in result.stdout
+    )

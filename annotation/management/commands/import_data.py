@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
 
 from ...ingest import FORMATS, ImportFailed, import_file
 from ._project import find_project
