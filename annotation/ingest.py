@@ -14,6 +14,8 @@ from itertools import batched
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+from django.core.files.uploadedfile import TemporaryUploadedFile, UploadedFile
 from django.db import connection, models, transaction
 
 from pipeline.dataformats import (
@@ -55,6 +57,7 @@ __all__ = [
     "LineError",
     "decode",
     "import_file",
+    "import_upload",
     "ingest_results",
     "save_records",
 ]
@@ -141,6 +144,30 @@ def import_file(
     )
     summary.warnings = warnings
     return summary
+
+
+def import_upload(*, project: Project, upload: UploadedFile, **options: Any) -> ImportSummary:
+    """An uploaded file (upload page, API): refused above IMPORT_MAX_MB; one that Django
+    spooled to disk is streamed from there."""
+    limit = settings.IMPORT_MAX_MB
+    if upload.size is not None and upload.size > limit * 2**20:
+        raise ImportFailed(
+            [
+                LineError(
+                    upload.name or "upload",
+                    0,
+                    "",
+                    f"is {upload.size / 2**20:.0f} MB; uploads are limited to {limit} MB "
+                    "(IMPORT_MAX_MB); import larger files with manage.py import_data",
+                )
+            ]
+        )
+    name = upload.name or "upload"
+    if isinstance(upload, TemporaryUploadedFile):
+        return import_file(
+            project=project, path=Path(upload.temporary_file_path()), file=name, **options
+        )
+    return import_file(project=project, text=upload.read(), file=name, **options)
 
 
 def _system_specs(records: list[DocRecord], origin: str) -> dict[str, dict[str, str]]:

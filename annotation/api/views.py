@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import exports, formats, forms, gold
-from ..ingest import FORMATS, ImportFailed, import_file
+from ..ingest import FORMATS, ImportFailed, import_file, import_upload
 from ..models import (
     Assignment,
     Document,
@@ -240,17 +240,16 @@ class DocumentImportApi(APIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         data = _valid(self.InputSerializer, request.data)
-        text: str | bytes
-        if data.get("file"):
-            name, text = data["file"].name, data["file"].read()
-        else:
-            name, text = data["filename"], data["content"]
+        options = {"fmt": data["format"], "system": data["system"].strip(),
+                   "source_model": data["source_model"].strip(),
+                   "verifier": data["verifier"].strip(), "domain": data["domain"].strip(),
+                   "update": data["update"]}
         try:
-            summary = import_file(project=project, text=text, file=name, fmt=data["format"],
-                                  system=data["system"].strip(),
-                                  source_model=data["source_model"].strip(),
-                                  verifier=data["verifier"].strip(), domain=data["domain"].strip(),
-                                  update=data["update"])
+            if data.get("file"):
+                summary = import_upload(project=project, upload=data["file"], **options)
+            else:
+                summary = import_file(project=project, text=data["content"],
+                                      file=data["filename"], **options)
         except ImportFailed as e:
             raise import_error(e.errors) from None
         body = {k: v for k, v in vars(summary).items() if k in self.OutputSerializer().fields}

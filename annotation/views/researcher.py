@@ -24,7 +24,7 @@ from ..forms import (
     ProjectForm,
     VerificationItemsForm,
 )
-from ..ingest import ImportFailed, import_file
+from ..ingest import ImportFailed, import_upload
 from ..models import (
     Assignment,
     Item,
@@ -154,10 +154,9 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            summary = import_file(
+            summary = import_upload(
                 project=project,
-                text=upload.read(),
-                file=upload.name,
+                upload=upload,
                 fmt=form.cleaned_data["format"],
                 system=form.cleaned_data["system"].strip(),
                 source_model=form.cleaned_data["source_model"].strip(),

@@ -8,14 +8,19 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
+from django.urls import reverse
 
 from annotation import ingest
 from annotation.ingest import ImportFailed, import_file
 from annotation.models import Claim, ClaimList, Document, Evidence, Project, Verdict
+from tests.annotation.api_helpers import token_client
 from tests.conftest import canonical_line
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,3 +137,30 @@ def test_the_benchmark_runs_in_quick_mode() -> None:
         "SQLite: 300 lines" in result.stdout
         and "documents/s; peak resident memory" in result.stdout
     )
+
+
+def test_uploads_spooled_to_disk_are_streamed_and_large_ones_refused(
+    alpha: Project, users: dict[str, User], tmp_path: Path, settings: Any
+) -> None:
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 0  # every upload goes to a temporary file
+    path = write(tmp_path / "more.jsonl", [canonical_line(i) for i in range(30, 33)])
+    client = token_client(users["alice"])
+    url = f"/api/projects/{alpha.pk}/documents/import/"
+    with path.open("rb") as f:
+        response = client.post(url, {"file": f}, format="multipart")
+    assert response.status_code == 201, response.content
+    assert response.json()["documents_created"] == 3
+    settings.IMPORT_MAX_MB = 0
+    before = Document.objects.count()
+    with path.open("rb") as f:
+        response = client.post(url, {"file": f}, format="multipart")
+    assert response.status_code == 400
+    assert "uploads are limited to 0 MB (IMPORT_MAX_MB)" in response.json()["message"]
+    page = Client()
+    page.force_login(users["alice"])
+    with path.open("rb") as f:
+        body = page.post(
+            reverse("project_import", args=[alpha.pk]), {"file": f, "format": "auto"}
+        ).content.decode()
+    assert "more.jsonl: is 0 MB; uploads are limited to 0 MB (IMPORT_MAX_MB)" in body
+    assert Document.objects.count() == before
