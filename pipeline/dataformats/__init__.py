@@ -105,7 +105,7 @@ def scan_file(
 def iter_records(source: str | Path, *, file: str, fmt: str, **options: str) -> Iterator[DocRecord]:
     """The records of a file that `scan_file` accepted, one at a time (the write pass)."""
     reader = _reader(file, fmt, options)
-    yield from _records(_rows(source, reader), reader, fmt)
+    yield from _records(_rows(source, reader), reader, fmt, check=False)
     if reader.errors:  # the file changed since it was scanned
         raise ImportFailed(reader.errors[:MAX_ERRORS])
 
@@ -142,8 +142,10 @@ def _rows(source: str | Path, reader: Reader) -> Iterator[tuple[int, dict[str, A
 
 
 def _records(
-    rows: Iterator[tuple[int, dict[str, Any]]], reader: Reader, fmt: str
+    rows: Iterator[tuple[int, dict[str, Any]]], reader: Reader, fmt: str, *, check: bool = True
 ) -> Iterator[DocRecord]:
+    """Records of the rows; `check` = every value fits the database (off on a second
+    reading of a file that was checked)."""
     seen: dict[str, int] = {}
     for number, obj in rows:
         if len(reader.errors) >= MAX_ERRORS:
@@ -153,7 +155,7 @@ def _records(
             reader.options["format"] = fmt
         line = Line(obj, number, reader)
         record = PARSERS[fmt](line)
-        if record is None or not _storable(line, record):
+        if record is None or check and not _storable(line, record):
             continue
         if record.external_id in seen:
             line.error(
