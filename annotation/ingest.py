@@ -132,6 +132,8 @@ def import_file(
         "domain": domain,
     }
     fmt, count, warnings = scan_file(source, file=file, fmt=fmt, progress=progress, **options)
+    if progress:
+        progress("validated", count, count)
     records = iter_records(source, file=file, fmt=fmt, **options)
     summary = save_records(
         project=project,
@@ -149,6 +151,17 @@ def import_file(
 def import_upload(*, project: Project, upload: UploadedFile, **options: Any) -> ImportSummary:
     """An uploaded file (upload page, API): refused above IMPORT_MAX_MB; one that Django
     spooled to disk is streamed from there."""
+    check_upload_size(upload)
+    name = upload.name or "upload"
+    if isinstance(upload, TemporaryUploadedFile):
+        return import_file(
+            project=project, path=Path(upload.temporary_file_path()), file=name, **options
+        )
+    return import_file(project=project, text=upload.read(), file=name, **options)
+
+
+def check_upload_size(upload: UploadedFile) -> None:
+    """ImportFailed for an upload above IMPORT_MAX_MB."""
     limit = settings.IMPORT_MAX_MB
     if upload.size is not None and upload.size > limit * 2**20:
         raise ImportFailed(
@@ -162,12 +175,6 @@ def import_upload(*, project: Project, upload: UploadedFile, **options: Any) -> 
                 )
             ]
         )
-    name = upload.name or "upload"
-    if isinstance(upload, TemporaryUploadedFile):
-        return import_file(
-            project=project, path=Path(upload.temporary_file_path()), file=name, **options
-        )
-    return import_file(project=project, text=upload.read(), file=name, **options)
 
 
 def _system_specs(records: list[DocRecord], origin: str) -> dict[str, dict[str, str]]:

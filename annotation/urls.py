@@ -40,6 +40,7 @@ urlpatterns = [
     path("p/<id:project_id>/instructions/edit/", researcher.project_instructions,
          name="project_instructions"),
     path("p/<id:project_id>/import/", researcher.project_import, name="project_import"),
+    path("p/<id:project_id>/import/<id:job_id>/", researcher.import_job, name="import_job"),
     path("p/<id:project_id>/items/comparison/", researcher.project_comparison_items,
          name="project_comparison_items"),
     path("p/<id:project_id>/items/verification/", researcher.project_verification_items,

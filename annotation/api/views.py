@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -22,10 +23,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import exports, formats, forms, gold
-from ..ingest import FORMATS, ImportFailed, import_file, import_upload
+from ..import_jobs import is_large, start_import
+from ..ingest import FORMATS, ImportFailed, check_upload_size, import_file, import_upload
 from ..models import (
     Assignment,
     Document,
+    ImportJob,
     Item,
     Membership,
     PipelineRun,
@@ -245,6 +248,11 @@ class DocumentImportApi(APIView):
                    "verifier": data["verifier"].strip(), "domain": data["domain"].strip(),
                    "update": data["update"]}
         try:
+            if data.get("file") and is_large(data["file"]):
+                check_upload_size(data["file"])
+                job = start_import(project=project, user=request.user, upload=data["file"],
+                                   options=options)
+                return Response(_job_body(job), status=202)
             if data.get("file"):
                 summary = import_upload(project=project, upload=data["file"], **options)
             else:
@@ -255,6 +263,21 @@ class DocumentImportApi(APIView):
         body = {k: v for k, v in vars(summary).items() if k in self.OutputSerializer().fields}
         body["warnings"] = [vars(w) for w in summary.warnings]
         return Response({**body, "summary": str(summary)}, status=201)
+
+
+def _job_body(job: ImportJob) -> dict[str, Any]:
+    return {"job": job.pk, "status": job.status, "phase": job.phase, "records": job.records,
+            "summary": job.summary, "errors": job.errors,
+            "url": f"/api/projects/{job.project_id}/imports/{job.pk}/"}
+
+
+class ImportJobApi(APIView):
+    """A background import (an upload above IMPORT_BACKGROUND_MB): its status."""
+
+    @extend_schema(operation_id="import_job", responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request: Request, project_id: int, job_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        return Response(_job_body(get_object_or_404(ImportJob, pk=job_id, project=project)))
 
 
 class SystemListApi(APIView):

@@ -19,7 +19,7 @@ from django.urls import reverse
 
 from annotation import ingest
 from annotation.ingest import ImportFailed, import_file
-from annotation.models import Claim, ClaimList, Document, Evidence, Project, Verdict
+from annotation.models import Claim, ClaimList, Document, Evidence, ImportJob, Project, Verdict
 from tests.annotation.api_helpers import token_client
 from tests.conftest import canonical_line
 
@@ -164,3 +164,69 @@ def test_uploads_spooled_to_disk_are_streamed_and_large_ones_refused(
         ).content.decode()
     assert "more.jsonl: is 0 MB; uploads are limited to 0 MB (IMPORT_MAX_MB)" in body
     assert Document.objects.count() == before
+
+
+def drain() -> None:
+    call_command(
+        "db_worker", "--batch", "--no-startup-delay", "--no-reload", "--interval=0", verbosity=0
+    )
+
+
+@pytest.fixture
+def background(settings: Any, tmp_path: Path) -> Any:
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    settings.IMPORT_BACKGROUND_MB = 0  # every upload goes to the background
+    settings.VAR_DIR = tmp_path
+    return settings
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_upload_imports_in_the_background_with_a_progress_page(
+    background: Any, tmp_path: Path
+) -> None:
+    alice = User.objects.create_user("alice")
+    project = Project.objects.create(name="bg")
+    project.add_member(alice, "researcher")
+    page = Client()
+    page.force_login(alice)
+    path = write(tmp_path / "big.jsonl", [canonical_line(i) for i in range(12)])
+    with path.open("rb") as f:
+        response = page.post(
+            reverse("project_import", args=[project.pk]), {"file": f, "format": "auto"}
+        )
+    job = ImportJob.objects.get()
+    assert response["Location"] == reverse("import_job", args=[project.pk, job.pk])
+    assert Document.objects.count() == 0 and job.status == ImportJob.QUEUED
+    assert "Waiting for a worker" in page.get(response["Location"]).content.decode()
+    drain()
+    job.refresh_from_db()
+    assert job.status == ImportJob.FINISHED and "12 new document(s)" in job.summary
+    assert Document.objects.count() == 12 and not Path(job.path).exists()
+    polled = page.get(response["Location"], headers={"HX-Request": "true"})
+    assert polled.status_code == 286 and "12 new document(s)" in polled.content.decode()
+    outsider = User.objects.create_user("mallory")
+    page.force_login(outsider)
+    assert page.get(response["Location"]).status_code in (403, 404)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bad_background_upload_fails_whole_and_the_api_reports_it(
+    background: Any, tmp_path: Path
+) -> None:
+    alice = User.objects.create_user("alice")
+    project = Project.objects.create(name="bg")
+    project.add_member(alice, "researcher")
+    path = write(tmp_path / "bad.jsonl", [canonical_line(i) for i in range(5)] + ['{"id": 9}'])
+    client = token_client(alice)
+    with path.open("rb") as f:
+        response = client.post(
+            f"/api/projects/{project.pk}/documents/import/", {"file": f}, format="multipart"
+        )
+    assert response.status_code == 202, response.content
+    url = response.json()["url"]
+    assert client.get(url).json()["status"] == "queued"
+    drain()
+    body = client.get(url).json()
+    assert body["status"] == "failed"
+    assert body["errors"] == ["bad.jsonl, line 6, field 'response': is missing"]
+    assert Document.objects.count() == 0

@@ -35,6 +35,8 @@ class Command(BaseCommand):
         bars: dict[str, tqdm] = {}
 
         def progress(phase: str, done: int, total: int) -> None:
+            if phase == "validated":
+                return
             if phase not in bars:
                 for bar in bars.values():
                     bar.close()
