@@ -24,6 +24,7 @@ from pipeline.dataformats import (
     LineError,
     decode,
     iter_records,
+    mapped,
     scan_file,
 )
 from pipeline.dataformats.common import (
@@ -111,6 +112,8 @@ def import_file(
     verifier: str = "",
     domain: str = "",
     update: bool = False,
+    mapping: str = "",
+    mapping_file: str = "mapping",
     progress: Progress | None = None,
 ) -> ImportSummary:
     """Read a file (its `text`, or streamed from `path`) and write it; ImportFailed
@@ -125,7 +128,11 @@ def import_file(
     source: str | Path = (
         path if text is None else (decode(text, file) if isinstance(text, bytes) else text)
     )
+    if mapping:  # any other layout, read through a mapping file (checked first)
+        fmt = mapped.NAME
+        mapped.compile_mapping(mapping, mapping_file)
     options = {
+        "mapping": mapping,
         "system": system,
         "source_model": source_model,
         "verifier": verifier,

@@ -24,7 +24,8 @@ from rest_framework.views import APIView
 
 from .. import exports, formats, forms, gold
 from ..import_jobs import is_large, start_import
-from ..ingest import FORMATS, ImportFailed, check_upload_size, import_file, import_upload
+from ..ingest import (FORMATS, ImportFailed, check_upload_size, decode, import_file,
+                      import_upload)
 from ..models import (
     Assignment,
     Document,
@@ -201,6 +202,8 @@ class DocumentImportApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         file = serializers.FileField(required=False, help_text="A JSONL file (multipart upload)")
+        mapping = serializers.FileField(
+            required=False, help_text="A mapping file (YAML or JSON) for any other layout")
         content = serializers.CharField(
             required=False, trim_whitespace=False, help_text="The JSONL text, instead of a file"
         )
@@ -248,6 +251,9 @@ class DocumentImportApi(APIView):
                    "verifier": data["verifier"].strip(), "domain": data["domain"].strip(),
                    "update": data["update"]}
         try:
+            if data.get("mapping"):
+                options["mapping"] = decode(data["mapping"].read(), data["mapping"].name)
+                options["mapping_file"] = data["mapping"].name
             if data.get("file") and is_large(data["file"]):
                 check_upload_size(data["file"])
                 job = start_import(project=project, user=request.user, upload=data["file"],

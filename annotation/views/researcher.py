@@ -25,7 +25,7 @@ from ..forms import (
     VerificationItemsForm,
 )
 from ..import_jobs import is_large, start_import
-from ..ingest import ImportFailed, check_upload_size, import_upload
+from ..ingest import ImportFailed, check_upload_size, decode, import_upload
 from ..models import (
     Assignment,
     ImportJob,
@@ -164,6 +164,9 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
             "update": form.cleaned_data["update"],
         }
         try:
+            if form.cleaned_data["mapping"]:
+                options["mapping"] = decode(form.cleaned_data["mapping"].read(), "mapping")
+                options["mapping_file"] = form.cleaned_data["mapping"].name
             if is_large(upload):
                 check_upload_size(upload)
                 job = start_import(

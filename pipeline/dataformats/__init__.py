@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import canonical, factscore, felm, safe, veriscore
+from . import canonical, factscore, felm, mapped, safe, veriscore
 from .common import (
     MAX_DOMAIN,
     MAX_ERRORS,
@@ -39,6 +39,7 @@ PARSERS: dict[str, Callable[[Line], DocRecord | None]] = {
     factscore.NAME: factscore.parse,
     felm.NAME: felm.parse,
     safe.NAME: safe.parse,
+    mapped.NAME: mapped.parse,
 }
 FORMATS = tuple(PARSERS)
 
@@ -114,6 +115,10 @@ def _reader(file: str, fmt: str, options: dict[str, str]) -> Reader:
     if fmt != "auto" and fmt not in PARSERS:
         raise ImportFailed(
             [LineError(file, 0, "", f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")]
+        )
+    if (fmt == mapped.NAME) != bool(options.get("mapping")):
+        raise ImportFailed(
+            [LineError(file, 0, "", "a mapping file goes with the format 'mapping' (and only it)")]
         )
     return Reader(file, options={k: v for k, v in options.items() if v})
 

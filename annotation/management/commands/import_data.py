@@ -23,6 +23,9 @@ class Command(BaseCommand):
                             help="system name for VeriScore verification labels (default: <system>-verifier)")
         parser.add_argument("--domain", default="",
                             help="FELM: the domain of a per-domain file (default: the file's name)")
+        parser.add_argument("--mapping", type=Path,
+                            help="a mapping file (YAML or JSON) of JMESPath expressions for any "
+                            "other layout")
         parser.add_argument("--update", action="store_true",
                             help="replace stored documents and claim lists that differ (never those "
                             "with annotators' answers)")
@@ -32,6 +35,12 @@ class Command(BaseCommand):
         path: Path = opts["file"]
         if not path.is_file():
             raise CommandError(f"{path}: cannot read the file (no such file).")
+        mapping = ""
+        if opts["mapping"]:
+            try:
+                mapping = opts["mapping"].read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise CommandError(f"{opts['mapping']}: cannot read the mapping ({e}).") from e
         bars: dict[str, tqdm] = {}
 
         def progress(phase: str, done: int, total: int) -> None:
@@ -49,6 +58,7 @@ class Command(BaseCommand):
                 project=project, path=path, file=str(path), fmt=opts["format"],
                 system=opts["system"], source_model=opts["source_model"], verifier=opts["verifier"],
                 domain=opts["domain"], update=opts["update"], progress=progress,
+                mapping=mapping, mapping_file=str(opts["mapping"] or ""),
             )
         except ImportFailed as e:
             raise CommandError(str(e)) from e
