@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -230,3 +231,22 @@ def test_a_bad_background_upload_fails_whole_and_the_api_reports_it(
     assert body["status"] == "failed"
     assert body["errors"] == ["bad.jsonl, line 6, field 'response': is missing"]
     assert Document.objects.count() == 0
+
+
+@pytest.mark.slow
+def test_a_million_line_file_imports_on_sqlite_within_500_mb() -> None:
+    """`pytest -m slow`: the benchmark's 1,000,000-line SYNTHETIC file (about 1.9 GB)."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "import_scale.py"), "--lines", "1000000"],
+        capture_output=True,
+        text=True,
+        timeout=5400,
+        cwd=ROOT,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
+    )
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("SQLite:"))
+    assert "1,000,000 documents and 30,000,000 claims" in line
+    peak = int(line.split("peak resident memory ")[1].split(" MB")[0])
+    assert peak < 500, line
