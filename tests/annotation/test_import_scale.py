@@ -181,13 +181,18 @@ def background(settings: Any, tmp_path: Path) -> Any:
     return settings
 
 
+def researcher_project() -> tuple[User, Project]:
+    alice = User.objects.create_user("alice")
+    project = Project.objects.create(name="bg")
+    project.add_member(alice, "researcher")
+    return alice, project
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_large_upload_imports_in_the_background_with_a_progress_page(
     background: Any, tmp_path: Path
 ) -> None:
-    alice = User.objects.create_user("alice")
-    project = Project.objects.create(name="bg")
-    project.add_member(alice, "researcher")
+    alice, project = researcher_project()
     page = Client()
     page.force_login(alice)
     path = write(tmp_path / "big.jsonl", [canonical_line(i) for i in range(12)])
@@ -214,9 +219,7 @@ def test_a_large_upload_imports_in_the_background_with_a_progress_page(
 def test_a_bad_background_upload_fails_whole_and_the_api_reports_it(
     background: Any, tmp_path: Path
 ) -> None:
-    alice = User.objects.create_user("alice")
-    project = Project.objects.create(name="bg")
-    project.add_member(alice, "researcher")
+    alice, project = researcher_project()
     path = write(tmp_path / "bad.jsonl", [canonical_line(i) for i in range(5)] + ['{"id": 9}'])
     client = token_client(alice)
     with path.open("rb") as f:
