@@ -108,7 +108,10 @@ def _entry_lines(text: str, n: int) -> list[int]:
 
 
 def parse(line: Line) -> DocRecord | None:
-    row = line.obj[ROW]
+    row = line.obj.get(ROW)
+    if not isinstance(row, dict):
+        line.error("", f"is not SAFE's results: a SAFE file is one JSON object with {KEY}")
+        return None
     side = row["side"]
     prompt = line.get("prompt", str) or ""
     block = line.get(f"{side}_posthoc_eval_data", dict) or {}

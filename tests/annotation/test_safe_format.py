@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from annotation import formats
 from annotation.ingest import ImportFailed, import_file
 from annotation.models import ClaimList, Document, Project, System
+from tests.annotation.test_import_fuzz import FUZZ, JSON, check
 from tests.conftest import canonical_line
 
 DATA = Path(__file__).parent / "data" / "safe"
@@ -100,3 +104,34 @@ def test_canonical_files_are_not_taken_for_safe(project: Project) -> None:
     assert import_file(project=project, text=canonical_line(1) + "\n", file="c.jsonl").format == (
         "canonical"
     )
+
+
+@FUZZ
+@given(
+    entry=st.dictionaries(
+        st.sampled_from(["prompt", "side1_response", "side2_response", "x"]), JSON, max_size=3
+    ),
+    block=st.dictionaries(
+        st.sampled_from(["checked_statements", "past_steps_jsonified_all", "response"]),
+        JSON
+        | st.lists(
+            st.dictionaries(
+                st.sampled_from(
+                    ["self_contained_atomic_fact", "annotation", "google_searches", "sentence"]
+                ),
+                JSON,
+                max_size=3,
+            ),
+            max_size=2,
+        ),
+        max_size=3,
+    ),
+    as_jsonl=st.booleans(),
+)
+def test_no_safe_file_makes_an_import_crash(
+    db: None, entry: dict[str, Any], block: dict[str, Any], as_jsonl: bool
+) -> None:
+    data = {"per_prompt_data": [{**entry, "side1_posthoc_eval_data": block}]}
+    text = json.dumps(data, indent=None if as_jsonl else 2)
+    check(text, "safe")
+    check(json.dumps(entry) + "\n", "safe")
