@@ -64,6 +64,24 @@ def compile_mapping(text: str, file: str = "mapping") -> dict[str, Any]:
     if not isinstance(spec, dict) or "response" not in spec:
         raise ImportFailed([LineError(file, 0, "response", "the mapping must say where it is")])
     errors: list[LineError] = []
+    for key, shape in (("claims", dict), ("segments", dict), ("values", dict)):
+        if key in spec and not isinstance(spec[key], shape):
+            errors.append(LineError(file, 0, key, "must be a mapping of keys to values"))
+    claims = spec.get("claims")
+    if isinstance(claims, dict) and not isinstance(claims.get("evidence", {}), dict):
+        errors.append(LineError(file, 0, "claims.evidence", "must be a mapping of keys to values"))
+    unknown = set(spec) - {*FIELDS, "claims", "segments", "values"}
+    for key in sorted(unknown, key=str):
+        errors.append(
+            LineError(
+                file,
+                0,
+                str(key),
+                f"is not a mapping key ({', '.join(FIELDS)}, claims, segments, values)",
+            )
+        )
+    if errors:
+        raise ImportFailed(errors)
 
     def compiled(node: Any, where: str) -> Any:
         if isinstance(node, dict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -108,5 +109,30 @@ def test_an_unmapped_label_and_a_bad_expression_are_errors(project: Project) -> 
             file="f.jsonl",
             mapping="response: r\nquestion: 'a[['\n",
             mapping_file="my.yaml",
+        )
+    assert Document.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("mapping", "message"),
+    [
+        ("response: r\nclaims: text\n", "m.yaml, field 'claims': must be a mapping"),
+        ("response: r\nclaims: {evidence: e}\n", "field 'claims.evidence': must be a mapping"),
+        ("response: r\nvalues: [a]\n", "field 'values': must be a mapping"),
+        ("response: r\nanswer: a\n", "field 'answer': is not a mapping key"),
+        ("[1, 2]\n", "field 'response': the mapping must say where it is"),
+        ("response: [r\n", "m.yaml: not valid YAML or JSON"),
+    ],
+)
+def test_a_malformed_mapping_is_an_error_naming_the_key(
+    project: Project, mapping: str, message: str
+) -> None:
+    with pytest.raises(ImportFailed, match=re.escape(message)):
+        import_file(
+            project=project,
+            text='{"r": "x"}\n',
+            file="f.jsonl",
+            mapping=mapping,
+            mapping_file="m.yaml",
         )
     assert Document.objects.count() == 0
