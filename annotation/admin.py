@@ -93,6 +93,12 @@ class PipelineRunAdmin(admin.ModelAdmin):
     inlines = [PipelineChunkInline]
 
 
+@admin.register(models.ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "file_name", "status", "phase", "records", "created_at"]
+    list_filter = ["status", "project"]
+
+
 @admin.register(models.Adjudication)
 class AdjudicationAdmin(admin.ModelAdmin):
     list_display = ["item", "unit", "field", "value", "by", "created_at"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from pipeline.dataformats import canonical, factscore, felm, veriscore
+from pipeline.dataformats import canonical, factscore, felm, safe, veriscore
 from pipeline.dataformats.common import (
     ClaimRecord,
     DocRecord,
@@ -331,6 +331,32 @@ def canonical_records(project: Project, *, source_model: str | None = None) -> l
     return out
 
 
+# --- SAFE ---------------------------------------------------------------------------
+
+
+def safe_file(
+    project: Project,
+    *,
+    system: str | None = None,
+    verifier: str | None = None,
+    source_model: str | None = None,
+) -> dict[str, Any]:
+    """SAFE's results file: the claim lists of `system` (default: safe) with the labels
+    of `verifier` (default: <system>-rater) and their searches, per prompt and side."""
+    extractor = _system(project, system, kind=System.EXTRACTOR, default=safe.NAME)
+    rater = verifier or f"{extractor.name}-rater"
+    labels = {
+        rater: dict(
+            Verdict.objects.filter(
+                system__project=project, system__name=rater, claim__claim_list__system=extractor
+            ).values_list("claim_id", "label")
+        )
+    }
+    docs = _documents(project, source_model).filter(claim_lists__system=extractor)
+    records = list(_records(docs, {extractor.name: extractor}, labels))
+    return safe.write_file(records, system=extractor.name, verifier=rater)
+
+
 # --- the export registry used by the API ---------------------------------------------
 
 
@@ -361,6 +387,14 @@ def export(project: Project, name: str, *, params: Mapping[str, str]) -> tuple[s
                 source_model=model,
             )
         ), jsonl
+    if name == "safe.json":
+        data = safe_file(
+            project,
+            system=_param(params, "system"),
+            verifier=_param(params, "verifier"),
+            source_model=model,
+        )
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n", "application/json"
     if name == "felm.jsonl":
         return _jsonl(
             felm_records(project, source=_param(params, "source") or GOLD, source_model=model)
@@ -384,4 +418,5 @@ EXPORTS = [
     "veriscore.jsonl",
     "felm.jsonl",
     "factscore.jsonl",
+    "safe.json",
 ]

@@ -48,6 +48,10 @@ class ImportForm(forms.Form):
     domain = forms.CharField(
         required=False, help_text="FELM: the domain of a per-domain file (default: the file's name)."
     )
+    mapping = forms.FileField(
+        required=False,
+        help_text="Any other layout: a mapping file (YAML or JSON) of JMESPath expressions.",
+    )
     update = forms.BooleanField(
         required=False, help_text="Replace stored documents and claim lists that differ "
         "(never those with annotators' answers).",

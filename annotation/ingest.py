@@ -8,12 +8,25 @@ the field and what is wrong. Published oddities are accepted with a warning.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import batched
+from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
+from django.core.files.uploadedfile import TemporaryUploadedFile, UploadedFile
+from django.db import connection, models, transaction
 
-from pipeline.dataformats import FORMATS, ImportFailed, LineError, decode, parse_file
+from pipeline.dataformats import (
+    FORMATS,
+    ImportFailed,
+    LineError,
+    decode,
+    iter_records,
+    mapped,
+    scan_file,
+)
 from pipeline.dataformats.common import (
     MAX_LINK,
     SOURCE,
@@ -46,9 +59,13 @@ __all__ = [
     "LineError",
     "decode",
     "import_file",
+    "import_upload",
     "ingest_results",
     "save_records",
 ]
+
+BATCH = 1000  # records written per batch (each batch: a few bulk inserts)
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 DOCUMENT_FIELDS = ("response", "question", "domain", "source_model", "metadata")
 
@@ -87,7 +104,8 @@ class ImportSummary:
 def import_file(
     *,
     project: Project,
-    text: str | bytes,
+    text: str | bytes | None = None,
+    path: Path | None = None,
     file: str,
     fmt: str = "auto",
     system: str = "",
@@ -95,22 +113,76 @@ def import_file(
     verifier: str = "",
     domain: str = "",
     update: bool = False,
+    mapping: str = "",
+    mapping_file: str = "mapping",
+    progress: Progress | None = None,
 ) -> ImportSummary:
-    """Read a whole file and write it; ImportFailed (nothing written) on any error."""
-    if isinstance(text, bytes):
-        text = decode(text, file)
-    fmt, records, warnings = parse_file(
-        text,
-        file=file,
-        fmt=fmt,
-        system=system,
-        source_model=source_model,
-        verifier=verifier,
-        domain=domain,
+    """Read a file (its `text`, or streamed from `path`) and write it; ImportFailed
+    (nothing written) on any error.
+
+    Two passes keep memory bounded whatever the file's size: the first validates every
+    record and keeps only ids; the second reads the records again and writes them in
+    batches inside one transaction. `progress(phase, done, total)` is called as it goes
+    ("read": bytes or lines, "write": records)."""
+    if text is None and path is None:
+        raise TypeError("import_file needs text or path")
+    source: str | Path = (
+        path if text is None else (decode(text, file) if isinstance(text, bytes) else text)
     )
-    summary = save_records(project=project, records=records, fmt=fmt, file=file, update=update)
+    if mapping:  # any other layout, read through a mapping file (checked first)
+        fmt = mapped.NAME
+        mapped.compile_mapping(mapping, mapping_file)
+    options = {
+        "mapping": mapping,
+        "system": system,
+        "source_model": source_model,
+        "verifier": verifier,
+        "domain": domain,
+    }
+    fmt, count, warnings = scan_file(source, file=file, fmt=fmt, progress=progress, **options)
+    if progress:
+        progress("validated", count, count)
+    records = iter_records(source, file=file, fmt=fmt, **options)
+    summary = save_records(
+        project=project,
+        records=records,
+        fmt=fmt,
+        file=file,
+        update=update,
+        progress=progress,
+        total=count,
+    )
     summary.warnings = warnings
     return summary
+
+
+def import_upload(*, project: Project, upload: UploadedFile, **options: Any) -> ImportSummary:
+    """An uploaded file (upload page, API): refused above IMPORT_MAX_MB; one that Django
+    spooled to disk is streamed from there."""
+    check_upload_size(upload)
+    name = upload.name or "upload"
+    if isinstance(upload, TemporaryUploadedFile):
+        return import_file(
+            project=project, path=Path(upload.temporary_file_path()), file=name, **options
+        )
+    return import_file(project=project, text=upload.read(), file=name, **options)
+
+
+def check_upload_size(upload: UploadedFile) -> None:
+    """ImportFailed for an upload above IMPORT_MAX_MB."""
+    limit = settings.IMPORT_MAX_MB
+    if upload.size is not None and upload.size > limit * 2**20:
+        raise ImportFailed(
+            [
+                LineError(
+                    upload.name or "upload",
+                    0,
+                    "",
+                    f"is {upload.size / 2**20:.0f} MB; uploads are limited to {limit} MB "
+                    "(IMPORT_MAX_MB); import larger files with manage.py import_data",
+                )
+            ]
+        )
 
 
 def _system_specs(records: list[DocRecord], origin: str) -> dict[str, dict[str, str]]:
@@ -138,14 +210,16 @@ def _answered(**filters: Any) -> bool:
 def save_records(
     *,
     project: Project,
-    records: list[DocRecord],
+    records: Iterable[DocRecord],
     fmt: str,
     file: str = "",
     update: bool = False,
     systems: dict[str, dict[str, Any]] | None = None,
     check_identity: bool = True,
+    progress: Progress | None = None,
+    total: int = 0,
 ) -> ImportSummary:
-    """Write parsed records in one transaction.
+    """Write parsed records in one transaction, BATCH records at a time.
 
     A document is matched on its id: the same document fields -> already present; new
     claim lists, evidence and verdicts for it are added; different document fields, a
@@ -154,67 +228,180 @@ def save_records(
     `systems` gives the defaults of systems created here (pipeline runs); without
     `check_identity` a known document and its known lists are kept as they are."""
     summary = ImportSummary(format=fmt)
-    origin = f"import:{fmt}"
-    specs = {**_system_specs(records, origin), **(systems or {})}
+    known: dict[str, System] = {}
+    done = 0
     with transaction.atomic():
-        existing = {
-            d.external_id: d
-            for d in Document.objects.filter(
-                project=project, external_id__in=[r.external_id for r in records]
+        for batch in batched(records, BATCH):
+            _save_batch(
+                project,
+                list(batch),
+                fmt=fmt,
+                file=file,
+                update=update,
+                systems=systems,
+                check_identity=check_identity,
+                known=known,
+                summary=summary,
             )
-        }
-        if check_identity:
-            _check_identity(records, existing, file, update)
-        known = {s.name: s for s in System.objects.filter(project=project, name__in=specs)}
-        for name, defaults in specs.items():
-            if name not in known:
-                known[name] = System.objects.create(project=project, name=name, **defaults)
-        for r in records:
-            doc = existing.get(r.external_id)
-            if doc is None:
-                doc = Document.objects.create(
-                    project=project,
-                    external_id=r.external_id,
-                    response=r.response,
-                    question=r.question,
-                    domain=r.domain,
-                    source_model=r.source_model,
-                    metadata=r.metadata,
-                )
-                summary.documents_created += 1
-            else:
-                _merge_document(doc, r, update and check_identity, summary)
-            present = {cl.system.name: cl for cl in doc.claim_lists.select_related("system")}
-            for name, lst in r.lists.items():
-                cl = present.get(name)
-                if cl is not None and update and check_identity and _list_differs(cl, lst):
-                    cl.delete()
-                    summary.claim_lists_replaced += 1
-                    cl = None
-                if cl is None:
-                    cl = ClaimList.objects.create(
-                        document=doc, system=known[name], abstained=lst.abstained
-                    )
-                    claims = Claim.objects.bulk_create(
-                        Claim(
-                            claim_list=cl,
-                            position=i,
-                            text=c.text,
-                            sentence_index=c.sentence_index,
-                            sentence=c.sentence,
-                        )
-                        for i, c in enumerate(lst.claims)
-                    )
-                    summary.claim_lists_created += 1
-                    summary.claims_created += len(claims)
-                    pairs = list(zip(claims, lst.claims, strict=True))
-                else:
-                    summary.claim_lists_existing += 1
-                    by_text = {c.text: c for c in cl.claims.all()}
-                    pairs = [(by_text[c.text], c) for c in lst.claims if c.text in by_text]
-                _add_evidence_and_verdicts(pairs, known, summary)
-            _add_segments(doc, r.segments, known, summary, replace=update and check_identity)
+            done += len(batch)
+            if progress:
+                progress("write", done, total)
     return summary
+
+
+def _save_batch(
+    project: Project,
+    records: list[DocRecord],
+    *,
+    fmt: str,
+    file: str,
+    update: bool,
+    systems: dict[str, dict[str, Any]] | None,
+    check_identity: bool,
+    known: dict[str, System],
+    summary: ImportSummary,
+) -> None:
+    specs = {**_system_specs(records, f"import:{fmt}"), **(systems or {})}
+    existing = {
+        d.external_id: d
+        for d in Document.objects.filter(
+            project=project, external_id__in=[r.external_id for r in records]
+        )
+    }
+    if check_identity:
+        _check_identity(records, existing, file, update)
+    missing = [name for name in specs if name not in known]
+    if missing:
+        known.update((s.name, s) for s in System.objects.filter(project=project, name__in=missing))
+        for name in missing:
+            if name not in known:
+                known[name] = System.objects.create(project=project, name=name, **specs[name])
+    _create_documents(
+        project, [r for r in records if r.external_id not in existing], known, summary
+    )
+    for r in records:
+        doc = existing.get(r.external_id)
+        if doc is None:
+            continue
+        _merge_document(doc, r, update and check_identity, summary)
+        present = {cl.system.name: cl for cl in doc.claim_lists.select_related("system")}
+        for name, lst in r.lists.items():
+            cl = present.get(name)
+            if cl is not None and update and check_identity and _list_differs(cl, lst):
+                cl.delete()
+                summary.claim_lists_replaced += 1
+                cl = None
+            if cl is None:
+                cl = ClaimList.objects.create(
+                    document=doc, system=known[name], abstained=lst.abstained
+                )
+                claims = Claim.objects.bulk_create(_claims(cl, lst))
+                summary.claim_lists_created += 1
+                summary.claims_created += len(claims)
+                pairs = list(zip(claims, lst.claims, strict=True))
+            else:
+                summary.claim_lists_existing += 1
+                by_text = {c.text: c for c in cl.claims.all()}
+                pairs = [(by_text[c.text], c) for c in lst.claims if c.text in by_text]
+            _add_evidence_and_verdicts(pairs, known, summary)
+        _add_segments(doc, r.segments, known, summary, replace=update and check_identity)
+
+
+def _claims(cl: ClaimList, lst: ListRecord) -> list[Claim]:
+    return [
+        Claim(
+            claim_list=cl,
+            position=i,
+            text=c.text,
+            sentence_index=c.sentence_index,
+            sentence=c.sentence,
+        )
+        for i, c in enumerate(lst.claims)
+    ]
+
+
+def _insert(
+    model: type[models.Model], columns: tuple[str, ...], rows: list[tuple[Any, ...]]
+) -> None:
+    """Plain rows into a model's table, without building model instances."""
+    if not rows:
+        return
+    table = connection.ops.quote_name(model._meta.db_table)
+    names = ", ".join(connection.ops.quote_name(model._meta.get_field(c).column) for c in columns)
+    marks = ", ".join(["%s"] * len(columns))
+    with connection.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+
+
+def _create_documents(
+    project: Project, records: list[DocRecord], known: dict[str, System], summary: ImportSummary
+) -> None:
+    """New documents with all they hold, a few bulk inserts per batch."""
+    docs = Document.objects.bulk_create(
+        Document(
+            project=project,
+            external_id=r.external_id,
+            response=r.response,
+            question=r.question,
+            domain=r.domain,
+            source_model=r.source_model,
+            metadata=r.metadata,
+        )
+        for r in records
+    )
+    summary.documents_created += len(docs)
+    lists = [
+        (d, name, lst) for d, r in zip(docs, records, strict=True) for name, lst in r.lists.items()
+    ]
+    cls = ClaimList.objects.bulk_create(
+        ClaimList(document=d, system=known[name], abstained=lst.abstained) for d, name, lst in lists
+    )
+    summary.claim_lists_created += len(cls)
+    # Claims with evidence or verdicts are created as models (their ids are needed);
+    # plain claims, the bulk of a large file, go in with one executemany.
+    plain, rich = [], []
+    for cl, (_, _, lst) in zip(cls, lists, strict=True):
+        if any(c.evidence or c.verdicts for c in lst.claims):
+            rich.append((cl, lst))
+        else:
+            plain += [
+                (cl.pk, i, c.text, c.sentence_index, c.sentence) for i, c in enumerate(lst.claims)
+            ]
+    _insert(Claim, ("claim_list_id", "position", "text", "sentence_index", "sentence"), plain)
+    claims = Claim.objects.bulk_create(c for cl, lst in rich for c in _claims(cl, lst))
+    summary.claims_created += len(plain) + len(claims)
+    pairs = zip(claims, (c for _, lst in rich for c in lst.claims), strict=True)
+    evidence, verdicts = [], []
+    for claim, record in pairs:
+        evidence += [
+            Evidence(claim=claim, rank=rank, title=e.title, snippet=e.snippet, link=e.link)
+            for rank, e in enumerate(record.evidence, start=1)
+        ]
+        verdicts += [
+            Verdict(
+                claim=claim,
+                system=known[name],
+                label=value,
+                raw_output=record.raw_outputs.get(name, ""),
+            )
+            for name, value in record.verdicts.items()
+        ]
+    segments = Segment.objects.bulk_create(
+        Segment(document=d, position=i, text=s.text)
+        for d, r in zip(docs, records, strict=True)
+        for i, s in enumerate(r.segments)
+    )
+    seg_records = (s for r in records for s in r.segments)
+    verdicts += [
+        Verdict(segment=seg, system=known[name], label=value)
+        for seg, s in zip(segments, seg_records, strict=True)
+        for name, value in s.verdicts.items()
+    ]
+    Evidence.objects.bulk_create(evidence)
+    Verdict.objects.bulk_create(verdicts)
+    summary.evidence_created += len(evidence)
+    summary.verdicts_created += len(verdicts)
+    summary.segments_created += len(segments)
 
 
 def _check_identity(

@@ -749,5 +749,33 @@ class PipelineChunk(models.Model):
         return f"chunk {self.index} of {self.run}"
 
 
+class ImportJob(models.Model):
+    """A large upload imported by a background task (annotation.import_jobs), all or
+    nothing like any import; its page polls this row for progress."""
+
+    QUEUED, RUNNING, FINISHED, FAILED = "queued", "running", "finished", "failed"
+    STATUSES = [(QUEUED, "Queued"), (RUNNING, "Running"), (FINISHED, "Finished"), (FAILED, "Failed")]
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="import_jobs")
+    created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
+    file_name = models.CharField(max_length=300)
+    path = models.CharField(max_length=1000)  # the upload, kept until the job is over
+    options = models.JSONField(default=dict)  # fmt, system, source_model, verifier, domain, update
+    status = models.CharField(max_length=20, choices=STATUSES, default=QUEUED)
+    phase = models.CharField(max_length=20, blank=True)  # read, write
+    records = models.PositiveIntegerField(default=0)  # records validated so far
+    summary = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    @property
+    def is_over(self) -> bool:
+        return self.status in (self.FINISHED, self.FAILED)
+
+
 # Hiring (training items, known-answer checks, invite links): models in their own module.
 from .hiring import Hire, HiringPolicy, Invite, QualityItem  # noqa: E402, F401

@@ -176,6 +176,10 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
+# Largest file the upload page and the API import (MB); larger: manage.py import_data.
+IMPORT_MAX_MB = int(os.getenv("IMPORT_MAX_MB", "200"))
+# Uploads above this size (MB) import as a background task with a progress page.
+IMPORT_BACKGROUND_MB = float(os.getenv("IMPORT_BACKGROUND_MB", "20"))
 
 REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with a WWW-Authenticate header.

@@ -48,6 +48,7 @@ urlpatterns = [
     path("p/<id:project_id>/instructions/edit/", researcher.project_instructions,
          name="project_instructions"),
     path("p/<id:project_id>/import/", researcher.project_import, name="project_import"),
+    path("p/<id:project_id>/import/<id:job_id>/", researcher.import_job, name="import_job"),
     path("p/<id:project_id>/items/<str:kind>/", researcher.project_items, name="project_items"),
     path("p/<id:project_id>/adjudication/", adjudication.adjudication, name="adjudication"),
     path("p/<id:project_id>/export/answers.<str:fmt>", researcher.project_export,

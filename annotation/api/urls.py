@@ -26,6 +26,8 @@ urlpatterns = [
          views.InstructionsAcknowledgeApi.as_view(), name="api_acknowledge"),
     path("projects/<id:project_id>/documents/", views.DocumentListApi.as_view(),
          name="api_documents"),
+    path("projects/<id:project_id>/imports/<id:job_id>/", views.ImportJobApi.as_view(),
+         name="api_import_job"),
     path("projects/<id:project_id>/documents/import/", views.DocumentImportApi.as_view(),
          name="api_documents_import"),
     path("projects/<id:project_id>/systems/", views.SystemListApi.as_view(), name="api_systems"),

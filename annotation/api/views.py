@@ -11,6 +11,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -21,11 +22,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import endpoints, exports, formats, forms, gold, hiring, kinds
-from ..ingest import FORMATS, ImportFailed, import_file
+from ..import_jobs import is_large, start_import
+from ..ingest import (FORMATS, ImportFailed, check_upload_size, decode, import_file,
+                      import_upload)
 from ..kinds.base import api_name
 from ..labelstudio import answers_data
 from ..members import CREATE_PROJECTS, MemberError, add_member
-from ..models import Assignment, Document, Item, Membership, PipelineRun, Project
+from ..models import Assignment, Document, ImportJob, Item, Membership, PipelineRun, Project
 from ..tasks import cancel_run, requeue_stale_chunks, retry_run, run_config, start_run
 from ..views.common import assignment_for_annotator, membership_for, project_for_researcher
 from .errors import ApiError, ErrorSerializer, form_error, import_error, page_of, paginated
@@ -187,6 +190,8 @@ class DocumentImportApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         file = serializers.FileField(required=False, help_text="A JSONL file (multipart upload)")
+        mapping = serializers.FileField(
+            required=False, help_text="A mapping file (YAML or JSON) for any other layout")
         content = serializers.CharField(
             required=False, trim_whitespace=False, help_text="The JSONL text, instead of a file"
         )
@@ -229,22 +234,44 @@ class DocumentImportApi(APIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         data = _valid(self.InputSerializer, request.data)
-        text: str | bytes
-        if data.get("file"):
-            name, text = data["file"].name, data["file"].read()
-        else:
-            name, text = data["filename"], data["content"]
+        options = {"fmt": data["format"], "system": data["system"].strip(),
+                   "source_model": data["source_model"].strip(),
+                   "verifier": data["verifier"].strip(), "domain": data["domain"].strip(),
+                   "update": data["update"]}
         try:
-            summary = import_file(project=project, text=text, file=name, fmt=data["format"],
-                                  system=data["system"].strip(),
-                                  source_model=data["source_model"].strip(),
-                                  verifier=data["verifier"].strip(), domain=data["domain"].strip(),
-                                  update=data["update"])
+            if data.get("mapping"):
+                options["mapping"] = decode(data["mapping"].read(), data["mapping"].name)
+                options["mapping_file"] = data["mapping"].name
+            if data.get("file") and is_large(data["file"]):
+                check_upload_size(data["file"])
+                job = start_import(project=project, user=request.user, upload=data["file"],
+                                   options=options)
+                return Response(_job_body(job), status=202)
+            if data.get("file"):
+                summary = import_upload(project=project, upload=data["file"], **options)
+            else:
+                summary = import_file(project=project, text=data["content"],
+                                      file=data["filename"], **options)
         except ImportFailed as e:
             raise import_error(e.errors) from None
         body = {k: v for k, v in vars(summary).items() if k in self.OutputSerializer().fields}
         body["warnings"] = [vars(w) for w in summary.warnings]
         return Response({**body, "summary": str(summary)}, status=201)
+
+
+def _job_body(job: ImportJob) -> dict[str, Any]:
+    return {"job": job.pk, "status": job.status, "phase": job.phase, "records": job.records,
+            "summary": job.summary, "errors": job.errors,
+            "url": f"/api/projects/{job.project_id}/imports/{job.pk}/"}
+
+
+class ImportJobApi(APIView):
+    """A background import (an upload above IMPORT_BACKGROUND_MB): its status."""
+
+    @extend_schema(operation_id="import_job", responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request: Request, project_id: int, job_id: int) -> Response:
+        project = _researcher_project(request, project_id)
+        return Response(_job_body(get_object_or_404(ImportJob, pk=job_id, project=project)))
 
 
 class SystemListApi(APIView):

@@ -8,14 +8,15 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.db.models import Count, Q
 from django.http import Http404, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import exports, kinds
 from ..forms import ImportForm, InstructionsForm, MemberForm, ProjectForm
-from ..ingest import ImportFailed, import_file
+from ..import_jobs import is_large, start_import
+from ..ingest import ImportFailed, check_upload_size, decode, import_upload
 from ..members import CREATE_PROJECTS, MemberError, add_member
-from ..models import Assignment, Item, Project
+from ..models import Assignment, ImportJob, Item, Project
 from .common import HtmxRequest, project_for_researcher
 
 
@@ -133,18 +134,25 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
     errors: list[str] = []
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
+        options = {
+            "fmt": form.cleaned_data["format"],
+            "system": form.cleaned_data["system"].strip(),
+            "source_model": form.cleaned_data["source_model"].strip(),
+            "verifier": form.cleaned_data["verifier"].strip(),
+            "domain": form.cleaned_data["domain"].strip(),
+            "update": form.cleaned_data["update"],
+        }
         try:
-            summary = import_file(
-                project=project,
-                text=upload.read(),
-                file=upload.name,
-                fmt=form.cleaned_data["format"],
-                system=form.cleaned_data["system"].strip(),
-                source_model=form.cleaned_data["source_model"].strip(),
-                verifier=form.cleaned_data["verifier"].strip(),
-                domain=form.cleaned_data["domain"].strip(),
-                update=form.cleaned_data["update"],
-            )
+            if form.cleaned_data["mapping"]:
+                options["mapping"] = decode(form.cleaned_data["mapping"].read(), "mapping")
+                options["mapping_file"] = form.cleaned_data["mapping"].name
+            if is_large(upload):
+                check_upload_size(upload)
+                job = start_import(
+                    project=project, user=request.user, upload=upload, options=options
+                )
+                return redirect("import_job", project_id=project.pk, job_id=job.pk)
+            summary = import_upload(project=project, upload=upload, **options)
         except ImportFailed as e:
             errors = [str(err) for err in e.errors]
         else:
@@ -181,3 +189,16 @@ def project_export(request: HtmxRequest, project_id: int, fmt: str) -> HttpRespo
     real_names = request.GET.get("names") == "1"
     rows = exports.long_rows(project, real_names=real_names)
     return exports.respond(rows, fmt=fmt, filename=f"project-{project.pk}-answers")
+
+
+@login_required
+def import_job(request: HtmxRequest, project_id: int, job_id: int) -> HttpResponse:
+    """A background import's progress (polled by htmx until it is over)."""
+    project = project_for_researcher(request, project_id)
+    job = get_object_or_404(ImportJob, pk=job_id, project=project)
+    template = "annotation/import_job.html" + ("#job-status" if request.htmx else "")
+    response = render(request, template, {"project": project, "job": job})
+    if request.htmx and job.is_over:
+        response.status_code = 286  # htmx stops polling
+    return response
+

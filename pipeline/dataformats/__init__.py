@@ -7,9 +7,10 @@ every error with its file, line and field; warnings are returned beside the reco
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
-from . import canonical, factscore, felm, veriscore
+from . import canonical, factscore, felm, mapped, safe, veriscore
 from .common import (
     MAX_DOMAIN,
     MAX_ERRORS,
@@ -26,6 +27,8 @@ from .common import (
     bad_value,
     check_lengths,
     decode,
+    file_lines,
+    read_lines,
     read_records,
 )
 
@@ -35,6 +38,8 @@ PARSERS: dict[str, Callable[[Line], DocRecord | None]] = {
     veriscore.INPUT: veriscore.parse_input,
     factscore.NAME: factscore.parse,
     felm.NAME: felm.parse,
+    safe.NAME: safe.parse,
+    mapped.NAME: mapped.parse,
 }
 FORMATS = tuple(PARSERS)
 
@@ -45,11 +50,15 @@ __all__ = [
     "LineError",
     "decode",
     "detect_format",
+    "iter_records",
     "parse_file",
+    "scan_file",
 ]
 
 
 def detect_format(keys: set[str]) -> str:
+    if safe.ROW in keys:
+        return safe.NAME
     if "claim_lists" in keys:
         return canonical.NAME
     if "annotations" in keys and "output" in keys:
@@ -67,22 +76,81 @@ def parse_file(
     text: str, *, file: str, fmt: str = "auto", **options: str
 ) -> tuple[str, list[DocRecord], list[LineError]]:
     """(format, records, warnings) of a whole file; ImportFailed when any record is unusable."""
-    reader = Reader(file, options={k: v for k, v in options.items() if v})
+    reader = _reader(file, fmt, options)
+    records = list(_records(_rows(text, reader), reader, fmt))
+    return _checked(reader, fmt), records, reader.warnings
+
+
+def scan_file(
+    source: str | Path,
+    *,
+    file: str,
+    fmt: str = "auto",
+    progress: Callable[[str, int, int], None] | None = None,
+    **options: str,
+) -> tuple[str, int, list[LineError]]:
+    """(format, number of records, warnings) of a file read as a stream, keeping no
+    record: the validation pass of a large import. ImportFailed when any is unusable.
+    `source` is the text or the path of the file; progress("read", records, 0)."""
+    reader = _reader(file, fmt, options)
+    count = 0
+    for _ in _records(_rows(source, reader), reader, fmt):
+        count += 1
+        if progress and not count % 1000:
+            progress("read", count, 0)
+    if progress:
+        progress("read", count, 0)
+    return _checked(reader, fmt), count, reader.warnings
+
+
+def iter_records(source: str | Path, *, file: str, fmt: str, **options: str) -> Iterator[DocRecord]:
+    """The records of a file that `scan_file` accepted, one at a time (the write pass)."""
+    reader = _reader(file, fmt, options)
+    yield from _records(_rows(source, reader), reader, fmt, check=False)
+    if reader.errors:  # the file changed since it was scanned
+        raise ImportFailed(reader.errors[:MAX_ERRORS])
+
+
+def _reader(file: str, fmt: str, options: dict[str, str]) -> Reader:
     if fmt != "auto" and fmt not in PARSERS:
         raise ImportFailed(
             [LineError(file, 0, "", f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")]
         )
-    records = list(_records(read_records(text, reader), reader, fmt))
-    if fmt == "auto":
-        fmt = reader.options.get("format", canonical.NAME)
+    if (fmt == mapped.NAME) != bool(options.get("mapping")):
+        raise ImportFailed(
+            [LineError(file, 0, "", "a mapping file goes with the format 'mapping' (and only it)")]
+        )
+    return Reader(file, options={k: v for k, v in options.items() if v})
+
+
+def _checked(reader: Reader, fmt: str) -> str:
     if reader.errors:
         raise ImportFailed(reader.errors[:MAX_ERRORS])
-    return fmt, records, reader.warnings
+    return reader.options.get("format", canonical.NAME) if fmt == "auto" else fmt
+
+
+def _rows(source: str | Path, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Records of a text, or of a file read line by line (a JSON array file is read whole)."""
+    if isinstance(source, str):
+        if safe.is_safe(source.removeprefix("\ufeff")):
+            return safe.read_rows(source.removeprefix("\ufeff"), reader)
+        return read_records(source, reader)
+    with open(source, "rb") as f:
+        first = f.readline().removeprefix(b"\xef\xbb\xbf").strip()
+    if (
+        first.startswith(b"[")
+        or (first.startswith(b"{") and not first.endswith(b"}"))
+        or (f'"{safe.KEY}"'.encode() in first)
+    ):  # a JSON array or one JSON object (SAFE): read whole
+        return _rows(decode(source.read_bytes(), reader.file), reader)
+    return read_lines(file_lines(source, reader.file), reader)
 
 
 def _records(
-    rows: Iterator[tuple[int, dict[str, Any]]], reader: Reader, fmt: str
+    rows: Iterator[tuple[int, dict[str, Any]]], reader: Reader, fmt: str, *, check: bool = True
 ) -> Iterator[DocRecord]:
+    """Records of the rows; `check` = every value fits the database (off on a second
+    reading of a file that was checked)."""
     seen: dict[str, int] = {}
     for number, obj in rows:
         if len(reader.errors) >= MAX_ERRORS:
@@ -92,7 +160,7 @@ def _records(
             reader.options["format"] = fmt
         line = Line(obj, number, reader)
         record = PARSERS[fmt](line)
-        if record is None or not _storable(line, record):
+        if record is None or check and not _storable(line, record):
             continue
         if record.external_id in seen:
             line.error(

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 MAX_ERRORS = 50
@@ -204,6 +205,13 @@ def label(value: str | bool) -> str:
 def bad_value(value: Any, path: str = "") -> tuple[str, str] | None:
     """(where, what) of the first value no database stores: NaN or infinity, a NUL
     character, a lone surrogate. None when the value is clean."""
+    try:  # the common case, in C: clean values serialize without NaN, NUL or surrogates
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        if "\\u0000" not in text:
+            text.encode("utf-8")
+            return None
+    except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
+        pass
     stack: list[tuple[str, Any]] = [(path, value)]
     while stack:
         where, v = stack.pop()
@@ -275,8 +283,36 @@ def read_records(text: str, reader: Reader) -> Iterator[tuple[int, dict[str, Any
         if array is not None:
             yield from array
             return
+    yield from read_lines(enumerate(text.split("\n"), start=1), reader)
+
+
+def file_lines(path: Path, file: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every line of a UTF-8 file, read as a stream: lines end at
+    "\\n" only; a byte-order mark is dropped; a bad byte raises ImportFailed naming its line."""
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                raise ImportFailed(
+                    [
+                        LineError(
+                            file,
+                            number,
+                            "",
+                            f"is not UTF-8 text (byte 0x{raw[e.start]:02x} "
+                            f"at column {e.start + 1}); save the file as UTF-8",
+                        )
+                    ]
+                ) from None
+
+
+def read_lines(
+    lines: Iterable[tuple[int, str]], reader: Reader
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every JSON Lines record of numbered lines."""
     n = 0
-    for number, raw in enumerate(text.split("\n"), start=1):
+    for number, raw in lines:
         if not raw.strip():
             continue
         obj = _loads(raw, number, reader)

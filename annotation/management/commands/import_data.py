@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
 
 from ...ingest import FORMATS, ImportFailed, import_file
 from ._project import find_project
@@ -22,6 +23,9 @@ class Command(BaseCommand):
                             help="system name for VeriScore verification labels (default: <system>-verifier)")
         parser.add_argument("--domain", default="",
                             help="FELM: the domain of a per-domain file (default: the file's name)")
+        parser.add_argument("--mapping", type=Path,
+                            help="a mapping file (YAML or JSON) of JMESPath expressions for any "
+                            "other layout")
         parser.add_argument("--update", action="store_true",
                             help="replace stored documents and claim lists that differ (never those "
                             "with annotators' answers)")
@@ -29,16 +33,38 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         project = find_project(opts["project"])
         path: Path = opts["file"]
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise CommandError(f"{path}: cannot read the file ({e}).") from e
+        if not path.is_file():
+            raise CommandError(f"{path}: cannot read the file (no such file).")
+        mapping = ""
+        if opts["mapping"]:
+            try:
+                mapping = opts["mapping"].read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise CommandError(f"{opts['mapping']}: cannot read the mapping ({e}).") from e
+        bars: dict[str, tqdm] = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase == "validated":
+                return
+            if phase not in bars:
+                for bar in bars.values():
+                    bar.close()
+                bars[phase] = tqdm(total=total or None, desc=f"{phase} {path.name}",
+                                   unit=" records", file=self.stderr._out, disable=None)
+            bars[phase].update(done - bars[phase].n)
+
         try:
             summary = import_file(
-                project=project, text=data, file=str(path), fmt=opts["format"],
+                project=project, path=path, file=str(path), fmt=opts["format"],
                 system=opts["system"], source_model=opts["source_model"], verifier=opts["verifier"],
-                domain=opts["domain"], update=opts["update"],
+                domain=opts["domain"], update=opts["update"], progress=progress,
+                mapping=mapping, mapping_file=str(opts["mapping"] or ""),
             )
         except ImportFailed as e:
             raise CommandError(str(e)) from e
+        except OSError as e:
+            raise CommandError(f"{path}: cannot read the file ({e}).") from e
+        finally:
+            for bar in bars.values():
+                bar.close()
         self.stdout.write(self.style.SUCCESS(f"{path}: {summary}"))

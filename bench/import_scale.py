@@ -1,0 +1,162 @@
+"""Benchmark: `import_data` on a large SYNTHETIC canonical file.
+
+    .venv/bin/python bench/import_scale.py                  # 100,000 and 1,000,000 lines
+    .venv/bin/python bench/import_scale.py --lines 100000   # one size
+    .venv/bin/python bench/import_scale.py --quick          # 300 lines, a smoke run
+    DATABASE_URL=postgres://... .venv/bin/python bench/import_scale.py   # also PostgreSQL
+
+Each line is one synthetic document ("SYNTHETIC" in its id, question and text; not
+real data): a 500-character response, a question, and two systems with 15 claims each.
+Each size runs in a child process (so its peak resident memory is its own) that
+imports the file into a fresh project, as `manage.py import_data` does, on a throwaway
+SQLite database (a temporary file, migrated from scratch) and, when DATABASE_URL is
+set, on that PostgreSQL database (the project is deleted afterwards). Printed:
+documents per second and the child's peak resident memory (max RSS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CLAIMS = 15
+SYSTEMS = ("SYNTHETIC extractor A", "SYNTHETIC extractor B")
+
+
+def write_file(path: Path, lines: int) -> None:
+    """`lines` synthetic canonical documents."""
+    words = "synthetic text about nothing in particular, written for a benchmark only "
+    response = (words * 8)[:500]
+    with open(path, "w") as f:
+        for i in range(lines):
+            record = {
+                "id": f"synthetic-{i}",
+                "question": f"SYNTHETIC question number {i}?",
+                "response": response,
+                "claim_lists": {
+                    name: [
+                        f"SYNTHETIC claim {k} of document {i} by {name[-1]}." for k in range(CLAIMS)
+                    ]
+                    for name in SYSTEMS
+                },
+            }
+            f.write(json.dumps(record) + "\n")
+
+
+def child(path: Path) -> None:
+    """Import `path` into a fresh project; print seconds and max RSS as JSON."""
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import transaction
+
+    from annotation.ingest import import_file
+    from annotation.models import Project
+
+    call_command("migrate", verbosity=0)
+    project = Project.objects.create(
+        name=f"SYNTHETIC import benchmark {time.time_ns()}",
+        description="Synthetic documents from bench/import_scale.py; not real data.",
+    )
+    try:
+        t0, c0 = time.perf_counter(), time.process_time()
+        summary = import_file(project=project, path=path, file=path.name, fmt="canonical")
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            json.dumps(
+                {
+                    "seconds": seconds,
+                    "cpu_seconds": cpu,
+                    "documents": summary.documents_created,
+                    "claims": summary.claims_created,
+                    "max_rss_mb": rss,
+                }
+            ),
+            flush=True,
+        )
+    finally:
+        if os.environ.get("DATABASE_URL"):  # your database: the SYNTHETIC rows go again
+            from annotation.models import Claim, ClaimList, Document
+
+            with transaction.atomic():
+                for model, path_to_project in (
+                    (Claim, "claim_list__document__project"),
+                    (ClaimList, "document__project"),
+                    (Document, "project"),
+                ):
+                    model.objects.filter(**{path_to_project: project})._raw_delete("default")
+                project.delete()
+
+
+def run(path: Path, lines: int, database: str, env: dict[str, str]) -> bool:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode:
+        print(out.stderr, file=sys.stderr)
+        return False
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    rate = r["documents"] / r["seconds"]
+    print(
+        f"{database}: {lines:,} lines ({path.stat().st_size / 2**20:.0f} MB), "
+        f"{r['documents']:,} documents and {r['claims']:,} claims in {r['seconds']:.1f} s: "
+        f"{rate:,.0f} documents/s; peak resident memory {r['max_rss_mb']:.0f} MB "
+        f"(this process's CPU time {r['cpu_seconds']:.1f} s: "
+        f"{r['documents'] / max(r['cpu_seconds'], 1e-9):,.0f} documents per CPU second; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
+    return r["documents"] == lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, action="append")
+    parser.add_argument("--quick", action="store_true", help="300 lines: a smoke run")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child(args.child)
+        return 0
+    sizes = [300] if args.quick else (args.lines or [100_000, 1_000_000])
+    tmp = Path(tempfile.mkdtemp(prefix="import-bench-"))
+    ok = True
+    try:
+        for lines in sizes:
+            path = tmp / f"synthetic-{lines}.jsonl"
+            write_file(path, lines)
+            print(
+                f"SYNTHETIC canonical file: {lines:,} documents, each a 500-character "
+                f"response, a question and {len(SYSTEMS)} systems x {CLAIMS} claims"
+            )
+            sqlite = {**os.environ, "SQLITE_PATH": str(tmp / f"bench-{lines}.sqlite3")}
+            sqlite.pop("DATABASE_URL", None)
+            ok &= run(path, lines, "SQLite", sqlite)
+            for name in tmp.glob("bench-*.sqlite3*"):
+                name.unlink()
+            if os.environ.get("DATABASE_URL"):
+                ok &= run(path, lines, "PostgreSQL", dict(os.environ))
+            path.unlink()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,255 @@
+"""Imports stream: a file is validated line by line, then written in batches in one
+transaction; all or nothing across batches; the benchmark script runs."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client
+from django.urls import reverse
+
+from annotation import ingest
+from annotation.ingest import ImportFailed, import_file
+from annotation.models import Claim, ClaimList, Document, Evidence, ImportJob, Project, Verdict
+from tests.annotation.api_helpers import token_client
+from tests.conftest import canonical_line
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def project(db: None) -> Project:
+    return Project.objects.create(name="scale")
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def rich_line(i: int) -> str:
+    claim = {
+        "text": f"Claim of {i}.",
+        "verdicts": {"v": "supported"},
+        "evidence": [{"title": "t", "snippet": "s", "link": "https://example.org/"}],
+    }
+    return json.dumps(
+        {
+            "id": f"rich-{i}",
+            "response": f"Response {i}.",
+            "claim_lists": {"x": [claim, f"Plain claim of {i}."]},
+            "segments": [{"text": "One.", "labels": {"r": "true"}}],
+        }
+    )
+
+
+def test_a_file_larger_than_a_batch_imports_from_its_path_in_batches(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "BATCH", 7)
+    path = write(
+        tmp_path / "big.jsonl",
+        [canonical_line(i) for i in range(20)] + [rich_line(i) for i in range(5)],
+    )
+    seen: list[tuple[str, int, int]] = []
+    summary = import_file(
+        project=project, path=path, file=path.name, progress=lambda *a: seen.append(a)
+    )
+    assert summary.documents_created == 25 and Document.objects.count() == 25
+    assert summary.claims_created == Claim.objects.count() == 20 * 3 + 5 * 2
+    assert Evidence.objects.count() == 5 and Verdict.objects.count() == 10
+    assert [c.text for c in ClaimList.objects.get(document__external_id="rich-3").claims.all()] == [
+        "Claim of 3.",
+        "Plain claim of 3.",
+    ]
+    assert seen[-1] == ("write", 25, 25) and ("read", 25, 0) in seen
+    assert [s for s in seen if s[0] == "write"] == [("write", n, 25) for n in (7, 14, 21, 25)]
+    again = import_file(project=project, path=path, file=path.name)
+    assert again.documents_created == 0 and again.documents_existing == 25
+
+
+def test_an_identity_error_in_a_later_batch_undoes_the_earlier_batches(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "BATCH", 5)
+    import_file(project=project, text=canonical_line(17) + "\n", file="one.jsonl")
+    changed = json.loads(canonical_line(17))
+    changed["response"] = "Another response."
+    lines = [canonical_line(i) for i in range(17)] + [json.dumps(changed)]
+    path = write(tmp_path / "mixed.jsonl", lines)
+    with pytest.raises(ImportFailed) as e:
+        import_file(project=project, path=path, file=path.name)
+    assert "mixed.jsonl, line 18, field 'response'" in str(e.value)
+    assert Document.objects.count() == 1
+
+
+def test_an_error_on_the_last_line_writes_nothing(project: Project, tmp_path: Path) -> None:
+    path = write(tmp_path / "bad.jsonl", [canonical_line(i) for i in range(30)] + ['{"id": 1}'])
+    with pytest.raises(ImportFailed, match="bad.jsonl, line 31, field 'response': is missing"):
+        import_file(project=project, path=path, file=path.name)
+    assert Document.objects.count() == 0
+
+
+def test_a_bad_byte_in_a_streamed_file_names_its_line(project: Project, tmp_path: Path) -> None:
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(
+        b"\xef\xbb\xbf"
+        + canonical_line(1).encode()
+        + b"\n"
+        + canonical_line(2).encode().replace(b"Person", b"Pers\xe9n")
+        + b"\n"
+    )
+    with pytest.raises(ImportFailed, match=r"latin1.jsonl, line 2: is not UTF-8 text \(byte 0xe9"):
+        import_file(project=project, path=path, file=path.name)
+    assert Document.objects.count() == 0
+
+
+def test_the_command_streams_the_file_and_reports(project: Project, tmp_path: Path) -> None:
+    path = write(tmp_path / "c.jsonl", [canonical_line(i) for i in range(3)])
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_data", "scale", str(path), stdout=out, stderr=err)
+    assert "3 new document(s)" in out.getvalue()
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("import_data", "scale", str(tmp_path / "missing.jsonl"))
+
+
+def test_the_benchmark_runs_in_quick_mode() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "import_scale.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "SYNTHETIC canonical file: 300 documents" in result.stdout
+    assert (
+        "SQLite: 300 lines" in result.stdout
+        and "documents/s; peak resident memory" in result.stdout
+    )
+
+
+def test_uploads_spooled_to_disk_are_streamed_and_large_ones_refused(
+    alpha: Project, users: dict[str, User], tmp_path: Path, settings: Any
+) -> None:
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 0  # every upload goes to a temporary file
+    path = write(tmp_path / "more.jsonl", [canonical_line(i) for i in range(30, 33)])
+    client = token_client(users["alice"])
+    url = f"/api/projects/{alpha.pk}/documents/import/"
+    with path.open("rb") as f:
+        response = client.post(url, {"file": f}, format="multipart")
+    assert response.status_code == 201, response.content
+    assert response.json()["documents_created"] == 3
+    settings.IMPORT_MAX_MB = 0
+    before = Document.objects.count()
+    with path.open("rb") as f:
+        response = client.post(url, {"file": f}, format="multipart")
+    assert response.status_code == 400
+    assert "uploads are limited to 0 MB (IMPORT_MAX_MB)" in response.json()["message"]
+    page = Client()
+    page.force_login(users["alice"])
+    with path.open("rb") as f:
+        body = page.post(
+            reverse("project_import", args=[alpha.pk]), {"file": f, "format": "auto"}
+        ).content.decode()
+    assert "more.jsonl: is 0 MB; uploads are limited to 0 MB (IMPORT_MAX_MB)" in body
+    assert Document.objects.count() == before
+
+
+def drain() -> None:
+    call_command(
+        "db_worker", "--batch", "--no-startup-delay", "--no-reload", "--interval=0", verbosity=0
+    )
+
+
+@pytest.fixture
+def background(settings: Any, tmp_path: Path) -> Any:
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    settings.IMPORT_BACKGROUND_MB = 0  # every upload goes to the background
+    settings.VAR_DIR = tmp_path
+    return settings
+
+
+def researcher_project() -> tuple[User, Project]:
+    alice = User.objects.create_user("alice")
+    project = Project.objects.create(name="bg")
+    project.add_member(alice, "researcher")
+    return alice, project
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_upload_imports_in_the_background_with_a_progress_page(
+    background: Any, tmp_path: Path
+) -> None:
+    alice, project = researcher_project()
+    page = Client()
+    page.force_login(alice)
+    path = write(tmp_path / "big.jsonl", [canonical_line(i) for i in range(12)])
+    with path.open("rb") as f:
+        response = page.post(
+            reverse("project_import", args=[project.pk]), {"file": f, "format": "auto"}
+        )
+    job = ImportJob.objects.get()
+    assert response["Location"] == reverse("import_job", args=[project.pk, job.pk])
+    assert Document.objects.count() == 0 and job.status == ImportJob.QUEUED
+    assert "Waiting for a worker" in page.get(response["Location"]).content.decode()
+    drain()
+    job.refresh_from_db()
+    assert job.status == ImportJob.FINISHED and "12 new document(s)" in job.summary
+    assert Document.objects.count() == 12 and not Path(job.path).exists()
+    polled = page.get(response["Location"], headers={"HX-Request": "true"})
+    assert polled.status_code == 286 and "12 new document(s)" in polled.content.decode()
+    outsider = User.objects.create_user("mallory")
+    page.force_login(outsider)
+    assert page.get(response["Location"]).status_code in (403, 404)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bad_background_upload_fails_whole_and_the_api_reports_it(
+    background: Any, tmp_path: Path
+) -> None:
+    alice, project = researcher_project()
+    path = write(tmp_path / "bad.jsonl", [canonical_line(i) for i in range(5)] + ['{"id": 9}'])
+    client = token_client(alice)
+    with path.open("rb") as f:
+        response = client.post(
+            f"/api/projects/{project.pk}/documents/import/", {"file": f}, format="multipart"
+        )
+    assert response.status_code == 202, response.content
+    url = response.json()["url"]
+    assert client.get(url).json()["status"] == "queued"
+    drain()
+    body = client.get(url).json()
+    assert body["status"] == "failed"
+    assert body["errors"] == ["bad.jsonl, line 6, field 'response': is missing"]
+    assert Document.objects.count() == 0
+
+
+@pytest.mark.slow
+def test_a_million_line_file_imports_on_sqlite_within_500_mb() -> None:
+    """`pytest -m slow`: the benchmark's 1,000,000-line SYNTHETIC file (about 1.9 GB)."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "import_scale.py"), "--lines", "1000000"],
+        capture_output=True,
+        text=True,
+        timeout=5400,
+        cwd=ROOT,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
+    )
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("SQLite:"))
+    assert "1,000,000 documents and 30,000,000 claims" in line
+    peak = int(line.split("peak resident memory ")[1].split(" MB")[0])
+    assert peak < 500, line
