@@ -87,6 +87,12 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--max-retries", type=int, default=5)
     g.add_argument("--backoff", type=float, default=1.0, help="first retry wait, doubled each time")
     g.add_argument("--extractor", choices=["veriscore", "atomic"], default="veriscore")
+    g.add_argument(
+        "--method",
+        choices=["veriscore", "verifastscore"],
+        default="veriscore",
+        help="verifastscore: one call per response on per-sentence evidence (`run` only)",
+    )
     g.add_argument("--label-mode", choices=["binary", "ternary"], default="binary")
     g.add_argument("--search-n", type=int, default=10)
     g.add_argument("--evidence-in-prompt", type=int, default=5)
@@ -156,7 +162,7 @@ def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
     )
     client.cache_path = args.cache
     config = PipelineConfig(
-        extractor=args.extractor,
+        extractor="verifastscore" if args.method == "verifastscore" else args.extractor,
         label_mode=args.label_mode,
         extraction_model=args.extraction_model,
         verification_model=args.verification_model,
@@ -228,6 +234,8 @@ async def execute(args: argparse.Namespace) -> int:
     name = _name(args.input[0] if isinstance(args.input, list) else args.input)
     out = Path(args.out)
 
+    if config.extractor == "verifastscore" and (args.command != "run" or args.estimate):
+        raise ValueError("--method verifastscore works with `run` only (without --estimate)")
     if args.command == "score":
         results = [r for path in args.input for r in load_results(path)]
         write_scores(results, args, name)

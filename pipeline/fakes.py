@@ -285,6 +285,8 @@ class FakeOpenAI(_FakeBase):
         }
 
     def reply(self, system: str, prompt: str) -> str:
+        if prompt.startswith("### Response\n") and "\n### Evidence\n" in prompt:
+            return self.facts(prompt)
         focus = re.findall(r"Sentence to be focused on: (.*?)\n+Facts:", prompt, re.DOTALL)
         if focus:
             sentence = focus[-1]
@@ -296,6 +298,21 @@ class FakeOpenAI(_FakeBase):
         if prompt.rstrip().endswith("Your decision:"):
             return self.judge(system, prompt)
         return "OK"
+
+    def facts(self, prompt: str) -> str:
+        """A VeriFastScore answer: each factual-looking sentence is a claim, Supported when
+        the evidence holds most of its words."""
+        response, _, evidence = prompt[len("### Response\n") :].partition("\n### Evidence\n")
+        lines = []
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", response):
+            for claim in derive_claims(sentence).splitlines():
+                if claim.startswith("- "):
+                    claim = claim[2:].rstrip(".")
+                    words = _words(claim)
+                    overlap = len(words & _words(evidence)) / len(words) if words else 0.0
+                    label = "Supported" if overlap >= 0.6 else "Unsupported"
+                    lines.append(f"{claim}: {label}")
+        return "### Facts\n" + ("\n".join(lines) if lines else "No verifiable claim.")
 
     def judge(self, system: str, prompt: str) -> str:
         task = prompt.rsplit("Your task:", 1)[-1]
