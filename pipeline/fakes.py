@@ -28,6 +28,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from pipeline.ratelimits import REAL_TIME, Bucket, Clock
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 RECORDED_EXTRACTIONS = FIXTURES / "llm" / "extraction_cache_ee40f6d.jsonl"
 RECORDED_SEARCHES = FIXTURES / "search" / "search_cache_ee40f6d.json"
@@ -200,6 +202,10 @@ class _FakeBase:
         raise NotImplementedError
 
 
+def _prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
+
+
 def _norm(text: str) -> str:
     return " ".join(text.split()).lower()
 
@@ -242,12 +248,75 @@ def derive_claims(sentence: str) -> str:
     return "\n".join(f"- {p.rstrip('.')}." for p in parts)
 
 
-class FakeOpenAI(_FakeBase):
-    """POST /v1/chat/completions, answering extraction and verification prompts."""
+class FakeLimits:
+    """The provider's per-minute request and token limits: a token bucket each. A call
+    counts its prompt and its max_tokens, as OpenAI counts them, when it arrives."""
 
-    def __init__(self, *, recorded: Path | None = RECORDED_EXTRACTIONS, **kwargs: Any) -> None:
+    def __init__(self, rpm: float, tpm: float, clock: Clock) -> None:
+        self.requests, self.tokens = Bucket(rpm, clock), Bucket(tpm, clock)
+        self.lock = threading.Lock()
+        self.refused = 0  # calls answered 429
+        self.admitted = 0
+
+    def take(self, tokens: float) -> tuple[bool, dict[str, str]]:
+        with self.lock:
+            r, t = self.requests, self.tokens
+            r.refill()
+            t.refill()
+            ok = r.level >= 1 and t.level >= min(tokens, t.capacity)
+            if ok:
+                r.level -= 1
+                t.level -= min(tokens, t.capacity)
+                self.admitted += 1
+            else:
+                self.refused += 1
+            headers = {
+                "x-ratelimit-limit-requests": f"{r.capacity:g}",
+                "x-ratelimit-limit-tokens": f"{t.capacity:g}",
+                "x-ratelimit-remaining-requests": str(int(r.level)),
+                "x-ratelimit-remaining-tokens": str(int(t.level)),
+                "x-ratelimit-reset-requests": f"{(r.capacity - r.level) / r.rate:.3f}s",
+                "x-ratelimit-reset-tokens": f"{(t.capacity - t.level) / t.rate:.3f}s",
+            }
+            if not ok:
+                wait = max((1 - r.level) / r.rate, (min(tokens, t.capacity) - t.level) / t.rate)
+                headers["Retry-After"] = f"{max(wait, 0.001):.3f}"
+            return ok, headers
+
+
+class FakeOpenAI(_FakeBase):
+    """POST /v1/chat/completions, answering extraction and verification prompts.
+
+    With `rpm` and `tpm` it enforces those limits per minute of `clock` (a 429 with
+    Retry-After beyond them) and sends the x-ratelimit-* headers with every answer.
+    """
+
+    def __init__(
+        self,
+        *,
+        recorded: Path | None = RECORDED_EXTRACTIONS,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        clock: Clock = REAL_TIME,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.recorded = load_recorded_extractions(recorded) if recorded else {}
+        self.limits = FakeLimits(rpm or 1e9, tpm or 1e12, clock) if rpm or tpm else None
+
+    def _respond(
+        self, path: str, headers: dict[str, str], data: dict[str, Any], fault: str | None
+    ) -> tuple[int, bytes, dict[str, str]]:
+        if self.limits is None or not path.endswith("/chat/completions"):
+            return super()._respond(path, headers, data, fault)
+        messages = data.get("messages") or []
+        need = _prompt_tokens(messages) + int(data.get("max_tokens") or 0)
+        ok, limit_headers = self.limits.take(need)
+        if not ok:
+            message = b'{"error": {"message": "Rate limit reached (fake)", "type": "requests"}}'
+            return 429, message, limit_headers
+        status, payload, extra = super()._respond(path, headers, data, fault)
+        return status, payload, {**extra, **limit_headers}
 
     @property
     def base_url(self) -> str:
@@ -264,7 +333,7 @@ class FakeOpenAI(_FakeBase):
         system = str(messages[0].get("content", "")) if len(messages) > 1 else ""
         prompt = str(messages[-1].get("content", ""))
         text = self.reply(system, prompt)
-        prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
+        prompt_tokens = _prompt_tokens(messages)
         return 200, {
             "id": f"chatcmpl-fake-{len(self.requests)}",
             "object": "chat.completion",

@@ -1,6 +1,6 @@
 """The one LLM client: openai's AsyncOpenAI against any OpenAI-compatible endpoint.
 
-It bounds concurrency, keeps under request- and token-per-minute limits, retries 429s,
+It follows the provider's rate limits (pipeline/ratelimits.py), retries 429s,
 5xx, timeouts and garbled answers with backoff, counts tokens and prices them, and puts
 every answer in the cache as soon as it arrives. Only this module imports openai.
 """
@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pipeline.cache import Cache, CacheError, make_key
+from pipeline.ratelimits import REAL_TIME, Clock, ProviderLimits
 from pipeline.types import Usage
 
 # USD per million tokens (input, output), list prices as of 2025. Dated snapshots match
@@ -100,37 +100,6 @@ class ChatResult:
         usage.cost_usd += self.cost_usd
 
 
-class RateLimiter:
-    """A token bucket refilled continuously: `per_minute` units, at most one minute's worth."""
-
-    def __init__(
-        self,
-        per_minute: float,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self.rate = per_minute / 60.0
-        self.capacity = per_minute
-        self.level = per_minute
-        self.clock = clock
-        self.sleep = sleep
-        self.stamp = clock()
-        self.lock = asyncio.Lock()
-
-    async def acquire(self, amount: float) -> None:
-        amount = min(amount, self.capacity)
-        async with self.lock:
-            while True:
-                now = self.clock()
-                self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
-                self.stamp = now
-                if self.level >= amount:
-                    self.level -= amount
-                    return
-                await self.sleep((amount - self.level) / self.rate)
-
-
 def _retryable(e: Exception) -> bool:
     import openai
 
@@ -175,6 +144,7 @@ class LLMClient:
         timeout: float = 120.0,
         backoff: float = 1.0,
         max_backoff: float = 30.0,
+        clock: Clock = REAL_TIME,
     ) -> None:
         self.base_url = base_url
         self.api_key = api_key or "not-needed"  # local servers accept any key
@@ -190,6 +160,8 @@ class LLMClient:
         self.max_backoff = max_backoff
         self.retries = 0  # how many attempts failed and were retried, over the client's life
         self.finished = 0  # calls that ended (answered, cached or failed): a sign of progress
+        self.clock = clock
+        self.rate_limited = 0  # 429s answered, over the client's life
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _bind(self) -> None:
@@ -206,9 +178,11 @@ class LLMClient:
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0
         )
-        self._slots = asyncio.Semaphore(self.concurrency)
-        self._rpm = RateLimiter(self.rpm) if self.rpm else None
-        self._tpm = RateLimiter(self.tpm) if self.tpm else None
+        # Calls in flight and per minute follow the provider's x-ratelimit-* headers;
+        # --concurrency, --rpm and --tpm are caps on top (pipeline/ratelimits.py).
+        self._limits = ProviderLimits(
+            concurrency=self.concurrency, rpm=self.rpm, tpm=self.tpm, clock=self.clock
+        )
 
     async def chat(
         self,
@@ -250,19 +224,30 @@ class LLMClient:
         if self.offline:
             raise LLMError("offline mode without a cache")
         self._bind()
-        need_tokens = count_message_tokens(request["messages"]) + 200 if self._tpm else 0
+        need_tokens = count_message_tokens(request["messages"]) + request["max_tokens"]
         attempt = 0
         while True:
-            if self._rpm:
-                await self._rpm.acquire(1)
-            if self._tpm:
-                await self._tpm.acquire(need_tokens)
+            await self._limits.acquire(need_tokens)
+            headers: Any = None
+            limited = False
             try:
-                async with self._slots:
+                try:
                     # httpx's timeouts bound each read; a server that sends a byte a
                     # second never trips them. This deadline covers the whole call.
                     async with asyncio.timeout(self.timeout):
-                        completion = await self._client.chat.completions.create(**request)
+                        raw = await self._client.chat.completions.with_raw_response.create(
+                            **request
+                        )
+                    headers = raw.headers
+                    completion = raw.parse()
+                except Exception as e:
+                    response = getattr(e, "response", None)
+                    headers = getattr(response, "headers", None)
+                    limited = getattr(response, "status_code", None) == 429
+                    raise
+                finally:
+                    await self._limits.release(headers, rate_limited=limited)
+                    self.rate_limited += limited
                 text = completion.choices[0].message.content
                 if text is None:
                     raise ValueError("answer without text")
@@ -284,6 +269,8 @@ class LLMClient:
                     raise LLMError(f"{type(e).__name__}: {what}") from e
                 attempt += 1
                 self.retries += 1
+                if limited:
+                    continue  # the limits hold every call until the provider's Retry-After
                 wait = _retry_after(e)
                 if wait is None:
                     wait = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))

@@ -7,7 +7,10 @@ import pytest
 
 from pipeline.cache import Cache, OfflineMiss
 from pipeline.fakes import FakeOpenAI
-from pipeline.llm import LLMClient, LLMError, RateLimiter, cost_usd, count_tokens, price
+from pipeline.llm import LLMClient, LLMError, cost_usd, count_tokens, price
+from pipeline.ratelimits import ProviderLimits
+
+from .test_ratelimits import ManualClock
 
 MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "Say OK"}]
 
@@ -131,15 +134,11 @@ def test_concurrency_is_bounded() -> None:
 
 
 def test_the_rate_limiter_waits_for_the_bucket_to_refill() -> None:
-    now = [0.0]
-    waits: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        waits.append(seconds)
-        now[0] += seconds
+    clock = ManualClock()
+    waits = clock.waits
 
     async def go() -> None:
-        limiter = RateLimiter(60, clock=lambda: now[0], sleep=sleep)  # one a second
+        limiter = ProviderLimits(concurrency=1000, tpm=60, clock=clock)  # one a second
         for _ in range(60):
             await limiter.acquire(1)
         assert waits == []  # a full minute's worth is available at once
