@@ -81,8 +81,12 @@ def parser() -> argparse.ArgumentParser:
         "--estimate", action="store_true", help="print calls, tokens and cost, call nothing"
     )
     g.add_argument("--concurrency", type=int, default=32, help="calls in flight per service")
-    g.add_argument("--rpm", type=float, help="LLM requests per minute")
-    g.add_argument("--tpm", type=float, help="LLM tokens per minute")
+    g.add_argument("--rpm", type=float, help="cap on LLM requests per minute")
+    g.add_argument("--tpm", type=float, help="cap on LLM tokens per minute")
+    g.add_argument(
+        "--batch", action="store_true", help="LLM calls through the Batch API (half price)"
+    )
+    g.add_argument("--batch-poll", type=float, default=10.0, help="seconds between polls")
     g.add_argument("--timeout", type=float, default=120.0, help="seconds per call")
     g.add_argument("--max-retries", type=int, default=5)
     g.add_argument("--backoff", type=float, default=1.0, help="first retry wait, doubled each time")
@@ -159,6 +163,8 @@ def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
         timeout=args.timeout,
         max_retries=args.max_retries,
         backoff=args.backoff,
+        batch=args.batch,
+        batch_poll=args.batch_poll,
     )
     client.cache_path = args.cache
     config = PipelineConfig(

@@ -24,6 +24,8 @@ import json
 import re
 import threading
 import time
+from email import policy
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -79,6 +81,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return
+
+    def do_GET(self) -> None:
+        self.do_POST()
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", 0))
@@ -202,6 +207,15 @@ class _FakeBase:
         raise NotImplementedError
 
 
+def _file_object(file_id: str, size: int) -> dict[str, Any]:
+    return {"id": file_id, "object": "file", "bytes": size, "created_at": int(time.time()),
+            "filename": "calls.jsonl", "purpose": "batch", "status": "processed"}  # fmt: skip
+
+
+def _public(batch: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+
 def _prompt_tokens(messages: list[dict[str, Any]]) -> int:
     return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
 
@@ -298,11 +312,111 @@ class FakeOpenAI(_FakeBase):
         rpm: float | None = None,
         tpm: float | None = None,
         clock: Clock = REAL_TIME,
+        batch_delay: float = 0.0,
+        batch_fail_rate: float = 0.0,
+        batch_expire: int = 0,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.recorded = load_recorded_extractions(recorded) if recorded else {}
         self.limits = FakeLimits(rpm or 1e9, tpm or 1e12, clock) if rpm or tpm else None
+        self.clock = clock
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_delay = batch_delay  # seconds of `clock` before a batch completes
+        self.batch_fail_rate = batch_fail_rate  # share of lines answered with an error
+        self.batch_expire = batch_expire  # this many batches expire, half answered
+
+    def handle(
+        self, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, bytes, dict[str, str]]:
+        if "/files" not in path and "/batches" not in path:
+            return super().handle(path, headers, body)
+        with self._lock:
+            self.requests.append({"n": len(self.requests), "path": path, "body": {}, "fault": None})
+            status, answer = self.batch_api(path, headers, body)
+        if isinstance(answer, bytes):
+            return status, answer, {}
+        return status, json.dumps(answer).encode(), {}
+
+    def batch_api(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+        """The Files and Batches endpoints, as far as the Batch API needs them."""
+        parts = path.split("?")[0].rstrip("/").split("/")[2:]  # after /v1
+        if parts == ["files"]:
+            ctype = {k.lower(): v for k, v in headers.items()}.get("content-type", "")
+            message = BytesParser(policy=policy.default).parsebytes(
+                f"Content-Type: {ctype}\r\n\r\n".encode() + body
+            )
+            fields = {
+                p.get_param("name", header="content-disposition"): p.get_payload(decode=True)
+                for p in message.iter_parts()
+            }
+            if fields.get("purpose") != b"batch" or not fields.get("file"):
+                return 400, {"error": {"message": "a batch file upload needs file and purpose"}}
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = fields["file"]
+            return 200, _file_object(file_id, len(fields["file"]))
+        if len(parts) == 3 and parts[0] == "files" and parts[2] == "content":
+            content = self.files.get(parts[1])
+            if content is None:
+                return 404, {"error": {"message": "no such file"}}
+            return 200, content
+        if parts == ["batches"]:
+            data = json.loads(body or b"{}")
+            if data.get("input_file_id") not in self.files:
+                return 400, {"error": {"message": "unknown input_file_id"}}
+            batch_id = f"batch_{len(self.batches) + 1}"
+            expire = self.batch_expire > 0
+            self.batch_expire -= expire
+            self.batches[batch_id] = {
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": data.get("endpoint"),
+                "errors": None,
+                "input_file_id": data["input_file_id"],
+                "completion_window": data.get("completion_window", "24h"),
+                "status": "in_progress",
+                "output_file_id": None,
+                "error_file_id": None,
+                "created_at": int(time.time()),
+                "request_counts": {"total": 0, "completed": 0, "failed": 0},
+                "_ready": self.clock.now() + self.batch_delay,
+                "_expire": expire,
+            }
+            return 200, _public(self.batches[batch_id])
+        if len(parts) == 2 and parts[0] == "batches" and parts[1] in self.batches:
+            batch = self.batches[parts[1]]
+            if batch["status"] == "in_progress" and self.clock.now() >= batch["_ready"]:
+                self._finish(batch)
+            return 200, _public(batch)
+        return 404, {"error": {"message": f"no route {path}"}}
+
+    def _finish(self, batch: dict[str, Any]) -> None:
+        lines = [json.loads(x) for x in self.files[batch["input_file_id"]].splitlines() if x]
+        answered = len(lines) // 2 if batch["_expire"] else len(lines)
+        out, err = [], []
+        for i, line in enumerate(lines):
+            cid = line["custom_id"]
+            draw = int(hashlib.sha256(f"{len(self.batches)}:{cid}".encode()).hexdigest(), 16)
+            if i >= answered:
+                message = "This request could not be executed before the completion window expired."
+                err.append({"custom_id": cid, "response": None,
+                            "error": {"code": "batch_expired", "message": message}})  # fmt: skip
+            elif draw % 10_000 < self.batch_fail_rate * 10_000:
+                body = {"error": {"message": "internal error (fake)", "type": "server_error"}}
+                err.append({"custom_id": cid, "error": None,
+                            "response": {"status_code": 500, "body": body}})  # fmt: skip
+            else:
+                _, answer = self.answer("/v1/chat/completions", {}, line["body"])
+                out.append({"id": f"batch_req_{i}", "custom_id": cid, "error": None,
+                            "response": {"status_code": 200, "body": answer}})  # fmt: skip
+        for rows, field in ((out, "output_file_id"), (err, "error_file_id")):
+            if rows:
+                file_id = f"file-{len(self.files) + 1}"
+                self.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+                batch[field] = file_id
+        batch["status"] = "expired" if batch["_expire"] else "completed"
+        batch["request_counts"] = {"total": len(lines), "completed": len(out), "failed": len(err)}
 
     def _respond(
         self, path: str, headers: dict[str, str], data: dict[str, Any], fault: str | None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,9 @@ PRICES: dict[str, tuple[float, float]] = {
     "gpt-3.5-turbo": (0.50, 1.50),
     "o4-mini": (1.10, 4.40),
 }
+
+
+BATCH_DISCOUNT = 0.5  # the Batch API's price, as a share of the list price
 
 
 def price(model: str) -> tuple[float, float] | None:
@@ -145,6 +148,9 @@ class LLMClient:
         backoff: float = 1.0,
         max_backoff: float = 30.0,
         clock: Clock = REAL_TIME,
+        batch: bool = False,
+        batch_poll: float = 10.0,
+        batch_gather: float = 0.5,
     ) -> None:
         self.base_url = base_url
         self.api_key = api_key or "not-needed"  # local servers accept any key
@@ -162,6 +168,11 @@ class LLMClient:
         self.finished = 0  # calls that ended (answered, cached or failed): a sign of progress
         self.clock = clock
         self.rate_limited = 0  # 429s answered, over the client's life
+        self.batch = batch  # calls go through the Batch API (pipeline/batch.py)
+        self.batch_poll = batch_poll
+        self.batch_gather = batch_gather
+        self.batches = 0  # batches created, over the client's life
+        self._batch: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _bind(self) -> None:
@@ -183,6 +194,15 @@ class LLMClient:
         self._limits = ProviderLimits(
             concurrency=self.concurrency, rpm=self.rpm, tpm=self.tpm, clock=self.clock
         )
+        if self.batch:
+            from pipeline.batch import BatchQueue
+
+            if self._batch is not None:
+                self.batches += self._batch.batches
+            self._batch = BatchQueue(
+                self, self._client, poll=self.batch_poll, gather=self.batch_gather,
+                clock=self.clock,
+            )  # fmt: skip
 
     async def chat(
         self,
@@ -200,12 +220,19 @@ class LLMClient:
             "max_tokens": max_tokens,
         }
         key = make_key("chat", request)
+
+        def call() -> Awaitable[dict[str, Any]]:
+            if self.batch and not self.offline:
+                self._bind()
+                return self._batch.call(key, request)
+            return self._call(request)
+
         try:
             if self.cache is None:
-                answer, cached = await self._call(request), False
+                answer, cached = await call(), False
             else:
                 answer, cached = await self.cache.once(
-                    key, "chat", request, lambda: self._call(request), offline=self.offline
+                    key, "chat", request, call, offline=self.offline
                 )
         finally:
             self.finished += 1
@@ -218,7 +245,8 @@ class LLMClient:
                 f"the answer cache {where} has a damaged chat answer (key {key[:12]}: "
                 f"{type(e).__name__} {e}): run `python -m pipeline cache repair {where}`"
             ) from None
-        return ChatResult(text, p, c, cost_usd(model, p, c), cached)
+        cost = cost_usd(model, p, c) * (BATCH_DISCOUNT if answer.get("batch") else 1.0)
+        return ChatResult(text, p, c, cost, cached)
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.offline:

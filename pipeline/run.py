@@ -113,6 +113,8 @@ class ClientConfig:
     timeout: float = 120.0
     max_retries: int = 5
     backoff: float = 1.0
+    batch: bool = False  # LLM calls through the provider's Batch API
+    batch_poll: float = 10.0  # seconds between looks at a batch in progress
 
     @classmethod
     def from_env(cls, **overrides: Any) -> ClientConfig:
@@ -157,6 +159,8 @@ def build_clients(cfg: ClientConfig) -> Clients:
         max_retries=cfg.max_retries,
         timeout=cfg.timeout,
         backoff=cfg.backoff,
+        batch=cfg.batch,
+        batch_poll=cfg.batch_poll,
     )
     searcher: Searcher
     if cfg.retriever == "bm25":
