@@ -235,6 +235,18 @@ def summary(results: list[ResponseResult], clients: Clients) -> str:
     )
 
 
+def cost_line(results: list[ResponseResult], estimated: float, *, batch: bool) -> str:
+    actual = sum(r.usage.cost_usd for r in results)
+    prompt = sum(r.usage.prompt_tokens for r in results)
+    cached = sum(r.usage.cached_prompt_tokens for r in results)
+    share = f"{cached / prompt:.0%}" if prompt else "0%"
+    return (
+        f"cost: estimate ${estimated:.4f}, actual ${actual:.4f} "
+        f"({cached} of {prompt} input tokens from the provider's prompt cache ({share})"
+        f"{', Batch API at half price' if batch else ''})"
+    )
+
+
 async def execute(args: argparse.Namespace) -> int:
     client_cfg, config = configs(args)
     name = _name(args.input[0] if isinstance(args.input, list) else args.input)
@@ -273,9 +285,25 @@ async def execute(args: argparse.Namespace) -> int:
                 evidence_in_prompt=config.evidence_in_prompt,
                 stages=stages,
                 prompts=config.prompts,
+                batch=client_cfg.batch,
             )
             print(format_estimate(rows))
             return 0
+
+        estimated = None
+        if args.command == "run" and config.extractor != "verifastscore":
+            rows = estimate_run(
+                read_inputs(args.input),
+                llm=clients.llm,
+                extractor=config.extractor,
+                label_mode=config.label_mode,
+                extraction_model=config.extraction_model,
+                verification_model=config.verification_model,
+                evidence_in_prompt=config.evidence_in_prompt,
+                prompts=config.prompts,
+                batch=client_cfg.batch,
+            )
+            estimated = sum(r.cost_usd for r in rows)
 
         off = args.no_progress
         if args.command in ("run", "extract"):
@@ -328,6 +356,8 @@ async def execute(args: argparse.Namespace) -> int:
                     (verification_record(r, config.evidence_in_prompt) for r in results),
                 )
         print(summary(results, clients))
+        if estimated is not None:
+            print(cost_line(results, estimated, batch=client_cfg.batch))
         if args.command in ("run", "verify"):
             write_scores(results, args, name)
         print(f"outputs in {out}/")

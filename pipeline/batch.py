@@ -165,5 +165,6 @@ def _answer(request: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         "text": text,
         "prompt_tokens": int(usage.get("prompt_tokens", 0)),
         "completion_tokens": int(usage.get("completion_tokens", 0)),
+        "cached_tokens": int((usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)),
         "batch": True,  # priced at the Batch discount
     }

@@ -9,47 +9,80 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import os
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pipeline.cache import Cache, CacheError, make_key
 from pipeline.ratelimits import REAL_TIME, Clock, ProviderLimits
 from pipeline.types import Usage
 
-# USD per million tokens (input, output), list prices as of 2025. Dated snapshots match
-# their family by prefix ("gpt-4o-2024-08-06" -> "gpt-4o"); unknown models cost 0 and the
-# estimate says so.
-PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4.1-nano": (0.10, 0.40),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4-turbo": (10.00, 30.00),
-    "gpt-4-0125-preview": (10.00, 30.00),
-    "gpt-4": (30.00, 60.00),
-    "gpt-3.5-turbo": (0.50, 1.50),
-    "o4-mini": (1.10, 4.40),
+# USD per million tokens (input, output, cached input), list prices as of 2025. Dated
+# snapshots match their family by prefix ("gpt-4o-2024-08-06" -> "gpt-4o"); unknown models
+# cost 0 and the estimate says so. Cached input is the provider's prompt caching: a prompt
+# of 1024 tokens or more whose start was sent shortly before (models without caching
+# charge it as input). The operator's own table, a JSON file {"model": [in, out, cached]}
+# named by PIPELINE_PRICES, replaces or adds rows.
+PRICES: dict[str, tuple[float, float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60, 0.075),
+    "gpt-4o": (2.50, 10.00, 1.25),
+    "gpt-4.1-nano": (0.10, 0.40, 0.025),
+    "gpt-4.1-mini": (0.40, 1.60, 0.10),
+    "gpt-4.1": (2.00, 8.00, 0.50),
+    "gpt-4-turbo": (10.00, 30.00, 10.00),
+    "gpt-4-0125-preview": (10.00, 30.00, 10.00),
+    "gpt-4": (30.00, 60.00, 30.00),
+    "gpt-3.5-turbo": (0.50, 1.50, 0.50),
+    "o4-mini": (1.10, 4.40, 0.275),
 }
-
-
 BATCH_DISCOUNT = 0.5  # the Batch API's price, as a share of the list price
+CACHE_MIN_TOKENS = 1024  # OpenAI caches prompts from this length on, in steps of 128
 
 
-def price(model: str) -> tuple[float, float] | None:
-    for name in sorted(PRICES, key=len, reverse=True):
+@functools.cache
+def _prices(override: str | None) -> dict[str, tuple[float, float, float]]:
+    table = dict(PRICES)
+    if override:
+        try:
+            rows = json.loads(Path(override).read_text(encoding="utf-8"))
+            for model, row in rows.items():
+                row = [float(x) for x in row]
+                table[model] = (row[0], row[1], row[2] if len(row) > 2 else row[0])
+        except (OSError, ValueError, TypeError, IndexError, AttributeError) as e:
+            raise ValueError(
+                f"PIPELINE_PRICES {override}: not a JSON object of "
+                f'{{"model": [input, output, cached input]}} in USD per million tokens ({e})'
+            ) from None
+    return table
+
+
+def price(model: str) -> tuple[float, float, float] | None:
+    table = _prices(os.environ.get("PIPELINE_PRICES") or None)
+    for name in sorted(table, key=len, reverse=True):
         if model == name or model.startswith(name + "-"):
-            return PRICES[name]
+            return table[name]
     return None
 
 
-def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+def cost_usd(
+    model: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    *,
+    cached_tokens: int = 0,
+    batch: bool = False,
+) -> float:
+    """`cached_tokens`: the part of prompt_tokens the provider read from its prompt cache."""
     p = price(model)
     if p is None:
         return 0.0
-    return (prompt_tokens * p[0] + completion_tokens * p[1]) / 1_000_000
+    fresh = prompt_tokens - cached_tokens
+    cost = (fresh * p[0] + cached_tokens * p[2] + completion_tokens * p[1]) / 1_000_000
+    return cost * (BATCH_DISCOUNT if batch else 1.0)
 
 
 @functools.cache
@@ -92,6 +125,7 @@ class ChatResult:
     completion_tokens: int
     cost_usd: float
     cached: bool
+    cached_tokens: int = 0  # prompt tokens the provider read from its prompt cache
 
     def add_to(self, usage: Usage) -> None:
         if self.cached:
@@ -99,8 +133,14 @@ class ChatResult:
             return
         usage.calls += 1
         usage.prompt_tokens += self.prompt_tokens
+        usage.cached_prompt_tokens += self.cached_tokens
         usage.completion_tokens += self.completion_tokens
         usage.cost_usd += self.cost_usd
+
+
+def _cached_tokens(usage: Any) -> int:
+    details = getattr(usage, "prompt_tokens_details", None)
+    return int(getattr(details, "cached_tokens", 0) or 0)
 
 
 def _retryable(e: Exception) -> bool:
@@ -245,8 +285,9 @@ class LLMClient:
                 f"the answer cache {where} has a damaged chat answer (key {key[:12]}: "
                 f"{type(e).__name__} {e}): run `python -m pipeline cache repair {where}`"
             ) from None
-        cost = cost_usd(model, p, c) * (BATCH_DISCOUNT if answer.get("batch") else 1.0)
-        return ChatResult(text, p, c, cost, cached)
+        hit = int(answer.get("cached_tokens", 0))
+        cost = cost_usd(model, p, c, cached_tokens=hit, batch=bool(answer.get("batch")))
+        return ChatResult(text, p, c, cost, cached, hit)
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.offline:
@@ -286,6 +327,7 @@ class LLMClient:
                     if usage
                     else count_message_tokens(request["messages"]),
                     "completion_tokens": usage.completion_tokens if usage else count_tokens(text),
+                    "cached_tokens": _cached_tokens(usage),
                 }
             except Exception as e:
                 if not _retryable(e) or attempt >= self.max_retries:
