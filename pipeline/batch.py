@@ -103,6 +103,7 @@ class BatchQueue:
         try:
             while True:
                 batch = await self.client.batches.retrieve(batch_id)
+                self.llm.batch_polls += 1
                 if batch.status in DONE:
                     break
                 await self.clock.sleep(self.poll)

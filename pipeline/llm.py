@@ -212,6 +212,7 @@ class LLMClient:
         self.batch_poll = batch_poll
         self.batch_gather = batch_gather
         self.batches = 0  # batches created, over the client's life
+        self.batch_polls = 0  # answers from the provider about batches in progress
         self._batch: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
