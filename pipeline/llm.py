@@ -294,9 +294,11 @@ class LLMClient:
         if self.offline:
             raise LLMError("offline mode without a cache")
         self._bind()
-        need_tokens = count_message_tokens(request["messages"]) + request["max_tokens"]
+        need_tokens = 0  # counted once a token limit is known (tiktoken costs milliseconds)
         attempt = 0
         while True:
+            if not need_tokens and self._limits.tokens is not None:
+                need_tokens = count_message_tokens(request["messages"]) + request["max_tokens"]
             await self._limits.acquire(need_tokens)
             headers: Any = None
             limited = False

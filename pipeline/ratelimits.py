@@ -178,4 +178,4 @@ class ProviderLimits:
                 self.blocked_until = max(self.blocked_until, self.clock.now() + wait)
             else:
                 self.allowed = min(float(self.max_in_flight), self.allowed + 1)
-            self.changed.notify_all()
+            self.changed.notify(2)  # the slot freed, and the one an answer may add
