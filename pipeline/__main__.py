@@ -25,7 +25,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from pipeline.cache import CacheError, OfflineMiss, check, repair
-from pipeline.estimate import estimate_run, format_estimate
+from pipeline.estimate import EstimateRow, estimate_run, format_estimate
 from pipeline.formats import (
     claims_record,
     evidence_record,
@@ -46,7 +46,7 @@ from pipeline.run import (
     run_stage,
 )
 from pipeline.score import format_table, score_results
-from pipeline.types import ResponseResult
+from pipeline.types import ResponseInput, ResponseResult
 
 FAILED_CALLS = 3  # the exit status when calls failed after their retries
 
@@ -265,18 +265,13 @@ async def execute(args: argparse.Namespace) -> int:
         client_cfg.serper_api_key = client_cfg.serper_api_key or "offline"
     clients = build_clients(client_cfg)
     try:
-        if args.estimate:
-            stages: tuple[str, ...]
-            if args.command in ("run", "extract"):
-                inputs = read_inputs(args.input)
-                stages = ("extract", "verify") if args.command == "run" else ("extract",)
-                known_claims = None
-            else:
-                inputs, stages = [], ("verify",)
-                known_claims = sum(r.n_claims for r in load_results(args.input))
-            rows = estimate_run(
+
+        def estimate(
+            inputs: list[ResponseInput], stages: tuple[str, ...], claims: int | None = None
+        ) -> list[EstimateRow]:
+            return estimate_run(
                 inputs,
-                claims=known_claims,
+                claims=claims,
                 llm=clients.llm,
                 extractor=config.extractor,
                 label_mode=config.label_mode,
@@ -287,23 +282,22 @@ async def execute(args: argparse.Namespace) -> int:
                 prompts=config.prompts,
                 batch=client_cfg.batch,
             )
+
+        if args.estimate:
+            if args.command in ("run", "extract"):
+                stages = ("extract", "verify") if args.command == "run" else ("extract",)
+                rows = estimate(read_inputs(args.input), stages)
+            else:
+                known_claims = sum(r.n_claims for r in load_results(args.input))
+                rows = estimate([], ("verify",), known_claims)
             print(format_estimate(rows))
             return 0
 
         estimated = None
         if args.command == "run" and config.extractor != "verifastscore":
-            rows = estimate_run(
-                read_inputs(args.input),
-                llm=clients.llm,
-                extractor=config.extractor,
-                label_mode=config.label_mode,
-                extraction_model=config.extraction_model,
-                verification_model=config.verification_model,
-                evidence_in_prompt=config.evidence_in_prompt,
-                prompts=config.prompts,
-                batch=client_cfg.batch,
+            estimated = sum(
+                r.cost_usd for r in estimate(read_inputs(args.input), ("extract", "verify"))
             )
-            estimated = sum(r.cost_usd for r in rows)
 
         off = args.no_progress
         if args.command in ("run", "extract"):
