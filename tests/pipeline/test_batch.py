@@ -10,7 +10,7 @@ import pytest
 from pipeline.cache import Cache
 from pipeline.fakes import FakeOpenAI, FakeSerper
 from pipeline.formats import read_inputs
-from pipeline.llm import LLMClient, LLMError
+from pipeline.llm import LLMClient, LLMError, cost_usd
 from pipeline.run import ClientConfig, PipelineConfig, build_clients, run_responses_sync
 
 from .conftest import FIXTURES
@@ -46,8 +46,15 @@ def test_a_batch_run_gives_the_same_results_at_half_the_price(
     assert verdicts(batched) == verdicts(direct)
     assert not any(r.incomplete for r in batched)
     for d, b in zip(direct, batched, strict=True):
-        assert b.usage.calls == d.usage.calls
-        assert b.usage.cost_usd == pytest.approx(d.usage.cost_usd / 2)
+        u = b.usage
+        assert u.calls == d.usage.calls
+        full = cost_usd(
+            "gpt-4o-mini",
+            u.prompt_tokens,
+            u.completion_tokens,
+            cached_tokens=u.cached_prompt_tokens,
+        )
+        assert u.cost_usd == pytest.approx(full / 2)  # the Batch discount on every call
     assert Cache(tmp_path / "batch.sqlite").count("chat") == chat_calls  # same cache entries
 
 

@@ -104,8 +104,8 @@ def test_identical_concurrent_calls_share_one_request(fake_llm: FakeOpenAI, tmp_
 
 def test_tokens_and_prices() -> None:
     assert count_tokens("hello world") == 2
-    assert price("gpt-4o-2024-08-06") == price("gpt-4o") == (2.5, 10.0)
-    assert price("gpt-4o-mini") == (0.15, 0.60)
+    assert price("gpt-4o-2024-08-06") == price("gpt-4o") == (2.5, 10.0, 1.25)
+    assert price("gpt-4o-mini") == (0.15, 0.60, 0.075)
     assert price("llama3:8b") is None
     assert cost_usd("gpt-4o", 1_000_000, 100_000) == pytest.approx(3.5)
     assert cost_usd("llama3:8b", 1000, 1000) == 0
