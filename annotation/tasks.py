@@ -66,6 +66,10 @@ HEARTBEAT_SECONDS = 2.0
 DEFAULT_CHUNK_SIZE = 10
 
 
+# Client options a run may set; "batch" (the provider's Batch API) and "batch_poll".
+CLIENT_OPTIONS = ("timeout", "max_retries", "backoff", "concurrency", "batch", "batch_poll")
+
+
 def run_config(
     *,
     extractor: str = "veriscore",
@@ -86,7 +90,7 @@ def run_config(
         raise ValueError(f"unknown retriever {retriever!r}")
     if chunk_size < 1:
         raise ValueError("the chunk size must be at least 1")
-    unknown = set(client_options) - {"timeout", "max_retries", "backoff", "concurrency"}
+    unknown = set(client_options) - {*CLIENT_OPTIONS}
     if unknown:
         raise ValueError(f"unknown option(s) {', '.join(sorted(unknown))}")
     return {
@@ -227,9 +231,7 @@ def _inputs(chunk: PipelineChunk) -> list[ResponseInput]:
 
 
 def _client_config(config: dict[str, Any]) -> ClientConfig:
-    options = {
-        k: config[k] for k in ("timeout", "max_retries", "backoff", "concurrency") if k in config
-    }
+    options = {k: config[k] for k in CLIENT_OPTIONS if k in config}
     # Only the endpoint's name comes from the run; anything else a run's config may hold
     # (an old run's base_url) is never used.
     endpoint = endpoints.check(config.get("endpoint") or endpoints.DEFAULT, config["model"])
@@ -261,6 +263,9 @@ def _progress(clients: Clients, done: int) -> tuple[int, ...]:
         llm.retries,
         getattr(searcher, "finished", 0),
         getattr(searcher, "retries", 0),
+        # A chunk waiting on a batch is waiting, not stalled: every poll the provider
+        # answers is progress, so the deadline applies to the polling, not to the batch.
+        getattr(llm, "batch_polls", 0),
     )
 
 

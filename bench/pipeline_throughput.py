@@ -5,7 +5,9 @@
 
 Prints responses per minute for (a) one call at a time, as the reference code works, and
 (b) our default concurrency, their ratio, the ideal time (calls x latency / concurrency)
-and a rerun of (b) from the cache. (a) is measured on a sample of the responses (it takes
+and a rerun of (b) from the cache; then (c) the cost of (b) through the Batch API
+(`--batch`) and (d) VeriFastScore (`--method verifastscore`): calls per response and
+responses per minute. (a) is measured on a sample of the responses (it takes
 about 4 s per response at 300 ms) and is per response, so it compares directly. In (a)
 responses go one after another and each goes through extraction, retrieval and
 verification with one call in flight at a time, as in the reference code.
@@ -62,6 +64,8 @@ async def timed_run(
     cache: Path,
     concurrency: int,
     one_by_one: bool,
+    batch: bool = False,
+    method: str = "veriscore",
 ) -> tuple[float, Usage]:
     clients = build_clients(
         ClientConfig(
@@ -72,9 +76,12 @@ async def timed_run(
             serper_url=serper_url,
             cache_path=str(cache),
             concurrency=concurrency,
+            batch=batch,
+            batch_poll=0.05,
         )
     )
-    config = PipelineConfig()
+    clients.llm.batch_gather = 0.05
+    config = PipelineConfig(extractor=method)
     start = time.perf_counter()
     results: list[ResponseResult] = []
     if one_by_one:
@@ -146,6 +153,28 @@ def main(argv: list[str] | None = None) -> int:
                     one_by_one=False,
                 )
             )
+            batch_time, batch_usage = asyncio.run(
+                timed_run(
+                    inputs,
+                    llm_url=llm_url,
+                    serper_url=serper_url,
+                    cache=Path(tmp) / "c.sqlite",
+                    concurrency=args.concurrency,
+                    one_by_one=False,
+                    batch=True,
+                )
+            )
+            fast_time, fast_usage = asyncio.run(
+                timed_run(
+                    inputs,
+                    llm_url=llm_url,
+                    serper_url=serper_url,
+                    cache=Path(tmp) / "d.sqlite",
+                    concurrency=args.concurrency,
+                    one_by_one=False,
+                    method="verifastscore",
+                )
+            )
             rerun_time, rerun_usage = asyncio.run(
                 timed_run(
                     inputs,
@@ -183,6 +212,18 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"rerun from cache:   {rerun_time:8.2f} s    "
         f"({rerun_usage.calls + rerun_usage.search_calls} calls; target < 2 s)"
+    )
+    print(
+        f"(c) --batch:        ${batch_usage.cost_usd:.4f} for {batch_usage.calls} LLM calls vs "
+        f"${par_usage.cost_usd:.4f} in (b) (gpt-4o-mini prices; {batch_time:.1f} s, "
+        "the fake finishes a batch at once)"
+    )
+    fast_rpm = len(inputs) / fast_time * 60
+    print(
+        f"(d) VeriFastScore:  {fast_rpm:8.1f} responses/min  "
+        f"({fast_usage.calls / len(inputs):.2f} LLM calls per response vs "
+        f"{par_usage.calls / len(inputs):.2f} in (b); {fast_usage.search_calls} search calls, "
+        f"{fast_time:.1f} s, ${fast_usage.cost_usd:.4f})"
     )
     return 0
 

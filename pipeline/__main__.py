@@ -25,7 +25,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from pipeline.cache import CacheError, OfflineMiss, check, repair
-from pipeline.estimate import estimate_run, format_estimate
+from pipeline.estimate import EstimateRow, estimate_run, format_estimate
 from pipeline.formats import (
     claims_record,
     evidence_record,
@@ -46,7 +46,7 @@ from pipeline.run import (
     run_stage,
 )
 from pipeline.score import format_table, score_results
-from pipeline.types import ResponseResult
+from pipeline.types import ResponseInput, ResponseResult
 
 FAILED_CALLS = 3  # the exit status when calls failed after their retries
 
@@ -81,12 +81,22 @@ def parser() -> argparse.ArgumentParser:
         "--estimate", action="store_true", help="print calls, tokens and cost, call nothing"
     )
     g.add_argument("--concurrency", type=int, default=32, help="calls in flight per service")
-    g.add_argument("--rpm", type=float, help="LLM requests per minute")
-    g.add_argument("--tpm", type=float, help="LLM tokens per minute")
+    g.add_argument("--rpm", type=float, help="cap on LLM requests per minute")
+    g.add_argument("--tpm", type=float, help="cap on LLM tokens per minute")
+    g.add_argument(
+        "--batch", action="store_true", help="LLM calls through the Batch API (half price)"
+    )
+    g.add_argument("--batch-poll", type=float, default=10.0, help="seconds between polls")
     g.add_argument("--timeout", type=float, default=120.0, help="seconds per call")
     g.add_argument("--max-retries", type=int, default=5)
     g.add_argument("--backoff", type=float, default=1.0, help="first retry wait, doubled each time")
     g.add_argument("--extractor", choices=["veriscore", "atomic"], default="veriscore")
+    g.add_argument(
+        "--method",
+        choices=["veriscore", "verifastscore"],
+        default="veriscore",
+        help="verifastscore: one call per response on per-sentence evidence (`run` only)",
+    )
     g.add_argument("--label-mode", choices=["binary", "ternary"], default="binary")
     g.add_argument("--search-n", type=int, default=10)
     g.add_argument("--evidence-in-prompt", type=int, default=5)
@@ -153,10 +163,12 @@ def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
         timeout=args.timeout,
         max_retries=args.max_retries,
         backoff=args.backoff,
+        batch=args.batch,
+        batch_poll=args.batch_poll,
     )
     client.cache_path = args.cache
     config = PipelineConfig(
-        extractor=args.extractor,
+        extractor="verifastscore" if args.method == "verifastscore" else args.extractor,
         label_mode=args.label_mode,
         extraction_model=args.extraction_model,
         verification_model=args.verification_model,
@@ -223,11 +235,25 @@ def summary(results: list[ResponseResult], clients: Clients) -> str:
     )
 
 
+def cost_line(results: list[ResponseResult], estimated: float, *, batch: bool) -> str:
+    actual = sum(r.usage.cost_usd for r in results)
+    prompt = sum(r.usage.prompt_tokens for r in results)
+    cached = sum(r.usage.cached_prompt_tokens for r in results)
+    share = f"{cached / prompt:.0%}" if prompt else "0%"
+    return (
+        f"cost: estimate ${estimated:.4f}, actual ${actual:.4f} "
+        f"({cached} of {prompt} input tokens from the provider's prompt cache ({share})"
+        f"{', Batch API at half price' if batch else ''})"
+    )
+
+
 async def execute(args: argparse.Namespace) -> int:
     client_cfg, config = configs(args)
     name = _name(args.input[0] if isinstance(args.input, list) else args.input)
     out = Path(args.out)
 
+    if config.extractor == "verifastscore" and (args.command != "run" or args.estimate):
+        raise ValueError("--method verifastscore works with `run` only (without --estimate)")
     if args.command == "score":
         results = [r for path in args.input for r in load_results(path)]
         write_scores(results, args, name)
@@ -239,18 +265,13 @@ async def execute(args: argparse.Namespace) -> int:
         client_cfg.serper_api_key = client_cfg.serper_api_key or "offline"
     clients = build_clients(client_cfg)
     try:
-        if args.estimate:
-            stages: tuple[str, ...]
-            if args.command in ("run", "extract"):
-                inputs = read_inputs(args.input)
-                stages = ("extract", "verify") if args.command == "run" else ("extract",)
-                known_claims = None
-            else:
-                inputs, stages = [], ("verify",)
-                known_claims = sum(r.n_claims for r in load_results(args.input))
-            rows = estimate_run(
+
+        def estimate(
+            inputs: list[ResponseInput], stages: tuple[str, ...], claims: int | None = None
+        ) -> list[EstimateRow]:
+            return estimate_run(
                 inputs,
-                claims=known_claims,
+                claims=claims,
                 llm=clients.llm,
                 extractor=config.extractor,
                 label_mode=config.label_mode,
@@ -259,9 +280,24 @@ async def execute(args: argparse.Namespace) -> int:
                 evidence_in_prompt=config.evidence_in_prompt,
                 stages=stages,
                 prompts=config.prompts,
+                batch=client_cfg.batch,
             )
+
+        if args.estimate:
+            if args.command in ("run", "extract"):
+                stages = ("extract", "verify") if args.command == "run" else ("extract",)
+                rows = estimate(read_inputs(args.input), stages)
+            else:
+                known_claims = sum(r.n_claims for r in load_results(args.input))
+                rows = estimate([], ("verify",), known_claims)
             print(format_estimate(rows))
             return 0
+
+        estimated = None
+        if args.command == "run" and config.extractor != "verifastscore":
+            estimated = sum(
+                r.cost_usd for r in estimate(read_inputs(args.input), ("extract", "verify"))
+            )
 
         off = args.no_progress
         if args.command in ("run", "extract"):
@@ -314,6 +350,8 @@ async def execute(args: argparse.Namespace) -> int:
                     (verification_record(r, config.evidence_in_prompt) for r in results),
                 )
         print(summary(results, clients))
+        if estimated is not None:
+            print(cost_line(results, estimated, batch=client_cfg.batch))
         if args.command in ("run", "verify"):
             write_scores(results, args, name)
         print(f"outputs in {out}/")

@@ -42,6 +42,14 @@ CREATE TABLE IF NOT EXISTS leases (
 )
 """
 
+# Notes that outlive a process: which provider batch holds a request (pipeline/batch.py).
+NOTES = """
+CREATE TABLE IF NOT EXISTS notes (
+    key TEXT PRIMARY KEY,
+    value TEXT
+)
+"""
+
 
 class OfflineMiss(RuntimeError):
     """Offline mode needed an answer the cache does not have."""
@@ -84,6 +92,7 @@ class Cache:
             self._db.execute("PRAGMA busy_timeout=60000")
             self._db.execute(SCHEMA)
             self._db.execute(LEASES)
+            self._db.execute(NOTES)
         except sqlite3.DatabaseError as e:
             raise CacheError(
                 f"the answer cache {self.path} is unusable ({e}): {_advice(self.path)}"
@@ -162,6 +171,18 @@ class Cache:
     def release(self, key: str) -> None:
         with self._lock:
             self._db.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, self.owner))
+
+    def note(self, key: str, value: str | None) -> None:
+        with self._lock:
+            if value is None:
+                self._db.execute("DELETE FROM notes WHERE key = ?", (key,))
+            else:
+                self._db.execute("INSERT OR REPLACE INTO notes VALUES (?, ?)", (key, value))
+
+    def noted(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM notes WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
 
     def count(self, kind: str | None = None) -> int:
         with self._lock:

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 
 from pipeline.cache import make_key
 from pipeline.extract import plan
-from pipeline.llm import LLMClient, cost_usd, count_message_tokens, price
+from pipeline.llm import (
+    CACHE_MIN_TOKENS,
+    LLMClient,
+    cost_usd,
+    count_message_tokens,
+    count_tokens,
+    price,
+)
 from pipeline.prompts import verification_messages
 from pipeline.prompts.folder import PromptDir
 from pipeline.types import Evidence, ResponseInput
@@ -36,6 +43,19 @@ class EstimateRow:
     completion_tokens: int
     cost_usd: float
     exact: bool
+    cached_tokens: int = 0  # of prompt_tokens, expected from the provider's prompt cache
+
+
+def cacheable_prefix(a: list[dict[str, str]], b: list[dict[str, str]]) -> int:
+    """Tokens at the start two prompts share, as the provider's prompt cache counts them
+    (nothing below 1024 tokens, then in steps of 128)."""
+    x = "".join(m["role"] + m["content"] for m in a)
+    y = "".join(m["role"] + m["content"] for m in b)
+    n = 0
+    while n < min(len(x), len(y)) and x[n] == y[n]:
+        n += 1
+    tokens = count_tokens(x[:n]) if n else 0
+    return tokens // 128 * 128 if tokens >= CACHE_MIN_TOKENS else 0
 
 
 def estimate_run(
@@ -50,13 +70,15 @@ def estimate_run(
     stages: tuple[str, ...] = ("extract", "verify"),
     claims: int | None = None,
     prompts: PromptDir | None = None,
+    batch: bool = False,
 ) -> list[EstimateRow]:
     """`claims`: the known claim count when verifying an existing claims file."""
     rows = []
     sentences = 0
     ex_model = extraction_model or llm.model
     if "extract" in stages:
-        calls = cached = p_tokens = 0
+        calls = cached = p_tokens = hits = 0
+        first: list[dict[str, str]] | None = None
         for inp in inputs:
             for _, messages in plan(inp.response, inp.question, extractor, prompts):
                 sentences += 1
@@ -71,6 +93,10 @@ def estimate_run(
                     continue
                 calls += 1
                 p_tokens += count_message_tokens(messages)
+                if first is None:
+                    first = messages
+                else:
+                    hits += cacheable_prefix(first, messages)
         c_tokens = calls * EXTRACTION_OUTPUT_TOKENS
         rows.append(
             EstimateRow(
@@ -80,8 +106,9 @@ def estimate_run(
                 cached,
                 p_tokens,
                 c_tokens,
-                cost_usd(ex_model, p_tokens, c_tokens),
+                cost_usd(ex_model, p_tokens, c_tokens, cached_tokens=hits, batch=batch),
                 True,
+                hits,
             )
         )
     if "verify" in stages:
@@ -90,14 +117,15 @@ def estimate_run(
         if claims is None:
             claims = round(sentences * CLAIMS_PER_SENTENCE)
         render = prompts.verification_messages if prompts else verification_messages
-        per_call = count_message_tokens(
-            render(
-                "A claim of about twelve words taken from a typical response.",
-                TYPICAL_EVIDENCE[:evidence_in_prompt],
-                mode=label_mode,
-            )
+        typical = render(
+            "A claim of about twelve words taken from a typical response.",
+            TYPICAL_EVIDENCE[:evidence_in_prompt],
+            mode=label_mode,
         )
+        other = render("Another claim.", TYPICAL_EVIDENCE[:evidence_in_prompt], mode=label_mode)
+        per_call = count_message_tokens(typical)
         p_tokens, c_tokens = claims * per_call, claims * VERIFICATION_OUTPUT_TOKENS
+        hits = max(0, claims - 1) * cacheable_prefix(typical, other)
         rows.append(
             EstimateRow(
                 "verification",
@@ -106,8 +134,9 @@ def estimate_run(
                 0,
                 p_tokens,
                 c_tokens,
-                cost_usd(v_model, p_tokens, c_tokens),
+                cost_usd(v_model, p_tokens, c_tokens, cached_tokens=hits, batch=batch),
                 False,
+                hits,
             )
         )
         rows.append(EstimateRow("search", "serper", claims, 0, 0, 0, 0.0, exact))
@@ -117,14 +146,14 @@ def estimate_run(
 def format_estimate(rows: list[EstimateRow]) -> str:
     head = (
         f"{'stage':<13} {'model':<22} {'calls':>7} {'cached':>7} {'in tok':>10} "
-        f"{'out tok':>9} {'USD':>9}"
+        f"{'cached in':>10} {'out tok':>9} {'USD':>9}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         mark = "" if r.exact else " ~"
         lines.append(
             f"{r.stage:<13} {r.model[:22]:<22} {r.calls:>7} {r.cached:>7} {r.prompt_tokens:>10} "
-            f"{r.completion_tokens:>9} {r.cost_usd:>9.4f}{mark}"
+            f"{r.cached_tokens:>10} {r.completion_tokens:>9} {r.cost_usd:>9.4f}{mark}"
         )
     total = sum(r.cost_usd for r in rows)
     lines.append(f"total ~ ${total:.4f} (~: projected from the recorded claims-per-sentence rate)")

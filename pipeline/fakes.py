@@ -24,9 +24,13 @@ import json
 import re
 import threading
 import time
+from email import policy
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from pipeline.ratelimits import REAL_TIME, Bucket, Clock
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 RECORDED_EXTRACTIONS = FIXTURES / "llm" / "extraction_cache_ee40f6d.jsonl"
@@ -77,6 +81,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return
+
+    def do_GET(self) -> None:
+        self.do_POST()
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", 0))
@@ -200,6 +207,19 @@ class _FakeBase:
         raise NotImplementedError
 
 
+def _file_object(file_id: str, size: int) -> dict[str, Any]:
+    return {"id": file_id, "object": "file", "bytes": size, "created_at": int(time.time()),
+            "filename": "calls.jsonl", "purpose": "batch", "status": "processed"}  # fmt: skip
+
+
+def _public(batch: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+
+def _prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
+
+
 def _norm(text: str) -> str:
     return " ".join(text.split()).lower()
 
@@ -242,12 +262,177 @@ def derive_claims(sentence: str) -> str:
     return "\n".join(f"- {p.rstrip('.')}." for p in parts)
 
 
-class FakeOpenAI(_FakeBase):
-    """POST /v1/chat/completions, answering extraction and verification prompts."""
+class FakeLimits:
+    """The provider's per-minute request and token limits: a token bucket each. A call
+    counts its prompt and its max_tokens, as OpenAI counts them, when it arrives."""
 
-    def __init__(self, *, recorded: Path | None = RECORDED_EXTRACTIONS, **kwargs: Any) -> None:
+    def __init__(self, rpm: float, tpm: float, clock: Clock) -> None:
+        self.requests, self.tokens = Bucket(rpm, clock), Bucket(tpm, clock)
+        self.lock = threading.Lock()
+        self.refused = 0  # calls answered 429
+        self.admitted = 0
+
+    def take(self, tokens: float) -> tuple[bool, dict[str, str]]:
+        with self.lock:
+            r, t = self.requests, self.tokens
+            r.refill()
+            t.refill()
+            ok = r.level >= 1 and t.level >= min(tokens, t.capacity)
+            if ok:
+                r.level -= 1
+                t.level -= min(tokens, t.capacity)
+                self.admitted += 1
+            else:
+                self.refused += 1
+            headers = {
+                "x-ratelimit-limit-requests": f"{r.capacity:g}",
+                "x-ratelimit-limit-tokens": f"{t.capacity:g}",
+                "x-ratelimit-remaining-requests": str(int(r.level)),
+                "x-ratelimit-remaining-tokens": str(int(t.level)),
+                "x-ratelimit-reset-requests": f"{(r.capacity - r.level) / r.rate:.3f}s",
+                "x-ratelimit-reset-tokens": f"{(t.capacity - t.level) / t.rate:.3f}s",
+            }
+            if not ok:
+                wait = max((1 - r.level) / r.rate, (min(tokens, t.capacity) - t.level) / t.rate)
+                headers["Retry-After"] = f"{max(wait, 0.001):.3f}"
+            return ok, headers
+
+
+class FakeOpenAI(_FakeBase):
+    """POST /v1/chat/completions, answering extraction and verification prompts.
+
+    With `rpm` and `tpm` it enforces those limits per minute of `clock` (a 429 with
+    Retry-After beyond them) and sends the x-ratelimit-* headers with every answer.
+    """
+
+    def __init__(
+        self,
+        *,
+        recorded: Path | None = RECORDED_EXTRACTIONS,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        clock: Clock = REAL_TIME,
+        batch_delay: float = 0.0,
+        batch_fail_rate: float = 0.0,
+        batch_expire: int = 0,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.recorded = load_recorded_extractions(recorded) if recorded else {}
+        self.limits = FakeLimits(rpm or 1e9, tpm or 1e12, clock) if rpm or tpm else None
+        self.clock = clock
+        self._prefixes: set[bytes] = set()
+        self._prefix_lock = threading.Lock()
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_delay = batch_delay  # seconds of `clock` before a batch completes
+        self.batch_fail_rate = batch_fail_rate  # share of lines answered with an error
+        self.batch_expire = batch_expire  # this many batches expire, half answered
+
+    def handle(
+        self, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, bytes, dict[str, str]]:
+        if "/files" not in path and "/batches" not in path:
+            return super().handle(path, headers, body)
+        with self._lock:
+            self.requests.append({"n": len(self.requests), "path": path, "body": {}, "fault": None})
+            status, answer = self.batch_api(path, headers, body)
+        if isinstance(answer, bytes):
+            return status, answer, {}
+        return status, json.dumps(answer).encode(), {}
+
+    def batch_api(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+        """The Files and Batches endpoints, as far as the Batch API needs them."""
+        parts = path.split("?")[0].rstrip("/").split("/")[2:]  # after /v1
+        if parts == ["files"]:
+            ctype = {k.lower(): v for k, v in headers.items()}.get("content-type", "")
+            message = BytesParser(policy=policy.default).parsebytes(
+                f"Content-Type: {ctype}\r\n\r\n".encode() + body
+            )
+            fields = {
+                p.get_param("name", header="content-disposition"): p.get_payload(decode=True)
+                for p in message.iter_parts()
+            }
+            if fields.get("purpose") != b"batch" or not fields.get("file"):
+                return 400, {"error": {"message": "a batch file upload needs file and purpose"}}
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = fields["file"]
+            return 200, _file_object(file_id, len(fields["file"]))
+        if len(parts) == 3 and parts[0] == "files" and parts[2] == "content":
+            content = self.files.get(parts[1])
+            if content is None:
+                return 404, {"error": {"message": "no such file"}}
+            return 200, content
+        if parts == ["batches"]:
+            data = json.loads(body or b"{}")
+            if data.get("input_file_id") not in self.files:
+                return 400, {"error": {"message": "unknown input_file_id"}}
+            batch_id = f"batch_{len(self.batches) + 1}"
+            expire = self.batch_expire > 0
+            self.batch_expire -= expire
+            self.batches[batch_id] = {
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": data.get("endpoint"),
+                "errors": None,
+                "input_file_id": data["input_file_id"],
+                "completion_window": data.get("completion_window", "24h"),
+                "status": "in_progress",
+                "output_file_id": None,
+                "error_file_id": None,
+                "created_at": int(time.time()),
+                "request_counts": {"total": 0, "completed": 0, "failed": 0},
+                "_ready": self.clock.now() + self.batch_delay,
+                "_expire": expire,
+            }
+            return 200, _public(self.batches[batch_id])
+        if len(parts) == 2 and parts[0] == "batches" and parts[1] in self.batches:
+            batch = self.batches[parts[1]]
+            if batch["status"] == "in_progress" and self.clock.now() >= batch["_ready"]:
+                self._finish(batch)
+            return 200, _public(batch)
+        return 404, {"error": {"message": f"no route {path}"}}
+
+    def _finish(self, batch: dict[str, Any]) -> None:
+        lines = [json.loads(x) for x in self.files[batch["input_file_id"]].splitlines() if x]
+        answered = len(lines) // 2 if batch["_expire"] else len(lines)
+        out, err = [], []
+        for i, line in enumerate(lines):
+            cid = line["custom_id"]
+            draw = int(hashlib.sha256(f"{len(self.batches)}:{cid}".encode()).hexdigest(), 16)
+            if i >= answered:
+                message = "This request could not be executed before the completion window expired."
+                err.append({"custom_id": cid, "response": None,
+                            "error": {"code": "batch_expired", "message": message}})  # fmt: skip
+            elif draw % 10_000 < self.batch_fail_rate * 10_000:
+                body = {"error": {"message": "internal error (fake)", "type": "server_error"}}
+                err.append({"custom_id": cid, "error": None,
+                            "response": {"status_code": 500, "body": body}})  # fmt: skip
+            else:
+                _, answer = self.answer("/v1/chat/completions", {}, line["body"])
+                out.append({"id": f"batch_req_{i}", "custom_id": cid, "error": None,
+                            "response": {"status_code": 200, "body": answer}})  # fmt: skip
+        for rows, field in ((out, "output_file_id"), (err, "error_file_id")):
+            if rows:
+                file_id = f"file-{len(self.files) + 1}"
+                self.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+                batch[field] = file_id
+        batch["status"] = "expired" if batch["_expire"] else "completed"
+        batch["request_counts"] = {"total": len(lines), "completed": len(out), "failed": len(err)}
+
+    def _respond(
+        self, path: str, headers: dict[str, str], data: dict[str, Any], fault: str | None
+    ) -> tuple[int, bytes, dict[str, str]]:
+        if self.limits is None or not path.endswith("/chat/completions"):
+            return super()._respond(path, headers, data, fault)
+        messages = data.get("messages") or []
+        need = _prompt_tokens(messages) + int(data.get("max_tokens") or 0)
+        ok, limit_headers = self.limits.take(need)
+        if not ok:
+            message = b'{"error": {"message": "Rate limit reached (fake)", "type": "requests"}}'
+            return 429, message, limit_headers
+        status, payload, extra = super()._respond(path, headers, data, fault)
+        return status, payload, {**extra, **limit_headers}
 
     @property
     def base_url(self) -> str:
@@ -264,7 +449,8 @@ class FakeOpenAI(_FakeBase):
         system = str(messages[0].get("content", "")) if len(messages) > 1 else ""
         prompt = str(messages[-1].get("content", ""))
         text = self.reply(system, prompt)
-        prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
+        prompt_tokens = _prompt_tokens(messages)
+        cached_tokens = self.prompt_cache(messages)
         return 200, {
             "id": f"chatcmpl-fake-{len(self.requests)}",
             "object": "chat.completion",
@@ -281,10 +467,24 @@ class FakeOpenAI(_FakeBase):
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": len(text) // 4 + 1,
                 "total_tokens": prompt_tokens + len(text) // 4 + 1,
+                "prompt_tokens_details": {"cached_tokens": cached_tokens},
             },
         }
 
+    def prompt_cache(self, messages: list[dict[str, Any]]) -> int:
+        """Prompt caching as OpenAI does it: the longest start of this prompt sent before,
+        in steps of 128 tokens from 1024 on (a token is 4 characters here)."""
+        text = "\x00".join(f"{m.get('role')}:{m.get('content')}" for m in messages)
+        steps = range(4096, len(text) + 1, 512)
+        keys = [hashlib.sha256(text[:n].encode()).digest() for n in steps]
+        with self._prefix_lock:
+            hits = [n for n, k in zip(steps, keys, strict=True) if k in self._prefixes]
+            self._prefixes.update(keys)
+        return max(hits) // 4 if hits else 0
+
     def reply(self, system: str, prompt: str) -> str:
+        if prompt.startswith("### Response\n") and "\n### Evidence\n" in prompt:
+            return self.facts(prompt)
         focus = re.findall(r"Sentence to be focused on: (.*?)\n+Facts:", prompt, re.DOTALL)
         if focus:
             sentence = focus[-1]
@@ -296,6 +496,21 @@ class FakeOpenAI(_FakeBase):
         if prompt.rstrip().endswith("Your decision:"):
             return self.judge(system, prompt)
         return "OK"
+
+    def facts(self, prompt: str) -> str:
+        """A VeriFastScore answer: each factual-looking sentence is a claim, Supported when
+        the evidence holds most of its words."""
+        response, _, evidence = prompt[len("### Response\n") :].partition("\n### Evidence\n")
+        lines = []
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", response):
+            for claim in derive_claims(sentence).splitlines():
+                if claim.startswith("- "):
+                    claim = claim[2:].rstrip(".")
+                    words = _words(claim)
+                    overlap = len(words & _words(evidence)) / len(words) if words else 0.0
+                    label = "Supported" if overlap >= 0.6 else "Unsupported"
+                    lines.append(f"{claim}: {label}")
+        return "### Facts\n" + ("\n".join(lines) if lines else "No verifiable claim.")
 
     def judge(self, system: str, prompt: str) -> str:
         task = prompt.rsplit("Your task:", 1)[-1]

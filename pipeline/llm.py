@@ -1,6 +1,6 @@
 """The one LLM client: openai's AsyncOpenAI against any OpenAI-compatible endpoint.
 
-It bounds concurrency, keeps under request- and token-per-minute limits, retries 429s,
+It follows the provider's rate limits (pipeline/ratelimits.py), retries 429s,
 5xx, timeouts and garbled answers with backoff, counts tokens and prices them, and puts
 every answer in the cache as soon as it arrives. Only this module imports openai.
 """
@@ -9,44 +9,80 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import os
 import random
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pipeline.cache import Cache, CacheError, make_key
+from pipeline.ratelimits import REAL_TIME, Clock, ProviderLimits
 from pipeline.types import Usage
 
-# USD per million tokens (input, output), list prices as of 2025. Dated snapshots match
-# their family by prefix ("gpt-4o-2024-08-06" -> "gpt-4o"); unknown models cost 0 and the
-# estimate says so.
-PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4.1-nano": (0.10, 0.40),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4-turbo": (10.00, 30.00),
-    "gpt-4-0125-preview": (10.00, 30.00),
-    "gpt-4": (30.00, 60.00),
-    "gpt-3.5-turbo": (0.50, 1.50),
-    "o4-mini": (1.10, 4.40),
+# USD per million tokens (input, output, cached input), list prices as of 2025. Dated
+# snapshots match their family by prefix ("gpt-4o-2024-08-06" -> "gpt-4o"); unknown models
+# cost 0 and the estimate says so. Cached input is the provider's prompt caching: a prompt
+# of 1024 tokens or more whose start was sent shortly before (models without caching
+# charge it as input). The operator's own table, a JSON file {"model": [in, out, cached]}
+# named by PIPELINE_PRICES, replaces or adds rows.
+PRICES: dict[str, tuple[float, float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60, 0.075),
+    "gpt-4o": (2.50, 10.00, 1.25),
+    "gpt-4.1-nano": (0.10, 0.40, 0.025),
+    "gpt-4.1-mini": (0.40, 1.60, 0.10),
+    "gpt-4.1": (2.00, 8.00, 0.50),
+    "gpt-4-turbo": (10.00, 30.00, 10.00),
+    "gpt-4-0125-preview": (10.00, 30.00, 10.00),
+    "gpt-4": (30.00, 60.00, 30.00),
+    "gpt-3.5-turbo": (0.50, 1.50, 0.50),
+    "o4-mini": (1.10, 4.40, 0.275),
 }
+BATCH_DISCOUNT = 0.5  # the Batch API's price, as a share of the list price
+CACHE_MIN_TOKENS = 1024  # OpenAI caches prompts from this length on, in steps of 128
 
 
-def price(model: str) -> tuple[float, float] | None:
-    for name in sorted(PRICES, key=len, reverse=True):
+@functools.cache
+def _prices(override: str | None) -> dict[str, tuple[float, float, float]]:
+    table = dict(PRICES)
+    if override:
+        try:
+            rows = json.loads(Path(override).read_text(encoding="utf-8"))
+            for model, row in rows.items():
+                row = [float(x) for x in row]
+                table[model] = (row[0], row[1], row[2] if len(row) > 2 else row[0])
+        except (OSError, ValueError, TypeError, IndexError, AttributeError) as e:
+            raise ValueError(
+                f"PIPELINE_PRICES {override}: not a JSON object of "
+                f'{{"model": [input, output, cached input]}} in USD per million tokens ({e})'
+            ) from None
+    return table
+
+
+def price(model: str) -> tuple[float, float, float] | None:
+    table = _prices(os.environ.get("PIPELINE_PRICES") or None)
+    for name in sorted(table, key=len, reverse=True):
         if model == name or model.startswith(name + "-"):
-            return PRICES[name]
+            return table[name]
     return None
 
 
-def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+def cost_usd(
+    model: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    *,
+    cached_tokens: int = 0,
+    batch: bool = False,
+) -> float:
+    """`cached_tokens`: the part of prompt_tokens the provider read from its prompt cache."""
     p = price(model)
     if p is None:
         return 0.0
-    return (prompt_tokens * p[0] + completion_tokens * p[1]) / 1_000_000
+    fresh = prompt_tokens - cached_tokens
+    cost = (fresh * p[0] + cached_tokens * p[2] + completion_tokens * p[1]) / 1_000_000
+    return cost * (BATCH_DISCOUNT if batch else 1.0)
 
 
 @functools.cache
@@ -89,6 +125,7 @@ class ChatResult:
     completion_tokens: int
     cost_usd: float
     cached: bool
+    cached_tokens: int = 0  # prompt tokens the provider read from its prompt cache
 
     def add_to(self, usage: Usage) -> None:
         if self.cached:
@@ -96,39 +133,14 @@ class ChatResult:
             return
         usage.calls += 1
         usage.prompt_tokens += self.prompt_tokens
+        usage.cached_prompt_tokens += self.cached_tokens
         usage.completion_tokens += self.completion_tokens
         usage.cost_usd += self.cost_usd
 
 
-class RateLimiter:
-    """A token bucket refilled continuously: `per_minute` units, at most one minute's worth."""
-
-    def __init__(
-        self,
-        per_minute: float,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self.rate = per_minute / 60.0
-        self.capacity = per_minute
-        self.level = per_minute
-        self.clock = clock
-        self.sleep = sleep
-        self.stamp = clock()
-        self.lock = asyncio.Lock()
-
-    async def acquire(self, amount: float) -> None:
-        amount = min(amount, self.capacity)
-        async with self.lock:
-            while True:
-                now = self.clock()
-                self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
-                self.stamp = now
-                if self.level >= amount:
-                    self.level -= amount
-                    return
-                await self.sleep((amount - self.level) / self.rate)
+def _cached_tokens(usage: Any) -> int:
+    details = getattr(usage, "prompt_tokens_details", None)
+    return int(getattr(details, "cached_tokens", 0) or 0)
 
 
 def _retryable(e: Exception) -> bool:
@@ -175,6 +187,10 @@ class LLMClient:
         timeout: float = 120.0,
         backoff: float = 1.0,
         max_backoff: float = 30.0,
+        clock: Clock = REAL_TIME,
+        batch: bool = False,
+        batch_poll: float = 10.0,
+        batch_gather: float = 0.5,
     ) -> None:
         self.base_url = base_url
         self.api_key = api_key or "not-needed"  # local servers accept any key
@@ -190,6 +206,14 @@ class LLMClient:
         self.max_backoff = max_backoff
         self.retries = 0  # how many attempts failed and were retried, over the client's life
         self.finished = 0  # calls that ended (answered, cached or failed): a sign of progress
+        self.clock = clock
+        self.rate_limited = 0  # 429s answered, over the client's life
+        self.batch = batch  # calls go through the Batch API (pipeline/batch.py)
+        self.batch_poll = batch_poll
+        self.batch_gather = batch_gather
+        self.batches = 0  # batches created, over the client's life
+        self.batch_polls = 0  # answers from the provider about batches in progress
+        self._batch: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _bind(self) -> None:
@@ -206,9 +230,20 @@ class LLMClient:
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0
         )
-        self._slots = asyncio.Semaphore(self.concurrency)
-        self._rpm = RateLimiter(self.rpm) if self.rpm else None
-        self._tpm = RateLimiter(self.tpm) if self.tpm else None
+        # Calls in flight and per minute follow the provider's x-ratelimit-* headers;
+        # --concurrency, --rpm and --tpm are caps on top (pipeline/ratelimits.py).
+        self._limits = ProviderLimits(
+            concurrency=self.concurrency, rpm=self.rpm, tpm=self.tpm, clock=self.clock
+        )
+        if self.batch:
+            from pipeline.batch import BatchQueue
+
+            if self._batch is not None:
+                self.batches += self._batch.batches
+            self._batch = BatchQueue(
+                self, self._client, poll=self.batch_poll, gather=self.batch_gather,
+                clock=self.clock,
+            )  # fmt: skip
 
     async def chat(
         self,
@@ -226,12 +261,19 @@ class LLMClient:
             "max_tokens": max_tokens,
         }
         key = make_key("chat", request)
+
+        def call() -> Awaitable[dict[str, Any]]:
+            if self.batch and not self.offline:
+                self._bind()
+                return self._batch.call(key, request)
+            return self._call(request)
+
         try:
             if self.cache is None:
-                answer, cached = await self._call(request), False
+                answer, cached = await call(), False
             else:
                 answer, cached = await self.cache.once(
-                    key, "chat", request, lambda: self._call(request), offline=self.offline
+                    key, "chat", request, call, offline=self.offline
                 )
         finally:
             self.finished += 1
@@ -244,25 +286,40 @@ class LLMClient:
                 f"the answer cache {where} has a damaged chat answer (key {key[:12]}: "
                 f"{type(e).__name__} {e}): run `python -m pipeline cache repair {where}`"
             ) from None
-        return ChatResult(text, p, c, cost_usd(model, p, c), cached)
+        hit = int(answer.get("cached_tokens", 0))
+        cost = cost_usd(model, p, c, cached_tokens=hit, batch=bool(answer.get("batch")))
+        return ChatResult(text, p, c, cost, cached, hit)
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.offline:
             raise LLMError("offline mode without a cache")
         self._bind()
-        need_tokens = count_message_tokens(request["messages"]) + 200 if self._tpm else 0
+        need_tokens = 0  # counted once a token limit is known (tiktoken costs milliseconds)
         attempt = 0
         while True:
-            if self._rpm:
-                await self._rpm.acquire(1)
-            if self._tpm:
-                await self._tpm.acquire(need_tokens)
+            if not need_tokens and self._limits.tokens is not None:
+                need_tokens = count_message_tokens(request["messages"]) + request["max_tokens"]
+            await self._limits.acquire(need_tokens)
+            headers: Any = None
+            limited = False
             try:
-                async with self._slots:
+                try:
                     # httpx's timeouts bound each read; a server that sends a byte a
                     # second never trips them. This deadline covers the whole call.
                     async with asyncio.timeout(self.timeout):
-                        completion = await self._client.chat.completions.create(**request)
+                        raw = await self._client.chat.completions.with_raw_response.create(
+                            **request
+                        )
+                    headers = raw.headers
+                    completion = raw.parse()
+                except Exception as e:
+                    response = getattr(e, "response", None)
+                    headers = getattr(response, "headers", None)
+                    limited = getattr(response, "status_code", None) == 429
+                    raise
+                finally:
+                    await self._limits.release(headers, rate_limited=limited)
+                    self.rate_limited += limited
                 text = completion.choices[0].message.content
                 if text is None:
                     raise ValueError("answer without text")
@@ -273,6 +330,7 @@ class LLMClient:
                     if usage
                     else count_message_tokens(request["messages"]),
                     "completion_tokens": usage.completion_tokens if usage else count_tokens(text),
+                    "cached_tokens": _cached_tokens(usage),
                 }
             except Exception as e:
                 if not _retryable(e) or attempt >= self.max_retries:
@@ -284,6 +342,8 @@ class LLMClient:
                     raise LLMError(f"{type(e).__name__}: {what}") from e
                 attempt += 1
                 self.retries += 1
+                if limited:
+                    continue  # the limits hold every call until the provider's Retry-After
                 wait = _retry_after(e)
                 if wait is None:
                     wait = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))

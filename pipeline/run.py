@@ -19,6 +19,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline import verifastscore
 from pipeline.cache import Cache, OfflineMiss
 from pipeline.extract import dedupe, extract_claims
 from pipeline.llm import LLMClient
@@ -70,7 +71,7 @@ def is_abstained(response: str) -> bool:
 class PipelineConfig:
     """What determines the results (and so is stored with them)."""
 
-    extractor: str = "veriscore"  # or "atomic"
+    extractor: str = "veriscore"  # or "atomic", or "verifastscore" (the whole method)
     label_mode: str = "binary"  # or "ternary"
     extraction_model: str | None = None  # None: the LLM client's model
     verification_model: str | None = None
@@ -79,11 +80,13 @@ class PipelineConfig:
     prompt_dir: str | None = None  # templates read at run time instead of our own prompts
 
     def __post_init__(self) -> None:
-        if self.extractor not in ("veriscore", "atomic"):
+        if self.extractor not in ("veriscore", "atomic", "verifastscore"):
             raise ValueError(f"unknown extractor {self.extractor!r}")
         if self.label_mode not in ("binary", "ternary"):
             raise ValueError(f"unknown label mode {self.label_mode!r}")
-        if self.prompt_dir:
+        if self.extractor == "verifastscore":
+            verifastscore.system_message(self.prompt_dir)  # a bad --prompt-dir fails here
+        elif self.prompt_dir:
             load_prompt_dir(self.prompt_dir)  # a bad --prompt-dir fails here, before any call
 
     @property
@@ -110,6 +113,8 @@ class ClientConfig:
     timeout: float = 120.0
     max_retries: int = 5
     backoff: float = 1.0
+    batch: bool = False  # LLM calls through the provider's Batch API
+    batch_poll: float = 10.0  # seconds between looks at a batch in progress
 
     @classmethod
     def from_env(cls, **overrides: Any) -> ClientConfig:
@@ -154,6 +159,8 @@ def build_clients(cfg: ClientConfig) -> Clients:
         max_retries=cfg.max_retries,
         timeout=cfg.timeout,
         backoff=cfg.backoff,
+        batch=cfg.batch,
+        batch_poll=cfg.batch_poll,
     )
     searcher: Searcher
     if cfg.retriever == "bm25":
@@ -203,7 +210,9 @@ def new_result(
         extractor=config.extractor,
         extraction_model=config.extraction_model or llm.model,
         verification_model=config.verification_model or llm.model,
-        prompt_version=prompt_version(config.extractor, config.prompt_dir),
+        prompt_version=verifastscore.prompt_version(config.prompt_dir)
+        if config.extractor == "verifastscore"
+        else prompt_version(config.extractor, config.prompt_dir),
         label_mode=config.label_mode,
         retriever=searcher.name,
         metadata=dict(inp.metadata),
@@ -266,6 +275,16 @@ async def process_response(
     inp: ResponseInput, *, config: PipelineConfig, llm: LLMClient, searcher: Searcher
 ) -> ResponseResult:
     result = new_result(inp, config, llm, searcher)
+    if config.extractor == "verifastscore":
+        await verifastscore.process(
+            result,
+            llm=llm,
+            searcher=searcher,
+            prompt_dir=config.prompt_dir,
+            model=config.verification_model,
+            search_n=min(config.search_n, verifastscore.SEARCH_N),
+        )
+        return result
     await extract_stage(result, config=config, llm=llm)
 
     async def claim(item: ClaimResult) -> None:

@@ -82,6 +82,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    cached_prompt_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
     search_calls: int = 0
     cached_search_calls: int = 0
 
@@ -91,6 +92,7 @@ class Usage:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cost_usd += other.cost_usd
+        self.cached_prompt_tokens += other.cached_prompt_tokens
         self.search_calls += other.search_calls
         self.cached_search_calls += other.cached_search_calls
 

@@ -29,6 +29,9 @@ def test_the_benchmark_runs_quickly_and_prints_figures() -> None:
         "speed-up",
         "ideal time",
         "rerun from cache",
+        "(c) --batch:",
+        "(d) VeriFastScore:",
+        "LLM calls per response",
     ):
         assert figure in proc.stdout
 

@@ -7,7 +7,10 @@ import pytest
 
 from pipeline.cache import Cache, OfflineMiss
 from pipeline.fakes import FakeOpenAI
-from pipeline.llm import LLMClient, LLMError, RateLimiter, cost_usd, count_tokens, price
+from pipeline.llm import LLMClient, LLMError, cost_usd, count_tokens, price
+from pipeline.ratelimits import ProviderLimits
+
+from .test_ratelimits import ManualClock
 
 MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "Say OK"}]
 
@@ -101,8 +104,8 @@ def test_identical_concurrent_calls_share_one_request(fake_llm: FakeOpenAI, tmp_
 
 def test_tokens_and_prices() -> None:
     assert count_tokens("hello world") == 2
-    assert price("gpt-4o-2024-08-06") == price("gpt-4o") == (2.5, 10.0)
-    assert price("gpt-4o-mini") == (0.15, 0.60)
+    assert price("gpt-4o-2024-08-06") == price("gpt-4o") == (2.5, 10.0, 1.25)
+    assert price("gpt-4o-mini") == (0.15, 0.60, 0.075)
     assert price("llama3:8b") is None
     assert cost_usd("gpt-4o", 1_000_000, 100_000) == pytest.approx(3.5)
     assert cost_usd("llama3:8b", 1000, 1000) == 0
@@ -131,15 +134,11 @@ def test_concurrency_is_bounded() -> None:
 
 
 def test_the_rate_limiter_waits_for_the_bucket_to_refill() -> None:
-    now = [0.0]
-    waits: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        waits.append(seconds)
-        now[0] += seconds
+    clock = ManualClock()
+    waits = clock.waits
 
     async def go() -> None:
-        limiter = RateLimiter(60, clock=lambda: now[0], sleep=sleep)  # one a second
+        limiter = ProviderLimits(concurrency=1000, tpm=60, clock=clock)  # one a second
         for _ in range(60):
             await limiter.acquire(1)
         assert waits == []  # a full minute's worth is available at once

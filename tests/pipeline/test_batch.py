@@ -1,0 +1,119 @@
+"""--batch: calls through the Batch API of the fake provider, end to end."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from pipeline.cache import Cache
+from pipeline.fakes import FakeOpenAI, FakeSerper
+from pipeline.formats import read_inputs
+from pipeline.llm import LLMClient, LLMError, cost_usd
+from pipeline.run import ClientConfig, PipelineConfig, build_clients, run_responses_sync
+
+from .conftest import FIXTURES
+
+INPUTS = read_inputs(FIXTURES / "pipeline" / "factscore_bios.jsonl")[:3]
+
+
+def run(client_config: ClientConfig, **overrides: object) -> tuple[list, object]:  # type: ignore[type-arg]
+    cfg = ClientConfig(**{**client_config.__dict__, **overrides})
+    clients = build_clients(cfg)
+    clients.llm.batch_gather = 0.05
+    results = run_responses_sync(
+        INPUTS, config=PipelineConfig(), llm=clients.llm, searcher=clients.searcher
+    )
+    clients.close()
+    return results, clients.llm
+
+
+def verdicts(results: list) -> list:  # type: ignore[type-arg]
+    return [[(c.claim.text, c.verdict.label) for c in r.claims] for r in results]
+
+
+def test_a_batch_run_gives_the_same_results_at_half_the_price(
+    client_config: ClientConfig, fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path
+) -> None:
+    direct, _ = run(client_config, cache_path=str(tmp_path / "direct.sqlite"))
+    chat_calls = sum(r["path"].endswith("/chat/completions") for r in fake_llm.requests)
+    batched, llm = run(
+        client_config, cache_path=str(tmp_path / "batch.sqlite"), batch=True, batch_poll=0.01
+    )
+    assert sum(r["path"].endswith("/chat/completions") for r in fake_llm.requests) == chat_calls
+    assert len(fake_llm.batches) >= 2  # extraction, then verification
+    assert verdicts(batched) == verdicts(direct)
+    assert not any(r.incomplete for r in batched)
+    for d, b in zip(direct, batched, strict=True):
+        u = b.usage
+        assert u.calls == d.usage.calls
+        full = cost_usd(
+            "gpt-4o-mini",
+            u.prompt_tokens,
+            u.completion_tokens,
+            cached_tokens=u.cached_prompt_tokens,
+        )
+        assert u.cost_usd == pytest.approx(full / 2)  # the Batch discount on every call
+    assert Cache(tmp_path / "batch.sqlite").count("chat") == chat_calls  # same cache entries
+
+
+def test_failed_lines_and_an_expired_batch_are_sent_again(
+    client_config: ClientConfig, fake_serper: FakeSerper, tmp_path: Path
+) -> None:
+    with FakeOpenAI(batch_fail_rate=0.3, batch_expire=1) as server:
+        cfg = ClientConfig(**{**client_config.__dict__, "base_url": server.base_url})
+        results, llm = run(cfg, batch=True, batch_poll=0.01)
+        statuses = [b["status"] for b in server.batches.values()]
+        failed = sum(b["request_counts"]["failed"] for b in server.batches.values())
+    assert statuses[0] == "expired" and failed > 0
+    assert not any(r.incomplete for r in results)
+    assert llm.retries >= failed  # every failed line went out again
+
+
+def test_a_line_that_keeps_failing_is_a_failed_call_not_an_answer(tmp_path: Path) -> None:
+    with FakeOpenAI(batch_fail_rate=1.0) as server:
+        llm = LLMClient(
+            base_url=server.base_url, api_key="x", model="m", batch=True, batch_poll=0.01,
+            batch_gather=0.01, max_retries=2,
+        )  # fmt: skip
+
+        async def go() -> None:
+            await llm.chat([{"role": "user", "content": "hi"}])
+
+        with pytest.raises(LLMError, match="internal error"):
+            asyncio.run(go())
+        assert len(server.batches) == 3  # the first try and two more
+
+
+def test_a_restarted_run_polls_the_batch_it_created_instead_of_paying_again(
+    tmp_path: Path,
+) -> None:
+    messages = [[{"role": "user", "content": f"say {i}"}] for i in range(3)]
+    with FakeOpenAI(batch_delay=1e9) as server:  # the batch never ends by itself
+
+        def client() -> LLMClient:
+            return LLMClient(
+                base_url=server.base_url, api_key="x", model="m", batch=True,
+                batch_poll=0.01, batch_gather=0.01, cache=Cache(tmp_path / "c.sqlite"),
+            )  # fmt: skip
+
+        async def killed() -> None:
+            llm = client()
+            task = asyncio.ensure_future(asyncio.gather(*(llm.chat(m) for m in messages)))
+            while not server.batches:  # until the batch exists at the provider
+                await asyncio.sleep(0.01)
+            task.cancel()  # the run dies while the provider holds its batch
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(killed())
+        [batch] = server.batches.values()
+        batch["_ready"] = 0.0  # the provider finishes it while nobody runs
+
+        async def again() -> list[str]:
+            llm = client()
+            return [(await llm.chat(m)).text for m in messages]
+
+        assert asyncio.run(again()) == ["OK"] * 3
+        assert len(server.batches) == 1  # no second batch: nothing paid twice
