@@ -34,7 +34,7 @@ def page(live_server) -> Iterator[object]:  # type: ignore[no-untyped-def]
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         context = browser.new_context(base_url=live_server.url)
         pg = context.new_page()
-        pg.set_default_timeout(15000)
+        pg.set_default_timeout(60000)  # a limit for states that never come, not a wait
         yield pg
         browser.close()
     os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
