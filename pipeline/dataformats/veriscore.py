@@ -29,7 +29,7 @@ OUTPUT_KEYS = {
     "claim_verification_result",
 }
 # Written by VeriScore or by our pipeline; kept in metadata without a warning.
-KEPT_KEYS = {"prompt_tok_cnt", "response_tok_cnt", "pipeline"}
+KEPT_KEYS = {"prompt_tok_cnt", "response_tok_cnt", "incomplete", "pipeline"}
 
 
 def stable_id(*parts: str) -> str:
@@ -202,7 +202,7 @@ def write(record: DocRecord, *, system: str, verifier: str | None) -> dict[str, 
         out[evidence_key] = {**search, **source.get("other_search_results", {})}
         always.append(evidence_key)
     verdicts = {c.text: c.verdicts[verifier] for c in claims if verifier and verifier in c.verdicts}
-    if verdicts:
+    if verdicts or "claim_verification_result" in keys:
         out["claim_verification_result"] = _verifications(
             claims, verdicts, source.get("verifications", [])
         )
