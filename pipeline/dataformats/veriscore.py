@@ -43,7 +43,7 @@ def _document(line: Line, fmt: str, known: set[str]) -> DocRecord | None:
     domain = line.get("prompt_source", str) or ""
     ext = line.get("id", (str, int))
     metadata = line.unknown_keys(known | KEPT_KEYS, fmt)
-    metadata.update({k: line.obj[k] for k in KEPT_KEYS if k in line.obj})
+    metadata.update({k: v for k, v in line.obj.items() if k in KEPT_KEYS})  # in their order
     metadata[SOURCE] = {"format": fmt, "keys": list(line.obj)}
     if response is None:
         return None
