@@ -97,8 +97,8 @@ VERIFIER_NAME = f"{veriscore.NAME}-verifier"  # names nothing in the file
 def veriscore_record(r: ResponseResult, stage: str, evidence_in_prompt: int = 5) -> dict[str, Any]:
     """One record of our `claims`, `evidence` or `verification` file, written by the
     platform's VeriScore writer. A sentence whose call failed has no claim list (null,
-    never the placeholder); a claim without a verdict has no verification entry; the
-    record says `incomplete` and `pipeline` keeps the full result."""
+    never the placeholder), a failed verification is an `error` verdict, a claim not
+    verified has no entry; the record says `incomplete`, `pipeline` keeps the full result."""
     later = STAGES.index(stage)
     keys = ["id", "question", "response", "model", "prompt_source", "abstained"]
     if not r.abstained:
