@@ -27,14 +27,11 @@ from tqdm import tqdm
 from pipeline.cache import CacheError, OfflineMiss, check, repair
 from pipeline.estimate import EstimateRow, estimate_run, format_estimate
 from pipeline.formats import (
-    claims_record,
-    evidence_record,
     load_results,
     read_inputs,
     scores_json,
-    verification_record,
     write_atomic,
-    write_jsonl,
+    write_veriscore,
 )
 from pipeline.run import (
     ClientConfig,
@@ -322,13 +319,10 @@ async def execute(args: argparse.Namespace) -> int:
                         searcher=clients.searcher,
                         progress=progress,
                     )
-            write_jsonl(out / f"claims_{name}.jsonl", map(claims_record, results))
+            write_veriscore(out, name, "claims", results)
             if args.command == "run":
-                write_jsonl(out / f"evidence_{name}.jsonl", map(evidence_record, results))
-                write_jsonl(
-                    out / f"verification_{name}.jsonl",
-                    (verification_record(r, config.evidence_in_prompt) for r in results),
-                )
+                write_veriscore(out, name, "evidence", results)
+                write_veriscore(out, name, "verification", results, config.evidence_in_prompt)
         else:
             stage = args.command
             results = load_results(args.input)
@@ -343,12 +337,9 @@ async def execute(args: argparse.Namespace) -> int:
                     progress=progress,
                 )
             if stage == "retrieve":
-                write_jsonl(out / f"evidence_{name}.jsonl", map(evidence_record, results))
+                write_veriscore(out, name, "evidence", results)
             else:
-                write_jsonl(
-                    out / f"verification_{name}.jsonl",
-                    (verification_record(r, config.evidence_in_prompt) for r in results),
-                )
+                write_veriscore(out, name, "verification", results, config.evidence_in_prompt)
         print(summary(results, clients))
         if estimated is not None:
             print(cost_line(results, estimated, batch=client_cfg.batch))

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.dataformats import ImportFailed, decode, parse_file, veriscore
-from pipeline.dataformats.common import SOURCE, Line, Reader
+from pipeline.dataformats.common import (
+    SOURCE,
+    ClaimRecord,
+    DocRecord,
+    EvidenceRecord,
+    Line,
+    ListRecord,
+    Reader,
+)
 from pipeline.extract import NO_CLAIM
 from pipeline.prompts.verification import format_evidence
 from pipeline.score import ScoresTable
@@ -82,52 +90,74 @@ def read_inputs(path: str | Path) -> list[ResponseInput]:
     ]
 
 
-def claims_record(r: ResponseResult) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "id": r.id,
-        "question": (r.question or "").strip(),
-        "prompt_source": r.domain,
-        "response": r.response.strip(),
-        "model": r.model,
-        "abstained": r.abstained,
-        "prompt_tok_cnt": r.usage.prompt_tokens,
-        "response_tok_cnt": r.usage.completion_tokens,
-        "incomplete": r.incomplete,
-    }
+STAGES = ("claims", "evidence", "verification")
+VERIFIER_NAME = f"{veriscore.NAME}-verifier"  # names nothing in the file
+
+
+def veriscore_record(r: ResponseResult, stage: str, evidence_in_prompt: int = 5) -> dict[str, Any]:
+    """One record of our `claims`, `evidence` or `verification` file, written by the
+    platform's VeriScore writer. A sentence whose call failed has no claim list (null,
+    never the placeholder), a failed verification is an `error` verdict, a claim not
+    verified has no entry; the record says `incomplete`, `pipeline` keeps the full result."""
+    later = STAGES.index(stage)
+    keys = ["id", "question", "response", "model", "prompt_source", "abstained"]
     if not r.abstained:
-        # VeriScore's sample marks claim-less sentences with the placeholder itself; a
-        # sentence whose call failed has no claim list at all (null), never the placeholder.
-        record["claim_list"] = [None if s.failed else (s.claims or [NO_CLAIM]) for s in r.sentences]
-        record["all_claims"] = [c.claim.text for c in r.claims]
-    record["pipeline"] = dataclasses.asdict(r)
-    return record
-
-
-def evidence_record(r: ResponseResult) -> dict[str, Any]:
-    record = claims_record(r)
-    if not r.abstained:
-        record["claim_search_results"] = {
-            c.claim.text: [
-                {"title": e.title, "snippet": e.snippet, "link": e.link} for e in c.evidence
-            ]
-            for c in r.claims
-        }
-    return record
-
-
-def verification_record(r: ResponseResult, evidence_in_prompt: int = 5) -> dict[str, Any]:
-    record = evidence_record(r)
-    if not r.abstained:
-        record["claim_verification_result"] = [
+        keys += ["claim_list", "all_claims", "claim_search_results", "claim_verification_result"][
+            : 2 + later
+        ]
+    claims = [
+        ClaimRecord(
+            c.claim.text,
+            c.claim.sentence_index,
+            verdicts={VERIFIER_NAME: c.verdict.label} if later == 2 and c.verdict else {},
+            evidence=[EvidenceRecord(e.title, e.snippet, e.link) for e in c.evidence]
+            if later
+            else [],
+        )
+        for c in r.claims
+    ]
+    source: dict[str, Any] = {
+        "format": veriscore.NAME,
+        "keys": keys,
+        "claim_list": [None if s.failed else (s.claims or [NO_CLAIM]) for s in r.sentences],
+        "verifications": [
             {
                 "claim": c.claim.text,
                 "search_results": format_evidence(c.evidence[:evidence_in_prompt]),
-                "verification_result": c.verdict.label if c.verdict else None,
-                "response": c.verdict.raw_output if c.verdict else None,
+                "verification_result": c.verdict.label,
+                "response": c.verdict.raw_output,
             }
             for c in r.claims
-        ]
-    return record
+            if later == 2 and c.verdict
+        ],
+    }
+    doc = DocRecord(
+        0,
+        r.id,
+        r.response.strip(),
+        (r.question or "").strip(),
+        r.domain,
+        r.model,
+        metadata={
+            "prompt_tok_cnt": r.usage.prompt_tokens,
+            "response_tok_cnt": r.usage.completion_tokens,
+            "incomplete": r.incomplete,
+            "pipeline": dataclasses.asdict(r),
+            SOURCE: source,
+        },
+        lists={veriscore.NAME: ListRecord(claims, r.abstained)},
+    )
+    return veriscore.write(doc, system=veriscore.NAME, verifier=VERIFIER_NAME)
+
+
+def write_veriscore(
+    out: Path, name: str, stage: str, results: list[ResponseResult], evidence_in_prompt: int = 5
+) -> None:
+    """`{stage}_{name}.jsonl` in `out`, written whole or not at all (write_atomic)."""
+    write_jsonl(
+        out / f"{stage}_{name}.jsonl",
+        (veriscore_record(r, stage, evidence_in_prompt) for r in results),
+    )
 
 
 def load_results(path: str | Path) -> list[ResponseResult]:

@@ -29,7 +29,7 @@ OUTPUT_KEYS = {
     "claim_verification_result",
 }
 # Written by VeriScore or by our pipeline; kept in metadata without a warning.
-KEPT_KEYS = {"prompt_tok_cnt", "response_tok_cnt", "pipeline"}
+KEPT_KEYS = {"prompt_tok_cnt", "response_tok_cnt", "incomplete", "pipeline"}
 
 
 def stable_id(*parts: str) -> str:
@@ -43,7 +43,7 @@ def _document(line: Line, fmt: str, known: set[str]) -> DocRecord | None:
     domain = line.get("prompt_source", str) or ""
     ext = line.get("id", (str, int))
     metadata = line.unknown_keys(known | KEPT_KEYS, fmt)
-    metadata.update({k: line.obj[k] for k in KEPT_KEYS if k in line.obj})
+    metadata.update({k: v for k, v in line.obj.items() if k in KEPT_KEYS})  # in their order
     metadata[SOURCE] = {"format": fmt, "keys": list(line.obj)}
     if response is None:
         return None
@@ -202,7 +202,7 @@ def write(record: DocRecord, *, system: str, verifier: str | None) -> dict[str, 
         out[evidence_key] = {**search, **source.get("other_search_results", {})}
         always.append(evidence_key)
     verdicts = {c.text: c.verdicts[verifier] for c in claims if verifier and verifier in c.verdicts}
-    if verdicts:
+    if verdicts or "claim_verification_result" in keys:
         out["claim_verification_result"] = _verifications(
             claims, verdicts, source.get("verifications", [])
         )
