@@ -200,7 +200,22 @@ def _system_specs(records: list[DocRecord], origin: str) -> dict[str, dict[str, 
 
 
 def _plain(metadata: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in metadata.items() if k != SOURCE}
+    """Metadata as compared for identity: without our own writer data, numbers as floats
+    (PostgreSQL's jsonb gives 1.5e300 back as the exact integer 15 followed by 299 zeros)."""
+    return {k: _number_free(v) for k, v in metadata.items() if k != SOURCE}
+
+
+def _number_free(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _number_free(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_number_free(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond any float: compared as it is
+            return value
+    return value
 
 
 def _answered(**filters: Any) -> bool:
