@@ -117,16 +117,16 @@ class ProviderLimits:
         self.lock = asyncio.Lock()
         self.changed = asyncio.Condition(self.lock)
 
-    def _learn(self, kind: str, limit: float | None, remaining: float | None) -> None:
-        bucket: Bucket | None = getattr(self, kind)
-        cap = self.cap_rpm if kind == "requests" else self.cap_tpm
+    def _learn(self, which: str, limit: float | None, remaining: float | None) -> None:
+        bucket: Bucket | None = getattr(self, which)
+        cap = self.cap_rpm if which == "requests" else self.cap_tpm
         if limit:
             limit = min(limit, cap) if cap else limit
             if bucket is None or bucket.capacity != limit:
                 old = bucket.level if bucket is not None else limit
                 bucket = Bucket(limit, self.clock)
                 bucket.level = min(old, limit)
-                setattr(self, kind, bucket)
+                setattr(self, which, bucket)
         if bucket is not None and remaining is not None:
             bucket.refill()
             bucket.level = min(bucket.level, remaining)

@@ -20,7 +20,7 @@ def _answer(pg, choice: str, text: str) -> None:  # type: ignore[no-untyped-def]
     url = pg.url
     pg.keyboard.press(choice)
     pg.keyboard.press("n")
-    pg.keyboard.press("j")
+    pg.keyboard.press("w")  # the justification (j/k move between results elsewhere)
     pg.keyboard.type(text)
     pg.keyboard.press("Control+Enter")
     pg.wait_for_url(lambda u, url=url: u != url)
