@@ -38,3 +38,24 @@ def page(live_server) -> Iterator[object]:  # type: ignore[no-untyped-def]
         yield pg
         browser.close()
     os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+def autofocused(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the page's `autofocus` element has the focus. Chromium moves the focus
+    there when it next renders, which on a busy machine can come after the load event,
+    so a key pressed at load can reach nothing."""
+    page.wait_for_function(
+        "() => { const el = document.querySelector('[autofocus]');"
+        " return !!el && document.activeElement === el; }"
+    )
+
+
+def login(page, username: str) -> None:  # type: ignore[no-untyped-def]
+    """Log in from the keyboard as a fixture user (password `pw-<name>`)."""
+    page.goto("/login/")
+    autofocused(page)
+    page.keyboard.type(username)
+    page.keyboard.press("Tab")
+    page.keyboard.type("pw-" + username)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("text=Your projects")

@@ -72,7 +72,7 @@ def test_setting_gold_with_htmx_answers_the_unit_only(client: Client, alpha: Pro
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_setting_gold_keeps_the_place_on_the_page(page, alpha: Project, users: dict[str, User], split: Item) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
-    from tests.annotation.test_browser_verification_segments import login
+    from tests.browser import login
 
     login(page, "alice")
     page.set_viewport_size({"width": 390, "height": 844})

@@ -4,9 +4,9 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import Assignment, Item
-from tests.browser import page  # noqa: F401  (fixture)
+from tests.browser import login, page  # noqa: F401  (fixture)
 
-from .test_browser_verification_segments import login, submit_and_wait
+from .test_browser_verification_segments import submit_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import Assignment, Item, Project
-from tests.browser import page  # noqa: F401  (fixture)
+from tests.browser import autofocused, login, page  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -13,15 +13,11 @@ def test_an_annotator_completes_two_comparisons_from_the_keyboard(page, alpha: P
     bob = users["bob"]
     alpha.memberships.filter(user=bob).update(acknowledged_version=0)
 
-    page.goto("/login/")
-    page.keyboard.type("bob")
-    page.keyboard.press("Tab")
-    page.keyboard.type("pw-bob")
-    page.keyboard.press("Enter")
-    page.wait_for_selector("text=Your projects")  # logged in
+    login(page, "bob")
     page.goto(f"/p/{alpha.pk}/queue/")
     page.keyboard.press("Enter")  # "Next item"
     page.wait_for_url("**/instructions/")
+    autofocused(page)
     page.keyboard.press("Enter")  # the acknowledge button has the focus
     for n, (choice, hard) in enumerate([("1", "n"), ("2", "y")], start=1):
         # The form appears while the page is still parsing; keys work once its deferred
@@ -50,12 +46,7 @@ def test_a_submit_is_not_lost_behind_a_draft_that_is_still_saving(page, alpha: P
     bob = users["bob"]
     assignment = Assignment.objects.filter(annotator=bob).order_by("pk").first()
     assert assignment is not None
-    page.goto("/login/")
-    page.keyboard.type("bob")
-    page.keyboard.press("Tab")
-    page.keyboard.type("pw-bob")
-    page.keyboard.press("Enter")
-    page.wait_for_selector("text=Your projects")
+    login(page, "bob")
 
     held = []
 

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import Assignment, Item, Project
-from tests.browser import page  # noqa: F401  (fixture)
+from tests.browser import login, page  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -18,14 +18,6 @@ document.addEventListener("securitypolicyviolation",
 """
 
 
-def log_in(page, username: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
-    page.goto("/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", f"pw-{username}")
-    page.keyboard.press("Enter")
-    page.wait_for_selector("text=Your projects")
-
-
 def test_no_csp_violation_on_any_annotator_page(  # type: ignore[no-untyped-def]
     page, alpha: Project, alpha_items: list[Item], alpha_verification: list[Item],  # noqa: F811
     alpha_segments: list[Item], users: dict[str, User],
@@ -33,7 +25,7 @@ def test_no_csp_violation_on_any_annotator_page(  # type: ignore[no-untyped-def]
     console: list[str] = []
     page.on("console", lambda m: console.append(m.text))
     page.add_init_script(WATCH)
-    log_in(page, "bob")
+    login(page, "bob")
     header = page.request.get("/").headers.get("content-security-policy", "")
     assert "script-src 'self'" in header
     urls = ["/", f"/p/{alpha.pk}/queue/", f"/p/{alpha.pk}/instructions/"]
@@ -61,7 +53,7 @@ def test_the_report_and_the_api_docs_work_under_their_csp(  # type: ignore[no-un
     page, alpha: Project, alpha_items: list[Item], users: dict[str, User],  # noqa: F811
 ) -> None:
     page.add_init_script(WATCH)
-    log_in(page, "alice")
+    login(page, "alice")
     seen = []
     page.goto(f"/p/{alpha.pk}/report/?bootstrap=5")
     page.wait_for_selector("h1")

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from annotation import hiring
 from annotation.hiring import Hire, Invite
 from annotation.models import Assignment, Item, Project
-from tests.browser import page  # noqa: F401  (fixture)
+from tests.browser import autofocused, page  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -33,7 +33,7 @@ def test_invite_training_and_completion_code_from_the_keyboard(page, alpha: Proj
                                    extra_params=["STUDY_ID"])
 
     page.goto(f"/join/{invite.key}/?PROLIFIC_PID=w-9&STUDY_ID=s-1")
-    page.wait_for_load_state("load")
+    autofocused(page)
     page.keyboard.press("Enter")  # Start has the focus
     page.wait_for_selector("#personal-url")
     hire = Hire.objects.get(worker_id="w-9")
@@ -42,7 +42,7 @@ def test_invite_training_and_completion_code_from_the_keyboard(page, alpha: Proj
     page.wait_for_load_state("load")
     page.keyboard.press("Enter")  # Begin
     page.wait_for_url("**/instructions/")
-    page.wait_for_load_state("load")
+    autofocused(page)
     page.keyboard.press("Enter")  # acknowledge
 
     user = hire.membership.user

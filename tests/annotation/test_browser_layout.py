@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from annotation.models import Assignment, Item, Project
-from tests.annotation.test_browser_verification_segments import login
+from tests.browser import login
 from tests.browser import page  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

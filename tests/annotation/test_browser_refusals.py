@@ -11,8 +11,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from annotation.models import Assignment, Item, Project
-from tests.annotation.test_browser_verification_segments import login
-from tests.browser import page  # noqa: F401  (fixture)
+from tests.browser import login, page  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -101,8 +100,9 @@ def test_validation_errors_focus_the_field_and_w_types_after_the_text(page, alph
                               and "action=draft" not in (r.request.post_data or "")):
         page.keyboard.press("Control+Enter")
     page.wait_for_selector("#answer-form p.error")
+    # The error is swapped in first; focus and announcement follow when htmx settles.
+    page.wait_for_function("() => document.activeElement.name === 'hard'")
     assert "Draft restored." not in page.inner_text("#answer-form")
-    assert page.evaluate("document.activeElement.name") == "hard"
     assert in_viewport(page, "#answer-form p.error")
     page.keyboard.press("y")
     assert page.is_checked("input[name=hard][value=yes]")
@@ -139,6 +139,8 @@ def test_server_refusals_are_shown_focused_and_answers_kept(page, alpha: Project
              guideline_version=alpha.instructions_version)
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#answer-form .errors:has-text('already submitted')")
+    # The error is swapped in first; focus and announcement follow when htmx settles.
+    page.wait_for_function("() => document.activeElement.classList.contains('errors')")
     assert page.evaluate("document.activeElement.textContent").count("already submitted") == 1
     assert page.is_hidden("#submit-error")
     assert page.input_value("#justification") == "List 1 covers more."
@@ -156,7 +158,7 @@ def test_a_reload_keeps_the_last_keystrokes(page, alpha: Project, alpha_items: l
     page.keyboard.type("Typed just before the reload.")
     page.reload()
     page.wait_for_selector("#answer-form")
-    deadline = time.monotonic() + 15  # waits for the stored state, not for a delay
+    deadline = time.monotonic() + 60  # waits for the stored state, not for a delay
     while a.answers_dict().get(("item", "justification")) != "Typed just before the reload.":
         assert time.monotonic() < deadline, "the draft was not saved when the page was left"
         time.sleep(0.1)
@@ -174,9 +176,10 @@ def test_table5_check_is_in_view_and_the_active_result_stays(page, alpha: Projec
     page.keyboard.press("3")  # "not enough information" while results support: a Table 5 hint
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#answer-form .errors")
+    # The error is swapped in first; focus and announcement follow when htmx settles.
+    page.wait_for_function("() => document.activeElement.classList.contains('errors')")
     assert "check your label" in page.inner_text("#answer-form .errors")
     assert in_viewport(page, "#answer-form .errors")
-    assert page.evaluate("document.activeElement.classList.contains('errors')")
     assert page.get_attribute("[data-key-scope].active", "id") == "result-3"
     page.keyboard.press("c")  # acts on result 3
     assert page.is_checked("#result-3 input[value=contradicts]")
@@ -199,7 +202,8 @@ def test_segment_errors_are_in_view_and_the_segment_stays_active(page, alpha: Pr
     page.eval_on_selector("#answer-form", "f => f.noValidate = true")
     page.keyboard.press("Control+Enter")
     page.wait_for_selector(second + " p.error")
-    assert "choose an error type" in page.inner_text("#announce")
+    # The error is swapped in first; focus and announcement follow when htmx settles.
+    page.wait_for_function("() => document.getElementById('announce').textContent.includes('choose an error type')")
     assert in_viewport(page, second + " p.error")
     assert "#" + page.get_attribute("[data-key-scope].active", "id") == second
     assert page.evaluate(f"document.activeElement.closest('{second}') !== null")

@@ -4,18 +4,9 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import Assignment, Item, Project
-from tests.browser import page  # noqa: F401  (fixture)
+from tests.browser import login, page  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def login(page, username: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto("/login/")
-    page.keyboard.type(username)
-    page.keyboard.press("Tab")
-    page.keyboard.type("pw-" + username)
-    page.keyboard.press("Enter")
-    page.wait_for_selector("text=Your projects")
 
 
 def submit_and_wait(page) -> None:  # type: ignore[no-untyped-def]
