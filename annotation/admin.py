@@ -88,7 +88,16 @@ class PipelineChunkInline(admin.TabularInline):
 
 @admin.register(models.PipelineRun)
 class PipelineRunAdmin(admin.ModelAdmin):
-    list_display = ["id", "project", "status", "total", "tokens", "cost", "error_count", "created_at"]
+    list_display = [
+        "id",
+        "project",
+        "status",
+        "total",
+        "tokens",
+        "cost",
+        "error_count",
+        "created_at",
+    ]
     list_filter = ["status", "project"]
     inlines = [PipelineChunkInline]
 

@@ -14,14 +14,16 @@ from collections.abc import Sequence
 import matplotlib
 
 matplotlib.use("Agg")
-matplotlib.rcParams.update({
-    "svg.fonttype": "none",  # text stays text: smaller files, selectable, searchable
-    "svg.hashsalt": "report",  # stable ids, so the same data gives the same SVG
-    "font.size": 9,
-    "font.family": "sans-serif",
-    # Labels are imported text (system names, domains): "$...$" is not math, "\\" not TeX.
-    "text.parse_math": False,
-})
+matplotlib.rcParams.update(
+    {
+        "svg.fonttype": "none",  # text stays text: smaller files, selectable, searchable
+        "svg.hashsalt": "report",  # stable ids, so the same data gives the same SVG
+        "font.size": 9,
+        "font.family": "sans-serif",
+        # Labels are imported text (system names, domains): "$...$" is not math, "\\" not TeX.
+        "text.parse_math": False,
+    }
+)
 
 from matplotlib.figure import Figure  # noqa: E402
 
@@ -38,8 +40,9 @@ def _svg(fig: Figure) -> str:
     return re.sub(r"\s+$", "", text[start:])
 
 
-def kappa_heatmap(raters: Sequence[str], matrix: Sequence[Sequence[float | None]], *,
-                  title: str) -> str:
+def kappa_heatmap(
+    raters: Sequence[str], matrix: Sequence[Sequence[float | None]], *, title: str
+) -> str:
     """The pairwise Cohen's kappa matrix; undefined cells are grey and marked "n/a"."""
     import numpy as np
 
@@ -56,8 +59,14 @@ def kappa_heatmap(raters: Sequence[str], matrix: Sequence[Sequence[float | None]
         for i in range(n):
             for j in range(n):
                 v = values[i, j]
-                ax.text(j, i, "n/a" if np.isnan(v) else f"{v:.2f}", ha="center", va="center",
-                        fontsize=8 if n <= 8 else 6)
+                ax.text(
+                    j,
+                    i,
+                    "n/a" if np.isnan(v) else f"{v:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8 if n <= 8 else 6,
+                )
     ax.set_title(title, fontsize=9)
     cax = fig.add_axes((0.84, 0.18, 0.03, 0.72))
     fig.colorbar(image, cax=cax, label="Cohen's kappa")
@@ -92,8 +101,15 @@ def preference_bars(
         ax.barh(y, widths, left=left, color=colour, label=label, height=0.7)
         for k, (w, lft) in enumerate(zip(widths, left, strict=True)):
             if w >= 7:
-                ax.text(lft + w / 2, y[k], f"{rows[k][index]}", ha="center", va="center",
-                        fontsize=7, color="white" if index in (1, 4) else "black")
+                ax.text(
+                    lft + w / 2,
+                    y[k],
+                    f"{rows[k][index]}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if index in (1, 4) else "black",
+                )
         left = [a + w for a, w in zip(left, widths, strict=True)]
     ax.set_yticks(y, labels=labels)
     ax.set_xlim(0, 100)
@@ -114,17 +130,35 @@ def bars(labels: Sequence[str], values: Sequence[float], *, xlabel: str, ylabel:
     return _svg(fig)
 
 
-def scatter(points: Sequence[tuple[float, float]], systems: Sequence[tuple[str, float, float]],
-            *, xlabel: str, ylabel: str) -> str:
+def scatter(
+    points: Sequence[tuple[float, float]],
+    systems: Sequence[tuple[str, float, float]],
+    *,
+    xlabel: str,
+    ylabel: str,
+) -> str:
     """Per-example scores as dots, each system's mean as a labelled square."""
     fig = Figure(figsize=(4.8, 4.0))
     ax = fig.add_axes((0.14, 0.13, 0.82, 0.8))
     if points:
-        ax.scatter([p[0] for p in points], [p[1] for p in points], s=12, alpha=0.5,
-                   color=STRONG["a"], label="response", linewidths=0)
+        ax.scatter(
+            [p[0] for p in points],
+            [p[1] for p in points],
+            s=12,
+            alpha=0.5,
+            color=STRONG["a"],
+            label="response",
+            linewidths=0,
+        )
     if systems:
-        ax.scatter([s[1] for s in systems], [s[2] for s in systems], s=40, marker="s",
-                   color=STRONG["b"], label="system mean")
+        ax.scatter(
+            [s[1] for s in systems],
+            [s[2] for s in systems],
+            s=40,
+            marker="s",
+            color=STRONG["b"],
+            label="system mean",
+        )
         for name, x, y in systems:
             ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.set_xlabel(xlabel, fontsize=8)

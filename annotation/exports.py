@@ -13,9 +13,24 @@ from .gold import gold_values
 from .models import Answer, Project, pseudonyms
 
 LONG_FIELDS = [
-    "item", "kind", "document", "domain", "unit", "field", "value", "annotator", "status",
-    "list1_system", "list2_system", "guideline_version", "started_at", "submitted_at",
-    "active_seconds", "answered_at", "gold", "gold_provenance",
+    "item",
+    "kind",
+    "document",
+    "domain",
+    "unit",
+    "field",
+    "value",
+    "annotator",
+    "status",
+    "list1_system",
+    "list2_system",
+    "guideline_version",
+    "started_at",
+    "submitted_at",
+    "active_seconds",
+    "answered_at",
+    "gold",
+    "gold_provenance",
 ]
 
 
@@ -29,8 +44,10 @@ def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, A
     answers = (
         Answer.objects.filter(assignment__item__project=project)
         .select_related(
-            "assignment__annotator", "assignment__item__document",
-            "assignment__item__list_a__system", "assignment__item__list_b__system",
+            "assignment__annotator",
+            "assignment__item__document",
+            "assignment__item__list_a__system",
+            "assignment__item__list_b__system",
         )
         .order_by("assignment__item_id", "assignment__annotator_id", "unit", "field")
     )
@@ -44,29 +61,35 @@ def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, A
         list1, list2 = spec.presented_systems(a)
         if gold_value:
             # e.g. the gold side of a comparison as the name of the system behind it
-            systems = (item.list_a.system.name if item.list_a else None,
-                       item.list_b.system.name if item.list_b else None)
+            systems = (
+                item.list_a.system.name if item.list_a else None,
+                item.list_b.system.name if item.list_b else None,
+            )
             gold_value = spec.export_value(answer.field, gold_value, systems)
-        rows.append({
-            "item": item.pk,
-            "kind": item.kind,
-            "document": item.document.external_id,
-            "domain": item.document.domain,
-            "unit": answer.unit,
-            "field": answer.field,
-            "value": answer.value,
-            "annotator": a.annotator.username if real_names else names.get(a.annotator_id, "A?"),
-            "status": a.status,
-            "list1_system": list1,
-            "list2_system": list2,
-            "guideline_version": a.guideline_version,
-            "started_at": _iso(a.started_at),
-            "submitted_at": _iso(a.submitted_at),
-            "active_seconds": round(a.active_seconds, 1),
-            "answered_at": _iso(answer.updated_at),
-            "gold": gold_value,
-            "gold_provenance": gold.provenance if gold else None,
-        })
+        rows.append(
+            {
+                "item": item.pk,
+                "kind": item.kind,
+                "document": item.document.external_id,
+                "domain": item.document.domain,
+                "unit": answer.unit,
+                "field": answer.field,
+                "value": answer.value,
+                "annotator": a.annotator.username
+                if real_names
+                else names.get(a.annotator_id, "A?"),
+                "status": a.status,
+                "list1_system": list1,
+                "list2_system": list2,
+                "guideline_version": a.guideline_version,
+                "started_at": _iso(a.started_at),
+                "submitted_at": _iso(a.submitted_at),
+                "active_seconds": round(a.active_seconds, 1),
+                "answered_at": _iso(answer.updated_at),
+                "gold": gold_value,
+                "gold_provenance": gold.provenance if gold else None,
+            }
+        )
     return rows
 
 

@@ -79,8 +79,11 @@ def gold_verdict_set(project: Project) -> VerdictSet | None:
     """The annotators' gold labels of atomic-fact items, as one more verdict set."""
     from .kinds import fact_verdicts
 
-    labels = {claim: value for claim, label in fact_verdicts(project).items()
-              if (value := fact_label(label)) is not None}
+    labels = {
+        claim: value
+        for claim, label in fact_verdicts(project).items()
+        if (value := fact_label(label)) is not None
+    }
     return VerdictSet(GOLD, labels) if labels else None
 
 

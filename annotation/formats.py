@@ -214,15 +214,20 @@ def felm_records(
     reasons: dict[tuple[int, str], list[str]] = defaultdict(list)
     links: dict[tuple[int, str], list[str]] = defaultdict(list)
     judging = [spec.name for spec in kinds.judging(Segment)]
-    items = dict(Item.objects.filter(project=project, kind__in=judging).values_list("document_id", "id"))
-    golds = {(g.item, g.unit, g.field): g for g in gold.gold_values(project)
-             if g.kind in judging}
-    for a in Answer.objects.filter(assignment__item__project=project,
-                                   assignment__item__kind__in=judging,
-                                   assignment__status=Assignment.SUBMITTED,
-                                   field__in=["reason", "links"]).order_by("assignment__annotator_id"):
+    items = dict(
+        Item.objects.filter(project=project, kind__in=judging).values_list("document_id", "id")
+    )
+    golds = {(g.item, g.unit, g.field): g for g in gold.gold_values(project) if g.kind in judging}
+    for a in Answer.objects.filter(
+        assignment__item__project=project,
+        assignment__item__kind__in=judging,
+        assignment__status=Assignment.SUBMITTED,
+        field__in=["reason", "links"],
+    ).order_by("assignment__annotator_id"):
         target = reasons if a.field == "reason" else links
-        target[(a.assignment.item_id, a.unit)] += [a.value] if a.field == "reason" else a.value.split()
+        target[(a.assignment.item_id, a.unit)] += (
+            [a.value] if a.field == "reason" else a.value.split()
+        )
     records = []
     for doc in docs.prefetch_related("segments"):
         item = items.get(doc.pk)

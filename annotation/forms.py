@@ -46,14 +46,16 @@ class ImportForm(forms.Form):
         "(default: <system>-verifier).",
     )
     domain = forms.CharField(
-        required=False, help_text="FELM: the domain of a per-domain file (default: the file's name)."
+        required=False,
+        help_text="FELM: the domain of a per-domain file (default: the file's name).",
     )
     mapping = forms.FileField(
         required=False,
         help_text="Any other layout: a mapping file (YAML or JSON) of JMESPath expressions.",
     )
     update = forms.BooleanField(
-        required=False, help_text="Replace stored documents and claim lists that differ "
+        required=False,
+        help_text="Replace stored documents and claim lists that differ "
         "(never those with annotators' answers).",
     )
 
@@ -114,24 +116,38 @@ class PipelineRunForm(forms.Form):
     of the operator's endpoints (annotation.endpoints), resolved by the worker."""
 
     extractor = forms.ChoiceField(
-        choices=[("veriscore", "VeriScore (sliding window, Tables 6-7)"),
-                 ("atomic", "Atomic facts per sentence (FActScore/SAFE-style baseline)")])
+        choices=[
+            ("veriscore", "VeriScore (sliding window, Tables 6-7)"),
+            ("atomic", "Atomic facts per sentence (FActScore/SAFE-style baseline)"),
+        ]
+    )
     label_mode = forms.ChoiceField(
         label="Verification labels",
-        choices=[("binary", "Binary (supported / unsupported)"),
-                 ("ternary", "Ternary (supported / contradicted / inconclusive)")])
+        choices=[
+            ("binary", "Binary (supported / unsupported)"),
+            ("ternary", "Ternary (supported / contradicted / inconclusive)"),
+        ],
+    )
     endpoint = forms.ChoiceField(help_text="An endpoint the operator configured.")
     model = forms.CharField(max_length=200, help_text="Model name at the endpoint.")
     retriever = forms.ChoiceField(
-        choices=[("serper", "Serper (Google results)"), ("bm25", "BM25 over the local corpus")])
+        choices=[("serper", "Serper (Google results)"), ("bm25", "BM25 over the local corpus")]
+    )
     offline = forms.BooleanField(
-        required=False, help_text="Answer from the pipeline's cache only; a miss fails the chunk.")
+        required=False, help_text="Answer from the pipeline's cache only; a miss fails the chunk."
+    )
     chunk_size = forms.IntegerField(
-        min_value=1, max_value=1000, initial=10,
-        help_text="Documents per task; workers share a run chunk by chunk.")
+        min_value=1,
+        max_value=1000,
+        initial=10,
+        help_text="Documents per task; workers share a run chunk by chunk.",
+    )
     fixed_k = forms.FloatField(
-        label="Fixed K", required=False, min_value=1,
-        help_text="Empty: K per domain is the median claim count (VeriScore's upper median).")
+        label="Fixed K",
+        required=False,
+        min_value=1,
+        help_text="Empty: K per domain is the median claim count (VeriScore's upper median).",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         import os
@@ -149,4 +165,3 @@ class PipelineRunForm(forms.Form):
             except ValueError as e:
                 self.add_error("model", str(e))
         return data
-

@@ -82,27 +82,46 @@ def label_rows(
         assignments = assignments.filter(where)
     info = {
         pk: (item, item_kind, annotator, bool(swapped), domain)
-        for pk, item, item_kind, annotator, swapped, domain in fetch(assignments.values_list(
-            "pk", "item_id", "item__kind", "annotator_id", "swapped", "item__document__domain"))
+        for pk, item, item_kind, annotator, swapped, domain in fetch(
+            assignments.values_list(
+                "pk", "item_id", "item__kind", "annotator_id", "swapped", "item__document__domain"
+            )
+        )
     }
     fields_of = {spec.name: (spec, spec.categorical(project)) for spec in kinds.all_specs()}
     all_fields = sorted({f for _, fields in fields_of.values() for f in fields})
-    answers = Answer.objects.filter(
-        assignment__in=assignments.values("pk"), field__in=all_fields
-    ).values_list("assignment_id", "unit", "field", "value").order_by(
-        "assignment__item_id", "unit", "field", "assignment__annotator_id")
+    answers = (
+        Answer.objects.filter(assignment__in=assignments.values("pk"), field__in=all_fields)
+        .values_list("assignment_id", "unit", "field", "value")
+        .order_by("assignment__item_id", "unit", "field", "assignment__annotator_id")
+    )
     rows = []
     for assignment, unit, fld, value in fetch(answers):
         item, item_kind, annotator, swapped, domain = info[assignment]
         spec, fields = fields_of[item_kind]
         if fld in fields:
-            rows.append(LabelRow(item, item_kind, unit, fld, annotator,
-                                 spec.comparable(fld, value, swapped), domain, value, swapped))
+            rows.append(
+                LabelRow(
+                    item,
+                    item_kind,
+                    unit,
+                    fld,
+                    annotator,
+                    spec.comparable(fld, value, swapped),
+                    domain,
+                    value,
+                    swapped,
+                )
+            )
     return rows
 
 
 def decide(
-    item: int, kind: str, unit: str, field: str, values: list[str],
+    item: int,
+    kind: str,
+    unit: str,
+    field: str,
+    values: list[str],
     adjudication: tuple[str, str] | None = None,
 ) -> Gold:
     """The gold value of one unit's field from its answers and an optional (value, note)

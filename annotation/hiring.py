@@ -102,7 +102,9 @@ class Hire(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["invite", "worker_id"], condition=~Q(worker_id=""), name="one_worker_per_invite"
+                fields=["invite", "worker_id"],
+                condition=~Q(worker_id=""),
+                name="one_worker_per_invite",
             )
         ]
 
@@ -169,7 +171,9 @@ def fill_queue(hire: Hire) -> int:
     project, user = membership.project, membership.user
     policy = HiringPolicy.of(project)
     items = Item.objects.filter(project=project).exclude(assignments__annotator=user)
-    training = list(items.filter(quality__role=TRAINING).order_by("id").values_list("id", flat=True))
+    training = list(
+        items.filter(quality__role=TRAINING).order_by("id").values_list("id", flat=True)
+    )
     n_real = hire.invite.items_per_person if hire.invite else 0
     real = list(
         items.filter(quality__isnull=True)
@@ -179,8 +183,12 @@ def fill_queue(hire: Hire) -> int:
     )
     checks = list(items.filter(quality__role=CHECK).values_list("id", flat=True))
     rng = random.Random()
-    n_checks = min(len(checks), round(policy.check_rate * len(real) / (1 - policy.check_rate))
-                   if policy.check_rate < 1 else len(checks))
+    n_checks = min(
+        len(checks),
+        round(policy.check_rate * len(real) / (1 - policy.check_rate))
+        if policy.check_rate < 1
+        else len(checks),
+    )
     mixed = real + rng.sample(checks, n_checks)
     rng.shuffle(mixed)
     start = Assignment.objects.in_project(project).for_annotator(user).count()
@@ -224,12 +232,21 @@ def score(user: User | int, project: Project, role: str) -> Score:
         for q in QualityItem.objects.filter(item__project=project, role=role)
     }
     answers = Answer.objects.filter(
-        assignment__annotator=user, assignment__status=Assignment.SUBMITTED,
+        assignment__annotator=user,
+        assignment__status=Assignment.SUBMITTED,
         assignment__item_id__in=references,
-    ).values_list("assignment__item_id", "assignment__item__kind", "assignment__swapped",
-                  "unit", "field", "value")
-    given = {(item, unit, field): kinds.get(kind).comparable(field, value, swapped)
-             for item, kind, swapped, unit, field, value in answers}
+    ).values_list(
+        "assignment__item_id",
+        "assignment__item__kind",
+        "assignment__swapped",
+        "unit",
+        "field",
+        "value",
+    )
+    given = {
+        (item, unit, field): kinds.get(kind).comparable(field, value, swapped)
+        for item, kind, swapped, unit, field, value in answers
+    }
     submitted = Assignment.objects.filter(
         annotator=user, status=Assignment.SUBMITTED, item_id__in=references
     ).values_list("item_id", flat=True)
@@ -284,8 +301,12 @@ def after_submit(membership: Membership) -> None:
 
 
 def _open(membership: Membership, role: str) -> Any:
-    return (Assignment.objects.in_project(membership.project).for_annotator(membership.user)
-            .open().filter(item__quality__role=role))
+    return (
+        Assignment.objects.in_project(membership.project)
+        .for_annotator(membership.user)
+        .open()
+        .filter(item__quality__role=role)
+    )
 
 
 def blocked(membership: Membership, assignment: Assignment | None = None) -> str | None:
@@ -296,8 +317,10 @@ def blocked(membership: Membership, assignment: Assignment | None = None) -> str
         return None  # their own past answers stay open to them
     if hire.paused:
         return "paused"
-    if assignment is not None and QualityItem.objects.filter(
-            item_id=assignment.item_id, role=TRAINING).exists():
+    if (
+        assignment is not None
+        and QualityItem.objects.filter(item_id=assignment.item_id, role=TRAINING).exists()
+    ):
         return None
     return None if hire.cleared else "training"
 
@@ -314,23 +337,33 @@ def quality_rows(project: Project) -> list[dict[str, Any]]:
         hire = hire_of(m)
         t, c = score(m.user, project, TRAINING), score(m.user, project, CHECK)
         t_items = Assignment.objects.filter(
-            annotator=m.user, status=Assignment.SUBMITTED,
-            item__project=project, item__quality__role=TRAINING).count()
-        rows.append({
-            "annotator": m.pseudonym, "membership": m.pk,
-            "training_items": t_items, "training_share": t.share,
-            "checks": c.units, "check_accuracy": c.share, "check_ci": c.wilson(),
-            "hired": hire is not None,
-            "worker_id": hire.worker_id if hire else "",
-            "passed_training": hire.passed_training if hire else None,
-            "let_through": hire.let_through if hire else None,
-            "paused": hire.paused if hire else False,
-        })
+            annotator=m.user,
+            status=Assignment.SUBMITTED,
+            item__project=project,
+            item__quality__role=TRAINING,
+        ).count()
+        rows.append(
+            {
+                "annotator": m.pseudonym,
+                "membership": m.pk,
+                "training_items": t_items,
+                "training_share": t.share,
+                "checks": c.units,
+                "check_accuracy": c.share,
+                "check_ci": c.wilson(),
+                "hired": hire is not None,
+                "worker_id": hire.worker_id if hire else "",
+                "passed_training": hire.passed_training if hire else None,
+                "let_through": hire.let_through if hire else None,
+                "paused": hire.paused if hire else False,
+            }
+        )
     return rows
 
 
-def set_state(membership: Membership, *, paused: bool | None = None,
-              let_through: bool | None = None) -> Hire:
+def set_state(
+    membership: Membership, *, paused: bool | None = None, let_through: bool | None = None
+) -> Hire:
     """A researcher pauses / resumes an annotator or lets them past training."""
     hire = hire_of(membership) or Hire.objects.create(membership=membership, passed_training=True)
     if paused is not None:
@@ -353,14 +386,23 @@ def reference_from(item: Item, system: System) -> dict[str, str]:
     if spec.verdict_target is Claim and item.claim_id:
         return {f"item.{spec.verdict_field}": v.label for v in verdicts.filter(claim=item.claim_id)}
     if spec.verdict_target is Segment:
-        return {f"{spec.verdict_level}:{pos}.{spec.verdict_field}": label for pos, label in
-                verdicts.filter(segment__document=item.document_id)
-                .values_list("segment__position", "label")}
+        return {
+            f"{spec.verdict_level}:{pos}.{spec.verdict_field}": label
+            for pos, label in verdicts.filter(segment__document=item.document_id).values_list(
+                "segment__position", "label"
+            )
+        }
     raise ValueError(f"{item.kind} items cannot take a reference from verdicts")
 
 
-def mark(item: Item, role: str, reference: dict[str, str], explanation: str = "", *,
-         system: System | None = None) -> QualityItem:
+def mark(
+    item: Item,
+    role: str,
+    reference: dict[str, str],
+    explanation: str = "",
+    *,
+    system: System | None = None,
+) -> QualityItem:
     """Mark an item as training or check. The reference's keys are "unit.field" of the
     item's categorical fields; without one it comes from `system`'s verdicts, or else
     from the item's adjudications."""
@@ -384,7 +426,8 @@ def mark(item: Item, role: str, reference: dict[str, str], explanation: str = ""
         if fields[field] and value not in fields[field]:
             raise ValueError(f"{key}: {value!r} is not one of {', '.join(fields[field])}")
     q, _ = QualityItem.objects.update_or_create(
-        item=item, defaults={"role": role, "reference": reference, "explanation": explanation})
+        item=item, defaults={"role": role, "reference": reference, "explanation": explanation}
+    )
     return q
 
 
@@ -400,24 +443,41 @@ def report_section(project: Project, names: dict[int, str]) -> Any:
     for m in project.memberships.filter(role=Membership.ANNOTATOR).order_by("number"):
         name = names.get(m.user_id, m.pseudonym)
         t, c = score(m.user_id, project, TRAINING), score(m.user_id, project, CHECK)
-        items = Assignment.objects.filter(annotator_id=m.user_id, status=Assignment.SUBMITTED,
-                                          item__project=project, item__quality__role=TRAINING)
+        items = Assignment.objects.filter(
+            annotator_id=m.user_id,
+            status=Assignment.SUBMITTED,
+            item__project=project,
+            item__quality__role=TRAINING,
+        )
         if t.units:
             training.append((name, items.count(), t.units, t.share))
         if c.units:
             low, high = c.wilson() or (None, None)
             checks.append((name, c.units, c.matching, c.share, low, high))
-    return Section("quality", "Annotator quality", (
-        "Training and known-answer items are left out of agreement, gold values and every "
-        "other section.",
-        "Check accuracy: share of known-answer units answered like the gold value, with its "
-        "95% Wilson score interval.",
-    ), (
-        Table("training", "Training", ("annotator", "training items", "units",
-                                       "share like the reference"), tuple(training)),
-        Table("checks", "Known-answer checks", ("annotator", "units", "correct", "accuracy",
-                                                "ci low", "ci high"), tuple(checks)),
-    ))
+    return Section(
+        "quality",
+        "Annotator quality",
+        (
+            "Training and known-answer items are left out of agreement, gold values and every "
+            "other section.",
+            "Check accuracy: share of known-answer units answered like the gold value, with its "
+            "95% Wilson score interval.",
+        ),
+        (
+            Table(
+                "training",
+                "Training",
+                ("annotator", "training items", "units", "share like the reference"),
+                tuple(training),
+            ),
+            Table(
+                "checks",
+                "Known-answer checks",
+                ("annotator", "units", "correct", "accuracy", "ci low", "ci high"),
+                tuple(checks),
+            ),
+        ),
+    )
 
 
 def mark_imported(items: list[Item]) -> int:
@@ -428,8 +488,10 @@ def mark_imported(items: list[Item]) -> int:
 
     if not items:
         return 0
-    docs = {d.pk: d for d in Document.objects.filter(project_id=items[0].project_id,
-                                                     metadata__has_key="hiring")}
+    docs = {
+        d.pk: d
+        for d in Document.objects.filter(project_id=items[0].project_id, metadata__has_key="hiring")
+    }
     n = 0
     for item in items:
         doc = docs.get(item.document_id)
@@ -441,8 +503,12 @@ def mark_imported(items: list[Item]) -> int:
         if not isinstance(spec, dict) or not isinstance(spec.get("reference", {}), dict):
             raise ValueError(f"{where}: give an object with role, reference and explanation")
         try:
-            mark(item, str(spec.get("role", "")), {str(k): str(v) for k, v in spec.get("reference", {}).items()},
-                 str(spec.get("explanation", "")))
+            mark(
+                item,
+                str(spec.get("role", "")),
+                {str(k): str(v) for k, v in spec.get("reference", {}).items()},
+                str(spec.get("explanation", "")),
+            )
         except ValueError as e:
             raise ValueError(f"{where}: {e}") from None
         n += 1

@@ -493,8 +493,10 @@ def _check_identity(
                         f"differ from those stored for {where}; use --update to replace them",
                     )
                 )
-            elif _answered(assignment__item__document=doc,
-                           assignment__item__kind__in=[k.name for k in kinds.judging(Segment)]):
+            elif _answered(
+                assignment__item__document=doc,
+                assignment__item__kind__in=[k.name for k in kinds.judging(Segment)],
+            ):
                 errors.append(
                     LineError(
                         file,

@@ -35,8 +35,13 @@ from .models import Assignment, Item, Membership, Project
 
 def label_config(kind: str, *, slots: int = 0, project: Project) -> str:
     """The labelling interface for one kind; `slots` = how many numbered parts."""
-    return ("<View>" + ls_text("question", "Question") + ls_text("response", "Response")
-            + kinds.get(kind).label_config(slots, project) + "</View>")
+    return (
+        "<View>"
+        + ls_text("question", "Question")
+        + ls_text("response", "Response")
+        + kinds.get(kind).label_config(slots, project)
+        + "</View>"
+    )
 
 
 def task_data(item: Item, *, swapped: bool = False, slots: int = 0) -> dict[str, Any]:
@@ -73,8 +78,10 @@ def export_items(items: Iterable[Item], *, seed: int = 0) -> Export:
     spec = kinds.get(kind)
     slots = spec.ls_slots(items)
     rng = random.Random(f"labelstudio-{seed}")
-    tasks = [{"data": task_data(i, swapped=spec.ordered and rng.random() < 0.5, slots=slots)}
-             for i in items]
+    tasks = [
+        {"data": task_data(i, swapped=spec.ordered and rng.random() < 0.5, slots=slots)}
+        for i in items
+    ]
     return Export(kind, label_config(kind, slots=slots, project=items[0].project), tasks)
 
 
@@ -119,8 +126,9 @@ def ls_user_id(completed_by: Any) -> str:
 def annotator_for(project: Project, completed_by: Any) -> User:
     """The pseudonymous annotator standing for one Label Studio user: an inactive
     account `ls-<id>` (it cannot log in) and a member of the project."""
-    user, created = User.objects.get_or_create(username=f"ls-{ls_user_id(completed_by)}",
-                                               defaults={"is_active": False})
+    user, created = User.objects.get_or_create(
+        username=f"ls-{ls_user_id(completed_by)}", defaults={"is_active": False}
+    )
     if created:
         user.set_unusable_password()
         user.save(update_fields=["password"])
@@ -138,8 +146,10 @@ class PullSummary:
     errors: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        text = (f"{self.submitted} submitted, {self.drafts} kept as drafts (invalid), "
-                f"{self.skipped} skipped, {self.unchanged} unchanged")
+        text = (
+            f"{self.submitted} submitted, {self.drafts} kept as drafts (invalid), "
+            f"{self.skipped} skipped, {self.unchanged} unchanged"
+        )
         return text + "".join(f"\n  {e}" for e in self.errors)
 
 
@@ -153,24 +163,32 @@ def import_annotations(project: Project, export: list[dict[str, Any]]) -> PullSu
             meta = (task.get("data") or {}).get("meta") or {}
             item = Item.objects.filter(project=project, pk=meta.get("item")).first()
             if item is None:
-                summary.errors.append(f"task {task.get('id')}: no item {meta.get('item')!r} in {project}")
+                summary.errors.append(
+                    f"task {task.get('id')}: no item {meta.get('item')!r} in {project}"
+                )
                 continue
             for ann in task.get("annotations") or []:
                 user = annotator_for(project, ann.get("completed_by"))
                 position = Assignment.objects.filter(annotator=user).count()
                 assignment, _ = Assignment.objects.get_or_create(
-                    item=item, annotator=user,
+                    item=item,
+                    annotator=user,
                     defaults={"swapped": bool(meta.get("swapped")), "position": position},
                 )
                 if ann.get("was_cancelled"):
-                    if assignment.status != Assignment.SKIPPED and assignment.skip("skipped in Label Studio"):
+                    if assignment.status != Assignment.SKIPPED and assignment.skip(
+                        "skipped in Label Studio"
+                    ):
                         summary.skipped += 1
                     continue
                 answers = result_answers(ann.get("result") or [], kind=item.kind)
                 form = kinds.answer_form(assignment, answers_data(answers))
                 if form.is_valid():
                     values = form.answer_values()
-                    if assignment.status == Assignment.SUBMITTED and assignment.answers_dict() == values:
+                    if (
+                        assignment.status == Assignment.SUBMITTED
+                        and assignment.answers_dict() == values
+                    ):
                         summary.unchanged += 1
                         continue
                     assignment.resubmit(values, guideline_version=version)
@@ -205,6 +223,7 @@ def fetch(ls_project: int, *, url: str, token: str) -> list[dict[str, Any]]:
     import json
 
     ls = client(url, token)
-    raw = b"".join(ls.projects.exports.download_sync(ls_project, export_type="JSON",
-                                                      download_all_tasks=True))
+    raw = b"".join(
+        ls.projects.exports.download_sync(ls_project, export_type="JSON", download_all_tasks=True)
+    )
     return json.loads(raw)

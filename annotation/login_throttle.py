@@ -61,14 +61,20 @@ def record_failure(username: str, request: HttpRequest | None) -> None:
 
 
 @receiver(user_login_failed)
-def _on_failure(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None,
-                **kwargs: Any) -> None:
+def _on_failure(
+    sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any
+) -> None:
     record_failure(str(credentials.get("username") or ""), request)
 
 
 class ThrottledModelBackend(ModelBackend):
-    def authenticate(self, request: HttpRequest | None, username: str | None = None,
-                     password: str | None = None, **kwargs: Any) -> Any:
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
         if locked(username or "", request):
             raise PermissionDenied("too many failed logins")  # stops every backend
         return super().authenticate(request, username=username, password=password, **kwargs)
@@ -82,5 +88,7 @@ class ThrottledAuthenticationForm(AuthenticationForm):
             minutes = max(1, settings.LOGIN_LOCKOUT_SECONDS // 60)
             raise ValidationError(
                 f"Too many failed logins for this account or from this address; "
-                f"try again in {minutes} minutes.", code="throttled")
+                f"try again in {minutes} minutes.",
+                code="throttled",
+            )
         return super().clean()

@@ -47,7 +47,8 @@ def add_member(
     if not password:
         if not by.has_perm(CREATE_PROJECTS):
             raise MemberError(
-                403, "permission_denied",
+                403,
+                "permission_denied",
                 "Only researchers who may create projects add existing accounts; "
                 "give a password to create a new account.",
             )

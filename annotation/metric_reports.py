@@ -34,15 +34,28 @@ MAX_SCATTER_POINTS = 500
 
 
 def metric_sections(
-    project: Project, *, filters: Filters, golds: dict[Any, Gold], bootstrap: int, seed: int,
-    with_charts: bool, k_rule: str = "upper",
+    project: Project,
+    *,
+    filters: Filters,
+    golds: dict[Any, Gold],
+    bootstrap: int,
+    seed: int,
+    with_charts: bool,
+    k_rule: str = "upper",
 ) -> list[Section]:
     sections = []
     extraction = _extraction_section(project, filters, bootstrap=bootstrap, seed=seed)
     if extraction:
         sections.append(extraction)
-    scores = _score_section(project, filters, golds, bootstrap=bootstrap, seed=seed,
-                            with_charts=with_charts, k_rule=k_rule)
+    scores = _score_section(
+        project,
+        filters,
+        golds,
+        bootstrap=bootstrap,
+        seed=seed,
+        with_charts=with_charts,
+        k_rule=k_rule,
+    )
     if scores:
         sections.append(scores)
     return sections
@@ -61,22 +74,31 @@ def _extraction_section(
     lists = ClaimList.objects.filter(document__project=project, system__kind=System.EXTRACTOR)
     if filters.domains:
         lists = lists.filter(document__domain__in=filters.domains)
-    info = {pk: (doc, name, abstained) for pk, doc, name, abstained in lists.values_list(
-        "pk", "document_id", "system__name", "abstained")}
+    info = {
+        pk: (doc, name, abstained)
+        for pk, doc, name, abstained in lists.values_list(
+            "pk", "document_id", "system__name", "abstained"
+        )
+    }
     if not info:
         return None
     claims: dict[int, list[tuple[str, int | None]]] = defaultdict(list)
-    for list_id, text, sentence in Claim.objects.filter(claim_list__in=lists).order_by(
-        "claim_list_id", "position"
-    ).values_list("claim_list_id", "text", "sentence_index"):
+    for list_id, text, sentence in (
+        Claim.objects.filter(claim_list__in=lists)
+        .order_by("claim_list_id", "position")
+        .values_list("claim_list_id", "text", "sentence_index")
+    ):
         claims[list_id].append((text, sentence))
     by_doc: dict[int, dict[str, int]] = defaultdict(dict)  # document -> system -> list
     for pk, (doc, name, abstained) in info.items():
         if not abstained:
             by_doc[doc][name] = pk
-    documents = {pk: (domain, response, question) for pk, domain, response, question in
-                 Document.objects.filter(pk__in=by_doc).values_list(
-                     "pk", "domain", "response", "question")}
+    documents = {
+        pk: (domain, response, question)
+        for pk, domain, response, question in Document.objects.filter(pk__in=by_doc).values_list(
+            "pk", "domain", "response", "question"
+        )
+    }
 
     def aligned(list_id: int) -> bool:
         return all(s is not None for _, s in claims[list_id])
@@ -86,8 +108,9 @@ def _extraction_section(
     n_sentences: dict[int, int] = {}
     for doc, systems in by_doc.items():
         _domain, response, question = documents[doc]
-        highest = max((s for pk in systems.values() for _, s in claims[pk] if s is not None),
-                      default=-1)
+        highest = max(
+            (s for pk in systems.values() for _, s in claims[pk] if s is not None), default=-1
+        )
         n_sentences[doc] = max(sentence_count(response, question), highest + 1)
 
     names = sorted({name for systems in by_doc.values() for name in systems})
@@ -101,22 +124,39 @@ def _extraction_section(
             la, lb = claims[systems[a]], claims[systems[b]]
             if aligned(systems[a]) and aligned(systems[b]):
                 for i in range(n_sentences[doc]):
-                    units["sentence"].append(ms.ListPair(
-                        doc, tuple(t for t, s in la if s == i), tuple(t for t, s in lb if s == i)))
+                    units["sentence"].append(
+                        ms.ListPair(
+                            doc,
+                            tuple(t for t, s in la if s == i),
+                            tuple(t for t, s in lb if s == i),
+                        )
+                    )
             else:
                 units["document"].append(
-                    ms.ListPair(doc, tuple(t for t, _ in la), tuple(t for t, _ in lb)))
+                    ms.ListPair(doc, tuple(t for t, _ in la), tuple(t for t, _ in lb))
+                )
         for level, pairs in units.items():
             if not pairs:
                 continue
             r = ms.list_similarity(pairs, bootstrap=bootstrap, seed=seed)
             data["pairs"][(a, b, level)] = r
-            pair_rows.append((
-                a, b, level, r.documents, r.units, r.both_empty, *_ci(r.exact_match),
-                r.exact_match_with_claims.value, *_ci(r.rouge_l),
-                r.a_claims_per_unit.value, r.b_claims_per_unit.value,
-                _pct(r.a_empty_share.value), _pct(r.b_empty_share.value),
-            ))
+            pair_rows.append(
+                (
+                    a,
+                    b,
+                    level,
+                    r.documents,
+                    r.units,
+                    r.both_empty,
+                    *_ci(r.exact_match),
+                    r.exact_match_with_claims.value,
+                    *_ci(r.rouge_l),
+                    r.a_claims_per_unit.value,
+                    r.b_claims_per_unit.value,
+                    _pct(r.a_empty_share.value),
+                    _pct(r.b_empty_share.value),
+                )
+            )
 
     density_rows: list[tuple[Cell, ...]] = []
     for name in names:
@@ -128,54 +168,100 @@ def _extraction_section(
             empty = None
             if aligned(systems[name]):
                 empty = n_sentences[doc] - len({s for _, s in lst})
-            responses.append(ms.ResponseExtraction(doc, documents[doc][0], len(lst),
-                                                   n_sentences[doc], empty))
+            responses.append(
+                ms.ResponseExtraction(doc, documents[doc][0], len(lst), n_sentences[doc], empty)
+            )
         for d in ms.claim_density(responses, bootstrap=bootstrap, seed=seed):
             data["density"][(name, d.domain)] = d
-            density_rows.append((
-                name, "all" if d.domain is None else d.domain or "(no domain)", d.responses,
-                d.sentences, d.claims, *_ci(d.ratio), d.aligned_responses,
-                _pct(d.empty_share.value), _pct(d.empty_share.ci_low), _pct(d.empty_share.ci_high),
-            ))
+            density_rows.append(
+                (
+                    name,
+                    "all" if d.domain is None else d.domain or "(no domain)",
+                    d.responses,
+                    d.sentences,
+                    d.claims,
+                    *_ci(d.ratio),
+                    d.aligned_responses,
+                    _pct(d.empty_share.value),
+                    _pct(d.empty_share.ci_low),
+                    _pct(d.empty_share.ci_high),
+                )
+            )
     tables = []
     if pair_rows:
-        tables.append(Table(
-            "extractor-similarity",
-            "Claim lists of two extractors (VeriScore App. F: exact match and ROUGE-L)",
-            ("system A", "system B", "unit", "documents", "units", "units both empty",
-             "exact match", "EM CI low", "EM CI high", "exact match, units with a claim",
-             "ROUGE-L F1", "ROUGE-L CI low", "ROUGE-L CI high", "A claims per unit",
-             "B claims per unit", "A units with no claim %", "B units with no claim %"),
-            tuple(pair_rows),
-            note="unit = sentence when both lists give each claim's sentence, else document "
-                 "(a flat list). Exact match and ROUGE-L F1 are means over units; an empty "
-                 "list reads as VeriScore's \"No verifiable claim.\", so two empty lists match.",
-        ))
-    tables.append(Table(
-        "claims-per-sentence",
-        "Claims per sentence per extractor and domain (VeriScore Table 1, VerRatio)",
-        ("system", "domain", "responses", "sentences", "claims", "claims per sentence",
-         "CI low", "CI high", "sentence-aligned responses", "sentences with no claim %",
-         "% CI low", "% CI high"),
-        tuple(density_rows),
-        note="Claims per sentence is the mean over responses of claims / sentences; sentences "
-             "with no claim are counted on responses whose list gives each claim's sentence.",
-    ))
+        tables.append(
+            Table(
+                "extractor-similarity",
+                "Claim lists of two extractors (VeriScore App. F: exact match and ROUGE-L)",
+                (
+                    "system A",
+                    "system B",
+                    "unit",
+                    "documents",
+                    "units",
+                    "units both empty",
+                    "exact match",
+                    "EM CI low",
+                    "EM CI high",
+                    "exact match, units with a claim",
+                    "ROUGE-L F1",
+                    "ROUGE-L CI low",
+                    "ROUGE-L CI high",
+                    "A claims per unit",
+                    "B claims per unit",
+                    "A units with no claim %",
+                    "B units with no claim %",
+                ),
+                tuple(pair_rows),
+                note="unit = sentence when both lists give each claim's sentence, else document "
+                "(a flat list). Exact match and ROUGE-L F1 are means over units; an empty "
+                'list reads as VeriScore\'s "No verifiable claim.", so two empty lists match.',
+            )
+        )
+    tables.append(
+        Table(
+            "claims-per-sentence",
+            "Claims per sentence per extractor and domain (VeriScore Table 1, VerRatio)",
+            (
+                "system",
+                "domain",
+                "responses",
+                "sentences",
+                "claims",
+                "claims per sentence",
+                "CI low",
+                "CI high",
+                "sentence-aligned responses",
+                "sentences with no claim %",
+                "% CI low",
+                "% CI high",
+            ),
+            tuple(density_rows),
+            note="Claims per sentence is the mean over responses of claims / sentences; sentences "
+            "with no claim are counted on responses whose list gives each claim's sentence.",
+        )
+    )
     abstained = sum(1 for _, _, ab in info.values() if ab)
     notes = [
         "Sentences are counted with the pipeline's splitter (pysbd, the sentences its "
         "extraction windows are built on), extended to the highest sentence index a list uses. "
         f"95 % bootstrap percentile intervals from {bootstrap} resamples of documents "
         f"(seed {seed}); a document's sentences stay together."
-        if bootstrap else "No confidence intervals (bootstrap=0).",
+        if bootstrap
+        else "No confidence intervals (bootstrap=0).",
         "ROUGE-L F1 is rouge-score's rougeL (no stemming) on the newline-joined lists.",
     ]
     if abstained:
         notes.append(f"{abstained} abstained claim list(s) are left out.")
     if len(names) < 2:
         notes.append("Only one extraction system: nothing to compare it with yet.")
-    return Section("extractor-vs-extractor", "Extractor against extractor", tuple(notes),
-                   tuple(tables), data=data)
+    return Section(
+        "extractor-vs-extractor",
+        "Extractor against extractor",
+        tuple(notes),
+        tuple(tables),
+        data=data,
+    )
 
 
 _SENTENCE_COUNTS: dict[str, int] = {}
@@ -200,12 +286,20 @@ def _pct(value: float | None) -> float | None:
 
 
 def _score_section(
-    project: Project, filters: Filters, golds: dict[Any, Gold], *, bootstrap: int, seed: int,
-    with_charts: bool, k_rule: str,
+    project: Project,
+    filters: Filters,
+    golds: dict[Any, Gold],
+    *,
+    bootstrap: int,
+    seed: int,
+    with_charts: bool,
+    k_rule: str,
 ) -> Section | None:
     verdicts = Verdict.objects.filter(
-        system__project=project, system__kind__in=[System.VERIFIER, System.REFERENCE],
-        claim__isnull=False)
+        system__project=project,
+        system__kind__in=[System.VERIFIER, System.REFERENCE],
+        claim__isnull=False,
+    )
     if filters.domains:
         verdicts = verdicts.filter(claim__claim_list__document__domain__in=filters.domains)
     # (label source, claim list) -> claim -> label
@@ -222,13 +316,16 @@ def _score_section(
     lists = ClaimList.objects.filter(pk__in={list_id for _, list_id in labels}, abstained=False)
     if filters.domains:
         lists = lists.filter(document__domain__in=filters.domains)
-    info = {pk: (doc, model or "(unknown model)", domain, extractor)
-            for pk, doc, model, domain, extractor in lists.values_list(
-                "pk", "document_id", "document__source_model", "document__domain",
-                "system__name")}
+    info = {
+        pk: (doc, model or "(unknown model)", domain, extractor)
+        for pk, doc, model, domain, extractor in lists.values_list(
+            "pk", "document_id", "document__source_model", "document__domain", "system__name"
+        )
+    }
     sizes: dict[int, int] = defaultdict(int)
     for list_id in Claim.objects.filter(claim_list__in=info).values_list(
-            "claim_list_id", flat=True):
+        "claim_list_id", flat=True
+    ):
         sizes[list_id] += 1
 
     by_source: dict[tuple[str, str], list[ms.ResponseLabels]] = defaultdict(list)
@@ -241,11 +338,13 @@ def _score_section(
         if source == GOLD_SOURCE and missing:
             continue  # annotators label a sample of claims: a response needs all of its own
         unlabelled[(source, extractor)] += missing
-        by_source[(source, extractor)].append(ms.ResponseLabels(
-            doc, model, domain, sizes[list_id], tuple(claim_labels.values())))
+        by_source[(source, extractor)].append(
+            ms.ResponseLabels(doc, model, domain, sizes[list_id], tuple(claim_labels.values()))
+        )
     model_of = {doc: model for doc, model, _, _ in info.values()}
-    model_domain = {doc: f"{model} / {domain or '(no domain)'}"
-                    for doc, model, domain, _ in info.values()}
+    model_domain = {
+        doc: f"{model} / {domain or '(no domain)'}" for doc, model, domain, _ in info.values()
+    }
 
     scores: dict[str, dict[Hashable, float]] = {}
     system_rows: list[tuple[Cell, ...]] = []
@@ -255,9 +354,17 @@ def _score_section(
                 continue
             name = f"{metric}: {source} on {extractor}"
             scores[name] = values
-            system_rows.append((name, metric, source, extractor, len(values),
-                                unlabelled[(source, extractor)],
-                                sum(values.values()) / len(values)))
+            system_rows.append(
+                (
+                    name,
+                    metric,
+                    source,
+                    extractor,
+                    len(values),
+                    unlabelled[(source, extractor)],
+                    sum(values.values()) / len(values),
+                )
+            )
     if not scores:
         return None
     per_model_rows: list[tuple[Cell, ...]] = []
@@ -278,43 +385,94 @@ def _score_section(
             continue
         levels = [
             ms.example_correlation(x, y, bootstrap=bootstrap, seed=seed),
-            ms.system_correlation(x, y, model_of, level="system: source model",
-                                  bootstrap=bootstrap, seed=seed),
-            ms.system_correlation(x, y, model_domain, level="system: source model and domain",
-                                  bootstrap=bootstrap, seed=seed),
+            ms.system_correlation(
+                x, y, model_of, level="system: source model", bootstrap=bootstrap, seed=seed
+            ),
+            ms.system_correlation(
+                x,
+                y,
+                model_domain,
+                level="system: source model and domain",
+                bootstrap=bootstrap,
+                seed=seed,
+            ),
         ]
         for c in levels:
             data[(a, b, c.level)] = c
-            corr_rows.append((a, b, c.level, c.n, *_coefficient(c.pearson),
-                              *_coefficient(c.spearman), *_coefficient(c.kendall),
-                              c.undefined_reason or _notes(c)))
+            corr_rows.append(
+                (
+                    a,
+                    b,
+                    c.level,
+                    c.n,
+                    *_coefficient(c.pearson),
+                    *_coefficient(c.spearman),
+                    *_coefficient(c.kendall),
+                    c.undefined_reason or _notes(c),
+                )
+            )
         if with_charts and not levels[0].undefined_reason and len(chart_list) < MAX_SCATTER_CHARTS:
             points = [(p[1], p[2]) for p in levels[0].points]
             title = f"{a} against {b}"
             if len(points) > MAX_SCATTER_POINTS:  # an inline SVG of every point gets heavy
                 points = random.Random(seed).sample(points, MAX_SCATTER_POINTS)
                 title += f" ({MAX_SCATTER_POINTS} of {len(levels[0].points)} responses drawn)"
-            chart_list.append(Chart(title, charts.scatter(points, levels[1].points,
-                                                          xlabel=a, ylabel=b)))
+            chart_list.append(
+                Chart(title, charts.scatter(points, levels[1].points, xlabel=a, ylabel=b))
+            )
     tables = [
-        Table("score-systems", "Scoring systems: one metric on one label source's verdicts "
-              "on one extractor's claims",
-              ("score", "metric", "labels from", "claims from", "responses scored",
-               "unlabelled claims", "mean score"), tuple(system_rows)),
-        Table("score-per-model", "Mean score per source model (and domain)",
-              ("score", "grouping", "system", "responses", "mean score"), tuple(per_model_rows)),
+        Table(
+            "score-systems",
+            "Scoring systems: one metric on one label source's verdicts on one extractor's claims",
+            (
+                "score",
+                "metric",
+                "labels from",
+                "claims from",
+                "responses scored",
+                "unlabelled claims",
+                "mean score",
+            ),
+            tuple(system_rows),
+        ),
+        Table(
+            "score-per-model",
+            "Mean score per source model (and domain)",
+            ("score", "grouping", "system", "responses", "mean score"),
+            tuple(per_model_rows),
+        ),
     ]
     if corr_rows:
-        tables.insert(1, Table(
-            "score-correlations", "Score against score: Pearson, Spearman and Kendall "
-            "correlation per example and per system",
-            ("score A", "score B", "level", "n", "Pearson r", "r CI low", "r CI high",
-             "r p-value", "Spearman rho", "rho CI low", "rho CI high", "rho p-value",
-             "Kendall tau", "tau CI low", "tau CI high", "tau p-value", "note"),
-            tuple(corr_rows),
-            note="n counts responses (example level) or systems; a system's score is the mean "
-                 "over its responses that both scores scored.",
-        ))
+        tables.insert(
+            1,
+            Table(
+                "score-correlations",
+                "Score against score: Pearson, Spearman and Kendall "
+                "correlation per example and per system",
+                (
+                    "score A",
+                    "score B",
+                    "level",
+                    "n",
+                    "Pearson r",
+                    "r CI low",
+                    "r CI high",
+                    "r p-value",
+                    "Spearman rho",
+                    "rho CI low",
+                    "rho CI high",
+                    "rho p-value",
+                    "Kendall tau",
+                    "tau CI low",
+                    "tau CI high",
+                    "tau p-value",
+                    "note",
+                ),
+                tuple(corr_rows),
+                note="n counts responses (example level) or systems; a system's score is the mean "
+                "over its responses that both scores scored.",
+            ),
+        )
     notes = [
         "FActScore = supported / (supported + not supported) per response (irrelevant facts "
         "left out); F1@K as in the pipeline section (K per domain is the "
@@ -325,12 +483,19 @@ def _score_section(
         "response is scored from them only when all of its claims have one.",
         f"95 % bootstrap percentile intervals from {bootstrap} resamples (seed {seed}): "
         "responses at the example level, responses within each system at the system level."
-        if bootstrap else "No confidence intervals (bootstrap=0).",
+        if bootstrap
+        else "No confidence intervals (bootstrap=0).",
     ]
     if not corr_rows:
         notes.append("No two scoring systems share a response yet: nothing to correlate.")
-    return Section("score-vs-score", "Score against score", tuple(notes), tuple(tables),
-                   tuple(chart_list), data=data)
+    return Section(
+        "score-vs-score",
+        "Score against score",
+        tuple(notes),
+        tuple(tables),
+        tuple(chart_list),
+        data=data,
+    )
 
 
 def _coefficient(c: ms.CorrelationCoefficient) -> tuple[Cell, Cell, Cell, Cell]:
@@ -338,8 +503,11 @@ def _coefficient(c: ms.CorrelationCoefficient) -> tuple[Cell, Cell, Cell, Cell]:
 
 
 def _notes(c: ms.Correlation) -> str:
-    return "; ".join(f"{name}: {coef.note}" for name, coef in (
-        ("Pearson", c.pearson), ("Spearman", c.spearman), ("Kendall", c.kendall)) if coef.note)
+    return "; ".join(
+        f"{name}: {coef.note}"
+        for name, coef in (("Pearson", c.pearson), ("Spearman", c.spearman), ("Kendall", c.kendall))
+        if coef.note
+    )
 
 
 def _gold_labels(project: Project, golds: dict[Any, Gold]) -> dict[tuple[int, int], str]:

@@ -153,17 +153,35 @@ def claim_density(
         group = by_domain[domain]
         n = len(group)
         weights = _cluster_weights(n, bootstrap, seed)
-        ratio = _clustered_mean([r.claims / r.sentences for r in group], list(range(n)),
-                                [True] * n, n, weights)
+        ratio = _clustered_mean(
+            [r.claims / r.sentences for r in group], list(range(n)), [True] * n, n, weights
+        )
         aligned = [r for r in group if r.empty_sentences is not None]
         # The share of empty sentences pools the sentences of the aligned responses.
-        values = [1.0 if i < (r.empty_sentences or 0) else 0.0
-                  for r in aligned for i in range(r.sentences)]
+        values = [
+            1.0 if i < (r.empty_sentences or 0) else 0.0
+            for r in aligned
+            for i in range(r.sentences)
+        ]
         owners = [i for i, r in enumerate(aligned) for _ in range(r.sentences)]
-        empty = _clustered_mean(values, owners, [True] * len(values), len(aligned),
-                                _cluster_weights(len(aligned), bootstrap, seed))
-        out.append(ClaimDensity(domain, n, sum(r.sentences for r in group),
-                                sum(r.claims for r in group), ratio, len(aligned), empty))
+        empty = _clustered_mean(
+            values,
+            owners,
+            [True] * len(values),
+            len(aligned),
+            _cluster_weights(len(aligned), bootstrap, seed),
+        )
+        out.append(
+            ClaimDensity(
+                domain,
+                n,
+                sum(r.sentences for r in group),
+                sum(r.claims for r in group),
+                ratio,
+                len(aligned),
+                empty,
+            )
+        )
     return out
 
 
@@ -179,7 +197,10 @@ def _cluster_weights(n_clusters: int, bootstrap: int, seed: int) -> FloatArray |
 
 
 def _clustered_mean(
-    values: Sequence[float], cluster: Sequence[int], keep: Sequence[bool], n_clusters: int,
+    values: Sequence[float],
+    cluster: Sequence[int],
+    keep: Sequence[bool],
+    n_clusters: int,
     weights: FloatArray | None,
 ) -> Estimate:
     kept = [(v, c) for v, c, k in zip(values, cluster, keep, strict=True) if k]
@@ -277,7 +298,11 @@ COEFFICIENTS = ("pearson", "spearman", "kendall")
 
 
 def correlate(
-    x: Sequence[float], y: Sequence[float], *, level: str = "example", what: str = "examples",
+    x: Sequence[float],
+    y: Sequence[float],
+    *,
+    level: str = "example",
+    what: str = "examples",
     labels: Sequence[str] | None = None,
     bootstrap: tuple[Replicates, Replicates] | None = None,
 ) -> Correlation:
@@ -285,28 +310,48 @@ def correlate(
     (the vectorised formulas on the observed data, the same on every resample): the first
     must reproduce scipy's values before the second gives the intervals."""
     n = len(x)
-    points = tuple(zip(labels or [str(i) for i in range(n)], map(float, x), map(float, y),
-                       strict=True))
+    points = tuple(
+        zip(labels or [str(i) for i in range(n)], map(float, x), map(float, y), strict=True)
+    )
     blank = CorrelationCoefficient(None)
     if n < MIN_POINTS:
-        return Correlation(level, n, blank, blank, blank,
-                           f"undefined because fewer than {MIN_POINTS} {what}", points)
+        return Correlation(
+            level,
+            n,
+            blank,
+            blank,
+            blank,
+            f"undefined because fewer than {MIN_POINTS} {what}",
+            points,
+        )
     if len(set(x)) == 1 or len(set(y)) == 1:
-        return Correlation(level, n, blank, blank, blank,
-                           f"undefined because one score is the same for all {what}", points)
+        return Correlation(
+            level,
+            n,
+            blank,
+            blank,
+            blank,
+            f"undefined because one score is the same for all {what}",
+            points,
+        )
     coefficients = []
-    for name, fn in zip(COEFFICIENTS, (scipy_stats.pearsonr, scipy_stats.spearmanr,
-                                       scipy_stats.kendalltau), strict=True):
+    for name, fn in zip(
+        COEFFICIENTS,
+        (scipy_stats.pearsonr, scipy_stats.spearmanr, scipy_stats.kendalltau),
+        strict=True,
+    ):
         result = fn(x, y)
         low = high = note = None
         if bootstrap is not None:
             observed, replicates = bootstrap
             if not np.isclose(observed[name][0], result.statistic):
                 raise AssertionError(
-                    f"{name}: vectorised {observed[name][0]!r} != scipy {result.statistic!r}")
+                    f"{name}: vectorised {observed[name][0]!r} != scipy {result.statistic!r}"
+                )
             low, high, note = _percentile_ci(replicates[name], CONFIDENCE)
-        coefficients.append(CorrelationCoefficient(float(result.statistic), low, high,
-                                        float(result.pvalue), note))
+        coefficients.append(
+            CorrelationCoefficient(float(result.statistic), low, high, float(result.pvalue), note)
+        )
     return Correlation(level, n, *coefficients, points=points)
 
 
@@ -333,8 +378,12 @@ def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     counted w times, or (rows, points) with w all ones."""
     step = max(1, 2_000_000 // a.shape[-1] ** 2)
     if a.ndim == 2 and len(a) > step:  # keep the rows x points^2 arrays small
-        return np.concatenate([_kendall(w[i:i + step], a[i:i + step], b[i:i + step])
-                               for i in range(0, len(a), step)])
+        return np.concatenate(
+            [
+                _kendall(w[i : i + step], a[i : i + step], b[i : i + step])
+                for i in range(0, len(a), step)
+            ]
+        )
     sa = np.sign(a[..., :, None] - a[..., None, :])
     sb = np.sign(b[..., :, None] - b[..., None, :])
     n = w.sum(axis=1)
@@ -348,8 +397,9 @@ def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     tied_a = pairs((sa == 0).astype(np.float64)) - 0.5 * n
     tied_b = pairs((sb == 0).astype(np.float64)) - 0.5 * n
     total = n * (n - 1) / 2
-    return np.asarray(pairs(sa * sb) / np.sqrt((total - tied_a) * (total - tied_b)),
-                      dtype=np.float64)
+    return np.asarray(
+        pairs(sa * sb) / np.sqrt((total - tied_a) * (total - tied_b)), dtype=np.float64
+    )
 
 
 def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
@@ -359,8 +409,11 @@ def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
         else:
             ranks_a = scipy_stats.rankdata(a, axis=1)
             ranks_b = scipy_stats.rankdata(b, axis=1)
-        return {"pearson": _pearson(w, a, b), "spearman": _pearson(w, ranks_a, ranks_b),
-                "kendall": _kendall(w, a, b)}
+        return {
+            "pearson": _pearson(w, a, b),
+            "spearman": _pearson(w, ranks_a, ranks_b),
+            "kendall": _kendall(w, a, b),
+        }
 
 
 # Above this many distinct (x, y) points Kendall's resamples cost rows x points^2.
@@ -368,7 +421,10 @@ MAX_KENDALL_POINTS = 1500
 
 
 def example_correlation(
-    x: Mapping[Hashable, float], y: Mapping[Hashable, float], *, bootstrap: int = 1000,
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    *,
+    bootstrap: int = 1000,
     seed: int = 0,
 ) -> Correlation:
     """Per response, on the responses both scorings scored. A resample is a multinomial
@@ -387,20 +443,30 @@ def example_correlation(
             freq = np.array(list(distinct.values()), dtype=np.float64)
             rng = np.random.default_rng(seed)
             draws = rng.multinomial(len(keys), freq / freq.sum(), size=bootstrap)
-            replicates = (_replicates(freq[None, :], a, b),
-                          _replicates(draws.astype(np.float64), a, b))
+            replicates = (
+                _replicates(freq[None, :], a, b),
+                _replicates(draws.astype(np.float64), a, b),
+            )
     result = correlate(xv, yv, labels=[str(k) for k in keys], bootstrap=replicates)
     if bootstrap and replicates is None and result.undefined_reason is None:
-        note = (f"no interval: more than {MAX_KENDALL_POINTS} distinct score pairs "
-                "(the bootstrap would be too slow)")
-        result = replace(result, **{name: replace(getattr(result, name), note=note)
-                                    for name in COEFFICIENTS})
+        note = (
+            f"no interval: more than {MAX_KENDALL_POINTS} distinct score pairs "
+            "(the bootstrap would be too slow)"
+        )
+        result = replace(
+            result, **{name: replace(getattr(result, name), note=note) for name in COEFFICIENTS}
+        )
     return result
 
 
 def system_correlation(
-    x: Mapping[Hashable, float], y: Mapping[Hashable, float], systems: Mapping[Hashable, str],
-    *, level: str, bootstrap: int = 1000, seed: int = 0,
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    systems: Mapping[Hashable, str],
+    *,
+    level: str,
+    bootstrap: int = 1000,
+    seed: int = 0,
 ) -> Correlation:
     """Per system: each system's mean score over the responses both scorings scored;
     `systems` maps a response to its system (e.g. its source model)."""
@@ -423,6 +489,8 @@ def system_correlation(
             cols_y.append(ys[idx].mean(axis=1))
         ones = np.ones((bootstrap, len(names)))
         observed = _replicates(ones[:1], np.array([xm]), np.array([ym]))
-        replicates = (observed, _replicates(ones, np.stack(cols_x, axis=1),
-                                            np.stack(cols_y, axis=1)))
+        replicates = (
+            observed,
+            _replicates(ones, np.stack(cols_x, axis=1), np.stack(cols_y, axis=1)),
+        )
     return correlate(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)

@@ -27,7 +27,8 @@ def validate_verifier_collapse(value: object) -> None:
     E.g. {"binary": {"contradicted": "unsupported", "inconclusive": "unsupported"}}.
     """
     if not isinstance(value, dict) or not all(
-        isinstance(name, str) and isinstance(rule, dict)
+        isinstance(name, str)
+        and isinstance(rule, dict)
         and all(isinstance(k, str) and isinstance(v, str) for k, v in rule.items())
         for name, rule in value.items()
     ):
@@ -171,7 +172,9 @@ class System(models.Model):
     project = models.ForeignKey(Project, models.CASCADE, related_name="systems")
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=20, choices=KINDS, default=EXTRACTOR)
-    origin = models.CharField(max_length=100, default="import")  # "pipeline", "import:veriscore", ...
+    origin = models.CharField(
+        max_length=100, default="import"
+    )  # "pipeline", "import:veriscore", ...
     model = models.CharField(max_length=200, blank=True)
     prompt_version = models.CharField(max_length=100, blank=True)
     config = models.JSONField(default=dict, blank=True)
@@ -230,7 +233,9 @@ class Evidence(models.Model):
 
     class Meta:
         ordering = ["claim", "rank"]
-        constraints = [models.UniqueConstraint(fields=["claim", "rank"], name="unique_evidence_rank")]
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "rank"], name="unique_evidence_rank")
+        ]
 
 
 class SegmentQuerySet(QuerySet["Segment"]):
@@ -271,11 +276,13 @@ class Verdict(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["claim", "system"], condition=Q(claim__isnull=False),
+                fields=["claim", "system"],
+                condition=Q(claim__isnull=False),
                 name="one_verdict_per_system",
             ),
             models.UniqueConstraint(
-                fields=["segment", "system"], condition=Q(segment__isnull=False),
+                fields=["segment", "system"],
+                condition=Q(segment__isnull=False),
                 name="one_segment_verdict_per_system",
             ),
             models.CheckConstraint(
@@ -325,7 +332,12 @@ class Assignment(models.Model):
     DRAFT = "draft"
     SUBMITTED = "submitted"
     SKIPPED = "skipped"
-    STATUSES = [(PENDING, "Pending"), (DRAFT, "Draft"), (SUBMITTED, "Submitted"), (SKIPPED, "Skipped")]
+    STATUSES = [
+        (PENDING, "Pending"),
+        (DRAFT, "Draft"),
+        (SUBMITTED, "Submitted"),
+        (SKIPPED, "Skipped"),
+    ]
 
     item = models.ForeignKey(Item, models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(User, models.CASCADE, related_name="assignments")
@@ -412,21 +424,32 @@ class Assignment(models.Model):
         return {(a.unit, a.field): a.value for a in self.answers.all()}
 
     # touch=False: the caller counts time itself (the HTML pages: record_page_time).
-    def save_draft(self, values: dict[tuple[str, str], str], *, guideline_version: int,
-                   touch: bool = True) -> bool:
+    def save_draft(
+        self, values: dict[tuple[str, str], str], *, guideline_version: int, touch: bool = True
+    ) -> bool:
         """Store the given answers as a draft. Returns False when the assignment was
         already submitted or skipped by another request (nothing is changed then)."""
-        return self._store(values, status=self.DRAFT, guideline_version=guideline_version, touch=touch)
+        return self._store(
+            values, status=self.DRAFT, guideline_version=guideline_version, touch=touch
+        )
 
-    def submit(self, values: dict[tuple[str, str], str], *, guideline_version: int,
-               touch: bool = True) -> bool:
-        return self._store(values, status=self.SUBMITTED, guideline_version=guideline_version, touch=touch)
+    def submit(
+        self, values: dict[tuple[str, str], str], *, guideline_version: int, touch: bool = True
+    ) -> bool:
+        return self._store(
+            values, status=self.SUBMITTED, guideline_version=guideline_version, touch=touch
+        )
 
-    def resubmit(self, values: dict[tuple[str, str], str], *, guideline_version: int,
-                 touch: bool = True) -> bool:
+    def resubmit(
+        self, values: dict[tuple[str, str], str], *, guideline_version: int, touch: bool = True
+    ) -> bool:
         """Edit a previous submission."""
         return self._store(
-            values, status=self.SUBMITTED, guideline_version=guideline_version, editing=True, touch=touch
+            values,
+            status=self.SUBMITTED,
+            guideline_version=guideline_version,
+            editing=True,
+            touch=touch,
         )
 
     def skip(self, reason: str, *, touch: bool = True) -> bool:
@@ -462,9 +485,13 @@ class Assignment(models.Model):
                     assignment=locked, unit=unit, field=field, defaults={"value": value}
                 )
             # Fields cleared by the annotator are removed rather than kept stale.
-            stale = locked.answers.exclude(
-                Q(*[Q(unit=u, field=f) for (u, f) in values], _connector=Q.OR)
-            ) if values else locked.answers.all()
+            stale = (
+                locked.answers.exclude(
+                    Q(*[Q(unit=u, field=f) for (u, f) in values], _connector=Q.OR)
+                )
+                if values
+                else locked.answers.all()
+            )
             stale.delete()
             if touch:
                 locked.touch()
@@ -594,9 +621,7 @@ def assign(
     return len(rows)
 
 
-def sample_claims(
-    claims: list[tuple[int, str]], *, n: int, seed: int
-) -> list[int]:
+def sample_claims(claims: list[tuple[int, str]], *, n: int, seed: int) -> list[int]:
     """A seeded sample of `n` claim ids from (id, stratum) pairs, allocated to strata in
     proportion to their size (largest remainder), so small strata are represented too."""
     strata: dict[str, list[int]] = {}
@@ -644,8 +669,13 @@ class PipelineRun(models.Model):
     FINISHED = "finished"
     FAILED = "failed"
     CANCELLED = "cancelled"
-    STATUSES = [(QUEUED, "Queued"), (RUNNING, "Running"), (FINISHED, "Finished"), (FAILED, "Failed"),
-                (CANCELLED, "Cancelled")]
+    STATUSES = [
+        (QUEUED, "Queued"),
+        (RUNNING, "Running"),
+        (FINISHED, "Finished"),
+        (FAILED, "Failed"),
+        (CANCELLED, "Cancelled"),
+    ]
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="pipeline_runs")
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
@@ -718,8 +748,13 @@ class PipelineChunk(models.Model):
     DONE = "done"
     FAILED = "failed"
     CANCELLED = "cancelled"
-    STATUSES = [(QUEUED, "Queued"), (RUNNING, "Running"), (DONE, "Done"), (FAILED, "Failed"),
-                (CANCELLED, "Cancelled")]
+    STATUSES = [
+        (QUEUED, "Queued"),
+        (RUNNING, "Running"),
+        (DONE, "Done"),
+        (FAILED, "Failed"),
+        (CANCELLED, "Cancelled"),
+    ]
 
     run = models.ForeignKey(PipelineRun, models.CASCADE, related_name="chunks")
     index = models.PositiveIntegerField()
@@ -754,7 +789,12 @@ class ImportJob(models.Model):
     nothing like any import; its page polls this row for progress."""
 
     QUEUED, RUNNING, FINISHED, FAILED = "queued", "running", "finished", "failed"
-    STATUSES = [(QUEUED, "Queued"), (RUNNING, "Running"), (FINISHED, "Finished"), (FAILED, "Failed")]
+    STATUSES = [
+        (QUEUED, "Queued"),
+        (RUNNING, "Running"),
+        (FINISHED, "Finished"),
+        (FAILED, "Failed"),
+    ]
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="import_jobs")
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")

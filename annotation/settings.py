@@ -86,8 +86,11 @@ SECURE_CSP = {
     "form-action": [CSP.SELF],
     "frame-ancestors": [CSP.NONE],
 }
-CSP_INLINE_STYLES = {**SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
-                     "worker-src": [CSP.SELF, "blob:"]}
+CSP_INLINE_STYLES = {
+    **SECURE_CSP,
+    "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
+    "worker-src": [CSP.SELF, "blob:"],
+}
 
 ROOT_URLCONF = "annotation.urls"
 WSGI_APPLICATION = "annotation.wsgi.application"
@@ -137,16 +140,28 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # in it): the database by default (its table is made by migration 0006), Redis with
 # REDIS_URL (pip install '.[redis]').
 if os.getenv("REDIS_URL"):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                          "LOCATION": os.environ["REDIS_URL"]}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["REDIS_URL"],
+        }
+    }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
-                          "LOCATION": "django_cache"}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "django_cache",
+        }
+    }
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": f"django.contrib.auth.password_validation.{name}"}
-    for name in ("UserAttributeSimilarityValidator", "MinimumLengthValidator",
-                 "CommonPasswordValidator", "NumericPasswordValidator")
+    for name in (
+        "UserAttributeSimilarityValidator",
+        "MinimumLengthValidator",
+        "CommonPasswordValidator",
+        "NumericPasswordValidator",
+    )
 ]
 
 LANGUAGE_CODE = "en-us"

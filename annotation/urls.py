@@ -8,6 +8,7 @@ from .login_throttle import ThrottledAuthenticationForm
 from .views import adjudication, annotator, hiring, pipeline_runs, researcher, tokens
 from .views import reports as report_views
 
+
 class IdConverter:
     """Database ids: at most 18 digits, so any id matched fits a 64-bit integer column
     (a longer one is a 404, not an overflow deep in the database driver)."""
@@ -25,8 +26,11 @@ register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("", annotator.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm),
-         name="login"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm),
+        name="login",
+    ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     # annotators
@@ -40,19 +44,27 @@ urlpatterns = [
     path("join/<str:key>/", hiring.join, name="join"),
     path("me/<str:key>/", hiring.personal_login, name="hire_login"),
     path("p/<id:project_id>/hiring/", hiring.hiring_page, name="hiring"),
-    path("p/<id:project_id>/hiring/<id:membership_id>/", hiring.hiring_member, name="hiring_member"),
+    path(
+        "p/<id:project_id>/hiring/<id:membership_id>/", hiring.hiring_member, name="hiring_member"
+    ),
     # researchers
     path("projects/new/", researcher.project_new, name="project_new"),
     path("p/<id:project_id>/", researcher.project_detail, name="project"),
     path("p/<id:project_id>/members/", researcher.project_members, name="project_members"),
-    path("p/<id:project_id>/instructions/edit/", researcher.project_instructions,
-         name="project_instructions"),
+    path(
+        "p/<id:project_id>/instructions/edit/",
+        researcher.project_instructions,
+        name="project_instructions",
+    ),
     path("p/<id:project_id>/import/", researcher.project_import, name="project_import"),
     path("p/<id:project_id>/import/<id:job_id>/", researcher.import_job, name="import_job"),
     path("p/<id:project_id>/items/<str:kind>/", researcher.project_items, name="project_items"),
     path("p/<id:project_id>/adjudication/", adjudication.adjudication, name="adjudication"),
-    path("p/<id:project_id>/export/answers.<str:fmt>", researcher.project_export,
-         name="project_export"),
+    path(
+        "p/<id:project_id>/export/answers.<str:fmt>",
+        researcher.project_export,
+        name="project_export",
+    ),
     # pipeline runs
     path("p/<id:project_id>/runs/", pipeline_runs.pipeline_runs, name="pipeline_runs"),
     path("p/<id:project_id>/runs/<id:run_id>/", pipeline_runs.pipeline_run, name="pipeline_run"),
@@ -61,8 +73,11 @@ urlpatterns = [
     path("p/<id:project_id>/report/report.html", report_views.report_html, name="report_html"),
     path("p/<id:project_id>/report/report.json", report_views.report_json, name="report_json"),
     path("p/<id:project_id>/report/diagnosis.csv", report_views.report_wide, name="report_wide"),
-    path("p/<id:project_id>/report/tables/<slug:name>.<str:fmt>", report_views.report_table,
-         name="report_table"),
+    path(
+        "p/<id:project_id>/report/tables/<slug:name>.<str:fmt>",
+        report_views.report_table,
+        name="report_table",
+    ),
     # api
     path("api/", include("annotation.api.urls")),
     path("settings/tokens/", tokens.tokens, name="settings_tokens"),

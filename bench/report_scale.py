@@ -33,8 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOMAINS = ["Biography", "ELI5", "LongFact"]
 MODELS = ["synthetic-model-1", "synthetic-model-2", "synthetic-model-3", "synthetic-model-4"]
 STANCES = ["supports", "contradicts", "inconclusive"]
-CLAIM_LABELS = ["supported", "contradicted", "inconclusive-not-enough",
-                "inconclusive-conflicting"]
+CLAIM_LABELS = ["supported", "contradicted", "inconclusive-not-enough", "inconclusive-conflicting"]
 ERROR_TYPES = ["knowledge error", "reasoning error", "irrelevant", "overclaim"]
 CLAIMS_PER_DOC = 4
 EVIDENCE_PER_CLAIM = 3
@@ -54,8 +53,18 @@ def build_synthetic(n_items: int = 10_000, *, n_annotators: int = 3, seed: int =
     from django.utils import timezone
 
     from annotation.models import (
-        Answer, Assignment, Claim, ClaimList, Document, Evidence, Item, Membership, Project,
-        Segment, System, Verdict,
+        Answer,
+        Assignment,
+        Claim,
+        ClaimList,
+        Document,
+        Evidence,
+        Item,
+        Membership,
+        Project,
+        Segment,
+        System,
+        Verdict,
     )
 
     rng = random.Random(seed)
@@ -78,51 +87,95 @@ def build_synthetic(n_items: int = 10_000, *, n_annotators: int = 3, seed: int =
         ext_a = System.objects.create(project=project, name="SYNTHETIC extractor A")
         ext_b = System.objects.create(project=project, name="SYNTHETIC extractor B")
         verifiers = [
-            System.objects.create(project=project, name=f"SYNTHETIC verifier {v}",
-                                  kind=System.VERIFIER, origin="synthetic")
+            System.objects.create(
+                project=project,
+                name=f"SYNTHETIC verifier {v}",
+                kind=System.VERIFIER,
+                origin="synthetic",
+            )
             for v in ("binary", "ternary")
         ]
-        reference = System.objects.create(project=project, name="SYNTHETIC reference",
-                                          kind=System.REFERENCE, origin="synthetic")
+        reference = System.objects.create(
+            project=project, name="SYNTHETIC reference", kind=System.REFERENCE, origin="synthetic"
+        )
 
         n_vdocs = -(-n_verif // CLAIMS_PER_DOC)
-        docs = Document.objects.bulk_create([
-            Document(project=project, external_id=f"synthetic-{i}", domain=DOMAINS[i % 3],
-                     source_model=MODELS[(i // 3) % 4], response=f"Synthetic response {i}.")
-            for i in range(n_vdocs + n_comp + n_seg)
-        ])
-        vdocs, cdocs, sdocs = (docs[:n_vdocs], docs[n_vdocs:n_vdocs + n_comp],
-                               docs[n_vdocs + n_comp:])
+        docs = Document.objects.bulk_create(
+            [
+                Document(
+                    project=project,
+                    external_id=f"synthetic-{i}",
+                    domain=DOMAINS[i % 3],
+                    source_model=MODELS[(i // 3) % 4],
+                    response=f"Synthetic response {i}.",
+                )
+                for i in range(n_vdocs + n_comp + n_seg)
+            ]
+        )
+        vdocs, cdocs, sdocs = (
+            docs[:n_vdocs],
+            docs[n_vdocs : n_vdocs + n_comp],
+            docs[n_vdocs + n_comp :],
+        )
         lists_a = ClaimList.objects.bulk_create(
-            [ClaimList(document=d, system=ext_a) for d in vdocs + cdocs])
-        lists_b = ClaimList.objects.bulk_create([ClaimList(document=d, system=ext_b)
-                                                 for d in cdocs])
-        claims = Claim.objects.bulk_create([
-            Claim(claim_list=cl, position=p, text=f"Synthetic claim {cl.pk}.{p}")
-            for cl in lists_a[:n_vdocs] for p in range(rng.randint(2, CLAIMS_PER_DOC + 2))
-        ])[:n_verif]
-        Evidence.objects.bulk_create([
-            Evidence(claim=c, rank=r, title="synthetic", snippet="synthetic")
-            for c in claims for r in range(1, EVIDENCE_PER_CLAIM + 1)
-        ])
-        segments = Segment.objects.bulk_create([
-            Segment(document=d, position=p, text=f"Synthetic segment {p}")
-            for d in sdocs for p in range(1, SEGMENTS_PER_DOC + 1)
-        ])
+            [ClaimList(document=d, system=ext_a) for d in vdocs + cdocs]
+        )
+        lists_b = ClaimList.objects.bulk_create(
+            [ClaimList(document=d, system=ext_b) for d in cdocs]
+        )
+        claims = Claim.objects.bulk_create(
+            [
+                Claim(claim_list=cl, position=p, text=f"Synthetic claim {cl.pk}.{p}")
+                for cl in lists_a[:n_vdocs]
+                for p in range(rng.randint(2, CLAIMS_PER_DOC + 2))
+            ]
+        )[:n_verif]
+        Evidence.objects.bulk_create(
+            [
+                Evidence(claim=c, rank=r, title="synthetic", snippet="synthetic")
+                for c in claims
+                for r in range(1, EVIDENCE_PER_CLAIM + 1)
+            ]
+        )
+        segments = Segment.objects.bulk_create(
+            [
+                Segment(document=d, position=p, text=f"Synthetic segment {p}")
+                for d in sdocs
+                for p in range(1, SEGMENTS_PER_DOC + 1)
+            ]
+        )
         doc_of_list = {cl.pk: cl.document for cl in lists_a}
         items = Item.objects.bulk_create(
-            [Item(project=project, kind=Item.VERIFICATION, document=doc_of_list[c.claim_list_id],
-                  claim=c) for c in claims]
-            + [Item(project=project, kind=Item.COMPARISON, document=d, list_a=a, list_b=b)
-               for d, a, b in zip(cdocs, lists_a[n_vdocs:], lists_b, strict=True)]
+            [
+                Item(
+                    project=project,
+                    kind=Item.VERIFICATION,
+                    document=doc_of_list[c.claim_list_id],
+                    claim=c,
+                )
+                for c in claims
+            ]
+            + [
+                Item(project=project, kind=Item.COMPARISON, document=d, list_a=a, list_b=b)
+                for d, a, b in zip(cdocs, lists_a[n_vdocs:], lists_b, strict=True)
+            ]
             + [Item(project=project, kind=Item.SEGMENT, document=d) for d in sdocs]
         )
-        assignments = Assignment.objects.bulk_create([
-            Assignment(item=item, annotator=user, position=i, status=Assignment.SUBMITTED,
-                       swapped=rng.random() < 0.5, submitted_at=now,
-                       active_seconds=rng.uniform(10, 120))
-            for i, item in enumerate(items) for user in annotators
-        ])
+        assignments = Assignment.objects.bulk_create(
+            [
+                Assignment(
+                    item=item,
+                    annotator=user,
+                    position=i,
+                    status=Assignment.SUBMITTED,
+                    swapped=rng.random() < 0.5,
+                    submitted_at=now,
+                    active_seconds=rng.uniform(10, 120),
+                )
+                for i, item in enumerate(items)
+                for user in annotators
+            ]
+        )
         truth: dict[tuple[int, str, str], str] = {}
         answers = []
         verdicts = []
@@ -131,36 +184,53 @@ def build_synthetic(n_items: int = 10_000, *, n_annotators: int = 3, seed: int =
             if item.kind == Item.VERIFICATION:
                 for r in range(1, EVIDENCE_PER_CLAIM + 1):
                     t = truth.setdefault((item.pk, f"e{r}", ""), rng.choice(STANCES))
-                    answers.append(Answer(assignment=a, unit=f"evidence:{r}", field="stance",
-                                          value=_noisy(rng, t, STANCES)))
+                    answers.append(
+                        Answer(
+                            assignment=a,
+                            unit=f"evidence:{r}",
+                            field="stance",
+                            value=_noisy(rng, t, STANCES),
+                        )
+                    )
                 t = truth.setdefault((item.pk, "label", ""), rng.choice(CLAIM_LABELS))
-                answers.append(Answer(assignment=a, field="label",
-                                      value=_noisy(rng, t, CLAIM_LABELS)))
+                answers.append(
+                    Answer(assignment=a, field="label", value=_noisy(rng, t, CLAIM_LABELS))
+                )
             elif item.kind == Item.COMPARISON:
                 t = truth.setdefault((item.pk, "side", ""), "a" if rng.random() < 0.75 else "b")
                 side = _noisy(rng, t, ["a", "b"])
-                shown = ("2" if side == "a" else "1") if a.swapped else (
-                    "1" if side == "a" else "2")
+                shown = (
+                    ("2" if side == "a" else "1") if a.swapped else ("1" if side == "a" else "2")
+                )
                 answers += [
                     Answer(assignment=a, field="choice", value=shown),
-                    Answer(assignment=a, field="hard", value="yes" if rng.random() < 0.3
-                           else "no"),
+                    Answer(assignment=a, field="hard", value="yes" if rng.random() < 0.3 else "no"),
                     Answer(assignment=a, field="justification", value="synthetic"),
                 ]
             else:
                 for p in range(1, SEGMENTS_PER_DOC + 1):
-                    t = truth.setdefault((item.pk, f"s{p}", ""),
-                                         "true" if rng.random() < 0.7 else "false")
+                    t = truth.setdefault(
+                        (item.pk, f"s{p}", ""), "true" if rng.random() < 0.7 else "false"
+                    )
                     value = _noisy(rng, t, ["true", "false"])
-                    answers.append(Answer(assignment=a, unit=f"segment:{p}", field="correct",
-                                          value=value))
+                    answers.append(
+                        Answer(assignment=a, unit=f"segment:{p}", field="correct", value=value)
+                    )
                     if value == "false":
                         e = truth.setdefault((item.pk, f"s{p}", "e"), rng.choice(ERROR_TYPES))
-                        answers.append(Answer(assignment=a, unit=f"segment:{p}",
-                                              field="error_type",
-                                              value=_noisy(rng, e, ERROR_TYPES)))
-                answers.append(Answer(assignment=a, field="keep",
-                                      value="keep" if rng.random() < 0.9 else "remove"))
+                        answers.append(
+                            Answer(
+                                assignment=a,
+                                unit=f"segment:{p}",
+                                field="error_type",
+                                value=_noisy(rng, e, ERROR_TYPES),
+                            )
+                        )
+                answers.append(
+                    Answer(
+                        assignment=a, field="keep", value="keep" if rng.random() < 0.9 else "remove"
+                    )
+                )
         Answer.objects.bulk_create(answers, batch_size=5000)
         for item in items:
             if item.kind != Item.VERIFICATION:
@@ -168,18 +238,38 @@ def build_synthetic(n_items: int = 10_000, *, n_annotators: int = 3, seed: int =
             t = truth[(item.pk, "label", "")]
             binary = "supported" if t == "supported" else "unsupported"
             flipped = "unsupported" if binary == "supported" else "supported"
-            verdicts.append(Verdict(claim_id=item.claim_id, system=verifiers[0],
-                                    label=binary if rng.random() < 0.8 else flipped))
+            verdicts.append(
+                Verdict(
+                    claim_id=item.claim_id,
+                    system=verifiers[0],
+                    label=binary if rng.random() < 0.8 else flipped,
+                )
+            )
             ternary = {"supported": "supported", "contradicted": "contradicted"}.get(
-                t, "inconclusive")
-            verdicts.append(Verdict(claim_id=item.claim_id, system=verifiers[1],
-                                    label=ternary if rng.random() < 0.75 else
-                                    rng.choice(["supported", "contradicted", "inconclusive"])))
-            verdicts.append(Verdict(claim_id=item.claim_id, system=reference,
-                                    label="S" if binary == "supported" else "NS"))
+                t, "inconclusive"
+            )
+            verdicts.append(
+                Verdict(
+                    claim_id=item.claim_id,
+                    system=verifiers[1],
+                    label=ternary
+                    if rng.random() < 0.75
+                    else rng.choice(["supported", "contradicted", "inconclusive"]),
+                )
+            )
+            verdicts.append(
+                Verdict(
+                    claim_id=item.claim_id,
+                    system=reference,
+                    label="S" if binary == "supported" else "NS",
+                )
+            )
         for s in segments:
-            verdicts.append(Verdict(segment=s, system=reference,
-                                    label="true" if rng.random() < 0.7 else "false"))
+            verdicts.append(
+                Verdict(
+                    segment=s, system=reference, label="true" if rng.random() < 0.7 else "false"
+                )
+            )
         Verdict.objects.bulk_create(verdicts, batch_size=5000)
     return project
 
@@ -190,9 +280,10 @@ def run_report(project: Any, *, bootstrap: int, seed: int = 0) -> tuple[Any, str
     from annotation import reports
 
     report = reports.build_report(project, bootstrap=bootstrap, seed=seed)
-    html = render_to_string("annotation/report_file.html",
-                            {"project": project, "report": report, "css": "",
-                             "standalone": True})
+    html = render_to_string(
+        "annotation/report_file.html",
+        {"project": project, "report": report, "css": "", "standalone": True},
+    )
     return report, html
 
 
@@ -224,8 +315,10 @@ def main(argv: list[str] | None = None) -> int:
         from annotation.models import Answer
 
         n_answers = Answer.objects.filter(assignment__item__project=project).count()
-        print(f"SYNTHETIC data: {args.items} items x {args.annotators} annotators, "
-              f"{n_answers} synthetic answers (built in {build_s:.1f} s; not real annotations)")
+        print(
+            f"SYNTHETIC data: {args.items} items x {args.annotators} annotators, "
+            f"{n_answers} synthetic answers (built in {build_s:.1f} s; not real annotations)"
+        )
 
         # Imports (scipy, scikit-learn, statsmodels, matplotlib and its font cache) happen
         # once per process, not per report: they are timed apart.
@@ -234,8 +327,10 @@ def main(argv: list[str] | None = None) -> int:
         from annotation import charts
 
         charts.bars(["1"], [1.0], xlabel="x", ylabel="y")
-        print(f"one-off imports and matplotlib warm-up: {time.perf_counter() - t0:.2f} s "
-              "(not counted below)")
+        print(
+            f"one-off imports and matplotlib warm-up: {time.perf_counter() - t0:.2f} s "
+            "(not counted below)"
+        )
 
         t0 = time.perf_counter()
         report, html = run_report(project, bootstrap=args.bootstrap)
@@ -246,11 +341,15 @@ def main(argv: list[str] | None = None) -> int:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         maxrss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"full report ({args.bootstrap} bootstrap resamples, {len(report.sections)} "
-              f"sections, {len(report.tables())} tables, {len(html) // 1024} KiB HTML): "
-              f"{seconds:.2f} s")
-        print(f"peak memory of the report (tracemalloc): {peak / 2**20:.0f} MB; "
-              f"process max RSS: {maxrss_mb:.0f} MB")
+        print(
+            f"full report ({args.bootstrap} bootstrap resamples, {len(report.sections)} "
+            f"sections, {len(report.tables())} tables, {len(html) // 1024} KiB HTML): "
+            f"{seconds:.2f} s"
+        )
+        print(
+            f"peak memory of the report (tracemalloc): {peak / 2**20:.0f} MB; "
+            f"process max RSS: {maxrss_mb:.0f} MB"
+        )
         ok = seconds < 5 and peak / 2**20 < 500
         print("target (< 5 s, < 500 MB):", "met" if ok else "NOT met")
     finally:

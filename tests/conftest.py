@@ -14,6 +14,7 @@ from annotation.ingest import import_file
 from annotation.kinds.comparison import comparison_items
 from annotation.members import researchers_group
 from annotation.models import Item, Membership, Project, System, assign
+from tests.browser import page  # noqa: F401  (the browser fixture, for every test)
 
 # The field's released files, beside the repository as in CI (a fresh clone with shared/).
 PEER_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "peer-data"
@@ -104,18 +105,39 @@ def login(client, user: User):  # type: ignore[no-untyped-def]
 
 VERIFIER = "zz-secret-verifier"
 EVIDENCE = [
-    {"title": "Person 0 - Wikipedia", "snippet": "Person 0 (born 1900) was a painter.", "link": "https://en.wikipedia.org/wiki/Person_0"},
-    {"title": "Painters born in 1900", "snippet": "A list that includes Person 0.", "link": "https://example.org/painters"},
-    {"title": "Unrelated", "snippet": "Nothing about the claim.", "link": "https://example.org/other"},
+    {
+        "title": "Person 0 - Wikipedia",
+        "snippet": "Person 0 (born 1900) was a painter.",
+        "link": "https://en.wikipedia.org/wiki/Person_0",
+    },
+    {
+        "title": "Painters born in 1900",
+        "snippet": "A list that includes Person 0.",
+        "link": "https://example.org/painters",
+    },
+    {
+        "title": "Unrelated",
+        "snippet": "Nothing about the claim.",
+        "link": "https://example.org/other",
+    },
 ]
 
 
 def verification_line(i: int) -> str:
-    claim = {"text": f"Person {i} was born in 1900.", "evidence": EVIDENCE,
-             "verdicts": {VERIFIER: "unsupported"}}
-    return json.dumps({"id": f"v-{i}", "response": f"Person {i} was born in 1900.", "domain": "Biography",
-                       "claim_lists": {SYSTEM_A: [claim]},
-                       "segments": [f"Person {i} was born in 1900.", f"Person {i} painted {i} pictures."]})
+    claim = {
+        "text": f"Person {i} was born in 1900.",
+        "evidence": EVIDENCE,
+        "verdicts": {VERIFIER: "unsupported"},
+    }
+    return json.dumps(
+        {
+            "id": f"v-{i}",
+            "response": f"Person {i} was born in 1900.",
+            "domain": "Biography",
+            "claim_lists": {SYSTEM_A: [claim]},
+            "segments": [f"Person {i} was born in 1900.", f"Person {i} painted {i} pictures."],
+        }
+    )
 
 
 @pytest.fixture
@@ -123,7 +145,9 @@ def alpha_verification(alpha: Project, beta: Project) -> list[Item]:
     """Two verification items (three search results each) for bob and carol."""
     from annotation.kinds.verification import verification_items
 
-    import_file(project=alpha, text="\n".join(verification_line(i) for i in range(2)), file="v.jsonl")
+    import_file(
+        project=alpha, text="\n".join(verification_line(i) for i in range(2)), file="v.jsonl"
+    )
     system = System.objects.get(project=alpha, name=SYSTEM_A)
     items = verification_items(project=alpha, system=system, n=10, seed=0)
     assign(items, project=alpha, k=2, fraction=1.0, seed=0)
@@ -138,8 +162,12 @@ def alpha_segments(alpha: Project, beta: Project) -> list[Item]:
     from annotation.kinds.segment import segment_items
     from annotation.models import Document
 
-    import_file(project=alpha, text="\n".join(verification_line(i) for i in range(2)), file="v.jsonl")
-    items = segment_items(project=alpha, documents=Document.objects.filter(external_id__startswith="v-"))
+    import_file(
+        project=alpha, text="\n".join(verification_line(i) for i in range(2)), file="v.jsonl"
+    )
+    items = segment_items(
+        project=alpha, documents=Document.objects.filter(external_id__startswith="v-")
+    )
     assign(items, project=alpha, k=2, fraction=1.0, seed=0)
     for user in alpha.annotators():
         alpha.memberships.get(user=user).acknowledge()

@@ -25,8 +25,14 @@ def site_env(tmp: Path, **extra: str) -> dict[str, str]:
 
 
 def manage(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -45,10 +51,25 @@ def servers(env: dict[str, str], n: int) -> Iterator[list[str]]:
         for _ in range(n):
             port = _free_port()
             log = open(Path(env["VAR_DIR"]) / f"server-{port}.log", "w")  # noqa: SIM115
-            procs.append((subprocess.Popen(
-                [sys.executable, "manage.py", "runserver", "--noreload", "--skip-checks",
-                 f"127.0.0.1:{port}"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT), log))
+            procs.append(
+                (
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "manage.py",
+                            "runserver",
+                            "--noreload",
+                            "--skip-checks",
+                            f"127.0.0.1:{port}",
+                        ],
+                        cwd=ROOT,
+                        env=env,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    ),
+                    log,
+                )
+            )
             urls.append(f"http://127.0.0.1:{port}")
         for (proc, log), url in zip(procs, urls, strict=True):
             deadline = time.monotonic() + STARTUP_SECONDS

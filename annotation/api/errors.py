@@ -26,7 +26,12 @@ class ApiError(exceptions.APIException):
     """An error with our own code, e.g. `ApiError(409, "already_submitted", "...")`."""
 
     def __init__(
-        self, status_code: int, code: str, message: str, *, field: str | None = None,
+        self,
+        status_code: int,
+        code: str,
+        message: str,
+        *,
+        field: str | None = None,
         errors: list[dict[str, Any]] | None = None,
     ):
         self.status_code = status_code
@@ -57,8 +62,13 @@ def form_error(form: Any, *, field_names: dict[str, str] | None = None) -> ApiEr
 
 def import_error(errors: list[LineError]) -> ApiError:
     rows = [
-        {"code": "invalid_line", "message": e.message, "file": e.file, "line": e.line,
-         **({"field": e.field} if e.field else {})}
+        {
+            "code": "invalid_line",
+            "message": e.message,
+            "file": e.file,
+            "line": e.line,
+            **({"field": e.field} if e.field else {}),
+        }
         for e in errors
     ]
     message = f"{len(errors)} error(s), nothing was imported. First: {errors[0]}"
@@ -146,7 +156,9 @@ class Pagination(PageNumberPagination):
     max_page_size = 1000
 
 
-def paginated(request: Request, view: Any, rows: Any, serializer: type[serializers.Serializer]) -> Response:
+def paginated(
+    request: Request, view: Any, rows: Any, serializer: type[serializers.Serializer]
+) -> Response:
     paginator = Pagination()
     page = paginator.paginate_queryset(rows, request, view=view)
     return paginator.get_paginated_response(serializer(page, many=True).data)
@@ -158,13 +170,17 @@ _PAGE_CACHE: dict[str, type[serializers.Serializer]] = {}
 def page_of(serializer: type[serializers.Serializer], name: str) -> type[serializers.Serializer]:
     """The schema of one page: {count, next, previous, results: [...]}."""
     if name not in _PAGE_CACHE:
-        _PAGE_CACHE[name] = type(name, (serializers.Serializer,), {
-            "count": serializers.IntegerField(),
-            "next": serializers.URLField(allow_null=True),
-            "previous": serializers.URLField(allow_null=True),
-            "results": serializer(many=True),
-            "__module__": __name__,
-        })
+        _PAGE_CACHE[name] = type(
+            name,
+            (serializers.Serializer,),
+            {
+                "count": serializers.IntegerField(),
+                "next": serializers.URLField(allow_null=True),
+                "previous": serializers.URLField(allow_null=True),
+                "results": serializer(many=True),
+                "__module__": __name__,
+            },
+        )
     return _PAGE_CACHE[name]
 
 

@@ -30,12 +30,15 @@ class InviteSerializer(serializers.Serializer):
     url = serializers.CharField(read_only=True)
     note = serializers.CharField(required=False, allow_blank=True, default="")
     cap = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
-    expires_in_days = serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                               default=None, write_only=True)
+    expires_in_days = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, default=None, write_only=True
+    )
     expires_at = serializers.DateTimeField(read_only=True, allow_null=True)
     revoked = serializers.BooleanField(read_only=True)
     worker_param = serializers.CharField(required=False, default="PROLIFIC_PID")
-    extra_params = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    extra_params = serializers.ListField(
+        child=serializers.CharField(), required=False, default=list
+    )
     items_per_person = serializers.IntegerField(required=False, min_value=0, default=0)
     completion_code = serializers.CharField(required=False, allow_blank=True, default="")
     completion_url = serializers.CharField(required=False, allow_blank=True, default="")
@@ -43,33 +46,52 @@ class InviteSerializer(serializers.Serializer):
 
 
 def _invite_row(request: Request, i: Invite) -> dict[str, Any]:
-    return {"id": i.pk, "url": request.build_absolute_uri(reverse("join", kwargs={"key": i.key})),
-            "note": i.note, "cap": i.cap, "expires_at": i.expires_at, "revoked": i.revoked,
-            "worker_param": i.worker_param, "extra_params": i.extra_params,
-            "items_per_person": i.items_per_person, "completion_code": i.completion_code,
-            "completion_url": i.completion_url, "joined": i.hires.count()}
+    return {
+        "id": i.pk,
+        "url": request.build_absolute_uri(reverse("join", kwargs={"key": i.key})),
+        "note": i.note,
+        "cap": i.cap,
+        "expires_at": i.expires_at,
+        "revoked": i.revoked,
+        "worker_param": i.worker_param,
+        "extra_params": i.extra_params,
+        "items_per_person": i.items_per_person,
+        "completion_code": i.completion_code,
+        "completion_url": i.completion_url,
+        "joined": i.hires.count(),
+    }
 
 
 class InviteListApi(APIView):
-    @extend_schema(operation_id="invites_list", responses={200: InviteSerializer(many=True), **READ_ERRORS})
+    @extend_schema(
+        operation_id="invites_list", responses={200: InviteSerializer(many=True), **READ_ERRORS}
+    )
     def get(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         return Response([_invite_row(request, i) for i in project.invites.order_by("id")])
 
-    @extend_schema(operation_id="invites_create", request=InviteSerializer,
-                   responses={201: InviteSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="invites_create",
+        request=InviteSerializer,
+        responses={201: InviteSerializer, **ERRORS},
+    )
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
-        form = InviteForm(_valid(InviteSerializer, request.data),
-                          instance=Invite(project=project, created_by=request.user))
+        form = InviteForm(
+            _valid(InviteSerializer, request.data),
+            instance=Invite(project=project, created_by=request.user),
+        )
         if not form.is_valid():
             raise form_error(form)
         return Response(_invite_row(request, form.save()), status=201)
 
 
 class InviteRevokeApi(APIView):
-    @extend_schema(operation_id="invites_revoke", request=None,
-                   responses={200: InviteSerializer, **READ_ERRORS})
+    @extend_schema(
+        operation_id="invites_revoke",
+        request=None,
+        responses={200: InviteSerializer, **READ_ERRORS},
+    )
     def post(self, request: Request, project_id: int, invite_id: int) -> Response:
         project = _researcher_project(request, project_id)
         invite = get_object_or_404(Invite, project=project, pk=invite_id)
@@ -88,16 +110,24 @@ class PolicySerializer(serializers.Serializer):
 class PolicyApi(APIView):
     @staticmethod
     def _row(p: HiringPolicy) -> dict[str, Any]:
-        return {"pass_mark": p.pass_mark, "check_rate": p.check_rate,
-                "pause_below": p.pause_below, "pause_after": p.pause_after}
+        return {
+            "pass_mark": p.pass_mark,
+            "check_rate": p.check_rate,
+            "pause_below": p.pause_below,
+            "pause_after": p.pause_after,
+        }
 
-    @extend_schema(operation_id="hiring_policy_retrieve",
-                   responses={200: PolicySerializer, **READ_ERRORS})
+    @extend_schema(
+        operation_id="hiring_policy_retrieve", responses={200: PolicySerializer, **READ_ERRORS}
+    )
     def get(self, request: Request, project_id: int) -> Response:
         return Response(self._row(HiringPolicy.of(_researcher_project(request, project_id))))
 
-    @extend_schema(operation_id="hiring_policy_update", request=PolicySerializer,
-                   responses={200: PolicySerializer, **ERRORS})
+    @extend_schema(
+        operation_id="hiring_policy_update",
+        request=PolicySerializer,
+        responses={200: PolicySerializer, **ERRORS},
+    )
     def put(self, request: Request, project_id: int) -> Response:
         policy = HiringPolicy.of(_researcher_project(request, project_id))
         form = PolicyForm(_valid(PolicySerializer, request.data), instance=policy)
@@ -109,30 +139,46 @@ class PolicyApi(APIView):
 class QualityItemSerializer(serializers.Serializer):
     item = serializers.IntegerField()
     role = serializers.ChoiceField(choices=QualityItem.ROLES)
-    reference = serializers.DictField(child=serializers.CharField(), required=False, default=dict,
-                                      help_text='"unit.field" -> value; empty for a check takes '
-                                                "the item's adjudications")
+    reference = serializers.DictField(
+        child=serializers.CharField(),
+        required=False,
+        default=dict,
+        help_text='"unit.field" -> value; empty for a check takes the item\'s adjudications',
+    )
     explanation = serializers.CharField(required=False, allow_blank=True, default="")
     reference_system = serializers.CharField(
-        required=False, allow_blank=True, default="", write_only=True,
-        help_text="without a reference: take it from this imported system's verdicts")
+        required=False,
+        allow_blank=True,
+        default="",
+        write_only=True,
+        help_text="without a reference: take it from this imported system's verdicts",
+    )
 
 
 class QualityItemListApi(APIView):
     @staticmethod
     def _row(q: QualityItem) -> dict[str, Any]:
-        return {"item": q.item_id, "role": q.role, "reference": q.reference,
-                "explanation": q.explanation}
+        return {
+            "item": q.item_id,
+            "role": q.role,
+            "reference": q.reference,
+            "explanation": q.explanation,
+        }
 
-    @extend_schema(operation_id="quality_items_list",
-                   responses={200: QualityItemSerializer(many=True), **READ_ERRORS})
+    @extend_schema(
+        operation_id="quality_items_list",
+        responses={200: QualityItemSerializer(many=True), **READ_ERRORS},
+    )
     def get(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         rows = QualityItem.objects.filter(item__project=project).order_by("item_id")
         return Response([self._row(q) for q in rows])
 
-    @extend_schema(operation_id="quality_items_mark", request=QualityItemSerializer,
-                   responses={201: QualityItemSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="quality_items_mark",
+        request=QualityItemSerializer,
+        responses={201: QualityItemSerializer, **ERRORS},
+    )
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         data = _valid(QualityItemSerializer, request.data)
@@ -143,11 +189,16 @@ class QualityItemListApi(APIView):
         if data["reference_system"]:
             system = project.systems.filter(name=data["reference_system"]).first()
             if system is None:
-                raise ApiError(400, "invalid", f"No system {data['reference_system']!r} in this "
-                               "project.", field="reference_system")
+                raise ApiError(
+                    400,
+                    "invalid",
+                    f"No system {data['reference_system']!r} in this project.",
+                    field="reference_system",
+                )
         try:
-            q = hiring.mark(item, data["role"], data["reference"], data["explanation"],
-                            system=system)
+            q = hiring.mark(
+                item, data["role"], data["reference"], data["explanation"], system=system
+            )
         except ValueError as e:
             raise ApiError(400, "invalid", str(e), field="reference") from e
         return Response(self._row(q), status=201)
@@ -160,8 +211,9 @@ class QualityRowSerializer(serializers.Serializer):
     training_share = serializers.FloatField(allow_null=True)
     checks = serializers.IntegerField()
     check_accuracy = serializers.FloatField(allow_null=True)
-    check_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True,
-                                     help_text="95% Wilson interval")
+    check_ci = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="95% Wilson interval"
+    )
     hired = serializers.BooleanField()
     worker_id = serializers.CharField(help_text="the external worker id (researchers only)")
     passed_training = serializers.BooleanField(allow_null=True)
@@ -170,8 +222,9 @@ class QualityRowSerializer(serializers.Serializer):
 
 
 class QualityApi(APIView):
-    @extend_schema(operation_id="quality_list",
-                   responses={200: QualityRowSerializer(many=True), **READ_ERRORS})
+    @extend_schema(
+        operation_id="quality_list", responses={200: QualityRowSerializer(many=True), **READ_ERRORS}
+    )
     def get(self, request: Request, project_id: int) -> Response:
         return Response(hiring.quality_rows(_researcher_project(request, project_id)))
 
@@ -181,15 +234,22 @@ class QualityActionSerializer(serializers.Serializer):
 
 
 class QualityMemberApi(APIView):
-    @extend_schema(operation_id="quality_member_action", request=QualityActionSerializer,
-                   responses={200: QualityRowSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="quality_member_action",
+        request=QualityActionSerializer,
+        responses={200: QualityRowSerializer, **ERRORS},
+    )
     def post(self, request: Request, project_id: int, membership_id: int) -> Response:
         project = _researcher_project(request, project_id)
-        membership = get_object_or_404(Membership, project=project, pk=membership_id,
-                                       role=Membership.ANNOTATOR)
+        membership = get_object_or_404(
+            Membership, project=project, pk=membership_id, role=Membership.ANNOTATOR
+        )
         action = _valid(QualityActionSerializer, request.data)["action"]
-        hiring.set_state(membership, paused={"pause": True, "resume": False}.get(action),
-                         let_through=True if action == "let_through" else None)
+        hiring.set_state(
+            membership,
+            paused={"pause": True, "resume": False}.get(action),
+            let_through=True if action == "let_through" else None,
+        )
         row = next(r for r in hiring.quality_rows(project) if r["membership"] == membership.pk)
         return Response(row)
 
@@ -208,25 +268,44 @@ class JoinApi(APIView):
         personal_url = serializers.CharField(allow_null=True, help_text="only when created")
         created = serializers.BooleanField()
 
-    @extend_schema(operation_id="invites_join",
-                   request={"application/json": {"type": "object",
-                                                 "additionalProperties": {"type": "string"}}},
-                   responses={200: JoinedSerializer, 201: JoinedSerializer, 410: ErrorSerializer,
-                              **READ_ERRORS})
+    @extend_schema(
+        operation_id="invites_join",
+        request={
+            "application/json": {"type": "object", "additionalProperties": {"type": "string"}}
+        },
+        responses={
+            200: JoinedSerializer,
+            201: JoinedSerializer,
+            410: ErrorSerializer,
+            **READ_ERRORS,
+        },
+    )
     def post(self, request: Request, key: str) -> Response:
         invite = get_object_or_404(Invite, key=key)
         data = request.data if isinstance(request.data, dict) else {}
-        params = {p: str(data[p]) for p in [invite.worker_param, *invite.extra_params] if data.get(p)}
+        params = {
+            p: str(data[p]) for p in [invite.worker_param, *invite.extra_params] if data.get(p)
+        }
         try:
             hire, created = hiring.join(invite, params)
         except hiring.JoinRefused as e:
             raise ApiError(410, "invite_closed", str(e)) from e
         token, _ = Token.objects.get_or_create(user=hire.membership.user)
-        personal = (request.build_absolute_uri(reverse("hire_login", kwargs={"key": hire.key}))
-                    if created else None)
-        return Response({"project": invite.project_id, "pseudonym": hire.membership.pseudonym,
-                         "token": token.key, "personal_url": personal, "created": created},
-                        status=201 if created else 200)
+        personal = (
+            request.build_absolute_uri(reverse("hire_login", kwargs={"key": hire.key}))
+            if created
+            else None
+        )
+        return Response(
+            {
+                "project": invite.project_id,
+                "pseudonym": hire.membership.pseudonym,
+                "token": token.key,
+                "personal_url": personal,
+                "created": created,
+            },
+            status=201 if created else 200,
+        )
 
 
 class FeedbackApi(APIView):
@@ -235,8 +314,9 @@ class FeedbackApi(APIView):
         yours = serializers.DictField(child=serializers.CharField())
         explanation = serializers.CharField()
 
-    @extend_schema(operation_id="assignments_feedback",
-                   responses={200: FeedbackSerializer, **READ_ERRORS})
+    @extend_schema(
+        operation_id="assignments_feedback", responses={200: FeedbackSerializer, **READ_ERRORS}
+    )
     def get(self, request: Request, assignment_id: int) -> Response:
         assignment = assignment_for_annotator(request, assignment_id)  # type: ignore[arg-type]
         q = QualityItem.objects.filter(item=assignment.item, role=hiring.TRAINING).first()

@@ -23,8 +23,7 @@ from rest_framework.views import APIView
 
 from .. import endpoints, exports, formats, forms, gold, hiring, kinds
 from ..import_jobs import is_large, start_import
-from ..ingest import (FORMATS, ImportFailed, check_upload_size, decode, import_file,
-                      import_upload)
+from ..ingest import FORMATS, ImportFailed, check_upload_size, decode, import_file, import_upload
 from ..kinds.base import api_name
 from ..labelstudio import answers_data
 from ..members import CREATE_PROJECTS, MemberError, add_member
@@ -77,25 +76,35 @@ class ProjectListApi(APIView):
     def _rows(user: User, projects: QuerySet[Project]) -> list[dict[str, Any]]:
         roles = dict(Membership.objects.filter(user=user).values_list("project_id", "role"))
         return [
-            {"id": p.pk, "name": p.name, "description": p.description,
-             "instructions": p.instructions, "instructions_version": p.instructions_version,
-             "role": roles.get(p.pk)}
+            {
+                "id": p.pk,
+                "name": p.name,
+                "description": p.description,
+                "instructions": p.instructions,
+                "instructions_version": p.instructions_version,
+                "role": roles.get(p.pk),
+            }
             for p in projects
         ]
 
     @extend_schema(
-        operation_id="projects_list", parameters=PAGE_PARAMS,
+        operation_id="projects_list",
+        parameters=PAGE_PARAMS,
         responses={200: page_of(OutputSerializer, "PaginatedProjectList"), **READ_ERRORS},
     )
     def get(self, request: Request) -> Response:
         projects = Project.objects.filter(memberships__user=request.user).distinct()
         if request.user.is_superuser:
             projects = Project.objects.all()
-        return paginated(request, self, self._rows(request.user, projects.order_by("id")),
-                         self.OutputSerializer)
+        return paginated(
+            request, self, self._rows(request.user, projects.order_by("id")), self.OutputSerializer
+        )
 
-    @extend_schema(operation_id="projects_create", request=InputSerializer,
-                   responses={201: OutputSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="projects_create",
+        request=InputSerializer,
+        responses={201: OutputSerializer, **ERRORS},
+    )
     def post(self, request: Request) -> Response:
         if not request.user.has_perm(CREATE_PROJECTS):
             raise ApiError(403, "permission_denied", "You may not create projects.")
@@ -104,7 +113,9 @@ class ProjectListApi(APIView):
         if not form.is_valid():
             raise form_error(form)
         project = Project.create_with_owner(form.save(commit=False), request.user)
-        return Response(self._rows(request.user, Project.objects.filter(pk=project.pk))[0], status=201)
+        return Response(
+            self._rows(request.user, Project.objects.filter(pk=project.pk))[0], status=201
+        )
 
 
 class MemberListApi(APIView):
@@ -112,7 +123,10 @@ class MemberListApi(APIView):
         username = serializers.CharField(max_length=150)
         role = serializers.ChoiceField(choices=Membership.ROLES, default=Membership.ANNOTATOR)
         password = serializers.CharField(
-            required=False, allow_blank=True, default="", write_only=True,
+            required=False,
+            allow_blank=True,
+            default="",
+            write_only=True,
             help_text="Only to create a new account; leave out to add an existing user.",
         )
 
@@ -124,18 +138,28 @@ class MemberListApi(APIView):
 
     @staticmethod
     def _row(m: Membership) -> dict[str, Any]:
-        return {"username": m.user.username, "role": m.role, "pseudonym": m.pseudonym,
-                "acknowledged_version": m.acknowledged_version}
+        return {
+            "username": m.user.username,
+            "role": m.role,
+            "pseudonym": m.pseudonym,
+            "acknowledged_version": m.acknowledged_version,
+        }
 
-    @extend_schema(operation_id="members_list", parameters=PAGE_PARAMS,
-                   responses={200: page_of(OutputSerializer, "PaginatedMemberList"), **READ_ERRORS})
+    @extend_schema(
+        operation_id="members_list",
+        parameters=PAGE_PARAMS,
+        responses={200: page_of(OutputSerializer, "PaginatedMemberList"), **READ_ERRORS},
+    )
     def get(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         rows = [self._row(m) for m in project.memberships.select_related("user")]
         return paginated(request, self, rows, self.OutputSerializer)
 
-    @extend_schema(operation_id="members_add", request=InputSerializer,
-                   responses={201: OutputSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="members_add",
+        request=InputSerializer,
+        responses={201: OutputSerializer, **ERRORS},
+    )
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         form = forms.MemberForm(_valid(self.InputSerializer, request.data))
@@ -153,13 +177,20 @@ class InstructionsAcknowledgeApi(APIView):
         instructions_version = serializers.IntegerField()
         acknowledged_version = serializers.IntegerField()
 
-    @extend_schema(operation_id="instructions_acknowledge", request=None,
-                   responses={200: OutputSerializer, **READ_ERRORS})
+    @extend_schema(
+        operation_id="instructions_acknowledge",
+        request=None,
+        responses={200: OutputSerializer, **READ_ERRORS},
+    )
     def post(self, request: Request, project_id: int) -> Response:
         membership = membership_for(request, project_id, Membership.ANNOTATOR)  # type: ignore[arg-type]
         membership.acknowledge()
-        return Response({"instructions_version": membership.project.instructions_version,
-                         "acknowledged_version": membership.acknowledged_version})
+        return Response(
+            {
+                "instructions_version": membership.project.instructions_version,
+                "acknowledged_version": membership.acknowledged_version,
+            }
+        )
 
 
 # --- documents, systems, items -----------------------------------------------------
@@ -175,12 +206,19 @@ class DocumentListApi(APIView):
         source_model = serializers.CharField()
         metadata = serializers.JSONField()
 
-    @extend_schema(operation_id="documents_list", parameters=PAGE_PARAMS,
-                   responses={200: page_of(OutputSerializer, "PaginatedDocumentList"), **READ_ERRORS})
+    @extend_schema(
+        operation_id="documents_list",
+        parameters=PAGE_PARAMS,
+        responses={200: page_of(OutputSerializer, "PaginatedDocumentList"), **READ_ERRORS},
+    )
     def get(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
-        return paginated(request, self, Document.objects.filter(project=project).order_by("id"),
-                         self.OutputSerializer)
+        return paginated(
+            request,
+            self,
+            Document.objects.filter(project=project).order_by("id"),
+            self.OutputSerializer,
+        )
 
 
 class DocumentImportApi(APIView):
@@ -191,20 +229,31 @@ class DocumentImportApi(APIView):
     class InputSerializer(serializers.Serializer):
         file = serializers.FileField(required=False, help_text="A JSONL file (multipart upload)")
         mapping = serializers.FileField(
-            required=False, help_text="A mapping file (YAML or JSON) for any other layout")
+            required=False, help_text="A mapping file (YAML or JSON) for any other layout"
+        )
         content = serializers.CharField(
             required=False, trim_whitespace=False, help_text="The JSONL text, instead of a file"
         )
-        filename = serializers.CharField(required=False, default="upload.jsonl",
-                                         help_text="Name used in error messages with `content`")
+        filename = serializers.CharField(
+            required=False,
+            default="upload.jsonl",
+            help_text="Name used in error messages with `content`",
+        )
         format = serializers.ChoiceField(choices=["auto", *FORMATS], default="auto")
         system = serializers.CharField(required=False, allow_blank=True, default="")
         source_model = serializers.CharField(required=False, allow_blank=True, default="")
         verifier = serializers.CharField(required=False, allow_blank=True, default="")
-        domain = serializers.CharField(required=False, allow_blank=True, default="",
-                                       help_text="FELM: the domain of a per-domain file")
-        update = serializers.BooleanField(required=False, default=False,
-                                          help_text="Replace stored documents and lists that differ")
+        domain = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text="FELM: the domain of a per-domain file",
+        )
+        update = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Replace stored documents and lists that differ",
+        )
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if not attrs.get("file") and not attrs.get("content"):
@@ -234,24 +283,30 @@ class DocumentImportApi(APIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         data = _valid(self.InputSerializer, request.data)
-        options = {"fmt": data["format"], "system": data["system"].strip(),
-                   "source_model": data["source_model"].strip(),
-                   "verifier": data["verifier"].strip(), "domain": data["domain"].strip(),
-                   "update": data["update"]}
+        options = {
+            "fmt": data["format"],
+            "system": data["system"].strip(),
+            "source_model": data["source_model"].strip(),
+            "verifier": data["verifier"].strip(),
+            "domain": data["domain"].strip(),
+            "update": data["update"],
+        }
         try:
             if data.get("mapping"):
                 options["mapping"] = decode(data["mapping"].read(), data["mapping"].name)
                 options["mapping_file"] = data["mapping"].name
             if data.get("file") and is_large(data["file"]):
                 check_upload_size(data["file"])
-                job = start_import(project=project, user=request.user, upload=data["file"],
-                                   options=options)
+                job = start_import(
+                    project=project, user=request.user, upload=data["file"], options=options
+                )
                 return Response(_job_body(job), status=202)
             if data.get("file"):
                 summary = import_upload(project=project, upload=data["file"], **options)
             else:
-                summary = import_file(project=project, text=data["content"],
-                                      file=data["filename"], **options)
+                summary = import_file(
+                    project=project, text=data["content"], file=data["filename"], **options
+                )
         except ImportFailed as e:
             raise import_error(e.errors) from None
         body = {k: v for k, v in vars(summary).items() if k in self.OutputSerializer().fields}
@@ -260,9 +315,15 @@ class DocumentImportApi(APIView):
 
 
 def _job_body(job: ImportJob) -> dict[str, Any]:
-    return {"job": job.pk, "status": job.status, "phase": job.phase, "records": job.records,
-            "summary": job.summary, "errors": job.errors,
-            "url": f"/api/projects/{job.project_id}/imports/{job.pk}/"}
+    return {
+        "job": job.pk,
+        "status": job.status,
+        "phase": job.phase,
+        "records": job.records,
+        "summary": job.summary,
+        "errors": job.errors,
+        "url": f"/api/projects/{job.project_id}/imports/{job.pk}/",
+    }
 
 
 class ImportJobApi(APIView):
@@ -284,8 +345,11 @@ class SystemListApi(APIView):
         prompt_version = serializers.CharField()
         claim_lists = serializers.IntegerField(source="n_claim_lists")
 
-    @extend_schema(operation_id="systems_list", parameters=PAGE_PARAMS,
-                   responses={200: page_of(OutputSerializer, "PaginatedSystemList"), **READ_ERRORS})
+    @extend_schema(
+        operation_id="systems_list",
+        parameters=PAGE_PARAMS,
+        responses={200: page_of(OutputSerializer, "PaginatedSystemList"), **READ_ERRORS},
+    )
     def get(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         systems = project.systems.annotate(n_claim_lists=Count("claim_lists")).order_by("id")
@@ -313,9 +377,13 @@ class ItemListApi(APIView):
         operation_id="items_list",
         parameters=[
             OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names()),
-            OpenApiParameter("status", OpenApiTypes.STR, enum=ITEM_STATUSES,
-                             description="unassigned; open (an assignment is pending or a "
-                             "draft); done (every assignment submitted or skipped)"),
+            OpenApiParameter(
+                "status",
+                OpenApiTypes.STR,
+                enum=ITEM_STATUSES,
+                description="unassigned; open (an assignment is pending or a "
+                "draft); done (every assignment submitted or skipped)",
+            ),
             *PAGE_PARAMS,
         ],
         responses={200: page_of(OutputSerializer, "PaginatedItemList"), **ERRORS},
@@ -327,7 +395,8 @@ class ItemListApi(APIView):
             Item.objects.filter(project=project)
             .select_related("document", "list_a__system", "list_b__system")
             .annotate(
-                assigned=Count("assignments"), n_open=Count("assignments", filter=open_),
+                assigned=Count("assignments"),
+                n_open=Count("assignments", filter=open_),
                 submitted=Count("assignments", filter=Q(assignments__status=Assignment.SUBMITTED)),
                 skipped=Count("assignments", filter=Q(assignments__status=Assignment.SKIPPED)),
             )
@@ -348,7 +417,7 @@ class ItemListApi(APIView):
         elif status:
             raise ApiError(400, "invalid_choice", f"Unknown status {status!r}.", field="status")
         for item in items:  # cheap: the page is built from the same annotated rows
-            item.status = ("unassigned" if not item.assigned else "open" if item.n_open else "done")
+            item.status = "unassigned" if not item.assigned else "open" if item.n_open else "done"
         return paginated(request, self, list(items), self.OutputSerializer)
 
 
@@ -357,8 +426,9 @@ class PolicyInputSerializer(serializers.Serializer):
 
     k = serializers.IntegerField(min_value=1, default=2, help_text="annotators per overlap item")
     all_annotators = serializers.BooleanField(default=False, help_text="k = all annotators")
-    fraction = serializers.FloatField(min_value=0, max_value=1, default=0.2,
-                                      help_text="share of items with k annotators")
+    fraction = serializers.FloatField(
+        min_value=0, max_value=1, default=0.2, help_text="share of items with k annotators"
+    )
     seed = serializers.IntegerField(default=0, min_value=-(2**62), max_value=2**62)
 
 
@@ -373,14 +443,17 @@ def _serializer_field(field: Any) -> serializers.Field:
     from django import forms as django_forms
 
     if isinstance(field, django_forms.ModelChoiceField):
-        return serializers.IntegerField(required=False,
-                                        help_text=f"{field.label or 'System'} (a system id)")
+        return serializers.IntegerField(
+            required=False, help_text=f"{field.label or 'System'} (a system id)"
+        )
     if isinstance(field, django_forms.MultipleChoiceField):
         return serializers.ListField(
-            child=serializers.ChoiceField(choices=[c for c, _ in field.choices]), required=False)
+            child=serializers.ChoiceField(choices=[c for c, _ in field.choices]), required=False
+        )
     if isinstance(field, django_forms.IntegerField):
-        return serializers.IntegerField(required=False, min_value=field.min_value,
-                                        help_text=str(field.label or ""))
+        return serializers.IntegerField(
+            required=False, min_value=field.min_value, help_text=str(field.label or "")
+        )
     return serializers.CharField(required=False)
 
 
@@ -404,15 +477,20 @@ class ItemsCreateApi(APIView):
 
     InputSerializer = _items_input()
 
-    @extend_schema(operation_id="items_create", request=InputSerializer,
-                   parameters=[OpenApiParameter("kind", OpenApiTypes.STR, OpenApiParameter.PATH,
-                                                enum=kinds.names())],
-                   responses={201: ItemsCreatedSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="items_create",
+        request=InputSerializer,
+        parameters=[
+            OpenApiParameter("kind", OpenApiTypes.STR, OpenApiParameter.PATH, enum=kinds.names())
+        ],
+        responses={201: ItemsCreatedSerializer, **ERRORS},
+    )
     def post(self, request: Request, project_id: int, kind: str) -> Response:
         project = _researcher_project(request, project_id)
         if kind not in kinds.names():
-            raise ApiError(404, "not_found",
-                           f"Unknown kind {kind!r}; one of {', '.join(kinds.names())}.")
+            raise ApiError(
+                404, "not_found", f"Unknown kind {kind!r}; one of {', '.join(kinds.names())}."
+            )
         data = _valid(self.InputSerializer, request.data)
         form = kinds.get(kind).items_form(project, data)
         if not form.is_valid():
@@ -421,15 +499,23 @@ class ItemsCreateApi(APIView):
             items, n = kinds.create_items(project, form)
         except ValueError as e:
             raise ApiError(400, "invalid", str(e)) from None
-        return Response({"items_created": len(items), "assignments_created": n,
-                         "item_ids": [i.pk for i in items]}, status=201)
+        return Response(
+            {
+                "items_created": len(items),
+                "assignments_created": n,
+                "item_ids": [i.pk for i in items],
+            },
+            status=201,
+        )
 
 
 # --- annotator: queue, assignment, draft, submit -------------------------------------
 
 
 class AnswerSerializer(serializers.Serializer):
-    unit = serializers.CharField(max_length=50, help_text='"item", "evidence:<rank>" or "segment:<position>"')
+    unit = serializers.CharField(
+        max_length=50, help_text='"item", "evidence:<rank>" or "segment:<position>"'
+    )
     field = serializers.CharField(max_length=50)
     value = serializers.CharField(allow_blank=True, trim_whitespace=False)
 
@@ -437,7 +523,8 @@ class AnswerSerializer(serializers.Serializer):
 def _own_assignments(user: User) -> QuerySet[Assignment]:
     # Like assignment_for_annotator: only while the user is still an annotator there.
     return Assignment.objects.filter(
-        annotator=user, item__project__memberships__user=user,
+        annotator=user,
+        item__project__memberships__user=user,
         item__project__memberships__role=Membership.ANNOTATOR,
     ).select_related("item__project", "item__document")
 
@@ -480,15 +567,22 @@ def _assignment_for(request: Request, assignment_id: int) -> Assignment:
     assignment = assignment_for_annotator(request, assignment_id)  # type: ignore[arg-type]
     membership = membership_for(request, assignment.item.project_id, Membership.ANNOTATOR)  # type: ignore[arg-type]
     if not membership.has_acknowledged:
-        raise ApiError(409, "instructions_not_acknowledged",
-                       "Read the project's instructions (version "
-                       f"{membership.project.instructions_version}) and acknowledge them: "
-                       f"POST /api/projects/{membership.project_id}/instructions/acknowledge/.")
+        raise ApiError(
+            409,
+            "instructions_not_acknowledged",
+            "Read the project's instructions (version "
+            f"{membership.project.instructions_version}) and acknowledge them: "
+            f"POST /api/projects/{membership.project_id}/instructions/acknowledge/.",
+        )
     held = hiring.blocked(membership, assignment)
     if held:
-        raise ApiError(409, f"hiring_{held}", "Finish your training items first (or wait for a "
-                       "researcher to let you through)." if held == "training" else
-                       "Your work on this project is paused: no new items.")
+        raise ApiError(
+            409,
+            f"hiring_{held}",
+            "Finish your training items first (or wait for a researcher to let you through)."
+            if held == "training"
+            else "Your work on this project is paused: no new items.",
+        )
     return assignment
 
 
@@ -511,28 +605,42 @@ class AssignmentSerializer(serializers.Serializer):
 
 class AssignmentDetailApi(APIView):
     # plus what the kinds let annotators see (KindSpec.view_keys); null for other kinds
-    OutputSerializer = type("OutputSerializer", (AssignmentSerializer,), {
-        key: serializers.JSONField(allow_null=True, help_text=text)
-        for spec in kinds.all_specs() for key, text in spec.view_keys.items()})
+    OutputSerializer = type(
+        "OutputSerializer",
+        (AssignmentSerializer,),
+        {
+            key: serializers.JSONField(allow_null=True, help_text=text)
+            for spec in kinds.all_specs()
+            for key, text in spec.view_keys.items()
+        },
+    )
 
     @staticmethod
     def body(assignment: Assignment) -> dict[str, Any]:
         """Blinded: texts only, never a system, a verdict or someone else's answer."""
         item, doc = assignment.item, assignment.item.document
         body: dict[str, Any] = {
-            "id": assignment.pk, "project": item.project_id, "kind": item.kind,
-            "status": assignment.status, "position": assignment.position,
-            "skip_reason": assignment.skip_reason, "question": doc.question,
+            "id": assignment.pk,
+            "project": item.project_id,
+            "kind": item.kind,
+            "status": assignment.status,
+            "position": assignment.position,
+            "skip_reason": assignment.skip_reason,
+            "question": doc.question,
             "response": doc.response,
-            "answers": [{"unit": a.unit, "field": a.field, "value": a.value}
-                        for a in assignment.answers.all()],
+            "answers": [
+                {"unit": a.unit, "field": a.field, "value": a.value}
+                for a in assignment.answers.all()
+            ],
         }
         body.update({key: None for spec in kinds.all_specs() for key in spec.view_keys})
         body.update(kinds.view(assignment))
         return body
 
-    @extend_schema(operation_id="assignments_retrieve",
-                   responses={200: OutputSerializer, 409: ErrorSerializer, **READ_ERRORS})
+    @extend_schema(
+        operation_id="assignments_retrieve",
+        responses={200: OutputSerializer, 409: ErrorSerializer, **READ_ERRORS},
+    )
     def get(self, request: Request, assignment_id: int) -> Response:
         assignment = _assignment_for(request, assignment_id)
         assignment.touch()
@@ -557,14 +665,18 @@ class AnswersInputSerializer(serializers.Serializer):
 class AssignmentDraftApi(APIView):
     """Keep what is there so far: any text, and only valid choices (like the page)."""
 
-    @extend_schema(operation_id="assignments_draft", request=AnswersInputSerializer,
-                   responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer,
-                              **ERRORS})
+    @extend_schema(
+        operation_id="assignments_draft",
+        request=AnswersInputSerializer,
+        responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer, **ERRORS},
+    )
     def post(self, request: Request, assignment_id: int) -> Response:
         assignment = _assignment_for(request, assignment_id)
         answers = _valid(AnswersInputSerializer, request.data)["answers"]
         values = answer_form(assignment, answers).draft_values()
-        if not assignment.save_draft(values, guideline_version=assignment.item.project.instructions_version):
+        if not assignment.save_draft(
+            values, guideline_version=assignment.item.project.instructions_version
+        ):
             raise ApiError(409, "already_submitted", "This assignment was already submitted.")
         return Response(AssignmentDetailApi.body(assignment))
 
@@ -575,9 +687,11 @@ class AssignmentSubmitApi(APIView):
             default=False, help_text="Replace a previous submission (like editing on the page)"
         )
 
-    @extend_schema(operation_id="assignments_submit", request=InputSerializer,
-                   responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer,
-                              **ERRORS})
+    @extend_schema(
+        operation_id="assignments_submit",
+        request=InputSerializer,
+        responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer, **ERRORS},
+    )
     def post(self, request: Request, assignment_id: int) -> Response:
         assignment = _assignment_for(request, assignment_id)
         data = _valid(self.InputSerializer, request.data)
@@ -588,8 +702,11 @@ class AssignmentSubmitApi(APIView):
         if data["edit"]:
             assignment.resubmit(form.answer_values(), guideline_version=version)
         elif not assignment.submit(form.answer_values(), guideline_version=version):
-            raise ApiError(409, "already_submitted",
-                           "This assignment was already submitted; send edit=true to change it.")
+            raise ApiError(
+                409,
+                "already_submitted",
+                "This assignment was already submitted; send edit=true to change it.",
+            )
         _answered(request, assignment)
         return Response(AssignmentDetailApi.body(assignment))
 
@@ -598,9 +715,11 @@ class AssignmentSkipApi(APIView):
     class InputSerializer(serializers.Serializer):
         reason = serializers.CharField(max_length=500)
 
-    @extend_schema(operation_id="assignments_skip", request=InputSerializer,
-                   responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer,
-                              **ERRORS})
+    @extend_schema(
+        operation_id="assignments_skip",
+        request=InputSerializer,
+        responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer, **ERRORS},
+    )
     def post(self, request: Request, assignment_id: int) -> Response:
         assignment = _assignment_for(request, assignment_id)
         form = forms.SkipForm(_valid(self.InputSerializer, request.data))
@@ -620,8 +739,9 @@ def _moment(value: str, name: str, *, end: bool) -> dt.datetime:
     if moment is None:
         day = parse_date(value)
         if day is None:
-            raise ApiError(400, "invalid", f"{name} must be a date or a date-time (ISO 8601).",
-                           field=name)
+            raise ApiError(
+                400, "invalid", f"{name} must be a date or a date-time (ISO 8601).", field=name
+            )
         moment = dt.datetime.combine(day, dt.time.max if end else dt.time.min)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
@@ -655,10 +775,16 @@ class AnswerListApi(APIView):
             OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names()),
             OpenApiParameter("field", OpenApiTypes.STR),
             OpenApiParameter("annotator", OpenApiTypes.STR, description='Pseudonym, e.g. "A2"'),
-            OpenApiParameter("since", OpenApiTypes.STR,
-                             description="Answered on or after (ISO date or date-time)"),
-            OpenApiParameter("until", OpenApiTypes.STR,
-                             description="Answered on or before (ISO date or date-time)"),
+            OpenApiParameter(
+                "since",
+                OpenApiTypes.STR,
+                description="Answered on or after (ISO date or date-time)",
+            ),
+            OpenApiParameter(
+                "until",
+                OpenApiTypes.STR,
+                description="Answered on or before (ISO date or date-time)",
+            ),
             *PAGE_PARAMS,
         ],
         responses={200: page_of(OutputSerializer, "PaginatedAnswerList"), **ERRORS},
@@ -692,15 +818,19 @@ class GoldListApi(APIView):
         field = serializers.CharField()
         value = serializers.CharField(allow_null=True)
         provenance = serializers.ChoiceField(
-            choices=[gold.UNANIMOUS, gold.MAJORITY, gold.ADJUDICATED, gold.TIE_RULE, gold.TIE])
+            choices=[gold.UNANIMOUS, gold.MAJORITY, gold.ADJUDICATED, gold.TIE_RULE, gold.TIE]
+        )
         votes = serializers.DictField(child=serializers.IntegerField())
         disagreement = serializers.FloatField()
         note = serializers.CharField()
 
     @extend_schema(
         operation_id="gold_list",
-        parameters=[OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names()),
-                    OpenApiParameter("field", OpenApiTypes.STR), *PAGE_PARAMS],
+        parameters=[
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names()),
+            OpenApiParameter("field", OpenApiTypes.STR),
+            *PAGE_PARAMS,
+        ],
         responses={200: page_of(OutputSerializer, "PaginatedGoldList"), **ERRORS},
     )
     def get(self, request: Request, project_id: int) -> Response:
@@ -720,13 +850,21 @@ class ExportApi(APIView):
     @extend_schema(
         operation_id="exports_retrieve",
         parameters=[
-            OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH,
-                             enum=sorted(formats.EXPORTS)),
-            OpenApiParameter("system", OpenApiTypes.STR,
-                             description="veriscore.jsonl: the extractor whose claims to write "
-                             "(default: the only one)"),
-            OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names(),
-                             description="answers.csv / wide.csv: only this kind"),
+            OpenApiParameter(
+                "name", OpenApiTypes.STR, OpenApiParameter.PATH, enum=sorted(formats.EXPORTS)
+            ),
+            OpenApiParameter(
+                "system",
+                OpenApiTypes.STR,
+                description="veriscore.jsonl: the extractor whose claims to write "
+                "(default: the only one)",
+            ),
+            OpenApiParameter(
+                "kind",
+                OpenApiTypes.STR,
+                enum=kinds.names(),
+                description="answers.csv / wide.csv: only this kind",
+            ),
         ],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
@@ -737,8 +875,11 @@ class ExportApi(APIView):
     def get(self, request: Request, project_id: int, name: str) -> HttpResponse:
         project = _researcher_project(request, project_id)
         if name not in formats.EXPORTS:
-            raise ApiError(404, "not_found", f"Unknown export {name!r}; one of "
-                           f"{', '.join(sorted(formats.EXPORTS))}.")
+            raise ApiError(
+                404,
+                "not_found",
+                f"Unknown export {name!r}; one of {', '.join(sorted(formats.EXPORTS))}.",
+            )
         try:
             text, content_type = formats.export(project, name, params=request.query_params)
         except ValueError as e:
@@ -752,7 +893,9 @@ def _name_components() -> None:
     """Give each nested Input/OutputSerializer a schema name from its view
     (ProjectListApi.OutputSerializer -> "ProjectList"), so the names are unique."""
     for view in list(globals().values()):
-        if not (isinstance(view, type) and issubclass(view, APIView) and view.__name__.endswith("Api")):
+        if not (
+            isinstance(view, type) and issubclass(view, APIView) and view.__name__.endswith("Api")
+        ):
             continue
         base = view.__name__.removesuffix("Api")
         for attr, suffix in (("InputSerializer", "Input"), ("OutputSerializer", "")):
@@ -769,9 +912,14 @@ class ReportApi(APIView):
 
     @extend_schema(
         operation_id="report_retrieve",
-        parameters=[OpenApiParameter("bootstrap", OpenApiTypes.INT,
-                                     description="bootstrap resamples for the CIs (0-2000, default 1000)"),
-                    OpenApiParameter("seed", OpenApiTypes.INT)],
+        parameters=[
+            OpenApiParameter(
+                "bootstrap",
+                OpenApiTypes.INT,
+                description="bootstrap resamples for the CIs (0-2000, default 1000)",
+            ),
+            OpenApiParameter("seed", OpenApiTypes.INT),
+        ],
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
     def get(self, request: Request, project_id: int) -> Response:
@@ -811,8 +959,9 @@ class PipelineRunSerializer(serializers.Serializer):
     errors = serializers.ListField(child=serializers.CharField())
     extractor = serializers.CharField(source="extractor_name", help_text="system of the claims")
     verifier = serializers.CharField(source="verifier_name", help_text="system of the verdicts")
-    current = serializers.BooleanField(source="is_current",
-                                       help_text="the project's latest finished run")
+    current = serializers.BooleanField(
+        source="is_current", help_text="the project's latest finished run"
+    )
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -826,36 +975,53 @@ class PipelineRunListApi(APIView):
         extractor = serializers.ChoiceField(choices=["veriscore", "atomic"], default="veriscore")
         label_mode = serializers.ChoiceField(choices=["binary", "ternary"], default="binary")
         endpoint = serializers.CharField(
-            max_length=100, required=False, default=endpoints.first,
+            max_length=100,
+            required=False,
+            default=endpoints.first,
             help_text="the name of an endpoint the operator configured (never a URL); "
-            "default: the first one")
+            "default: the first one",
+        )
         model = serializers.CharField(max_length=200)
         retriever = serializers.ChoiceField(choices=["serper", "bm25"], default="serper")
         offline = serializers.BooleanField(default=False)
         chunk_size = serializers.IntegerField(min_value=1, max_value=1000, default=10)
         fixed_k = serializers.FloatField(min_value=1, required=False, allow_null=True, default=None)
 
-    @extend_schema(operation_id="pipeline_runs_list", parameters=PAGE_PARAMS,
-                   responses={200: page_of(PipelineRunSerializer, "PaginatedPipelineRunList"), **READ_ERRORS})
+    @extend_schema(
+        operation_id="pipeline_runs_list",
+        parameters=PAGE_PARAMS,
+        responses={200: page_of(PipelineRunSerializer, "PaginatedPipelineRunList"), **READ_ERRORS},
+    )
     def get(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         return paginated(request, self, list(project.pipeline_runs.all()), PipelineRunSerializer)
 
-    @extend_schema(operation_id="pipeline_runs_create", request=InputSerializer,
-                   responses={201: PipelineRunSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="pipeline_runs_create",
+        request=InputSerializer,
+        responses={201: PipelineRunSerializer, **ERRORS},
+    )
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         given = request.data if isinstance(request.data, dict) else {}
         unknown = sorted(set(given) - set(self.InputSerializer().fields))
         if unknown:  # e.g. base_url or api_key: a run names an endpoint and nothing else
-            raise ApiError(400, "unknown_field", f"Unknown field {unknown[0]!r}; a run chooses "
-                           "an endpoint by name.", field=unknown[0])
+            raise ApiError(
+                400,
+                "unknown_field",
+                f"Unknown field {unknown[0]!r}; a run chooses an endpoint by name.",
+                field=unknown[0],
+            )
         data = _valid(self.InputSerializer, request.data)
-        form = forms.PipelineRunForm({k: v for k, v in data.items() if v is not None and v is not False})
+        form = forms.PipelineRunForm(
+            {k: v for k, v in data.items() if v is not None and v is not False}
+        )
         if not form.is_valid():
             raise form_error(form)
         if not project.documents.exists():
-            raise ApiError(400, "no_documents", "The project has no documents to run the pipeline on.")
+            raise ApiError(
+                400, "no_documents", "The project has no documents to run the pipeline on."
+            )
         run = start_run(project=project, user=request.user, config=run_config(**form.cleaned_data))
         return Response(PipelineRunSerializer(run).data, status=201)
 
@@ -867,7 +1033,9 @@ class PipelineRunDetailApi(APIView):
     class OutputSerializer(PipelineRunSerializer):
         scores = serializers.JSONField(allow_null=True)
 
-    @extend_schema(operation_id="pipeline_runs_retrieve", responses={200: OutputSerializer, **READ_ERRORS})
+    @extend_schema(
+        operation_id="pipeline_runs_retrieve", responses={200: OutputSerializer, **READ_ERRORS}
+    )
     def get(self, request: Request, project_id: int, run_id: int) -> Response:
         project = _researcher_project(request, project_id)
         run = PipelineRun.objects.filter(pk=run_id, project=project).first()
@@ -890,8 +1058,11 @@ class PipelineRunCancelApi(APIView):
     """Cancel an unfinished run: no chunk runs any more and nothing is written into the
     project (409 when the run is already over)."""
 
-    @extend_schema(operation_id="pipeline_runs_cancel", request=None,
-                   responses={200: PipelineRunSerializer, 409: ErrorSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="pipeline_runs_cancel",
+        request=None,
+        responses={200: PipelineRunSerializer, 409: ErrorSerializer, **ERRORS},
+    )
     def post(self, request: Request, project_id: int, run_id: int) -> Response:
         run = _run_of(request, project_id, run_id)
         if not cancel_run(run):
@@ -904,8 +1075,11 @@ class PipelineRunRetryApi(APIView):
     """Run the failed (or cancelled) chunks of a failed or cancelled run again; done
     chunks keep their results (409 for a run that is queued, running or finished)."""
 
-    @extend_schema(operation_id="pipeline_runs_retry", request=None,
-                   responses={200: PipelineRunSerializer, 409: ErrorSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="pipeline_runs_retry",
+        request=None,
+        responses={200: PipelineRunSerializer, 409: ErrorSerializer, **ERRORS},
+    )
     def post(self, request: Request, project_id: int, run_id: int) -> Response:
         run = _run_of(request, project_id, run_id)
         if not retry_run(run):

@@ -23,8 +23,16 @@ if TYPE_CHECKING:
     from ..gold import Gold
     from ..models import Assignment, Item, Project
 
-__all__ = ["ITEM", "KindSpec", "all_specs", "answer_form", "categorical_fields", "get",
-           "names", "unit_type"]
+__all__ = [
+    "ITEM",
+    "KindSpec",
+    "all_specs",
+    "answer_form",
+    "categorical_fields",
+    "get",
+    "names",
+    "unit_type",
+]
 
 
 @cache

@@ -31,8 +31,11 @@ from .base import (
 )
 from .schema import ATOMIC
 
-FACT_LABELS = (("supported", "Supported"), ("not-supported", "Not supported"),
-               ("irrelevant", "Irrelevant"))
+FACT_LABELS = (
+    ("supported", "Supported"),
+    ("not-supported", "Not supported"),
+    ("irrelevant", "Irrelevant"),
+)
 KEYS = {"supported": "s", "not-supported": "n", "irrelevant": "i"}
 # FActScore's S / NS / IR as stats.py's verdict labels
 VERDICTS = {"supported": "supported", "not-supported": "unsupported", "irrelevant": "irrelevant"}
@@ -43,8 +46,10 @@ def knowledge_of(claim_list: ClaimList) -> list[dict[str, str]]:
     the distinct search results of the list's claims."""
     passages = claim_list.document.metadata.get("knowledge") or []
     if passages:
-        return [{"title": p.get("title", ""), "text": p["text"], "url": p.get("url", "")}
-                for p in passages]
+        return [
+            {"title": p.get("title", ""), "text": p["text"], "url": p.get("url", "")}
+            for p in passages
+        ]
     seen: dict[tuple[str, str, str], None] = {}
     evidence = Evidence.objects.filter(claim__claim_list=claim_list)
     for e in evidence.order_by("claim__position", "rank"):
@@ -58,7 +63,8 @@ class AtomicForm(AnswerForm):
         self.positions = positions
         for p in positions:
             self.fields[form_name(f"fact:{p}", "label")] = forms.ChoiceField(
-                choices=FACT_LABELS, widget=forms.RadioSelect, label=f"Fact {p + 1}")
+                choices=FACT_LABELS, widget=forms.RadioSelect, label=f"Fact {p + 1}"
+            )
 
     def fact_fields(self) -> list[forms.BoundField]:
         return [self[form_name(f"fact:{p}", "label")] for p in self.positions]
@@ -76,18 +82,24 @@ class AtomicItemsForm(PolicyForm):
         return atomic_items(project=project, system=self.cleaned_data["system"])
 
 
-def atomic_items(*, project: Project, system: System,
-                 documents: QuerySet[Document] | None = None) -> list[Item]:
+def atomic_items(
+    *, project: Project, system: System, documents: QuerySet[Document] | None = None
+) -> list[Item]:
     """One item per claim list of the system that has facts (in `documents`, if given)."""
-    lists = (ClaimList.objects.filter(system=system, document__project=project)
-             .annotate(n=Count("claims")).filter(n__gt=0).order_by("document_id"))
+    lists = (
+        ClaimList.objects.filter(system=system, document__project=project)
+        .annotate(n=Count("claims"))
+        .filter(n__gt=0)
+        .order_by("document_id")
+    )
     if documents is not None:
         lists = lists.filter(document__in=documents)
     created = []
     with transaction.atomic():
         for cl in lists:
             item, was_created = Item.objects.get_or_create(
-                project=project, kind=ATOMIC, list_a=cl, defaults={"document_id": cl.document_id})
+                project=project, kind=ATOMIC, list_a=cl, defaults={"document_id": cl.document_id}
+            )
             if was_created:
                 created.append(item)
     if not lists:
@@ -99,24 +111,36 @@ class AtomicFacts(KindSpec):
     name = ATOMIC
     title = "Atomic facts"
     template = "annotation/atomic.html"
-    fields = (Field("label", "Is the fact supported by the knowledge source?", unit="fact",
-                    choices=FACT_LABELS),)
+    fields = (
+        Field(
+            "label",
+            "Is the fact supported by the knowledge source?",
+            unit="fact",
+            choices=FACT_LABELS,
+        ),
+    )
     agreement = (
         Agreement("fact", "label", "Atomic facts: supported, not supported or irrelevant"),
     )
     report_sections = ("fact-labels",)
     keys = (
         (("j", "/", "k"), "next / previous fact"),
-        (("s", "/", "n", "/", "i"), "the fact is supported / not supported by the knowledge "
-                                    "source / irrelevant"),
+        (
+            ("s", "/", "n", "/", "i"),
+            "the fact is supported / not supported by the knowledge source / irrelevant",
+        ),
     )
     verdict_field = "label"
     verdict_level = "fact"
-    view_keys = {"facts": "atomic facts: [{position, text}]",
-                 "knowledge": "atomic facts: the knowledge source [{title, text, url}]"}
-    items_help = ("One item per response with a claim list from the system: each atomic fact "
-                  "labelled Supported, Not supported or Irrelevant against the document's "
-                  "knowledge passages or search results (FActScore).")
+    view_keys = {
+        "facts": "atomic facts: [{position, text}]",
+        "knowledge": "atomic facts: the knowledge source [{title, text, url}]",
+    }
+    items_help = (
+        "One item per response with a claim list from the system: each atomic fact "
+        "labelled Supported, Not supported or Irrelevant against the document's "
+        "knowledge passages or search results (FActScore)."
+    )
     cli_systems = 1
 
     @property
@@ -128,12 +152,14 @@ class AtomicFacts(KindSpec):
 
     def view(self, item: Item, *, swapped: bool = False) -> dict[str, Any]:
         assert item.list_a is not None
-        return {"facts": [{"position": c.position, "text": c.text}
-                          for c in item.list_a.claims.all()],
-                "knowledge": knowledge_of(item.list_a)}
+        return {
+            "facts": [{"position": c.position, "text": c.text} for c in item.list_a.claims.all()],
+            "knowledge": knowledge_of(item.list_a),
+        }
 
-    def form(self, item: Item, data: Mapping[str, Any] | None,
-             initial: dict[str, str] | None) -> AnswerForm:
+    def form(
+        self, item: Item, data: Mapping[str, Any] | None, initial: dict[str, str] | None
+    ) -> AnswerForm:
         assert item.list_a is not None
         positions = list(item.list_a.claims.values_list("position", flat=True))
         return AtomicForm(data, initial=initial, positions=positions)
@@ -141,9 +167,13 @@ class AtomicFacts(KindSpec):
     def page_context(self, view: dict[str, Any], form: AnswerForm) -> dict[str, Any]:
         assert isinstance(form, AtomicForm)
         options = [{"value": v, "label": label, "key": KEYS[v]} for v, label in FACT_LABELS]
-        return {"knowledge": view["knowledge"], "facts": [
-            {"fact": fact, "field": field, "options": options}
-            for fact, field in zip(view["facts"], form.fact_fields(), strict=True)]}
+        return {
+            "knowledge": view["knowledge"],
+            "facts": [
+                {"fact": fact, "field": field, "options": options}
+                for fact, field in zip(view["facts"], form.fact_fields(), strict=True)
+            ],
+        }
 
     def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
         positions: dict[int, list[int]] = defaultdict(list)
@@ -151,8 +181,10 @@ class AtomicFacts(KindSpec):
         claims = Claim.objects.filter(claim_list__in=lists)
         for cl, pos in claims.values_list("claim_list_id", "position"):
             positions[cl].append(pos)
-        return {pk: [(f"fact:{p}", "label") for p in sorted(positions.get(info[5], []))]
-                for pk, info in items.items()}
+        return {
+            pk: [(f"fact:{p}", "label") for p in sorted(positions.get(info[5], []))]
+            for pk, info in items.items()
+        }
 
     def unit_content(self, item: Item, unit: str, *, reveal: bool) -> dict[str, object]:
         assert item.list_a is not None
@@ -160,12 +192,16 @@ class AtomicFacts(KindSpec):
         return {"claim": fact.text if fact else ""}
 
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]:
-        info = {pk: (cl, domain, doc) for pk, cl, domain, doc in Item.objects.filter(
-            project=project, kind=self.name).values_list("pk", "list_a_id", "document__domain",
-                                                          "document_id")}
+        info = {
+            pk: (cl, domain, doc)
+            for pk, cl, domain, doc in Item.objects.filter(
+                project=project, kind=self.name
+            ).values_list("pk", "list_a_id", "document__domain", "document_id")
+        }
         facts = Claim.objects.filter(claim_list__in=[i[0] for i in info.values()])
-        claims = {(cl, pos): pk
-                  for pk, cl, pos in facts.values_list("pk", "claim_list_id", "position")}
+        claims = {
+            (cl, pos): pk for pk, cl, pos in facts.values_list("pk", "claim_list_id", "position")
+        }
         targets = []
         for g in golds:
             if g.field != self.verdict_field or g.value is None or g.item not in info:
@@ -188,16 +224,21 @@ class AtomicFacts(KindSpec):
     def label_config(self, slots: int, project: Project) -> str:
         parts = [ls_text("knowledge", "Knowledge source")]
         for p in range(slots):
-            parts += [ls_text(f"fact_{p}", f"Fact {p + 1}"),
-                      ls_choices(f"label_{p}", f"fact_{p}", [v for v, _ in FACT_LABELS],
-                                 required=False)]
+            parts += [
+                ls_text(f"fact_{p}", f"Fact {p + 1}"),
+                ls_choices(f"label_{p}", f"fact_{p}", [v for v, _ in FACT_LABELS], required=False),
+            ]
         return "".join(parts)
 
     def ls_task(self, view: dict[str, Any], slots: int) -> dict[str, Any]:
-        knowledge = "\n\n".join(f"{k['title']}\n{k['text']}\n{k['url']}".strip()
-                                for k in view["knowledge"])
-        return {"facts": view["facts"], "knowledge": knowledge or NO_TEXT,
-                **ls_parts("fact", view["facts"], slots)}
+        knowledge = "\n\n".join(
+            f"{k['title']}\n{k['text']}\n{k['url']}".strip() for k in view["knowledge"]
+        )
+        return {
+            "facts": view["facts"],
+            "knowledge": knowledge or NO_TEXT,
+            **ls_parts("fact", view["facts"], slots),
+        }
 
     def ls_to_name(self, unit: str, field: str) -> str:
         return "response" if unit == ITEM else f"fact_{unit.split(':', 1)[1]}"
@@ -208,8 +249,11 @@ class AtomicFacts(KindSpec):
         from ..gold import gold_values
 
         golds = gold_values(project, kind=self.name)
-        return {t.target: VERDICTS[t.gold.value] for t in self.verdict_targets(project, golds)
-                if t.gold.value in VERDICTS}
+        return {
+            t.target: VERDICTS[t.gold.value]
+            for t in self.verdict_targets(project, golds)
+            if t.gold.value in VERDICTS
+        }
 
 
 SPEC = AtomicFacts()

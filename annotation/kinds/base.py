@@ -101,26 +101,38 @@ class Target:
 # --- Label Studio building blocks ------------------------------------------------------
 
 
-def ls_choices(name: str, to: str, values: Iterable[str], *, required: bool = True,
-               header: str = "") -> str:
+def ls_choices(
+    name: str, to: str, values: Iterable[str], *, required: bool = True, header: str = ""
+) -> str:
     options = "".join(f"<Choice value={quoteattr(v)}/>" for v in values)
     head = f"<Header value={quoteattr(header)}/>" if header else ""
     req = ' required="true"' if required else ""
-    return (f'{head}<Choices name="{name}" toName="{to}" choice="single-radio"'
-            f' showInline="true"{req}>{options}</Choices>')
+    return (
+        f'{head}<Choices name="{name}" toName="{to}" choice="single-radio"'
+        f' showInline="true"{req}>{options}</Choices>'
+    )
 
 
 def ls_text(name: str, header: str) -> str:
-    return f"<Header value={quoteattr(header)}/><Text name=\"{name}\" value=\"${name}\"/>"
+    return f'<Header value={quoteattr(header)}/><Text name="{name}" value="${name}"/>'
 
 
-def ls_textarea(name: str, to: str, *, placeholder: str = "", header: str = "",
-                required: bool = False, rows: int = 2) -> str:
+def ls_textarea(
+    name: str,
+    to: str,
+    *,
+    placeholder: str = "",
+    header: str = "",
+    required: bool = False,
+    rows: int = 2,
+) -> str:
     head = f"<Header value={quoteattr(header)}/>" if header else ""
     extra = f" placeholder={quoteattr(placeholder)}" if placeholder else ""
     req = ' required="true"' if required else ""
-    return (f'{head}<TextArea name="{name}" toName="{to}" rows="{rows}" maxSubmissions="1"'
-            f"{extra}{req}/>")
+    return (
+        f'{head}<TextArea name="{name}" toName="{to}" rows="{rows}" maxSubmissions="1"'
+        f"{extra}{req}/>"
+    )
 
 
 def ls_parts(name: str, parts: list[dict[str, Any]], slots: int) -> dict[str, Any]:
@@ -217,8 +229,9 @@ class KindSpec:
         The page, the API and Label Studio all show this."""
         raise NotImplementedError
 
-    def form(self, item: Item, data: Mapping[str, Any] | None,
-             initial: dict[str, str] | None) -> AnswerForm:
+    def form(
+        self, item: Item, data: Mapping[str, Any] | None, initial: dict[str, str] | None
+    ) -> AnswerForm:
         raise NotImplementedError
 
     def page_context(self, view: dict[str, Any], form: AnswerForm) -> dict[str, Any]:
@@ -275,9 +288,12 @@ class KindSpec:
         for (unit, fld), value in sorted(answers.items()):
             f = self.field(fld)
             text = f is not None and f.is_text
-            results.append({
-                "from_name": ls_name(unit, fld), "to_name": self.ls_to_name(unit, fld),
-                "type": "textarea" if text else "choices",
-                "value": {"text": [value]} if text else {"choices": [value]},
-            })
+            results.append(
+                {
+                    "from_name": ls_name(unit, fld),
+                    "to_name": self.ls_to_name(unit, fld),
+                    "type": "textarea" if text else "choices",
+                    "value": {"text": [value]} if text else {"choices": [value]},
+                }
+            )
         return results

@@ -66,8 +66,11 @@ class ComparisonItemsForm(PolicyForm):
         return data
 
     def make(self, project: Project) -> list[Item]:
-        return comparison_items(project=project, system_a=self.cleaned_data["system_a"],
-                                system_b=self.cleaned_data["system_b"])
+        return comparison_items(
+            project=project,
+            system_a=self.cleaned_data["system_a"],
+            system_b=self.cleaned_data["system_b"],
+        )
 
 
 def comparison_items(*, project: Project, system_a: System, system_b: System) -> list[Item]:
@@ -104,8 +107,11 @@ class Comparison(KindSpec):
     title = "Comparison"
     template = "annotation/comparison.html"
     fields = (
-        Field("choice", "Which claim list better covers the verifiable content?",
-              choices=(("1", "List 1"), ("2", "List 2"))),
+        Field(
+            "choice",
+            "Which claim list better covers the verifiable content?",
+            choices=(("1", "List 1"), ("2", "List 2")),
+        ),
         Field("hard", "Was it hard to decide?", choices=(("yes", "Yes"), ("no", "No"))),
         Field("justification", "Justification (at least one sentence)", categorical=False),
     )
@@ -120,12 +126,16 @@ class Comparison(KindSpec):
         (("w",), "write the justification (Esc leaves the box)"),
     )
     ordered = True
-    view_keys = {"list1": "comparison: the claims shown as List 1",
-                 "list2": "comparison: the claims shown as List 2"}
-    items_help = ("One item per document that has a claim list from both systems. <em>k</em> "
-                  "annotators each see a seeded fraction <em>f</em> of the items; every other "
-                  "item goes to one annotator, balancing the load. The paper's study is f = 1, "
-                  "k = all.")
+    view_keys = {
+        "list1": "comparison: the claims shown as List 1",
+        "list2": "comparison: the claims shown as List 2",
+    }
+    items_help = (
+        "One item per document that has a claim list from both systems. <em>k</em> "
+        "annotators each see a seeded fraction <em>f</em> of the items; every other "
+        "item goes to one annotator, balancing the load. The paper's study is f = 1, "
+        "k = all."
+    )
     cli_systems = 2
 
     def categorical(self, project: Project | None = None) -> dict[str, list[str]]:
@@ -137,7 +147,11 @@ class Comparison(KindSpec):
         return super().value_label(field, value)
 
     def seen_as(self, swapped: bool) -> str:
-        return "saw List B as List 1, List A as List 2" if swapped else "saw List A as List 1, List B as List 2"
+        return (
+            "saw List B as List 1, List A as List 2"
+            if swapped
+            else "saw List A as List 1, List B as List 2"
+        )
 
     def comparable(self, field: str, value: str, swapped: bool) -> str:
         if field != "choice":
@@ -157,11 +171,14 @@ class Comparison(KindSpec):
     def view(self, item: Item, *, swapped: bool = False) -> dict[str, Any]:
         assert item.list_a is not None and item.list_b is not None
         first, second = (item.list_b, item.list_a) if swapped else (item.list_a, item.list_b)
-        return {"list1": [c.text for c in first.claims.all()],
-                "list2": [c.text for c in second.claims.all()]}
+        return {
+            "list1": [c.text for c in first.claims.all()],
+            "list2": [c.text for c in second.claims.all()],
+        }
 
-    def form(self, item: Item, data: Mapping[str, Any] | None,
-             initial: dict[str, str] | None) -> AnswerForm:
+    def form(
+        self, item: Item, data: Mapping[str, Any] | None, initial: dict[str, str] | None
+    ) -> AnswerForm:
         return ComparisonForm(data, initial=initial)
 
     def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
@@ -169,9 +186,16 @@ class Comparison(KindSpec):
 
     def unit_content(self, item: Item, unit: str, *, reveal: bool) -> dict[str, object]:
         assert item.list_a is not None and item.list_b is not None
-        return {"sides": [{"side": side, "system": cl.system.name if reveal else None,
-                           "claims": [c.text for c in cl.claims.all()]}
-                          for side, cl in (("a", item.list_a), ("b", item.list_b))]}
+        return {
+            "sides": [
+                {
+                    "side": side,
+                    "system": cl.system.name if reveal else None,
+                    "claims": [c.text for c in cl.claims.all()],
+                }
+                for side, cl in (("a", item.list_a), ("b", item.list_b))
+            ]
+        }
 
     def items_form(self, project: Project, data: Mapping[str, Any] | None = None) -> PolicyForm:
         return ComparisonItemsForm(data, project=project)
@@ -180,18 +204,34 @@ class Comparison(KindSpec):
         return {"system_a": system_ids[0], "system_b": system_ids[1]}
 
     def label_config(self, slots: int, project: Project) -> str:
-        return "".join([
-            ls_text("list1", "List 1"), ls_text("list2", "List 2"),
-            ls_choices("choice", "response", ["1", "2"],
-                       header="Which claim list better covers the verifiable content?"),
-            ls_choices("hard", "response", ["yes", "no"], header="Was it hard to decide?"),
-            ls_textarea("justification", "response", rows=3, required=True,
-                        header="Justification (at least one sentence)"),
-        ])
+        return "".join(
+            [
+                ls_text("list1", "List 1"),
+                ls_text("list2", "List 2"),
+                ls_choices(
+                    "choice",
+                    "response",
+                    ["1", "2"],
+                    header="Which claim list better covers the verifiable content?",
+                ),
+                ls_choices("hard", "response", ["yes", "no"], header="Was it hard to decide?"),
+                ls_textarea(
+                    "justification",
+                    "response",
+                    rows=3,
+                    required=True,
+                    header="Justification (at least one sentence)",
+                ),
+            ]
+        )
 
     def ls_task(self, view: dict[str, Any], slots: int) -> dict[str, Any]:
-        return {"list1": _numbered(view["list1"]), "list2": _numbered(view["list2"]),
-                "list1_claims": view["list1"], "list2_claims": view["list2"]}
+        return {
+            "list1": _numbered(view["list1"]),
+            "list2": _numbered(view["list2"]),
+            "list1_claims": view["list1"],
+            "list2_claims": view["list2"],
+        }
 
 
 SPEC = Comparison()

@@ -11,7 +11,9 @@ VERIFICATION = "verification"
 SEGMENT = "segment"
 ATOMIC = "atomic"
 KIND_CHOICES = [
-    (COMPARISON, "Comparison"), (VERIFICATION, "Verification"), (SEGMENT, "Segments"),
+    (COMPARISON, "Comparison"),
+    (VERIFICATION, "Verification"),
+    (SEGMENT, "Segments"),
     (ATOMIC, "Atomic facts"),
 ]
 
@@ -28,12 +30,22 @@ class KindNames:
 
 def item_constraints() -> list[UniqueConstraint]:
     return [
-        UniqueConstraint(fields=["kind", "list_a", "list_b"], condition=Q(kind=COMPARISON),
-                         name="one_comparison_per_pair"),
-        UniqueConstraint(fields=["project", "claim"], condition=Q(kind=VERIFICATION),
-                         name="one_verification_per_claim"),
-        UniqueConstraint(fields=["project", "document"], condition=Q(kind=SEGMENT),
-                         name="one_segment_item_per_document"),
-        UniqueConstraint(fields=["project", "list_a"], condition=Q(kind=ATOMIC),
-                         name="one_atomic_item_per_list"),
+        UniqueConstraint(
+            fields=["kind", "list_a", "list_b"],
+            condition=Q(kind=COMPARISON),
+            name="one_comparison_per_pair",
+        ),
+        UniqueConstraint(
+            fields=["project", "claim"],
+            condition=Q(kind=VERIFICATION),
+            name="one_verification_per_claim",
+        ),
+        UniqueConstraint(
+            fields=["project", "document"],
+            condition=Q(kind=SEGMENT),
+            name="one_segment_item_per_document",
+        ),
+        UniqueConstraint(
+            fields=["project", "list_a"], condition=Q(kind=ATOMIC), name="one_atomic_item_per_list"
+        ),
     ]

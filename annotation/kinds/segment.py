@@ -36,24 +36,35 @@ class SegmentForm(AnswerForm):
     """FELM's annotation page: each segment correct or not; when not, an error type, a
     reason and reference links; keep or remove the response."""
 
-    keep = forms.ChoiceField(choices=[("keep", "Keep"), ("remove", "Remove")],
-                             widget=forms.RadioSelect, label="Keep this response?")
+    keep = forms.ChoiceField(
+        choices=[("keep", "Keep"), ("remove", "Remove")],
+        widget=forms.RadioSelect,
+        label="Keep this response?",
+    )
 
     def __init__(self, *args: Any, positions: list[int], error_types: list[str], **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.positions = positions
         for p in positions:
             self.fields[f"correct__segment:{p}"] = forms.ChoiceField(
-                choices=[("true", "Correct"), ("false", "Incorrect")], widget=forms.RadioSelect,
-                label=f"Segment {p + 1}")
+                choices=[("true", "Correct"), ("false", "Incorrect")],
+                widget=forms.RadioSelect,
+                label=f"Segment {p + 1}",
+            )
             self.fields[f"error_type__segment:{p}"] = forms.ChoiceField(
-                choices=[(e, e) for e in error_types], widget=forms.RadioSelect, required=False,
-                label="Error type")
+                choices=[(e, e) for e in error_types],
+                widget=forms.RadioSelect,
+                required=False,
+                label="Error type",
+            )
             self.fields[f"reason__segment:{p}"] = forms.CharField(
-                required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Reason")
+                required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Reason"
+            )
             self.fields[f"links__segment:{p}"] = forms.CharField(
-                required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                label="Reference links (one per line)")
+                required=False,
+                widget=forms.Textarea(attrs={"rows": 2}),
+                label="Reference links (one per line)",
+            )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -65,17 +76,25 @@ class SegmentForm(AnswerForm):
                 continue
             where = f"Segment {p + 1}"
             if not data.get(f"error_type__segment:{p}"):
-                self.add_error(f"error_type__segment:{p}", f"{where} is incorrect: choose an error type.")
+                self.add_error(
+                    f"error_type__segment:{p}", f"{where} is incorrect: choose an error type."
+                )
             if not data.get(f"reason__segment:{p}", "").strip():
                 self.add_error(f"reason__segment:{p}", f"{where} is incorrect: say why.")
             links = data.get(f"links__segment:{p}", "").split()
             if not links:
-                self.add_error(f"links__segment:{p}", f"{where} is incorrect: give at least one reference link.")
+                self.add_error(
+                    f"links__segment:{p}",
+                    f"{where} is incorrect: give at least one reference link.",
+                )
             for link in links:
                 try:
                     URLValidator(schemes=["http", "https"])(link)
                 except forms.ValidationError:
-                    self.add_error(f"links__segment:{p}", f"{where}: “{link[:80]}” is not a valid http(s) link.")
+                    self.add_error(
+                        f"links__segment:{p}",
+                        f"{where}: “{link[:80]}” is not a valid http(s) link.",
+                    )
             data[f"links__segment:{p}"] = "\n".join(links)
         return data
 
@@ -121,8 +140,12 @@ class Segments(KindSpec):
     title = "Segments"
     template = "annotation/segments.html"
     fields = (
-        Field("correct", "Is the segment correct?", unit="segment",
-              choices=(("true", "Correct"), ("false", "Incorrect"))),
+        Field(
+            "correct",
+            "Is the segment correct?",
+            unit="segment",
+            choices=(("true", "Correct"), ("false", "Incorrect")),
+        ),
         # choices come from the project (error_types); see categorical()
         Field("error_type", "Error type", unit="segment", only_when=("correct", "false")),
         Field("reason", "Reason", unit="segment", categorical=False),
@@ -131,8 +154,11 @@ class Segments(KindSpec):
     )
     agreement = (
         Agreement("segment", "correct", "Segments: correct or not"),
-        Agreement("segment", "error_type",
-                  "Segments: error type, on segments every annotator marked incorrect"),
+        Agreement(
+            "segment",
+            "error_type",
+            "Segments: error type, on segments every annotator marked incorrect",
+        ),
         Agreement(ITEM, "keep", "Segments: keep or remove the response"),
     )
     keys = (
@@ -144,10 +170,13 @@ class Segments(KindSpec):
     )
     verdict_field = "correct"
     verdict_level = "segment"
-    view_keys = {"segments": "segments: [{position, text}]",
-                 "error_types": "segments: the error types to choose from"}
-    items_help = ("One item per document: its imported segments (FELM), or its sentences when "
-                  "it has none.")
+    view_keys = {
+        "segments": "segments: [{position, text}]",
+        "error_types": "segments: the error types to choose from",
+    }
+    items_help = (
+        "One item per document: its imported segments (FELM), or its sentences when it has none."
+    )
 
     @property
     def verdict_target(self) -> type[Model]:
@@ -161,20 +190,29 @@ class Segments(KindSpec):
         return {"true": "supported", "false": "unsupported"}.get(value or "", value)
 
     def view(self, item: Item, *, swapped: bool = False) -> dict[str, Any]:
-        return {"segments": [{"position": s.position, "text": s.text}
-                             for s in item.document.segments.shown()],
-                "error_types": list(item.project.error_types)}
+        return {
+            "segments": [
+                {"position": s.position, "text": s.text} for s in item.document.segments.shown()
+            ],
+            "error_types": list(item.project.error_types),
+        }
 
-    def form(self, item: Item, data: Mapping[str, Any] | None,
-             initial: dict[str, str] | None) -> AnswerForm:
+    def form(
+        self, item: Item, data: Mapping[str, Any] | None, initial: dict[str, str] | None
+    ) -> AnswerForm:
         positions = list(item.document.segments.shown().values_list("position", flat=True))
-        return SegmentForm(data, initial=initial, positions=positions,
-                           error_types=list(item.project.error_types))
+        return SegmentForm(
+            data, initial=initial, positions=positions, error_types=list(item.project.error_types)
+        )
 
     def page_context(self, view: dict[str, Any], form: AnswerForm) -> dict[str, Any]:
         assert isinstance(form, SegmentForm)
-        return {"segments": [{"segment": seg, **fields} for seg, fields in
-                             zip(view["segments"], form.segment_rows(), strict=True)]}
+        return {
+            "segments": [
+                {"segment": seg, **fields}
+                for seg, fields in zip(view["segments"], form.segment_rows(), strict=True)
+            ]
+        }
 
     def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
         positions: dict[int, list[int]] = defaultdict(list)
@@ -193,14 +231,25 @@ class Segments(KindSpec):
     def unit_content(self, item: Item, unit: str, *, reveal: bool) -> dict[str, object]:
         if unit == ITEM:
             return {"segments": list(item.document.segments.shown())}
-        return {"segment": Segment.objects.filter(document=item.document,
-                                                  position=unit_index(unit)).first()}
+        return {
+            "segment": Segment.objects.filter(
+                document=item.document, position=unit_index(unit)
+            ).first()
+        }
 
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]:
-        docs = {pk: (doc, domain) for pk, doc, domain in Item.objects.filter(
-            project=project, kind=self.name).values_list("pk", "document_id", "document__domain")}
-        segment_ids = {(doc, pos): pk for pk, doc, pos in Segment.objects.filter(
-            document__project=project).values_list("pk", "document_id", "position")}
+        docs = {
+            pk: (doc, domain)
+            for pk, doc, domain in Item.objects.filter(project=project, kind=self.name).values_list(
+                "pk", "document_id", "document__domain"
+            )
+        }
+        segment_ids = {
+            (doc, pos): pk
+            for pk, doc, pos in Segment.objects.filter(document__project=project).values_list(
+                "pk", "document_id", "position"
+            )
+        }
         targets = []
         for g in golds:
             if g.field != self.verdict_field or g.value is None or g.item not in docs:
@@ -223,14 +272,21 @@ class Segments(KindSpec):
             parts += [
                 ls_text(f"segment_{p}", f"Segment {p + 1}"),
                 ls_choices(f"correct_{p}", f"segment_{p}", ["true", "false"], required=False),
-                ls_choices(f"error_type_{p}", f"segment_{p}", list(project.error_types),
-                           required=False, header="Error type (when incorrect)"),
+                ls_choices(
+                    f"error_type_{p}",
+                    f"segment_{p}",
+                    list(project.error_types),
+                    required=False,
+                    header="Error type (when incorrect)",
+                ),
                 ls_textarea(f"reason_{p}", f"segment_{p}", placeholder="Reason"),
-                ls_textarea(f"links_{p}", f"segment_{p}",
-                            placeholder="Reference links, one per line"),
+                ls_textarea(
+                    f"links_{p}", f"segment_{p}", placeholder="Reference links, one per line"
+                ),
             ]
-        parts.append(ls_choices("keep", "response", ["keep", "remove"],
-                                header="Keep this response?"))
+        parts.append(
+            ls_choices("keep", "response", ["keep", "remove"], header="Keep this response?")
+        )
         return "".join(parts)
 
     def ls_task(self, view: dict[str, Any], slots: int) -> dict[str, Any]:

@@ -36,23 +36,32 @@ def consistency_hints(label: str, stances: list[str]) -> list[str]:
     if label == "supported" and not supports:
         hints.append("“Supported” but no search result is marked as supporting the claim.")
     if label == "supported" and contradicts:
-        hints.append("“Supported” while a search result contradicts the claim "
-                     "(contradicted, or inconclusive: conflicting evidence?).")
+        hints.append(
+            "“Supported” while a search result contradicts the claim "
+            "(contradicted, or inconclusive: conflicting evidence?)."
+        )
     if label == "contradicted" and not contradicts:
         hints.append("“Contradicted” but no search result is marked as contradicting the claim.")
     if label == "inconclusive-conflicting" and not (supports and contradicts):
-        hints.append("“Conflicting evidence” needs a result that supports and one that contradicts.")
+        hints.append(
+            "“Conflicting evidence” needs a result that supports and one that contradicts."
+        )
     if label == "inconclusive-not-enough" and supports and not contradicts:
-        hints.append("“Not enough information” while a result supports the claim and none "
-                     "contradicts it (supported?).")
+        hints.append(
+            "“Not enough information” while a result supports the claim and none "
+            "contradicts it (supported?)."
+        )
     return hints
 
 
 class VerificationForm(AnswerForm):
     """Stances per search result, then the claim label (VeriScore §3.3, Table 5)."""
 
-    label = forms.ChoiceField(choices=list(CLAIM_LABEL_NAMES.items()), widget=forms.RadioSelect,
-                              label="Is the claim supported by the search results?")
+    label = forms.ChoiceField(
+        choices=list(CLAIM_LABEL_NAMES.items()),
+        widget=forms.RadioSelect,
+        label="Is the claim supported by the search results?",
+    )
     confirm = forms.BooleanField(required=False, label="I have checked: keep my label")
 
     def __init__(self, *args: Any, ranks: list[int], **kwargs: Any):
@@ -60,7 +69,8 @@ class VerificationForm(AnswerForm):
         self.ranks = ranks
         for rank in ranks:
             self.fields[f"stance__evidence:{rank}"] = forms.ChoiceField(
-                choices=[(s, s.capitalize()) for s in STANCES], widget=forms.RadioSelect,
+                choices=[(s, s.capitalize()) for s in STANCES],
+                widget=forms.RadioSelect,
                 label=f"Search result {rank}",
             )
         self.hints: list[str] = []
@@ -72,7 +82,8 @@ class VerificationForm(AnswerForm):
             self.hints = consistency_hints(data["label"], stances)
         if self.hints and not data.get("confirm"):
             raise forms.ValidationError(
-                "Please check your label, or confirm it: " + " ".join(self.hints), code="hint")
+                "Please check your label, or confirm it: " + " ".join(self.hints), code="hint"
+            )
         return data
 
     def answer_values(self) -> dict[tuple[str, str], str]:
@@ -91,8 +102,11 @@ class VerificationItemsForm(PolicyForm):
     system = forms.ModelChoiceField(queryset=System.objects.none(), label="Claims of")
     n = forms.IntegerField(min_value=1, initial=50, label="Number of claims")
     stratify = forms.MultipleChoiceField(
-        choices=[("domain", "domain"), ("source_model", "source model")], required=False,
-        widget=forms.CheckboxSelectMultiple, label="Stratify by")
+        choices=[("domain", "domain"), ("source_model", "source model")],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Stratify by",
+    )
     field_order = ["system", "n", "stratify"]
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any):
@@ -101,8 +115,13 @@ class VerificationItemsForm(PolicyForm):
 
     def make(self, project: Project) -> list[Item]:
         data = self.cleaned_data
-        return verification_items(project=project, system=data["system"], n=data["n"],
-                                  seed=data["seed"], stratify=tuple(data["stratify"]))
+        return verification_items(
+            project=project,
+            system=data["system"],
+            n=data["n"],
+            seed=data["seed"],
+            stratify=tuple(data["stratify"]),
+        )
 
 
 def verification_items(
@@ -117,22 +136,32 @@ def verification_items(
         Item.objects.filter(project=project, kind=VERIFICATION).values_list("claim_id", flat=True)
     )
     rows = (
-        Claim.objects.filter(claim_list__system=system, claim_list__document__project=project,
-                             evidence__isnull=False)
+        Claim.objects.filter(
+            claim_list__system=system, claim_list__document__project=project, evidence__isnull=False
+        )
         .distinct()
         .values_list("id", "claim_list__document__domain", "claim_list__document__source_model")
     )
     pool = [
-        (cid, "/".join(v for k, v in (("domain", domain), ("source_model", model)) if k in stratify))
+        (
+            cid,
+            "/".join(v for k, v in (("domain", domain), ("source_model", model)) if k in stratify),
+        )
         for cid, domain, model in rows
         if cid not in taken
     ]
     if not pool:
         raise ValueError(f"no claim of {system.name} with search results is left to sample")
-    docs = dict(Claim.objects.filter(id__in=[c for c, _ in pool]).values_list("id", "claim_list__document_id"))
+    docs = dict(
+        Claim.objects.filter(id__in=[c for c, _ in pool]).values_list(
+            "id", "claim_list__document_id"
+        )
+    )
     with transaction.atomic():
         return [
-            Item.objects.create(project=project, kind=VERIFICATION, claim_id=cid, document_id=docs[cid])
+            Item.objects.create(
+                project=project, kind=VERIFICATION, claim_id=cid, document_id=docs[cid]
+            )
             for cid in sample_claims(pool, n=n, seed=seed)
         ]
 
@@ -142,10 +171,17 @@ class Verification(KindSpec):
     title = "Verification"
     template = "annotation/verification.html"
     fields = (
-        Field("stance", "Stance of the search result", unit="evidence",
-              choices=tuple((s, s.capitalize()) for s in STANCES)),
-        Field("label", "Is the claim supported by the search results?",
-              choices=tuple(CLAIM_LABEL_NAMES.items())),
+        Field(
+            "stance",
+            "Stance of the search result",
+            unit="evidence",
+            choices=tuple((s, s.capitalize()) for s in STANCES),
+        ),
+        Field(
+            "label",
+            "Is the claim supported by the search results?",
+            choices=tuple(CLAIM_LABEL_NAMES.items()),
+        ),
     )
     agreement = (
         Agreement("evidence", "stance", "Verification: stance of each search result"),
@@ -155,20 +191,29 @@ class Verification(KindSpec):
     report_sections = ("claim-labels", "evidence-ranks")
     keys = (
         (("j", "/", "k"), "next / previous search result"),
-        (("s", "/", "c", "/", "i"), "the result supports / contradicts / is inconclusive about "
-                                    "the claim"),
-        (("1", "–", "4"), "claim label: supported, contradicted, inconclusive (not enough "
-                          "information), inconclusive (conflicting evidence)"),
+        (
+            ("s", "/", "c", "/", "i"),
+            "the result supports / contradicts / is inconclusive about the claim",
+        ),
+        (
+            ("1", "–", "4"),
+            "claim label: supported, contradicted, inconclusive (not enough "
+            "information), inconclusive (conflicting evidence)",
+        ),
         (("x",), "confirm a label the page questions"),
     )
     verdict_field = "label"
     verdict_level = "claim"
     verdict_modes = ("binary", "ternary")
-    view_keys = {"claim": "verification: the claim",
-                 "evidence": "verification: its search results [{rank, title, snippet, link}]"}
-    items_help = ("A seeded sample of claims that have search results, optionally stratified by "
-                  "domain and source model; one item per claim. (VeriScore's study: 50 claims "
-                  "for all three annotators and 3 × 90 single, i.e. n = 320, f = 50/320, k = 3.)")
+    view_keys = {
+        "claim": "verification: the claim",
+        "evidence": "verification: its search results [{rank, title, snippet, link}]",
+    }
+    items_help = (
+        "A seeded sample of claims that have search results, optionally stratified by "
+        "domain and source model; one item per claim. (VeriScore's study: 50 claims "
+        "for all three annotators and 3 × 90 single, i.e. n = 320, f = 50/320, k = 3.)"
+    )
     cli_systems = 1
 
     @property
@@ -177,12 +222,17 @@ class Verification(KindSpec):
 
     def view(self, item: Item, *, swapped: bool = False) -> dict[str, Any]:
         assert item.claim is not None
-        return {"claim": item.claim.text,
-                "evidence": [{"rank": e.rank, "title": e.title, "snippet": e.snippet,
-                              "link": e.link} for e in item.claim.evidence.all()]}
+        return {
+            "claim": item.claim.text,
+            "evidence": [
+                {"rank": e.rank, "title": e.title, "snippet": e.snippet, "link": e.link}
+                for e in item.claim.evidence.all()
+            ],
+        }
 
-    def form(self, item: Item, data: Mapping[str, Any] | None,
-             initial: dict[str, str] | None) -> AnswerForm:
+    def form(
+        self, item: Item, data: Mapping[str, Any] | None, initial: dict[str, str] | None
+    ) -> AnswerForm:
         assert item.claim is not None
         ranks = list(item.claim.evidence.values_list("rank", flat=True))
         return VerificationForm(data, initial=initial, ranks=ranks)
@@ -190,9 +240,13 @@ class Verification(KindSpec):
     def page_context(self, view: dict[str, Any], form: AnswerForm) -> dict[str, Any]:
         assert isinstance(form, VerificationForm)
         by_rank = {e["rank"]: e for e in view["evidence"]}
-        return {"claim": view["claim"], "results": [
-            {"rank": rank, "evidence": by_rank[rank], "field": field}
-            for rank, field in zip(form.ranks, form.stance_fields(), strict=True)]}
+        return {
+            "claim": view["claim"],
+            "results": [
+                {"rank": rank, "evidence": by_rank[rank], "field": field}
+                for rank, field in zip(form.ranks, form.stance_fields(), strict=True)
+            ],
+        }
 
     def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
         ranks: dict[int, list[int]] = defaultdict(list)
@@ -200,8 +254,11 @@ class Verification(KindSpec):
         evidence = Evidence.objects.filter(claim__in=claims)
         for claim, rank in evidence.values_list("claim_id", "rank"):
             ranks[claim].append(rank)
-        return {pk: [(f"evidence:{r}", "stance") for r in sorted(ranks.get(info[3], []))]
-                + [(ITEM, "label")] for pk, info in items.items()}
+        return {
+            pk: [(f"evidence:{r}", "stance") for r in sorted(ranks.get(info[3], []))]
+            + [(ITEM, "label")]
+            for pk, info in items.items()
+        }
 
     def queue_text(self, item: Item) -> str:
         return item.claim.text if item.claim else item.document.response
@@ -210,16 +267,22 @@ class Verification(KindSpec):
         content: dict[str, object] = {"claim": item.claim.text if item.claim else ""}
         if unit != ITEM:
             content["evidence"] = Evidence.objects.filter(
-                claim=item.claim, rank=int(unit.split(":", 1)[1])).first()
+                claim=item.claim, rank=int(unit.split(":", 1)[1])
+            ).first()
         return content
 
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]:
-        info = {pk: (claim, domain, doc) for pk, claim, domain, doc in Item.objects.filter(
-            project=project, kind=self.name).values_list("pk", "claim_id", "document__domain",
-                                                          "document_id")}
-        return [Target(g, info[g.item][0], info[g.item][1], info[g.item][2])
-                for g in golds if g.field == self.verdict_field and g.value is not None
-                and g.item in info]
+        info = {
+            pk: (claim, domain, doc)
+            for pk, claim, domain, doc in Item.objects.filter(
+                project=project, kind=self.name
+            ).values_list("pk", "claim_id", "document__domain", "document_id")
+        }
+        return [
+            Target(g, info[g.item][0], info[g.item][1], info[g.item][2])
+            for g in golds
+            if g.field == self.verdict_field and g.value is not None and g.item in info
+        ]
 
     def items_form(self, project: Project, data: Mapping[str, Any] | None = None) -> PolicyForm:
         return VerificationItemsForm(data, project=project)
@@ -233,10 +296,18 @@ class Verification(KindSpec):
     def label_config(self, slots: int, project: Project) -> str:
         parts = [ls_text("claim", "Claim")]
         for r in range(1, slots + 1):
-            parts += [ls_text(f"evidence_{r}", f"Search result {r}"),
-                      ls_choices(f"stance_{r}", f"evidence_{r}", STANCES, required=False)]
-        parts.append(ls_choices("label", "claim", CLAIM_LABELS,
-                                header="Is the claim supported by the search results?"))
+            parts += [
+                ls_text(f"evidence_{r}", f"Search result {r}"),
+                ls_choices(f"stance_{r}", f"evidence_{r}", STANCES, required=False),
+            ]
+        parts.append(
+            ls_choices(
+                "label",
+                "claim",
+                CLAIM_LABELS,
+                header="Is the claim supported by the search results?",
+            )
+        )
         return "".join(parts)
 
     def ls_task(self, view: dict[str, Any], slots: int) -> dict[str, Any]:
@@ -244,8 +315,9 @@ class Verification(KindSpec):
         by_rank = {e["rank"]: e for e in view["evidence"]}
         for r in range(1, slots + 1):
             e = by_rank.get(r)
-            data[f"evidence_{r}"] = (f"{e['title']}\n{e['snippet']}\n{e['link']}".strip()
-                                     if e else NO_TEXT)
+            data[f"evidence_{r}"] = (
+                f"{e['title']}\n{e['snippet']}\n{e['link']}".strip() if e else NO_TEXT
+            )
         data["meta"] = {"ranks": sorted(by_rank)}
         return data
 

@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,202 +15,414 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='ClaimList',
+            name="ClaimList",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('abstained', models.BooleanField(default=False)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("abstained", models.BooleanField(default=False)),
             ],
         ),
         migrations.CreateModel(
-            name='Document',
+            name="Document",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=300)),
-                ('domain', models.CharField(blank=True, max_length=100)),
-                ('question', models.TextField(blank=True)),
-                ('response', models.TextField()),
-                ('source_model', models.CharField(blank=True, max_length=200)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("external_id", models.CharField(max_length=300)),
+                ("domain", models.CharField(blank=True, max_length=100)),
+                ("question", models.TextField(blank=True)),
+                ("response", models.TextField()),
+                ("source_model", models.CharField(blank=True, max_length=200)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='Claim',
+            name="Claim",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('text', models.TextField()),
-                ('sentence_index', models.IntegerField(blank=True, null=True)),
-                ('sentence', models.TextField(blank=True)),
-                ('claim_list', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='claims', to='annotation.claimlist')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                ("text", models.TextField()),
+                ("sentence_index", models.IntegerField(blank=True, null=True)),
+                ("sentence", models.TextField(blank=True)),
+                (
+                    "claim_list",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="claims",
+                        to="annotation.claimlist",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['claim_list', 'position'],
-            },
-        ),
-        migrations.AddField(
-            model_name='claimlist',
-            name='document',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='claim_lists', to='annotation.document'),
-        ),
-        migrations.CreateModel(
-            name='Item',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('comparison', 'Comparison')], max_length=20)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='annotation.document')),
-                ('list_a', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.claimlist')),
-                ('list_b', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.claimlist')),
-            ],
-            options={
-                'ordering': ['id'],
-            },
-        ),
-        migrations.CreateModel(
-            name='Assignment',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField(default=0)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('draft', 'Draft'), ('submitted', 'Submitted'), ('skipped', 'Skipped')], default='pending', max_length=20)),
-                ('swapped', models.BooleanField(default=False)),
-                ('guideline_version', models.PositiveIntegerField(blank=True, null=True)),
-                ('skip_reason', models.TextField(blank=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
-                ('last_activity_at', models.DateTimeField(blank=True, null=True)),
-                ('active_seconds', models.FloatField(default=0)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to=settings.AUTH_USER_MODEL)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotation.item')),
-            ],
-            options={
-                'ordering': ['position', 'id'],
-            },
-        ),
-        migrations.CreateModel(
-            name='Project',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('instructions', models.TextField(blank=True)),
-                ('instructions_version', models.PositiveIntegerField(default=1)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'ordering': ['name'],
-            },
-        ),
-        migrations.CreateModel(
-            name='Membership',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('researcher', 'Researcher'), ('annotator', 'Annotator')], max_length=20)),
-                ('number', models.PositiveIntegerField()),
-                ('acknowledged_version', models.PositiveIntegerField(default=0)),
-                ('acknowledged_at', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='annotation.project')),
-            ],
-            options={
-                'ordering': ['project', 'number'],
+                "ordering": ["claim_list", "position"],
             },
         ),
         migrations.AddField(
-            model_name='item',
-            name='project',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='annotation.project'),
-        ),
-        migrations.AddField(
-            model_name='document',
-            name='project',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='documents', to='annotation.project'),
+            model_name="claimlist",
+            name="document",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="claim_lists",
+                to="annotation.document",
+            ),
         ),
         migrations.CreateModel(
-            name='System',
+            name="Item",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('kind', models.CharField(choices=[('extractor', 'Extractor'), ('verifier', 'Verifier'), ('reference', 'Human reference')], default='extractor', max_length=20)),
-                ('origin', models.CharField(default='import', max_length=100)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('prompt_version', models.CharField(blank=True, max_length=100)),
-                ('config', models.JSONField(blank=True, default=dict)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='systems', to='annotation.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("kind", models.CharField(choices=[("comparison", "Comparison")], max_length=20)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="items",
+                        to="annotation.document",
+                    ),
+                ),
+                (
+                    "list_a",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="annotation.claimlist",
+                    ),
+                ),
+                (
+                    "list_b",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="annotation.claimlist",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["id"],
+            },
+        ),
+        migrations.CreateModel(
+            name="Assignment",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("draft", "Draft"),
+                            ("submitted", "Submitted"),
+                            ("skipped", "Skipped"),
+                        ],
+                        default="pending",
+                        max_length=20,
+                    ),
+                ),
+                ("swapped", models.BooleanField(default=False)),
+                ("guideline_version", models.PositiveIntegerField(blank=True, null=True)),
+                ("skip_reason", models.TextField(blank=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
+                ("last_activity_at", models.DateTimeField(blank=True, null=True)),
+                ("active_seconds", models.FloatField(default=0)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to="annotation.item",
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["position", "id"],
+            },
+        ),
+        migrations.CreateModel(
+            name="Project",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                ("instructions", models.TextField(blank=True)),
+                ("instructions_version", models.PositiveIntegerField(default=1)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["name"],
+            },
+        ),
+        migrations.CreateModel(
+            name="Membership",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("researcher", "Researcher"), ("annotator", "Annotator")],
+                        max_length=20,
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("acknowledged_version", models.PositiveIntegerField(default=0)),
+                ("acknowledged_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to="annotation.project",
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["project", "number"],
             },
         ),
         migrations.AddField(
-            model_name='claimlist',
-            name='system',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='claim_lists', to='annotation.system'),
+            model_name="item",
+            name="project",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="items",
+                to="annotation.project",
+            ),
+        ),
+        migrations.AddField(
+            model_name="document",
+            name="project",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="documents",
+                to="annotation.project",
+            ),
         ),
         migrations.CreateModel(
-            name='Verdict',
+            name="System",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('label', models.CharField(max_length=50)),
-                ('raw_output', models.TextField(blank=True)),
-                ('claim', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='annotation.claim')),
-                ('system', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='annotation.system')),
-            ],
-        ),
-        migrations.CreateModel(
-            name='Answer',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('unit', models.CharField(default='item', max_length=50)),
-                ('field', models.CharField(max_length=50)),
-                ('value', models.TextField()),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('assignment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='answers', to='annotation.assignment')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("extractor", "Extractor"),
+                            ("verifier", "Verifier"),
+                            ("reference", "Human reference"),
+                        ],
+                        default="extractor",
+                        max_length=20,
+                    ),
+                ),
+                ("origin", models.CharField(default="import", max_length=100)),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("prompt_version", models.CharField(blank=True, max_length=100)),
+                ("config", models.JSONField(blank=True, default=dict)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="systems",
+                        to="annotation.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['assignment', 'unit', 'field'],
-                'constraints': [models.UniqueConstraint(fields=('assignment', 'unit', 'field'), name='one_answer')],
+                "ordering": ["name"],
+            },
+        ),
+        migrations.AddField(
+            model_name="claimlist",
+            name="system",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="claim_lists",
+                to="annotation.system",
+            ),
+        ),
+        migrations.CreateModel(
+            name="Verdict",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("label", models.CharField(max_length=50)),
+                ("raw_output", models.TextField(blank=True)),
+                (
+                    "claim",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="verdicts",
+                        to="annotation.claim",
+                    ),
+                ),
+                (
+                    "system",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="verdicts",
+                        to="annotation.system",
+                    ),
+                ),
+            ],
+        ),
+        migrations.CreateModel(
+            name="Answer",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("unit", models.CharField(default="item", max_length=50)),
+                ("field", models.CharField(max_length=50)),
+                ("value", models.TextField()),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="answers",
+                        to="annotation.assignment",
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["assignment", "unit", "field"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("assignment", "unit", "field"), name="one_answer"
+                    )
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='claim',
-            constraint=models.UniqueConstraint(fields=('claim_list', 'position'), name='unique_claim_position'),
+            model_name="claim",
+            constraint=models.UniqueConstraint(
+                fields=("claim_list", "position"), name="unique_claim_position"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(fields=('item', 'annotator'), name='one_assignment_per_person'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                fields=("item", "annotator"), name="one_assignment_per_person"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='membership',
-            constraint=models.UniqueConstraint(fields=('project', 'user'), name='one_membership'),
+            model_name="membership",
+            constraint=models.UniqueConstraint(fields=("project", "user"), name="one_membership"),
         ),
         migrations.AddConstraint(
-            model_name='membership',
-            constraint=models.UniqueConstraint(fields=('project', 'number'), name='unique_member_number'),
+            model_name="membership",
+            constraint=models.UniqueConstraint(
+                fields=("project", "number"), name="unique_member_number"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(condition=models.Q(('kind', 'comparison')), fields=('kind', 'list_a', 'list_b'), name='one_comparison_per_pair'),
+            model_name="item",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("kind", "comparison")),
+                fields=("kind", "list_a", "list_b"),
+                name="one_comparison_per_pair",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='document',
-            constraint=models.UniqueConstraint(fields=('project', 'external_id'), name='unique_external_id'),
+            model_name="document",
+            constraint=models.UniqueConstraint(
+                fields=("project", "external_id"), name="unique_external_id"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='system',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='unique_system'),
+            model_name="system",
+            constraint=models.UniqueConstraint(fields=("project", "name"), name="unique_system"),
         ),
         migrations.AddConstraint(
-            model_name='claimlist',
-            constraint=models.UniqueConstraint(fields=('document', 'system'), name='one_list_per_system'),
+            model_name="claimlist",
+            constraint=models.UniqueConstraint(
+                fields=("document", "system"), name="one_list_per_system"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verdict',
-            constraint=models.UniqueConstraint(fields=('claim', 'system'), name='one_verdict_per_system'),
+            model_name="verdict",
+            constraint=models.UniqueConstraint(
+                fields=("claim", "system"), name="one_verdict_per_system"
+            ),
         ),
     ]

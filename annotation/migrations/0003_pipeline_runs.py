@@ -7,55 +7,113 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0002_evidence_segments_adjudication'),
+        ("annotation", "0002_evidence_segments_adjudication"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PipelineRun',
+            name="PipelineRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('config', models.JSONField(default=dict)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('finished', 'Finished'), ('failed', 'Failed')], default='queued', max_length=20)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('counts', models.JSONField(blank=True, default=dict)),
-                ('tokens', models.PositiveBigIntegerField(default=0)),
-                ('cost', models.FloatField(default=0.0)),
-                ('errors', models.JSONField(blank=True, default=list)),
-                ('error_count', models.PositiveIntegerField(default=0)),
-                ('scores', models.JSONField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pipeline_runs', to='annotation.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("config", models.JSONField(default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("finished", "Finished"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("counts", models.JSONField(blank=True, default=dict)),
+                ("tokens", models.PositiveBigIntegerField(default=0)),
+                ("cost", models.FloatField(default=0.0)),
+                ("errors", models.JSONField(blank=True, default=list)),
+                ("error_count", models.PositiveIntegerField(default=0)),
+                ("scores", models.JSONField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="pipeline_runs",
+                        to="annotation.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='PipelineChunk',
+            name="PipelineChunk",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField()),
-                ('document_ids', models.JSONField(default=list)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=20)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('worker', models.CharField(blank=True, max_length=100)),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('summary', models.JSONField(blank=True, default=list)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='annotation.pipelinerun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("index", models.PositiveIntegerField()),
+                ("document_ids", models.JSONField(default=list)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("worker", models.CharField(blank=True, max_length=100)),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("summary", models.JSONField(blank=True, default=list)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="chunks",
+                        to="annotation.pipelinerun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'index'],
-                'constraints': [models.UniqueConstraint(fields=('run', 'index'), name='unique_chunk_index')],
+                "ordering": ["run", "index"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("run", "index"), name="unique_chunk_index")
+                ],
             },
         ),
     ]

@@ -4,19 +4,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0006_sec_cache_table'),
+        ("annotation", "0006_sec_cache_table"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='item',
-            name='kind',
-            field=models.CharField(choices=[('comparison', 'Comparison'), ('verification', 'Verification'), ('segment', 'Segments'), ('atomic', 'Atomic facts')], max_length=20),
+            model_name="item",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("comparison", "Comparison"),
+                    ("verification", "Verification"),
+                    ("segment", "Segments"),
+                    ("atomic", "Atomic facts"),
+                ],
+                max_length=20,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(condition=models.Q(('kind', 'atomic')), fields=('project', 'list_a'), name='one_atomic_item_per_list'),
+            model_name="item",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("kind", "atomic")),
+                fields=("project", "list_a"),
+                name="one_atomic_item_per_list",
+            ),
         ),
     ]

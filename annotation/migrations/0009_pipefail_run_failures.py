@@ -5,35 +5,60 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0008_stats_verifier_collapse'),
+        ("annotation", "0008_stats_verifier_collapse"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='pipelinechunk',
-            name='error',
+            model_name="pipelinechunk",
+            name="error",
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name='pipelinechunk',
-            name='results',
+            model_name="pipelinechunk",
+            name="results",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='system',
-            name='pipeline_run',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='systems', to='annotation.pipelinerun'),
+            model_name="system",
+            name="pipeline_run",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="systems",
+                to="annotation.pipelinerun",
+            ),
         ),
         migrations.AlterField(
-            model_name='pipelinechunk',
-            name='status',
-            field=models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=20),
+            model_name="pipelinechunk",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("queued", "Queued"),
+                    ("running", "Running"),
+                    ("done", "Done"),
+                    ("failed", "Failed"),
+                    ("cancelled", "Cancelled"),
+                ],
+                default="queued",
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='pipelinerun',
-            name='status',
-            field=models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('finished', 'Finished'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=20),
+            model_name="pipelinerun",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("queued", "Queued"),
+                    ("running", "Running"),
+                    ("finished", "Finished"),
+                    ("failed", "Failed"),
+                    ("cancelled", "Cancelled"),
+                ],
+                default="queued",
+                max_length=20,
+            ),
         ),
     ]

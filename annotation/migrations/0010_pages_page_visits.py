@@ -8,20 +8,36 @@ import annotation.models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0009_pipefail_run_failures'),
+        ("annotation", "0009_pipefail_run_failures"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PageVisit',
+            name="PageVisit",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('token', models.CharField(default=annotation.models._page_token, max_length=32, unique=True)),
-                ('opened_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('seconds', models.FloatField(default=0)),
-                ('assignment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='page_visits', to='annotation.assignment')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "token",
+                    models.CharField(
+                        default=annotation.models._page_token, max_length=32, unique=True
+                    ),
+                ),
+                ("opened_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("seconds", models.FloatField(default=0)),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="page_visits",
+                        to="annotation.assignment",
+                    ),
+                ),
             ],
         ),
     ]

@@ -35,19 +35,34 @@ def adjudication(request: HtmxRequest, project_id: int) -> HttpResponse:
     page = Paginator(golds, PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    return render(request, "annotation/adjudication.html", {
-        "project": project, "rows": _rows(project, list(page), reveal=reveal), "n_disputed": len(golds),
-        "kind": kind, "field": field, "reveal": reveal, "page": page, "query": query.urlencode(),
-        "kinds": [(spec.name, spec.title) for spec in kinds.all_specs()],
-        "fields": sorted({f for spec in kinds.all_specs() for f in spec.categorical(project)}),
-    })
+    return render(
+        request,
+        "annotation/adjudication.html",
+        {
+            "project": project,
+            "rows": _rows(project, list(page), reveal=reveal),
+            "n_disputed": len(golds),
+            "kind": kind,
+            "field": field,
+            "reveal": reveal,
+            "page": page,
+            "query": query.urlencode(),
+            "kinds": [(spec.name, spec.title) for spec in kinds.all_specs()],
+            "fields": sorted({f for spec in kinds.all_specs() for f in spec.categorical(project)}),
+        },
+    )
 
 
 def _disputed(project: Project, *, kind: str = "", field: str = "") -> list[Gold]:
     """Units where submitted answers differ (or a researcher decided), hardest first."""
-    golds = [g for g in gold_values(project, rows=label_rows(project, kind=kind or None))
-             if (len(g.votes) > 1 or g.provenance == "adjudicated") and (not field or g.field == field)]
-    golds.sort(key=lambda g: (g.provenance == "adjudicated", -g.disagreement, g.item, g.unit, g.field))
+    golds = [
+        g
+        for g in gold_values(project, rows=label_rows(project, kind=kind or None))
+        if (len(g.votes) > 1 or g.provenance == "adjudicated") and (not field or g.field == field)
+    ]
+    golds.sort(
+        key=lambda g: (g.provenance == "adjudicated", -g.disagreement, g.item, g.unit, g.field)
+    )
     return golds
 
 
@@ -58,18 +73,27 @@ def _rows(project: Project, golds: list[Gold], *, reveal: bool) -> list[dict[str
         return []
     names = pseudonyms(project)
     item_ids = {g.item for g in golds}
-    items = {i.pk: i for i in Item.objects.filter(pk__in=item_ids).select_related(
-        "document", "claim", "list_a__system", "list_b__system")}
+    items = {
+        i.pk: i
+        for i in Item.objects.filter(pk__in=item_ids).select_related(
+            "document", "claim", "list_a__system", "list_b__system"
+        )
+    }
     labels = label_rows(project, where=Q(item_id__in=item_ids))
     answers: dict[tuple[int, str, str], list[tuple[int, str]]] = defaultdict(list)
     for row in labels:
         answers[(row.item, row.unit, row.field)].append((row.annotator, row.value))
-    swapped = dict(((a["item_id"], a["annotator_id"]), a["swapped"]) for a in Assignment.objects.filter(
-        item_id__in=item_ids).values("item_id", "annotator_id", "swapped"))
+    swapped = dict(
+        ((a["item_id"], a["annotator_id"]), a["swapped"])
+        for a in Assignment.objects.filter(item_id__in=item_ids).values(
+            "item_id", "annotator_id", "swapped"
+        )
+    )
     # Justifications and reasons help to see why people disagree.
     notes: dict[tuple[int, int, str], str] = {}
     for a in Answer.objects.filter(
-        assignment__item_id__in=item_ids, assignment__status=Assignment.SUBMITTED,
+        assignment__item_id__in=item_ids,
+        assignment__status=Assignment.SUBMITTED,
         field__in=["justification", "reason"],
     ).values("assignment__item_id", "assignment__annotator_id", "unit", "value"):
         notes[(a["assignment__item_id"], a["assignment__annotator_id"], a["unit"])] = a["value"]
@@ -77,20 +101,27 @@ def _rows(project: Project, golds: list[Gold], *, reveal: bool) -> list[dict[str
     for g in golds:
         item = items[g.item]
         spec = kinds.get(item.kind)
-        rows.append({
-            "gold": g,
-            "gold_label": spec.value_label(g.field, g.value) if g.value else "",
-            "item": item,
-            "answers": [
-                {"who": names.get(uid, "A?"), "value": spec.value_label(g.field, value),
-                 "note": notes.get((g.item, uid, g.unit), ""),
-                 "seen_as": spec.seen_as(swapped.get((g.item, uid), False))}
-                for uid, value in answers[(g.item, g.unit, g.field)]
-            ],
-            "choices": [(v, spec.value_label(g.field, v))
-                        for v in categorical_fields(item.kind, project)[g.field]],
-            "content": spec.unit_content(item, g.unit, reveal=reveal),
-        })
+        rows.append(
+            {
+                "gold": g,
+                "gold_label": spec.value_label(g.field, g.value) if g.value else "",
+                "item": item,
+                "answers": [
+                    {
+                        "who": names.get(uid, "A?"),
+                        "value": spec.value_label(g.field, value),
+                        "note": notes.get((g.item, uid, g.unit), ""),
+                        "seen_as": spec.seen_as(swapped.get((g.item, uid), False)),
+                    }
+                    for uid, value in answers[(g.item, g.unit, g.field)]
+                ],
+                "choices": [
+                    (v, spec.value_label(g.field, v))
+                    for v in categorical_fields(item.kind, project)[g.field]
+                ],
+                "content": spec.unit_content(item, g.unit, reveal=reveal),
+            }
+        )
     return rows
 
 
@@ -106,17 +137,36 @@ def _set_gold(request: HtmxRequest, project_id: int, *, reveal: bool) -> HttpRes
         error = f"Choose a gold value of {field}: one of {', '.join(allowed)}."
     else:
         Adjudication.objects.update_or_create(
-            item=item, unit=unit, field=field,
-            defaults={"value": value, "note": request.POST.get("note", "").strip(), "by": request.user},
+            item=item,
+            unit=unit,
+            field=field,
+            defaults={
+                "value": value,
+                "note": request.POST.get("note", "").strip(),
+                "by": request.user,
+            },
         )
     if request.htmx:  # the unit is swapped in place: the page keeps its scroll position
-        gold = next((g for g in _disputed(project, kind=item.kind, field=field)
-                     if (g.item, g.unit) == (item.pk, unit)), None)
+        gold = next(
+            (
+                g
+                for g in _disputed(project, kind=item.kind, field=field)
+                if (g.item, g.unit) == (item.pk, unit)
+            ),
+            None,
+        )
         if gold is None:
             return HttpResponse(status=404)
-        return render(request, "annotation/adjudication.html#unit", {
-            "project": project, "row": _rows(project, [gold], reveal=reveal)[0],
-            "error": error, "saved": not error})
+        return render(
+            request,
+            "annotation/adjudication.html#unit",
+            {
+                "project": project,
+                "row": _rows(project, [gold], reveal=reveal)[0],
+                "error": error,
+                "saved": not error,
+            },
+        )
     if error:
         messages.error(request, error)
     else:

@@ -35,14 +35,21 @@ def home(request: HtmxRequest) -> HttpResponse:
     return render(
         request,
         "annotation/home.html",
-        {"rows": rows, "all_projects": visible_projects(request.user) if request.user.is_superuser else None},
+        {
+            "rows": rows,
+            "all_projects": visible_projects(request.user) if request.user.is_superuser else None,
+        },
     )
 
 
 def _progress(membership: Membership) -> dict[str, int]:
     mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
     assigned, done = mine.count(), mine.done().count()
-    return {"assigned": assigned, "done": done, "percent": round(100 * done / assigned) if assigned else 0}
+    return {
+        "assigned": assigned,
+        "done": done,
+        "percent": round(100 * done / assigned) if assigned else 0,
+    }
 
 
 @login_required
@@ -57,8 +64,12 @@ def queue(request: HtmxRequest, project_id: int) -> HttpResponse:
     return render(
         request,
         "annotation/queue.html",
-        {"membership": membership, "project": membership.project,
-         "rows": rows, "progress": _progress(membership)},
+        {
+            "membership": membership,
+            "project": membership.project,
+            "rows": rows,
+            "progress": _progress(membership),
+        },
     )
 
 
@@ -68,13 +79,19 @@ def instructions(request: HtmxRequest, project_id: int) -> HttpResponse:
     if request.method == "POST":
         membership.acknowledge()
         return redirect("next_item", project_id=project_id)
-    mine = set(Assignment.objects.in_project(membership.project).for_annotator(request.user)
-               .values_list("item__kind", flat=True))
+    mine = set(
+        Assignment.objects.in_project(membership.project)
+        .for_annotator(request.user)
+        .values_list("item__kind", flat=True)
+    )
     return render(
         request,
         "annotation/instructions.html",
-        {"membership": membership, "project": membership.project,
-         "kind_specs": [spec for spec in kinds.all_specs() if spec.name in mine]},
+        {
+            "membership": membership,
+            "project": membership.project,
+            "kind_specs": [spec for spec in kinds.all_specs() if spec.name in mine],
+        },
     )
 
 
@@ -97,7 +114,9 @@ def next_item(request: HtmxRequest, project_id: int) -> HttpResponse:
 
 
 def _neighbours(assignment: Assignment) -> tuple[Assignment | None, Assignment | None]:
-    mine = Assignment.objects.in_project(assignment.item.project).for_annotator(assignment.annotator)
+    mine = Assignment.objects.in_project(assignment.item.project).for_annotator(
+        assignment.annotator
+    )
     ordered = list(mine.values_list("id", flat=True))
     i = ordered.index(assignment.pk)
     prev_id = ordered[i - 1] if i > 0 else None
@@ -152,19 +171,28 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         values = answer_form(assignment, request.POST).draft_values()
         saved = assignment.save_draft(values, guideline_version=version, touch=False)
         if request.htmx:
-            return render(request, "annotation/_draft_status.html", {"assignment": assignment, "saved": saved})
+            return render(
+                request, "annotation/_draft_status.html", {"assignment": assignment, "saved": saved}
+            )
         return redirect("assignment", assignment_id=assignment.pk)
 
     if action == "skip":
         skip_form = SkipForm(request.POST)
         if skip_form.is_valid():
             if assignment.skip(skip_form.cleaned_data["reason"], touch=False):
-                return _go_next(request, project.pk,
-                                hiring_views.after_answer(membership, assignment))
-            skip_form.add_error(None, "This item was already submitted (in another tab or window): it cannot be skipped.")
+                return _go_next(
+                    request, project.pk, hiring_views.after_answer(membership, assignment)
+                )
+            skip_form.add_error(
+                None,
+                "This item was already submitted (in another tab or window): it cannot be skipped.",
+            )
         if request.htmx:
-            return render(request, "annotation/_skip.html",
-                          {"assignment": assignment, "skip_form": skip_form, "refused": True})
+            return render(
+                request,
+                "annotation/_skip.html",
+                {"assignment": assignment, "skip_form": skip_form, "refused": True},
+            )
         messages.error(request, "Say why you skip this item.")
         return redirect("assignment", assignment_id=assignment.pk)
 
@@ -172,7 +200,9 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     status = 200
     if form.is_valid():
         if request.POST.get("editing") == "1":
-            stored = assignment.resubmit(form.answer_values(), guideline_version=version, touch=False)
+            stored = assignment.resubmit(
+                form.answer_values(), guideline_version=version, touch=False
+            )
         else:
             stored = assignment.submit(form.answer_values(), guideline_version=version, touch=False)
         if stored or assignment.answers_dict() == form.answer_values():  # a double click
@@ -180,9 +210,12 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         # Submitted meanwhile by another tab or a double click: keep these answers on
         # screen, say so, store nothing (the API answers 409 in the same case).
         status = 409
-        form.add_error(None, "This item was already submitted (in another tab, window or by a double "
-                             "click); the answers on this page were NOT stored. Reload the page to see "
-                             "the stored answers and change them with “Save changes”.")
+        form.add_error(
+            None,
+            "This item was already submitted (in another tab, window or by a double "
+            "click); the answers on this page were NOT stored. Reload the page to see "
+            "the stored answers and change them with “Save changes”.",
+        )
     context = _context(assignment, form)
     context.update(refused=True, page_token=page_token)
     if request.htmx:
@@ -205,5 +238,7 @@ def heartbeat(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     the page instance's token and the active seconds it measured so far."""
     assignment = assignment_for_annotator(request, assignment_id)
     if not assignment.record_page_time(request.POST.get("page", ""), request.POST.get("seconds")):
-        return HttpResponse("Unknown page instance or bad seconds.", status=400, content_type="text/plain")
+        return HttpResponse(
+            "Unknown page instance or bad seconds.", status=400, content_type="text/plain"
+        )
     return HttpResponse(status=204)

@@ -36,22 +36,29 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
     wanted = [invite.worker_param, *invite.extra_params]
     carried = {p: params[p] for p in wanted if params.get(p)}
     if request.method != "POST":
-        problem = (None if hiring.known(invite, carried) and not invite.revoked
-                   else invite.problem())
-        return render(request, "annotation/join.html",
-                      {"invite": invite, "carried": carried, "problem": problem},
-                      status=410 if problem else 200)
+        problem = None if hiring.known(invite, carried) and not invite.revoked else invite.problem()
+        return render(
+            request,
+            "annotation/join.html",
+            {"invite": invite, "carried": carried, "problem": problem},
+            status=410 if problem else 200,
+        )
     try:
         hire, created = hiring.join(invite, carried)
     except hiring.JoinRefused as e:
-        return render(request, "annotation/join.html",
-                      {"invite": invite, "carried": carried, "problem": str(e)}, status=410)
+        return render(
+            request,
+            "annotation/join.html",
+            {"invite": invite, "carried": carried, "problem": str(e)},
+            status=410,
+        )
     _log_in(request, hire)
     if not created:
         return redirect("next_item", project_id=invite.project_id)
     personal = request.build_absolute_uri(reverse("hire_login", kwargs={"key": hire.key}))
-    return render(request, "annotation/joined.html",
-                  {"project": invite.project, "personal_url": personal})
+    return render(
+        request, "annotation/joined.html", {"project": invite.project, "personal_url": personal}
+    )
 
 
 def personal_login(request: HtmxRequest, key: str) -> HttpResponse:
@@ -71,8 +78,9 @@ def gate(request: HtmxRequest, membership: Membership) -> HttpResponse | None:
     why = hiring.blocked(membership)
     if why is None:
         return None
-    return render(request, "annotation/hiring_wait.html",
-                  {"project": membership.project, "why": why})
+    return render(
+        request, "annotation/hiring_wait.html", {"project": membership.project, "why": why}
+    )
 
 
 def after_answer(membership: Membership, assignment: Assignment) -> str | None:
@@ -94,8 +102,11 @@ def finished(request: HtmxRequest, membership: Membership) -> HttpResponse | Non
     invite = hire.invite
     if invite.completion_url:
         return redirect(invite.completion_url)
-    return render(request, "annotation/hiring_done.html",
-                  {"project": membership.project, "code": invite.completion_code})
+    return render(
+        request,
+        "annotation/hiring_done.html",
+        {"project": membership.project, "code": invite.completion_code},
+    )
 
 
 @login_required
@@ -109,12 +120,20 @@ def training_feedback(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     rows = []
     for (unit, field), value in sorted(quality.reference_pairs().items()):
         f = spec.field(field)
-        rows.append({"unit": unit, "field": f.label if f else field, "yours": given.get((unit, field), "–"),
-                     "reference": hiring.presented(assignment, field, value),
-                     "same": given.get((unit, field)) == hiring.presented(assignment, field, value)})
-    return render(request, "annotation/training_feedback.html",
-                  {"project": assignment.item.project, "rows": rows,
-                   "explanation": quality.explanation})
+        rows.append(
+            {
+                "unit": unit,
+                "field": f.label if f else field,
+                "yours": given.get((unit, field), "–"),
+                "reference": hiring.presented(assignment, field, value),
+                "same": given.get((unit, field)) == hiring.presented(assignment, field, value),
+            }
+        )
+    return render(
+        request,
+        "annotation/training_feedback.html",
+        {"project": assignment.item.project, "rows": rows, "explanation": quality.explanation},
+    )
 
 
 # --- researchers ------------------------------------------------------------------------
@@ -141,8 +160,15 @@ class InviteForm(forms.ModelForm):
 
     class Meta:
         model = Invite
-        fields = ["note", "cap", "worker_param", "extra_params", "items_per_person",
-                  "completion_code", "completion_url"]
+        fields = [
+            "note",
+            "cap",
+            "worker_param",
+            "extra_params",
+            "items_per_person",
+            "completion_code",
+            "completion_url",
+        ]
 
     def clean_extra_params(self) -> list[str]:
         value = self.cleaned_data.get("extra_params") or []
@@ -163,16 +189,25 @@ class InviteForm(forms.ModelForm):
 class MarkForm(forms.Form):
     item = forms.IntegerField()
     role = forms.ChoiceField(choices=QualityItem.ROLES)
-    reference = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                                help_text="one unit.field=value per line, e.g. item.label=supported;"
-                                          " empty for a check takes the item's adjudications")
+    reference = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="one unit.field=value per line, e.g. item.label=supported;"
+        " empty for a check takes the item's adjudications",
+    )
     explanation = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    reference_system = forms.CharField(required=False, max_length=200,
-                                       help_text="or: the name of an imported reference system "
-                                                 "whose verdicts are the reference")
+    reference_system = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="or: the name of an imported reference system whose verdicts are the reference",
+    )
 
     def reference_dict(self) -> dict[str, str]:
-        pairs = [line.split("=", 1) for line in self.cleaned_data["reference"].splitlines() if line.strip()]
+        pairs = [
+            line.split("=", 1)
+            for line in self.cleaned_data["reference"].splitlines()
+            if line.strip()
+        ]
         if any(len(p) != 2 for p in pairs):
             raise ValueError("write each reference as unit.field=value")
         return {k.strip(): v.strip() for k, v in pairs}
@@ -192,41 +227,63 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
                 messages.success(request, "Quality settings saved.")
                 return redirect("hiring", project_id=project.pk)
         elif action == "invite":
-            invite_form = InviteForm(request.POST, instance=Invite(project=project, created_by=request.user))
+            invite_form = InviteForm(
+                request.POST, instance=Invite(project=project, created_by=request.user)
+            )
             if invite_form.is_valid():
                 invite_form.save()
                 messages.success(request, "Invite link created.")
                 return redirect("hiring", project_id=project.pk)
         elif action == "revoke":
-            Invite.objects.filter(project=project, pk=request.POST.get("invite")).update(revoked=True)
+            Invite.objects.filter(project=project, pk=request.POST.get("invite")).update(
+                revoked=True
+            )
             messages.success(request, "Invite link revoked.")
             return redirect("hiring", project_id=project.pk)
         elif action == "mark":
             mark_form = MarkForm(request.POST)
             if mark_form.is_valid():
-                item = Item.objects.filter(project=project, pk=mark_form.cleaned_data["item"]).first()
+                item = Item.objects.filter(
+                    project=project, pk=mark_form.cleaned_data["item"]
+                ).first()
                 try:
                     if item is None:
-                        raise ValueError(f"no item {mark_form.cleaned_data['item']} in this project")
+                        raise ValueError(
+                            f"no item {mark_form.cleaned_data['item']} in this project"
+                        )
                     name = mark_form.cleaned_data["reference_system"].strip()
                     system = project.systems.filter(name=name).first() if name else None
                     if name and system is None:
                         raise ValueError(f"no system {name!r} in this project")
-                    hiring.mark(item, mark_form.cleaned_data["role"], mark_form.reference_dict(),
-                                mark_form.cleaned_data["explanation"], system=system)
+                    hiring.mark(
+                        item,
+                        mark_form.cleaned_data["role"],
+                        mark_form.reference_dict(),
+                        mark_form.cleaned_data["explanation"],
+                        system=system,
+                    )
                 except ValueError as e:
                     messages.error(request, f"Could not mark the item: {e}.")
                 else:
                     messages.success(request, f"Item {item.pk} marked.")  # type: ignore[union-attr]
                 return redirect("hiring", project_id=project.pk)
-    invites = [(i, request.build_absolute_uri(reverse("join", kwargs={"key": i.key})))
-               for i in project.invites.order_by("-created_at")]
-    return render(request, "annotation/hiring.html", {
-        "project": project, "policy_form": policy_form, "invite_form": invite_form,
-        "mark_form": mark_form, "invites": invites,
-        "quality": hiring.quality_rows(project),
-        "marked": QualityItem.objects.filter(item__project=project).order_by("item_id"),
-    })
+    invites = [
+        (i, request.build_absolute_uri(reverse("join", kwargs={"key": i.key})))
+        for i in project.invites.order_by("-created_at")
+    ]
+    return render(
+        request,
+        "annotation/hiring.html",
+        {
+            "project": project,
+            "policy_form": policy_form,
+            "invite_form": invite_form,
+            "mark_form": mark_form,
+            "invites": invites,
+            "quality": hiring.quality_rows(project),
+            "marked": QualityItem.objects.filter(item__project=project).order_by("item_id"),
+        },
+    )
 
 
 @login_required
@@ -234,14 +291,17 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
 def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> HttpResponse:
     """Pause, resume, or let an annotator past training (the quality table's buttons)."""
     project = project_for_researcher(request, project_id)
-    membership = get_object_or_404(Membership, project=project, pk=membership_id,
-                                   role=Membership.ANNOTATOR)
+    membership = get_object_or_404(
+        Membership, project=project, pk=membership_id, role=Membership.ANNOTATOR
+    )
     action = request.POST.get("action")
     if action not in ("pause", "resume", "let_through"):
         messages.error(request, "Choose pause, resume or let through.")
         return redirect("hiring", project_id=project.pk)
-    hiring.set_state(membership, paused={"pause": True, "resume": False}.get(action),
-                     let_through=True if action == "let_through" else None)
+    hiring.set_state(
+        membership,
+        paused={"pause": True, "resume": False}.get(action),
+        let_through=True if action == "let_through" else None,
+    )
     messages.success(request, f"{membership.pseudonym}: {action.replace('_', ' ')} done.")
     return redirect("hiring", project_id=project.pk)
-

@@ -19,27 +19,34 @@ from ..models import Project
 from .common import HtmxRequest, project_for_researcher
 
 MAX_BOOTSTRAP = 10000
-TABLE_FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json",
-                 "tex": "application/x-tex; charset=utf-8"}
+TABLE_FORMATS = {
+    "csv": "text/csv; charset=utf-8",
+    "json": "application/json",
+    "tex": "application/x-tex; charset=utf-8",
+}
 
 
 class ReportFilterForm(forms.Form):
-    annotators = forms.TypedMultipleChoiceField(coerce=int, required=False,
-                                                widget=forms.CheckboxSelectMultiple)
+    annotators = forms.TypedMultipleChoiceField(
+        coerce=int, required=False, widget=forms.CheckboxSelectMultiple
+    )
     domains = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
     date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     names = forms.BooleanField(required=False, label="Show usernames")
-    bootstrap = forms.IntegerField(required=False, min_value=0, max_value=MAX_BOOTSTRAP,
-                                   label="Bootstrap resamples")
+    bootstrap = forms.IntegerField(
+        required=False, min_value=0, max_value=MAX_BOOTSTRAP, label="Bootstrap resamples"
+    )
     seed = forms.IntegerField(required=False, min_value=0)
 
     def __init__(self, *args: object, project: Project, real_names: bool, **kwargs: object):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["annotators"].choices = reports.annotator_choices(  # type: ignore[attr-defined]
-            project, real_names=real_names)
+            project, real_names=real_names
+        )
         self.fields["domains"].choices = [  # type: ignore[attr-defined]
-            (d, d or "(no domain)") for d in reports.domains_of(project)]
+            (d, d or "(no domain)") for d in reports.domains_of(project)
+        ]
 
 
 def _options(request: HtmxRequest, project: Project) -> tuple[ReportFilterForm, dict[str, object]]:
@@ -68,8 +75,9 @@ def _options(request: HtmxRequest, project: Project) -> tuple[ReportFilterForm, 
     return form, options
 
 
-def _report(request: HtmxRequest, project_id: int) -> tuple[Project, ReportFilterForm,
-                                                              reports.Report]:
+def _report(
+    request: HtmxRequest, project_id: int
+) -> tuple[Project, ReportFilterForm, reports.Report]:
     project = project_for_researcher(request, project_id)
     form, options = _options(request, project)
     return project, form, reports.build_report(project, **options)  # type: ignore[arg-type]
@@ -85,10 +93,17 @@ def _download(content: str, *, content_type: str, filename: str) -> HttpResponse
 @csp_override(settings.CSP_INLINE_STYLES)  # matplotlib's SVG has style attributes
 def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
     project, form, report = _report(request, project_id)
-    return render(request, "annotation/report.html", {
-        "project": project, "form": form, "report": report,
-        "query": request.GET.urlencode(), "standalone": False,
-    })
+    return render(
+        request,
+        "annotation/report.html",
+        {
+            "project": project,
+            "form": form,
+            "report": report,
+            "query": request.GET.urlencode(),
+            "standalone": False,
+        },
+    )
 
 
 @login_required
@@ -96,12 +111,20 @@ def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
 def report_html(request: HtmxRequest, project_id: int) -> HttpResponse:
     """The whole report in one file: CSS and SVG inline, no links back to the site."""
     project, _form, report = _report(request, project_id)
-    css = (reports_static_css())
-    html = render_to_string("annotation/report_file.html", {
-        "project": project, "report": report, "css": css, "standalone": True,
-    }, request=request)
-    return _download(html, content_type="text/html; charset=utf-8",
-                     filename=f"project-{project.pk}-report.html")
+    css = reports_static_css()
+    html = render_to_string(
+        "annotation/report_file.html",
+        {
+            "project": project,
+            "report": report,
+            "css": css,
+            "standalone": True,
+        },
+        request=request,
+    )
+    return _download(
+        html, content_type="text/html; charset=utf-8", filename=f"project-{project.pk}-report.html"
+    )
 
 
 def reports_static_css() -> str:
@@ -117,8 +140,11 @@ def reports_static_css() -> str:
 @login_required
 def report_json(request: HtmxRequest, project_id: int) -> HttpResponse:
     project, _form, report = _report(request, project_id)
-    return _download(reports.report_json(report), content_type="application/json",
-                     filename=f"project-{project.pk}-report.json")
+    return _download(
+        reports.report_json(report),
+        content_type="application/json",
+        filename=f"project-{project.pk}-report.json",
+    )
 
 
 @login_required
@@ -136,18 +162,25 @@ def report_table(request: HtmxRequest, project_id: int, name: str, fmt: str) -> 
         content = json.dumps(reports.table_json(table), indent=1)
     else:
         content = reports.table_latex(table)
-    return _download(content, content_type=TABLE_FORMATS[fmt],
-                     filename=f"project-{project.pk}-{name}.{fmt}")
+    return _download(
+        content, content_type=TABLE_FORMATS[fmt], filename=f"project-{project.pk}-{name}.{fmt}"
+    )
 
 
 @login_required
 def report_wide(request: HtmxRequest, project_id: int) -> HttpResponse:
     project = project_for_researcher(request, project_id)
     _form, options = _options(request, project)
-    content = reports.wide_csv(project, filters=options["filters"],  # type: ignore[arg-type]
-                               real_names=bool(options["real_names"]))
-    return _download(content, content_type="text/csv; charset=utf-8",
-                     filename=f"project-{project.pk}-diagnosis.csv")
+    content = reports.wide_csv(
+        project,
+        filters=options["filters"],  # type: ignore[arg-type]
+        real_names=bool(options["real_names"]),
+    )
+    return _download(
+        content,
+        content_type="text/csv; charset=utf-8",
+        filename=f"project-{project.pk}-diagnosis.csv",
+    )
 
 
 def table_url(project_id: int, name: str, fmt: str, query: str) -> str:

@@ -49,12 +49,14 @@ def _progress_rows(project: Project) -> tuple[list[dict[str, object]], list[dict
     for row in counts:
         m = names.get(row["annotator"])
         seconds = by_person.get(row["annotator"], [])
-        per_annotator.append({
-            **row,
-            "member": m,
-            "percent": round(100 * (row["submitted"] + row["skipped"]) / row["assigned"]),
-            "median_seconds": round(statistics.median(seconds)) if seconds else None,
-        })
+        per_annotator.append(
+            {
+                **row,
+                "member": m,
+                "percent": round(100 * (row["submitted"] + row["skipped"]) / row["assigned"]),
+                "median_seconds": round(statistics.median(seconds)) if seconds else None,
+            }
+        )
     per_annotator.sort(key=lambda r: r["member"].number if r["member"] else 0)  # type: ignore[union-attr]
     per_item = list(
         Item.objects.filter(project=project)
@@ -99,8 +101,13 @@ def project_members(request: HtmxRequest, project_id: int) -> HttpResponse:
     if form.is_valid():
         username, role = form.cleaned_data["username"], form.cleaned_data["role"]
         try:
-            add_member(project=project, by=request.user, username=username, role=role,
-                       password=form.cleaned_data["password"])
+            add_member(
+                project=project,
+                by=request.user,
+                username=username,
+                role=role,
+                password=form.cleaned_data["password"],
+            )
         except MemberError as e:
             messages.error(request, e.message)
         else:
@@ -201,4 +208,3 @@ def import_job(request: HtmxRequest, project_id: int, job_id: int) -> HttpRespon
     if request.htmx and job.is_over:
         response.status_code = 286  # htmx stops polling
     return response
-

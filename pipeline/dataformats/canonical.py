@@ -54,10 +54,17 @@ def parse(line: Line) -> DocRecord | None:
     knowledge = line.get("knowledge", list)
     if knowledge is not None:
         for i, p in enumerate(knowledge):
-            if not (isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()
-                    and all(isinstance(p.get(k, ""), str) for k in ("title", "url"))):
-                line.error(f"knowledge[{i}]", "must be an object with a non-empty 'text' string "
-                           "and optional 'title' and 'url' strings")
+            if not (
+                isinstance(p, dict)
+                and isinstance(p.get("text"), str)
+                and p["text"].strip()
+                and all(isinstance(p.get(k, ""), str) for k in ("title", "url"))
+            ):
+                line.error(
+                    f"knowledge[{i}]",
+                    "must be an object with a non-empty 'text' string "
+                    "and optional 'title' and 'url' strings",
+                )
         if "knowledge" in metadata:
             line.error("knowledge", "is given twice (also as metadata.knowledge)")
         metadata["knowledge"] = knowledge

@@ -15,9 +15,13 @@ def token_client(user: User | None) -> APIClient:
     return client
 
 
-def submit_body(choice: str = "1", justification: str = "The first list covers every fact in the text.") -> dict:
-    return {"answers": [
-        {"unit": "item", "field": "choice", "value": choice},
-        {"unit": "item", "field": "hard", "value": "no"},
-        {"unit": "item", "field": "justification", "value": justification},
-    ]}
+def submit_body(
+    choice: str = "1", justification: str = "The first list covers every fact in the text."
+) -> dict:
+    return {
+        "answers": [
+            {"unit": "item", "field": "choice", "value": choice},
+            {"unit": "item", "field": "hard", "value": "no"},
+            {"unit": "item", "field": "justification", "value": justification},
+        ]
+    }

@@ -10,7 +10,15 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import (
-    Assignment, Claim, ClaimList, Document, Evidence, Item, Project, System, Verdict,
+    Assignment,
+    Claim,
+    ClaimList,
+    Document,
+    Evidence,
+    Item,
+    Project,
+    System,
+    Verdict,
 )
 
 # Claim labels per claim (bob, carol): agreement on 3 of 4.
@@ -38,8 +46,9 @@ CHOICES = [
 ]
 
 
-def submit(item: Item, user: User, values: dict[tuple[str, str], str], *,
-           swapped: bool = False) -> Assignment:
+def submit(
+    item: Item, user: User, values: dict[tuple[str, str], str], *, swapped: bool = False
+) -> Assignment:
     assignment, _ = Assignment.objects.get_or_create(item=item, annotator=user)
     assignment.swapped = swapped
     assignment.active_seconds = 30.0
@@ -56,19 +65,28 @@ def verification(alpha: Project, users: dict[str, User]) -> list[Item]:
     v2 = System.objects.create(project=alpha, name="verifier-two", kind=System.VERIFIER)
     items = []
     for d, domain in enumerate(["Biography", "ELI5"]):
-        doc = Document.objects.create(project=alpha, external_id=f"vdoc-{d}", domain=domain,
-                                      response="Some text.", source_model="model-x")
+        doc = Document.objects.create(
+            project=alpha,
+            external_id=f"vdoc-{d}",
+            domain=domain,
+            response="Some text.",
+            source_model="model-x",
+        )
         claim_list = ClaimList.objects.create(document=doc, system=extractor)
         for p in range(2):
             i = 2 * d + p
-            claim = Claim.objects.create(claim_list=claim_list, position=p,
-                                         text=f"Claim number {i} & 50% of {{it}}")
+            claim = Claim.objects.create(
+                claim_list=claim_list, position=p, text=f"Claim number {i} & 50% of {{it}}"
+            )
             for rank in (1, 2):
                 Evidence.objects.create(claim=claim, rank=rank, title=f"r{rank}")
             Verdict.objects.create(claim=claim, system=v1, label=V1[i])
             Verdict.objects.create(claim=claim, system=v2, label=V2[i])
-            items.append(Item.objects.create(project=alpha, kind=Item.VERIFICATION,
-                                             document=doc, claim=claim))
+            items.append(
+                Item.objects.create(
+                    project=alpha, kind=Item.VERIFICATION, document=doc, claim=claim
+                )
+            )
     for i, item in enumerate(items):
         for who, person in enumerate(("bob", "carol")):
             values = {("item", "label"): LABELS[i][who]}
@@ -83,9 +101,16 @@ def judged_comparisons(alpha_items: list[Item], users: dict[str, User]) -> list[
     items = sorted(alpha_items, key=lambda i: i.pk)
     for item, answers in zip(items, CHOICES, strict=True):
         for person, (swapped, choice, hard) in zip(("bob", "carol"), answers, strict=True):
-            submit(item, users[person], {("item", "choice"): choice, ("item", "hard"): hard,
-                                         ("item", "justification"): "because"},
-                   swapped=swapped)
+            submit(
+                item,
+                users[person],
+                {
+                    ("item", "choice"): choice,
+                    ("item", "hard"): hard,
+                    ("item", "justification"): "because",
+                },
+                swapped=swapped,
+            )
     return items
 
 
@@ -100,15 +125,27 @@ FACT_VERDICTS = ["supported", "unsupported", "supported"]
 def atomic_line(i: int) -> str:
     import json
 
-    return json.dumps({
-        "id": f"bio-{i}", "question": f"Tell me a bio of Person {i}.",
-        "response": f"Person {i} was a painter born in 1900 who liked tea.", "domain": "Biography",
-        "knowledge": [{"title": f"Person {i}", "text": f"Person {i} (1900-1970) was a painter.",
-                       "url": f"https://en.wikipedia.org/wiki/Person_{i}"}],
-        "claim_lists": {FACT_LISTER: [
-            {"text": fact.format(i=i), "verdicts": {FACT_VERIFIER: verdict}}
-            for fact, verdict in zip(FACTS, FACT_VERDICTS, strict=True)]},
-    })
+    return json.dumps(
+        {
+            "id": f"bio-{i}",
+            "question": f"Tell me a bio of Person {i}.",
+            "response": f"Person {i} was a painter born in 1900 who liked tea.",
+            "domain": "Biography",
+            "knowledge": [
+                {
+                    "title": f"Person {i}",
+                    "text": f"Person {i} (1900-1970) was a painter.",
+                    "url": f"https://en.wikipedia.org/wiki/Person_{i}",
+                }
+            ],
+            "claim_lists": {
+                FACT_LISTER: [
+                    {"text": fact.format(i=i), "verdicts": {FACT_VERIFIER: verdict}}
+                    for fact, verdict in zip(FACTS, FACT_VERDICTS, strict=True)
+                ]
+            },
+        }
+    )
 
 
 @pytest.fixture

@@ -24,7 +24,9 @@ def third(alpha: Project, users: dict[str, User]) -> User:
     return users["dave"]
 
 
-def test_gold_provenance(alpha: Project, alpha_verification: list[Item], users: dict[str, User], third: User) -> None:
+def test_gold_provenance(
+    alpha: Project, alpha_verification: list[Item], users: dict[str, User], third: User
+) -> None:
     first, second = alpha_verification
     Assignment.objects.create(item=first, annotator=third)
     bob, carol = users["bob"], users["carol"]
@@ -32,21 +34,43 @@ def test_gold_provenance(alpha: Project, alpha_verification: list[Item], users: 
     answer(carol, first, {("item", "label"): "supported", ("evidence:1", "stance"): "supports"})
     answer(third, first, {("item", "label"): "contradicted", ("evidence:1", "stance"): "supports"})
     answer(bob, second, {("item", "label"): "supported", ("evidence:1", "stance"): "supports"})
-    answer(carol, second, {("item", "label"): "contradicted", ("evidence:1", "stance"): "contradicts"})
+    answer(
+        carol, second, {("item", "label"): "contradicted", ("evidence:1", "stance"): "contradicts"}
+    )
     golds = {(g.item, g.unit, g.field): g for g in gold_values(alpha)}
-    assert (golds[(first.pk, "item", "label")].value, golds[(first.pk, "item", "label")].provenance) == ("supported", MAJORITY)
+    assert (
+        golds[(first.pk, "item", "label")].value,
+        golds[(first.pk, "item", "label")].provenance,
+    ) == ("supported", MAJORITY)
     assert golds[(first.pk, "evidence:1", "stance")].provenance == UNANIMOUS
     # VeriScore's rule: a tie on the claim label is inconclusive ...
     tie = golds[(second.pk, "item", "label")]
     assert (tie.value, tie.provenance) == ("inconclusive-not-enough", TIE_RULE)
     # ... other ties have no gold until a researcher decides
-    assert (golds[(second.pk, "evidence:1", "stance")].value, golds[(second.pk, "evidence:1", "stance")].provenance) == (None, TIE)
-    Adjudication.objects.create(item=second, unit="item", field="label", value="contradicted", note="Result 1 is about another person.")
-    adjudicated = {(g.item, g.unit, g.field): g for g in gold_values(alpha)}[(second.pk, "item", "label")]
-    assert (adjudicated.value, adjudicated.provenance, adjudicated.note) == ("contradicted", ADJUDICATED, "Result 1 is about another person.")
+    assert (
+        golds[(second.pk, "evidence:1", "stance")].value,
+        golds[(second.pk, "evidence:1", "stance")].provenance,
+    ) == (None, TIE)
+    Adjudication.objects.create(
+        item=second,
+        unit="item",
+        field="label",
+        value="contradicted",
+        note="Result 1 is about another person.",
+    )
+    adjudicated = {(g.item, g.unit, g.field): g for g in gold_values(alpha)}[
+        (second.pk, "item", "label")
+    ]
+    assert (adjudicated.value, adjudicated.provenance, adjudicated.note) == (
+        "contradicted",
+        ADJUDICATED,
+        "Result 1 is about another person.",
+    )
 
 
-def test_comparison_gold_is_about_the_side_not_the_position(alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:
+def test_comparison_gold_is_about_the_side_not_the_position(
+    alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
     item = alpha_items[0]
     bob_a = Assignment.objects.get(item=item, annotator=users["bob"])
     carol_a = Assignment.objects.get(item=item, annotator=users["carol"])
@@ -54,12 +78,16 @@ def test_comparison_gold_is_about_the_side_not_the_position(alpha: Project, alph
     for a in (bob_a, carol_a):
         position = "2" if a.swapped else "1"
         a.submit({("item", "choice"): position, ("item", "hard"): "no"}, guideline_version=1)
-    gold = {(g.unit, g.field): g for g in gold_values(alpha) if g.item == item.pk}[("item", "choice")]
+    gold = {(g.unit, g.field): g for g in gold_values(alpha) if g.item == item.pk}[
+        ("item", "choice")
+    ]
     assert (gold.value, gold.provenance) == ("a", UNANIMOUS)
 
 
 @pytest.fixture
-def disputed(alpha: Project, alpha_verification: list[Item], alpha_items: list[Item], users: dict[str, User]) -> list[Item]:
+def disputed(
+    alpha: Project, alpha_verification: list[Item], alpha_items: list[Item], users: dict[str, User]
+) -> list[Item]:
     first, second = alpha_verification
     answer(users["bob"], first, {("item", "label"): "supported"})
     answer(users["carol"], first, {("item", "label"): "contradicted"})
@@ -68,11 +96,18 @@ def disputed(alpha: Project, alpha_verification: list[Item], alpha_items: list[I
     comparison = alpha_items[0]
     for user, choice in ((users["bob"], "1"), (users["carol"], "1")):
         Assignment.objects.get(item=comparison, annotator=user).submit(
-            {("item", "choice"): choice, ("item", "justification"): "Because list one is more complete."}, guideline_version=1)
+            {
+                ("item", "choice"): choice,
+                ("item", "justification"): "Because list one is more complete.",
+            },
+            guideline_version=1,
+        )
     return [first, second, comparison]
 
 
-def test_the_page_lists_disagreements_hardest_first_under_pseudonyms(client: Client, alpha: Project, users: dict[str, User], disputed: list[Item]) -> None:
+def test_the_page_lists_disagreements_hardest_first_under_pseudonyms(
+    client: Client, alpha: Project, users: dict[str, User], disputed: list[Item]
+) -> None:
     client.force_login(users["alice"])
     body = client.get(reverse("adjudication", args=[alpha.pk])).content.decode()
     first, second, comparison = disputed
@@ -89,18 +124,35 @@ def test_the_page_lists_disagreements_hardest_first_under_pseudonyms(client: Cli
         assert SYSTEM_A in revealed
 
 
-def test_the_researcher_sets_the_gold_value(client: Client, alpha: Project, users: dict[str, User], disputed: list[Item]) -> None:
+def test_the_researcher_sets_the_gold_value(
+    client: Client, alpha: Project, users: dict[str, User], disputed: list[Item]
+) -> None:
     client.force_login(users["alice"])
     first = disputed[0]
     url = reverse("adjudication", args=[alpha.pk])
     client.post(url, {"item": first.pk, "unit": "item", "field": "label", "value": "maybe"})
     assert not Adjudication.objects.exists()
-    client.post(url, {"item": first.pk, "unit": "item", "field": "label", "value": "contradicted", "note": "Result 2 says 1901."})
+    client.post(
+        url,
+        {
+            "item": first.pk,
+            "unit": "item",
+            "field": "label",
+            "value": "contradicted",
+            "note": "Result 2 says 1901.",
+        },
+    )
     adj = Adjudication.objects.get()
     assert (adj.value, adj.note, adj.by) == ("contradicted", "Result 2 says 1901.", users["alice"])
     client.post(url, {"item": first.pk, "unit": "item", "field": "label", "value": "supported"})
     assert Adjudication.objects.get().value == "supported"
-    rows = list(csv.DictReader(io.StringIO(client.get(reverse("project_export", args=[alpha.pk, "csv"])).content.decode())))
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                client.get(reverse("project_export", args=[alpha.pk, "csv"])).content.decode()
+            )
+        )
+    )
     labels = [r for r in rows if r["item"] == str(first.pk) and r["field"] == "label"]
     assert {(r["gold"], r["gold_provenance"]) for r in labels} == {("supported", ADJUDICATED)}
     agreed = [r for r in rows if r["item"] == str(disputed[1].pk) and r["field"] == "label"]
@@ -108,11 +160,23 @@ def test_the_researcher_sets_the_gold_value(client: Client, alpha: Project, user
 
 
 @pytest.mark.parametrize("who", ["bob", "dave", "erin"])
-def test_only_the_projects_researchers_adjudicate(client: Client, alpha: Project, beta: Project, users: dict[str, User], disputed: list[Item], who: str) -> None:
+def test_only_the_projects_researchers_adjudicate(
+    client: Client,
+    alpha: Project,
+    beta: Project,
+    users: dict[str, User],
+    disputed: list[Item],
+    who: str,
+) -> None:
     client.force_login(users[who])
     url = reverse("adjudication", args=[alpha.pk])
     assert client.get(url).status_code == 404
-    assert client.post(url, {"item": disputed[0].pk, "unit": "item", "field": "label", "value": "supported"}).status_code == 404
+    assert (
+        client.post(
+            url, {"item": disputed[0].pk, "unit": "item", "field": "label", "value": "supported"}
+        ).status_code
+        == 404
+    )
     assert not Adjudication.objects.exists()
 
 

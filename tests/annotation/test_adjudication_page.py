@@ -9,11 +9,12 @@ from django.urls import reverse
 
 from annotation.models import Adjudication, Assignment, Item, Project
 from annotation.views import adjudication as adjudication_view
-from tests.browser import page  # noqa: F401  (fixture)
 
 
 @pytest.fixture
-def split(alpha: Project, alpha_items: list[Item], alpha_verification: list[Item], users: dict[str, User]) -> Item:
+def split(
+    alpha: Project, alpha_items: list[Item], alpha_verification: list[Item], users: dict[str, User]
+) -> Item:
     """bob and carol prefer the same system's list, each writing about their own order;
     they disagree on a claim label ("inconclusive-not-enough" vs "supported")."""
     comparison = alpha_items[0]
@@ -23,15 +24,35 @@ def split(alpha: Project, alpha_items: list[Item], alpha_verification: list[Item
     Assignment.objects.filter(pk=carol_a.pk).update(swapped=True)
     bob_a.refresh_from_db()
     carol_a.refresh_from_db()
-    bob_a.submit({("item", "choice"): "1", ("item", "hard"): "no", ("item", "justification"): "List 1 covers more."}, guideline_version=1)
-    carol_a.submit({("item", "choice"): "1", ("item", "hard"): "yes", ("item", "justification"): "List 1 covers more."}, guideline_version=1)
+    bob_a.submit(
+        {
+            ("item", "choice"): "1",
+            ("item", "hard"): "no",
+            ("item", "justification"): "List 1 covers more.",
+        },
+        guideline_version=1,
+    )
+    carol_a.submit(
+        {
+            ("item", "choice"): "1",
+            ("item", "hard"): "yes",
+            ("item", "justification"): "List 1 covers more.",
+        },
+        guideline_version=1,
+    )
     v = alpha_verification[0]
-    Assignment.objects.get(item=v, annotator=users["bob"]).submit({("item", "label"): "inconclusive-not-enough"}, guideline_version=1)
-    Assignment.objects.get(item=v, annotator=users["carol"]).submit({("item", "label"): "supported"}, guideline_version=1)
+    Assignment.objects.get(item=v, annotator=users["bob"]).submit(
+        {("item", "label"): "inconclusive-not-enough"}, guideline_version=1
+    )
+    Assignment.objects.get(item=v, annotator=users["carol"]).submit(
+        {("item", "label"): "supported"}, guideline_version=1
+    )
     return comparison
 
 
-def test_answers_read_as_list_a_b_with_each_notes_order_and_labels(client: Client, alpha: Project, users: dict[str, User], split: Item) -> None:
+def test_answers_read_as_list_a_b_with_each_notes_order_and_labels(
+    client: Client, alpha: Project, users: dict[str, User], split: Item
+) -> None:
     client.force_login(users["alice"])
     body = client.get(reverse("adjudication", args=[alpha.pk])).content.decode()
     assert "<td>List A</td>" in body and "<td>List B</td>" in body
@@ -44,7 +65,13 @@ def test_answers_read_as_list_a_b_with_each_notes_order_and_labels(client: Clien
     assert '<option value="" selected>choose…</option>' in body
 
 
-def test_filters_by_field_and_pages(client: Client, alpha: Project, users: dict[str, User], split: Item, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_filters_by_field_and_pages(
+    client: Client,
+    alpha: Project,
+    users: dict[str, User],
+    split: Item,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     client.force_login(users["alice"])
     url = reverse("adjudication", args=[alpha.pk])
     body = client.get(url + "?field=hard").content.decode()
@@ -53,25 +80,40 @@ def test_filters_by_field_and_pages(client: Client, alpha: Project, users: dict[
     first = client.get(url).content.decode()
     assert "Page 1 of 3" in first and "page=2" in first
     third = client.get(url + "?page=3").content.decode()
-    assert "Page 3 of 3" in third and first.count('class="dispute"') == third.count('class="dispute"') == 1
+    assert (
+        "Page 3 of 3" in third
+        and first.count('class="dispute"') == third.count('class="dispute"') == 1
+    )
 
 
-def test_setting_gold_with_htmx_answers_the_unit_only(client: Client, alpha: Project, users: dict[str, User], split: Item) -> None:
+def test_setting_gold_with_htmx_answers_the_unit_only(
+    client: Client, alpha: Project, users: dict[str, User], split: Item
+) -> None:
     client.force_login(users["alice"])
     url = reverse("adjudication", args=[alpha.pk])
-    response = client.post(url, {"item": split.pk, "unit": "item", "field": "choice", "value": "b"}, HTTP_HX_REQUEST="true")
+    response = client.post(
+        url,
+        {"item": split.pk, "unit": "item", "field": "choice", "value": "b"},
+        HTTP_HX_REQUEST="true",
+    )
     body = response.content.decode()
     assert body.lstrip().startswith(f'<section class="dispute" id="unit-{split.pk}-item-choice"')
     assert "Gold set." in body and "<strong>List B</strong>" in body
     assert Adjudication.objects.get(item=split, field="choice").value == "b"
-    refused = client.post(url, {"item": split.pk, "unit": "item", "field": "choice", "value": ""}, HTTP_HX_REQUEST="true")
+    refused = client.post(
+        url,
+        {"item": split.pk, "unit": "item", "field": "choice", "value": ""},
+        HTTP_HX_REQUEST="true",
+    )
     assert "Choose a gold value" in refused.content.decode()
     assert Adjudication.objects.get(item=split, field="choice").value == "b"
 
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_setting_gold_keeps_the_place_on_the_page(page, alpha: Project, users: dict[str, User], split: Item) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_setting_gold_keeps_the_place_on_the_page(
+    page, alpha: Project, users: dict[str, User], split: Item
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     from tests.browser import login
 
     login(page, "alice")
@@ -89,7 +131,9 @@ def test_setting_gold_keeps_the_place_on_the_page(page, alpha: Project, users: d
     assert page.url.endswith("/adjudication/")
 
 
-def test_a_project_without_disagreements(client: Client, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:
+def test_a_project_without_disagreements(
+    client: Client, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
     client.force_login(users["alice"])
     response = client.get(reverse("adjudication", args=[alpha.pk]))
     assert response.status_code == 200 and "No disagreements" in response.content.decode()

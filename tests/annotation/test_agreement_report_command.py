@@ -41,8 +41,17 @@ def test_all_tables_as_csv_are_separated(verification: list[Item]) -> None:
 
 def test_html_and_wide_to_files(verification: list[Item], tmp_path: Path) -> None:
     html = tmp_path / "report.html"
-    run(str(verification[0].project.pk), "--format", "html", "--output", str(html),
-        "--bootstrap", "10", "--seed", "2")
+    run(
+        str(verification[0].project.pk),
+        "--format",
+        "html",
+        "--output",
+        str(html),
+        "--bootstrap",
+        "10",
+        "--seed",
+        "2",
+    )
     assert "<svg" in html.read_text() and "Annotator effort" in html.read_text()
     wide = tmp_path / "wide.csv"
     run("alpha", "--format", "wide", "--names", "--output", str(wide))
@@ -51,13 +60,32 @@ def test_html_and_wide_to_files(verification: list[Item], tmp_path: Path) -> Non
 
 
 def test_filters_and_errors(verification: list[Item]) -> None:
-    text = run("alpha", "--format", "json", "--table",
-               "agreement-verification-label-coefficients", "--domain", "Biography",
-               "--bootstrap", "0")
+    text = run(
+        "alpha",
+        "--format",
+        "json",
+        "--table",
+        "agreement-verification-label-coefficients",
+        "--domain",
+        "Biography",
+        "--bootstrap",
+        "0",
+    )
     rows = json.loads(text)["rows"]
     assert next(r for r in rows if r["coefficient"] == "Percent agreement")["value"] == 0.5
-    only = json.loads(run("alpha", "--format", "json", "--annotator", "A2", "--table", "effort",
-                          "--bootstrap", "0"))
+    only = json.loads(
+        run(
+            "alpha",
+            "--format",
+            "json",
+            "--annotator",
+            "A2",
+            "--table",
+            "effort",
+            "--bootstrap",
+            "0",
+        )
+    )
     assert {r["annotator"] for r in only["rows"]} == {"A2"}
     with pytest.raises(CommandError, match="No table"):
         run("alpha", "--format", "csv", "--table", "nope")

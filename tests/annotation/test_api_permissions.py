@@ -43,14 +43,31 @@ def researcher_endpoints(project: Project) -> list[tuple[str, str, Any]]:
         ("post", f"/api/projects/{p}/invites/", {"note": "pilot"}),
         ("get", f"/api/projects/{p}/hiring-policy/", None),
         ("get", f"/api/projects/{p}/quality-items/", None),
-        ("post", f"/api/projects/{p}/quality-items/",
-         {"item": project.items.first().pk, "role": "training", "reference": {"item.hard": "no"}}),
+        (
+            "post",
+            f"/api/projects/{p}/quality-items/",
+            {
+                "item": project.items.first().pk,
+                "role": "training",
+                "reference": {"item.hard": "no"},
+            },
+        ),
         ("get", f"/api/projects/{p}/quality/", None),
-        ("post", f"/api/projects/{p}/quality/{project.memberships.get(number=3).pk}/",
-         {"action": "pause"}),
-        *[("get", f"/api/projects/{p}/exports/{name}", None)
-          for name in ["answers.csv", "wide.csv", "veriscore.jsonl?system=" + SYSTEM_A,
-                       "felm.jsonl", "factscore.jsonl?system=" + SYSTEM_A]],
+        (
+            "post",
+            f"/api/projects/{p}/quality/{project.memberships.get(number=3).pk}/",
+            {"action": "pause"},
+        ),
+        *[
+            ("get", f"/api/projects/{p}/exports/{name}", None)
+            for name in [
+                "answers.csv",
+                "wide.csv",
+                "veriscore.jsonl?system=" + SYSTEM_A,
+                "felm.jsonl",
+                "factscore.jsonl?system=" + SYSTEM_A,
+            ]
+        ],
     ]
 
 
@@ -66,14 +83,24 @@ def annotator_endpoints(project: Project, assignment: Assignment) -> list[tuple[
 
 
 def call(client: Any, method: str, url: str, body: Any) -> Any:
-    return getattr(client, method)(url, body, format="json") if method == "post" else client.get(url)
+    return (
+        getattr(client, method)(url, body, format="json") if method == "post" else client.get(url)
+    )
 
 
 @pytest.fixture
-def world(alpha: Project, beta: Project, alpha_items: list[Item], users: dict[str, User]) -> dict[str, Any]:
+def world(
+    alpha: Project, beta: Project, alpha_items: list[Item], users: dict[str, User]
+) -> dict[str, Any]:
     for a in Assignment.objects.filter(annotator=users["carol"]):
-        a.submit({("item", "choice"): "2", ("item", "hard"): "no",
-                  ("item", "justification"): CAROL_SECRET}, guideline_version=1)
+        a.submit(
+            {
+                ("item", "choice"): "2",
+                ("item", "hard"): "no",
+                ("item", "justification"): CAROL_SECRET,
+            },
+            guideline_version=1,
+        )
     bobs = Assignment.objects.filter(annotator=users["bob"]).first()
     assert bobs is not None
     start_run(project=alpha, user=users["alice"], config=run_config(model="m", offline=True))
@@ -89,26 +116,42 @@ def expected_annotator(role: str) -> set[int]:
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_researcher_endpoints_are_for_the_projects_researchers(world: dict[str, Any], users: dict[str, User], role: str) -> None:
+def test_researcher_endpoints_are_for_the_projects_researchers(
+    world: dict[str, Any], users: dict[str, User], role: str
+) -> None:
     client = token_client(users.get(role))
     for method, url, body in researcher_endpoints(world["alpha"]):
         response = call(client, method, url, body)
-        assert response.status_code in expected_researcher(role), (role, method, url, response.content[:300])
+        assert response.status_code in expected_researcher(role), (
+            role,
+            method,
+            url,
+            response.content[:300],
+        )
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_annotator_endpoints_are_for_the_assignments_annotator(world: dict[str, Any], users: dict[str, User], role: str) -> None:
+def test_annotator_endpoints_are_for_the_assignments_annotator(
+    world: dict[str, Any], users: dict[str, User], role: str
+) -> None:
     client = token_client(users.get(role))
     for method, url, body in annotator_endpoints(world["alpha"], world["bobs"]):
         response = call(client, method, url, body)
         if role == "bob" and url.endswith("/skip/"):
             assert response.status_code == 409  # submitted just before: cannot skip
             continue
-        assert response.status_code in expected_annotator(role), (role, method, url, response.content[:300])
+        assert response.status_code in expected_annotator(role), (
+            role,
+            method,
+            url,
+            response.content[:300],
+        )
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_lists_only_show_what_the_user_may_see(world: dict[str, Any], users: dict[str, User], role: str) -> None:
+def test_lists_only_show_what_the_user_may_see(
+    world: dict[str, Any], users: dict[str, User], role: str
+) -> None:
     client = token_client(users.get(role))
     projects = client.get("/api/projects/")
     queue = client.get("/api/assignments/")
@@ -119,18 +162,29 @@ def test_lists_only_show_what_the_user_may_see(world: dict[str, Any], users: dic
     names = {p["name"] for p in projects.json()["results"]}
     assert names == ({"alpha"} if role in ("alice", "bob") else {"beta"})
     mine = {a["id"] for a in queue.json()["results"]}
-    assert mine == set(Assignment.objects.filter(annotator=users[role]).values_list("id", flat=True))
+    assert mine == set(
+        Assignment.objects.filter(annotator=users[role]).values_list("id", flat=True)
+    )
 
 
-def test_an_annotator_never_sees_system_names_or_other_peoples_answers(world: dict[str, Any], users: dict[str, User]) -> None:
+def test_an_annotator_never_sees_system_names_or_other_peoples_answers(
+    world: dict[str, Any], users: dict[str, User]
+) -> None:
     client = token_client(users["bob"])
     alpha = world["alpha"]
-    bodies = [client.get("/api/projects/").content, client.get("/api/assignments/").content,
-              client.post(f"/api/projects/{alpha.pk}/instructions/acknowledge/").content]
+    bodies = [
+        client.get("/api/projects/").content,
+        client.get("/api/assignments/").content,
+        client.post(f"/api/projects/{alpha.pk}/instructions/acknowledge/").content,
+    ]
     for a in Assignment.objects.filter(annotator=users["bob"]):
         bodies.append(client.get(f"/api/assignments/{a.pk}/").content)
-        bodies.append(client.post(f"/api/assignments/{a.pk}/draft/", submit_body(), format="json").content)
-        bodies.append(client.post(f"/api/assignments/{a.pk}/submit/", submit_body(), format="json").content)
+        bodies.append(
+            client.post(f"/api/assignments/{a.pk}/draft/", submit_body(), format="json").content
+        )
+        bodies.append(
+            client.post(f"/api/assignments/{a.pk}/submit/", submit_body(), format="json").content
+        )
         bodies.append(client.get(f"/api/assignments/{a.pk}/").content)
     for method, url, body in researcher_endpoints(alpha):
         bodies.append(call(client, method, url, body).content)
@@ -140,13 +194,22 @@ def test_an_annotator_never_sees_system_names_or_other_peoples_answers(world: di
             assert secret not in text, secret
 
 
-def test_session_writes_need_csrf_and_tokens_do_not(client: Any, world: dict[str, Any], users: dict[str, User]) -> None:
+def test_session_writes_need_csrf_and_tokens_do_not(
+    client: Any, world: dict[str, Any], users: dict[str, User]
+) -> None:
     from django.test import Client
 
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(users["alice"])
-    response = browser.post("/api/projects/", json.dumps({"name": "x"}), content_type="application/json")
+    response = browser.post(
+        "/api/projects/", json.dumps({"name": "x"}), content_type="application/json"
+    )
     assert response.status_code == 403
     assert response.json()["code"] == "permission_denied"
     assert browser.get("/api/projects/").status_code == 200
-    assert token_client(users["alice"]).post("/api/projects/", {"name": "x"}, format="json").status_code == 201
+    assert (
+        token_client(users["alice"])
+        .post("/api/projects/", {"name": "x"}, format="json")
+        .status_code
+        == 201
+    )

@@ -31,9 +31,15 @@ def test_the_load_is_balanced() -> None:
 
 def test_it_is_deterministic_for_a_seed_and_varies_with_it() -> None:
     one = assignment_plan(ITEMS, PEOPLE, k=2, fraction=0.3, seed=1)
-    assert one == assignment_plan(list(reversed(ITEMS)), list(reversed(PEOPLE)), k=2, fraction=0.3, seed=1)
+    assert one == assignment_plan(
+        list(reversed(ITEMS)), list(reversed(PEOPLE)), k=2, fraction=0.3, seed=1
+    )
     overlap = {i for i, p in one.items() if len(p) == 2}
-    other = {i for i, p in assignment_plan(ITEMS, PEOPLE, k=2, fraction=0.3, seed=2).items() if len(p) == 2}
+    other = {
+        i
+        for i, p in assignment_plan(ITEMS, PEOPLE, k=2, fraction=0.3, seed=2).items()
+        if len(p) == 2
+    }
     assert overlap != other
 
 
@@ -48,17 +54,22 @@ def test_no_overlap_gives_every_item_to_one_person() -> None:
     assert set(loads(plan).values()) == {25}
 
 
-@pytest.mark.parametrize(("k", "fraction", "message"), [
-    (0, 0.5, "k must be between 1 and 4"),
-    (5, 0.5, "k must be between 1 and 4"),
-    (2, 1.5, "between 0 and 1"),
-])
+@pytest.mark.parametrize(
+    ("k", "fraction", "message"),
+    [
+        (0, 0.5, "k must be between 1 and 4"),
+        (5, 0.5, "k must be between 1 and 4"),
+        (2, 1.5, "between 0 and 1"),
+    ],
+)
 def test_bad_policies_are_refused(k: int, fraction: float, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         assignment_plan(ITEMS, PEOPLE, k=k, fraction=fraction, seed=0)
 
 
-def test_assign_creates_rows_once_and_randomises_list_order(alpha_items: list[Item], alpha: Project) -> None:
+def test_assign_creates_rows_once_and_randomises_list_order(
+    alpha_items: list[Item], alpha: Project
+) -> None:
     rows = Assignment.objects.in_project(alpha)
     assert rows.count() == 8  # 4 items x bob and carol
     assert assign(alpha_items, project=alpha, k=2, fraction=1.0, seed=1) == 0
@@ -67,15 +78,21 @@ def test_assign_creates_rows_once_and_randomises_list_order(alpha_items: list[It
 
 def test_list_order_is_random_per_assignment(alpha: Project) -> None:
     from annotation.models import ClaimList, Document, System
+
     a = System.objects.create(project=alpha, name="s1")
     b = System.objects.create(project=alpha, name="s2")
     items = []
     for i in range(60):
         doc = Document.objects.create(project=alpha, external_id=f"o{i}", response="r")
-        items.append(Item.objects.create(
-            project=alpha, kind=Item.COMPARISON, document=doc,
-            list_a=ClaimList.objects.create(document=doc, system=a),
-            list_b=ClaimList.objects.create(document=doc, system=b)))
+        items.append(
+            Item.objects.create(
+                project=alpha,
+                kind=Item.COMPARISON,
+                document=doc,
+                list_a=ClaimList.objects.create(document=doc, system=a),
+                list_b=ClaimList.objects.create(document=doc, system=b),
+            )
+        )
     assign(items, project=alpha, k=2, fraction=1.0, seed=3)
     swapped = Counter(Assignment.objects.filter(item__in=items).values_list("swapped", flat=True))
     assert swapped[True] > 30 and swapped[False] > 30  # 120 fair coin flips

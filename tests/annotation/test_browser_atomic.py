@@ -4,17 +4,23 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import Assignment, Item
-from tests.browser import login, page  # noqa: F401  (fixture)
+from tests.browser import login
 
 from .test_browser_verification_segments import submit_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_atomic_facts_are_labelled_from_the_keyboard(page, alpha_atomic: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_atomic_facts_are_labelled_from_the_keyboard(
+    page, alpha_atomic: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     bob = users["bob"]
     login(page, "bob")
-    a = Assignment.objects.filter(annotator=bob, item__kind=Item.ATOMIC).order_by("position").first()
+    a = (
+        Assignment.objects.filter(annotator=bob, item__kind=Item.ATOMIC)
+        .order_by("position")
+        .first()
+    )
     assert a is not None
     page.goto(f"/a/{a.pk}/")
     page.wait_for_selector("#answer-form")
@@ -29,8 +35,11 @@ def test_atomic_facts_are_labelled_from_the_keyboard(page, alpha_atomic: list[It
     page.keyboard.press("s")  # back on fact 1: supported after all
     # every change saves a draft: wait until the stored draft holds all three, then a
     # reload restores it
-    draft = {("fact:0", "label"): "supported", ("fact:1", "label"): "supported",
-             ("fact:2", "label"): "irrelevant"}
+    draft = {
+        ("fact:0", "label"): "supported",
+        ("fact:1", "label"): "supported",
+        ("fact:2", "label"): "irrelevant",
+    }
     for _ in range(600):  # a bound on polling the state, not a timing assumption
         if a.answers_dict() == draft:
             break

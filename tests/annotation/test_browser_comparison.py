@@ -4,12 +4,14 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import Assignment, Item, Project
-from tests.browser import autofocused, login, page  # noqa: F401  (fixture)
+from tests.browser import autofocused, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_an_annotator_completes_two_comparisons_from_the_keyboard(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_an_annotator_completes_two_comparisons_from_the_keyboard(
+    page, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     bob = users["bob"]
     alpha.memberships.filter(user=bob).update(acknowledged_version=0)
 
@@ -32,15 +34,25 @@ def test_an_annotator_completes_two_comparisons_from_the_keyboard(page, alpha: P
         page.keyboard.press("Control+Enter")
         page.wait_for_url(lambda u, url=url: u != url)
 
-    done = Assignment.objects.filter(annotator=bob, status=Assignment.SUBMITTED).order_by("submitted_at")
+    done = Assignment.objects.filter(annotator=bob, status=Assignment.SUBMITTED).order_by(
+        "submitted_at"
+    )
     assert done.count() == 2
     answers = [a.answers_dict() for a in done]
-    assert [(x[("item", "choice")], x[("item", "hard")]) for x in answers] == [("1", "no"), ("2", "yes")]
-    assert answers[1][("item", "justification")] == "List 2 covers more of the verifiable facts in item 2."
+    assert [(x[("item", "choice")], x[("item", "hard")]) for x in answers] == [
+        ("1", "no"),
+        ("2", "yes"),
+    ]
+    assert (
+        answers[1][("item", "justification")]
+        == "List 2 covers more of the verifiable facts in item 2."
+    )
     assert all(a.guideline_version == alpha.instructions_version for a in done)
 
 
-def test_a_submit_is_not_lost_behind_a_draft_that_is_still_saving(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_submit_is_not_lost_behind_a_draft_that_is_still_saving(
+    page, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """A draft save that is slow to answer (a busy server) must not swallow the submit
     pressed meanwhile, even when another draft save is triggered after it."""
     bob = users["bob"]

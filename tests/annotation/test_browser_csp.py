@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import Assignment, Item, Project
-from tests.browser import login, page  # noqa: F401  (fixture)
+from tests.browser import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -19,8 +19,12 @@ document.addEventListener("securitypolicyviolation",
 
 
 def test_no_csp_violation_on_any_annotator_page(  # type: ignore[no-untyped-def]
-    page, alpha: Project, alpha_items: list[Item], alpha_verification: list[Item],  # noqa: F811
-    alpha_segments: list[Item], users: dict[str, User],
+    page,
+    alpha: Project,
+    alpha_items: list[Item],
+    alpha_verification: list[Item],  # noqa: F811
+    alpha_segments: list[Item],
+    users: dict[str, User],
 ) -> None:
     console: list[str] = []
     page.on("console", lambda m: console.append(m.text))
@@ -50,7 +54,10 @@ def test_no_csp_violation_on_any_annotator_page(  # type: ignore[no-untyped-def]
 
 
 def test_the_report_and_the_api_docs_work_under_their_csp(  # type: ignore[no-untyped-def]
-    page, alpha: Project, alpha_items: list[Item], users: dict[str, User],  # noqa: F811
+    page,
+    alpha: Project,
+    alpha_items: list[Item],
+    users: dict[str, User],  # noqa: F811
 ) -> None:
     page.add_init_script(WATCH)
     login(page, "alice")

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from annotation import hiring
 from annotation.hiring import Hire, Invite
 from annotation.models import Assignment, Item, Project
-from tests.browser import autofocused, page  # noqa: F401  (fixture)
+from tests.browser import autofocused
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,11 +26,18 @@ def _answer(pg, choice: str, text: str) -> None:  # type: ignore[no-untyped-def]
     pg.wait_for_url(lambda u, url=url: u != url)
 
 
-def test_invite_training_and_completion_code_from_the_keyboard(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
-    hiring.mark(alpha_items[0], hiring.TRAINING, {"item.choice": "a", "item.hard": "no"},
-                "The first stored list names every fact.")
-    invite = Invite.objects.create(project=alpha, items_per_person=1, completion_code="DONE-7",
-                                   extra_params=["STUDY_ID"])
+def test_invite_training_and_completion_code_from_the_keyboard(
+    page, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    hiring.mark(
+        alpha_items[0],
+        hiring.TRAINING,
+        {"item.choice": "a", "item.hard": "no"},
+        "The first stored list names every fact.",
+    )
+    invite = Invite.objects.create(
+        project=alpha, items_per_person=1, completion_code="DONE-7", extra_params=["STUDY_ID"]
+    )
 
     page.goto(f"/join/{invite.key}/?PROLIFIC_PID=w-9&STUDY_ID=s-1")
     autofocused(page)

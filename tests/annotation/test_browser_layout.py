@@ -10,7 +10,6 @@ from django.urls import reverse
 
 from annotation.models import Assignment, Item, Project
 from tests.browser import login
-from tests.browser import page  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -23,8 +22,11 @@ def serious(page) -> list[str]:  # type: ignore[no-untyped-def]  # noqa: F811
     from axe_playwright_python.sync_playwright import Axe
 
     results = Axe().run(page)
-    return [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
-            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    return [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
+        for v in results.response["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
 
 
 def annotator_urls(project: Project, user: User) -> list[str]:
@@ -37,7 +39,13 @@ def annotator_urls(project: Project, user: User) -> list[str]:
 
 
 @pytest.fixture
-def every_kind(alpha: Project, alpha_items: list[Item], alpha_verification: list[Item], alpha_segments: list[Item], alpha_atomic: list[Item]) -> Project:
+def every_kind(
+    alpha: Project,
+    alpha_items: list[Item],
+    alpha_verification: list[Item],
+    alpha_segments: list[Item],
+    alpha_atomic: list[Item],
+) -> Project:
     # a search result with a long unbroken link and title, as real results have
     from annotation.models import Evidence
 
@@ -45,7 +53,9 @@ def every_kind(alpha: Project, alpha_items: list[Item], alpha_verification: list
     return alpha
 
 
-def test_annotator_pages_fit_both_widths_and_pass_axe(page, every_kind: Project, users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_annotator_pages_fit_both_widths_and_pass_axe(
+    page, every_kind: Project, users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     login(page, "bob")
     page.context.set_extra_http_headers({})
     problems = []
@@ -54,7 +64,9 @@ def test_annotator_pages_fit_both_widths_and_pass_axe(page, every_kind: Project,
         for url in annotator_urls(every_kind, users["bob"]):
             page.goto(url)
             page.wait_for_load_state("load")
-            wide = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            wide = page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
             if wide > 0:
                 problems.append(f"{url} at {width}px scrolls sideways by {wide}px")
             if width == 390:
@@ -62,7 +74,9 @@ def test_annotator_pages_fit_both_widths_and_pass_axe(page, every_kind: Project,
     assert problems == []
 
 
-def test_the_verification_page_keeps_claim_and_label_row_in_view(page, every_kind: Project, users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_the_verification_page_keeps_claim_and_label_row_in_view(
+    page, every_kind: Project, users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     a = Assignment.objects.filter(annotator=users["bob"], item__kind=Item.VERIFICATION).first()
     assert a is not None
     login(page, "bob")
@@ -82,31 +96,47 @@ def test_researcher_pages_pass_axe(page, every_kind: Project, users: dict[str, U
     login(page, "alice")
     p = every_kind.pk
     problems = []
-    for url in ["/", reverse("project", args=[p]), reverse("project_import", args=[p]),
-                reverse("adjudication", args=[p]), reverse("pipeline_runs", args=[p]),
-                reverse("report", args=[p]) + "?bootstrap=5", reverse("settings_tokens"),
-                reverse("project_new")]:
+    for url in [
+        "/",
+        reverse("project", args=[p]),
+        reverse("project_import", args=[p]),
+        reverse("adjudication", args=[p]),
+        reverse("pipeline_runs", args=[p]),
+        reverse("report", args=[p]) + "?bootstrap=5",
+        reverse("settings_tokens"),
+        reverse("project_new"),
+    ]:
         page.goto(url)
         page.wait_for_load_state("load")
         problems += [f"{url}: {v}" for v in serious(page)]
     assert problems == []
 
 
-def test_keys_on_a_long_comparison_item_show_what_they_changed(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_keys_on_a_long_comparison_item_show_what_they_changed(
+    page, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """Defect 5: 1/2/y/n changed radios 1,000 px below the viewport without a trace."""
     from annotation.models import Claim
 
     a = Assignment.objects.filter(annotator=users["bob"], item__kind=Item.COMPARISON).first()
     assert a is not None
-    Claim.objects.bulk_create(Claim(claim_list=a.item.list_a, position=100 + i, text=f"Claim number {i} of a long list.")
-                              for i in range(80))
+    Claim.objects.bulk_create(
+        Claim(claim_list=a.item.list_a, position=100 + i, text=f"Claim number {i} of a long list.")
+        for i in range(80)
+    )
     login(page, "bob")
     page.set_viewport_size({"width": 1366, "height": 900})
     page.goto(f"/a/{a.pk}/")
     page.wait_for_load_state("load")
-    for key, selector in [("1", "input[name=choice][value='1']"), ("n", "input[name=hard][value=no]")]:
+    for key, selector in [
+        ("1", "input[name=choice][value='1']"),
+        ("n", "input[name=hard][value=no]"),
+    ]:
         page.evaluate("window.scrollTo(0, 0)")
         page.keyboard.press(key)
         assert page.is_checked(selector)
-        assert page.eval_on_selector(selector, """n => { const r = n.getBoundingClientRect();
-            return r.top >= 0 && r.bottom <= window.innerHeight; }"""), key
+        assert page.eval_on_selector(
+            selector,
+            """n => { const r = n.getBoundingClientRect();
+            return r.top >= 0 && r.bottom <= window.innerHeight; }""",
+        ), key

@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from annotation.models import Assignment, Item, Project
-from tests.browser import login, page  # noqa: F401  (fixture)
+from tests.browser import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -25,18 +25,25 @@ def open_item(page, a: Assignment) -> None:  # type: ignore[no-untyped-def]  # n
 
 
 def in_viewport(page, selector: str) -> bool:  # type: ignore[no-untyped-def]  # noqa: F811
-    return page.eval_on_selector(selector, """n => { const r = n.getBoundingClientRect();
-        return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0; }""")
+    return page.eval_on_selector(
+        selector,
+        """n => { const r = n.getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0; }""",
+    )
 
 
-def test_active_time_is_what_the_page_measured(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_active_time_is_what_the_page_measured(
+    page, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """Defect 1: reopening an item added the time since it was last touched."""
     bob = users["bob"]
     a = Assignment.objects.filter(annotator=bob).order_by("position", "pk").first()
     assert a is not None
     # The item was last worked on 50 s ago (then the annotator was on other items).
-    Assignment.objects.filter(pk=a.pk).update(last_activity_at=timezone.now() - timedelta(seconds=50),
-                                              started_at=timezone.now() - timedelta(seconds=55))
+    Assignment.objects.filter(pk=a.pk).update(
+        last_activity_at=timezone.now() - timedelta(seconds=50),
+        started_at=timezone.now() - timedelta(seconds=55),
+    )
     login(page, "bob")
     t0 = time.monotonic()
     open_item(page, a)
@@ -53,7 +60,9 @@ def test_active_time_is_what_the_page_measured(page, alpha: Project, alpha_items
     assert 0 < a.active_seconds <= wall
 
 
-def test_a_refused_skip_keeps_focus_in_the_reason_box(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_refused_skip_keeps_focus_in_the_reason_box(
+    page, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """Defect 2: after "Say why you skip", the reason typed was read as shortcuts."""
     a = Assignment.objects.filter(annotator=users["bob"]).order_by("position", "pk").first()
     assert a is not None
@@ -80,12 +89,17 @@ def test_a_refused_skip_keeps_focus_in_the_reason_box(page, alpha: Project, alph
     assert (a.status, a.skip_reason) == (Assignment.SKIPPED, "nj unreadable")
 
 
-def test_validation_errors_focus_the_field_and_w_types_after_the_text(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
-    """Defect 4: the justification key put the cursor before an existing justification; "Draft restored."
+def test_validation_errors_focus_the_field_and_w_types_after_the_text(
+    page, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """Defect 4: the justification key put the cursor before an existing justification;
+    "Draft restored."
     beside validation errors and focus on no field."""
     a = Assignment.objects.filter(annotator=users["bob"]).order_by("position", "pk").first()
     assert a is not None
-    a.save_draft({("item", "justification"): "Existing text."}, guideline_version=alpha.instructions_version)
+    a.save_draft(
+        {("item", "justification"): "Existing text."}, guideline_version=alpha.instructions_version
+    )
     login(page, "bob")
     open_item(page, a)
     assert "Draft restored." in page.inner_text("#draft-status")
@@ -96,8 +110,13 @@ def test_validation_errors_focus_the_field_and_w_types_after_the_text(page, alph
     page.keyboard.press("2")  # "hard" left unanswered
     # The browser's own check would stop an incomplete form; the server's refusal is tested.
     page.eval_on_selector("#answer-form", "f => f.noValidate = true")
-    with page.expect_response(lambda r: r.url.endswith(f"/a/{a.pk}/") and r.request.method == "POST"
-                              and "action=draft" not in (r.request.post_data or "")):
+    with page.expect_response(
+        lambda r: (
+            r.url.endswith(f"/a/{a.pk}/")
+            and r.request.method == "POST"
+            and "action=draft" not in (r.request.post_data or "")
+        )
+    ):
         page.keyboard.press("Control+Enter")
     page.wait_for_selector("#answer-form p.error")
     # The error is swapped in first; focus and announcement follow when htmx settles.
@@ -108,7 +127,9 @@ def test_validation_errors_focus_the_field_and_w_types_after_the_text(page, alph
     assert page.is_checked("input[name=hard][value=yes]")
 
 
-def test_server_refusals_are_shown_focused_and_answers_kept(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_server_refusals_are_shown_focused_and_answers_kept(
+    page, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """Defect 10: a 500 ("database is locked") left "Draft saved." and nothing else; a
     second tab's submit of a submitted item was dropped without a word."""
     a = Assignment.objects.filter(annotator=users["bob"]).order_by("position", "pk").first()
@@ -118,7 +139,10 @@ def test_server_refusals_are_shown_focused_and_answers_kept(page, alpha: Project
     def busy(route) -> None:  # type: ignore[no-untyped-def]
         route.fulfill(status=500, body="database is locked")
 
-    page.route(f"**/a/{a.pk}/", lambda route: busy(route) if route.request.method == "POST" else route.continue_())
+    page.route(
+        f"**/a/{a.pk}/",
+        lambda route: busy(route) if route.request.method == "POST" else route.continue_(),
+    )
     open_item(page, a)
     page.keyboard.press("1")
     page.wait_for_selector("#draft-status:has-text('NOT saved')")
@@ -135,8 +159,10 @@ def test_server_refusals_are_shown_focused_and_answers_kept(page, alpha: Project
     page.unroute(f"**/a/{a.pk}/")
 
     # Another tab submits first; this tab's submit is refused, its answers stay.
-    a.submit({("item", "choice"): "2", ("item", "hard"): "yes", ("item", "justification"): "Other tab."},
-             guideline_version=alpha.instructions_version)
+    a.submit(
+        {("item", "choice"): "2", ("item", "hard"): "yes", ("item", "justification"): "Other tab."},
+        guideline_version=alpha.instructions_version,
+    )
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#answer-form .errors:has-text('already submitted')")
     # The error is swapped in first; focus and announcement follow when htmx settles.
@@ -148,7 +174,9 @@ def test_server_refusals_are_shown_focused_and_answers_kept(page, alpha: Project
     assert a.answers_dict()[("item", "justification")] == "Other tab."
 
 
-def test_a_reload_keeps_the_last_keystrokes(page, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_reload_keeps_the_last_keystrokes(
+    page, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """Defect 6: typing less than a second before a reload was lost."""
     a = Assignment.objects.filter(annotator=users["bob"]).order_by("position", "pk").first()
     assert a is not None
@@ -164,7 +192,9 @@ def test_a_reload_keeps_the_last_keystrokes(page, alpha: Project, alpha_items: l
         time.sleep(0.1)
 
 
-def test_table5_check_is_in_view_and_the_active_result_stays(page, alpha: Project, alpha_verification: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_table5_check_is_in_view_and_the_active_result_stays(
+    page, alpha: Project, alpha_verification: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """Defect 3: the Table 5 check appeared above the viewport and no result stayed active."""
     a = Assignment.objects.filter(annotator=users["bob"], item__kind=Item.VERIFICATION).first()
     assert a is not None
@@ -187,7 +217,9 @@ def test_table5_check_is_in_view_and_the_active_result_stays(page, alpha: Projec
     assert page.get_attribute("[data-key-scope].active", "id") == "result-2"
 
 
-def test_segment_errors_are_in_view_and_the_segment_stays_active(page, alpha: Project, alpha_segments: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_segment_errors_are_in_view_and_the_segment_stays_active(
+    page, alpha: Project, alpha_segments: list[Item], users: dict[str, User]
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """Defect 3 on segment pages: the error appeared out of view, no segment stayed active."""
     a = Assignment.objects.filter(annotator=users["bob"], item__kind=Item.SEGMENT).first()
     assert a is not None
@@ -203,7 +235,9 @@ def test_segment_errors_are_in_view_and_the_segment_stays_active(page, alpha: Pr
     page.keyboard.press("Control+Enter")
     page.wait_for_selector(second + " p.error")
     # The error is swapped in first; focus and announcement follow when htmx settles.
-    page.wait_for_function("() => document.getElementById('announce').textContent.includes('choose an error type')")
+    page.wait_for_function(
+        "() => document.getElementById('announce').textContent.includes('choose an error type')"
+    )
     assert in_viewport(page, second + " p.error")
     assert "#" + page.get_attribute("[data-key-scope].active", "id") == second
     assert page.evaluate(f"document.activeElement.closest('{second}') !== null")

@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import Assignment, Item, Project
-from tests.browser import login, page  # noqa: F401  (fixture)
+from tests.browser import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -15,7 +15,13 @@ def submit_and_wait(page) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_url(lambda u: u != url)
 
 
-def test_one_verification_and_one_segment_item_from_the_keyboard(page, alpha: Project, alpha_verification: list[Item], alpha_segments: list[Item], users: dict[str, User]) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_one_verification_and_one_segment_item_from_the_keyboard(
+    page,
+    alpha: Project,
+    alpha_verification: list[Item],
+    alpha_segments: list[Item],
+    users: dict[str, User],
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     bob = users["bob"]
     login(page, "bob")
 
@@ -30,8 +36,11 @@ def test_one_verification_and_one_segment_item_from_the_keyboard(page, alpha: Pr
     verification.refresh_from_db()
     assert verification.status == Assignment.SUBMITTED
     assert verification.answers_dict() == {
-        ("evidence:1", "stance"): "supports", ("evidence:2", "stance"): "contradicts",
-        ("evidence:3", "stance"): "inconclusive", ("item", "label"): "inconclusive-conflicting"}
+        ("evidence:1", "stance"): "supports",
+        ("evidence:2", "stance"): "contradicts",
+        ("evidence:3", "stance"): "inconclusive",
+        ("item", "label"): "inconclusive-conflicting",
+    }
 
     segment = Assignment.objects.filter(annotator=bob, item__kind=Item.SEGMENT).first()
     assert segment is not None
@@ -52,7 +61,10 @@ def test_one_verification_and_one_segment_item_from_the_keyboard(page, alpha: Pr
     segment.refresh_from_db()
     assert segment.status == Assignment.SUBMITTED
     assert segment.answers_dict() == {
-        ("segment:0", "correct"): "true", ("segment:1", "correct"): "false",
+        ("segment:0", "correct"): "true",
+        ("segment:1", "correct"): "false",
         ("segment:1", "error_type"): "knowledge error",
         ("segment:1", "reason"): "The number of pictures is invented.",
-        ("segment:1", "links"): "https://en.wikipedia.org/wiki/Person_0", ("item", "keep"): "keep"}
+        ("segment:1", "links"): "https://en.wikipedia.org/wiki/Person_0",
+        ("item", "keep"): "keep",
+    }

@@ -65,10 +65,13 @@ def test_an_api_write_answers_503_json_with_retry_after_then_works(
     token = Token.objects.create(user=users["bob"])
     client = Client(headers={"Authorization": f"Token {token.key}"})
     url = reverse("api_assignment_submit", args=[bob_assignment.pk])
-    answers = {"answers": [
-        {"unit": "item", "field": "choice", "value": "2"},
-        {"unit": "item", "field": "hard", "value": "no"},
-        {"unit": "item", "field": "justification", "value": "List 2 misses nothing important."}]}
+    answers = {
+        "answers": [
+            {"unit": "item", "field": "choice", "value": "2"},
+            {"unit": "item", "field": "hard", "value": "no"},
+            {"unit": "item", "field": "justification", "value": "List 2 misses nothing important."},
+        ]
+    }
     with write_lock_held_elsewhere():
         busy = client.post(url, answers, content_type="application/json")
     assert busy.status_code == 503 and busy["Retry-After"] == "2"
@@ -81,8 +84,9 @@ def test_an_api_write_answers_503_json_with_retry_after_then_works(
     assert bob_assignment.status == Assignment.SUBMITTED
 
 
-def test_a_reader_is_not_blocked_by_a_writer(bob_assignment: Assignment, users: dict[str, User],
-                                             client: Client) -> None:
+def test_a_reader_is_not_blocked_by_a_writer(
+    bob_assignment: Assignment, users: dict[str, User], client: Client
+) -> None:
     client.force_login(users["bob"])
     with write_lock_held_elsewhere():
         queue = client.get(reverse("queue", args=[bob_assignment.item.project_id]))

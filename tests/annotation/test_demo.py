@@ -1,18 +1,22 @@
 from __future__ import annotations
 
+from collections import Counter
+
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from annotation.management.commands.load_demo import ANNOTATORS, DEMO_PROJECT, RESEARCHER
-from collections import Counter
-
 from annotation import reports
+from annotation.management.commands.load_demo import ANNOTATORS, DEMO_PROJECT, RESEARCHER
 from annotation.models import Assignment, Document, Evidence, Item, Project, Verdict
 
 
 def counts() -> tuple[int, int, int, int]:
-    return (Project.objects.count(), Document.objects.count(), Item.objects.count(),
-            Assignment.objects.count())
+    return (
+        Project.objects.count(),
+        Document.objects.count(),
+        Item.objects.count(),
+        Assignment.objects.count(),
+    )
 
 
 def test_the_demo_loads_once_and_prints_the_logins(db: None, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -39,15 +43,21 @@ def test_the_demo_loads_once_and_prints_the_logins(db: None, capsys) -> None:  #
 def test_the_demo_report_compares_extractors_and_scores(db: None) -> None:
     call_command("load_demo")
     project = Project.objects.get(name=DEMO_PROJECT)
-    models = set(project.documents.filter(external_id__contains=":").values_list(
-        "source_model", flat=True))
+    models = set(
+        project.documents.filter(external_id__contains=":").values_list("source_model", flat=True)
+    )
     assert {"InstructGPT", "ChatGPT", "PerplexityAI"} <= models
     report = reports.build_report(project, bootstrap=20, with_charts=False)
-    pairs = {(r["system A"], r["system B"], r["unit"]): r
-             for r in report.table("extractor-similarity").as_dicts()}
+    pairs = {
+        (r["system A"], r["system B"], r["unit"]): r
+        for r in report.table("extractor-similarity").as_dicts()
+    }
     facts = pairs[("factscore-human-facts", "factscore-model-facts", "sentence")]
     assert facts["documents"] == 90 and 0 < facts["exact match"] < facts["ROUGE-L F1"] < 1
     correlations = report.table("score-correlations").as_dicts()
-    by_model = [r for r in correlations if r["level"] == "system: source model"
-                and "factscore-human-labels" in str(r["score A"])]
+    by_model = [
+        r
+        for r in correlations
+        if r["level"] == "system: source model" and "factscore-human-labels" in str(r["score A"])
+    ]
     assert by_model and by_model[0]["n"] == 3 and by_model[0]["Pearson r"] is not None

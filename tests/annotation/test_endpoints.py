@@ -75,19 +75,34 @@ def operator(settings, tmp_path, monkeypatch) -> Iterator[FakeOpenAI]:  # type: 
 
 
 def test_a_user_chosen_url_never_receives_the_operators_key(  # type: ignore[no-untyped-def]
-    client, operator: FakeOpenAI, listener: Listener, bios: Project,  # noqa: F811
+    client,
+    operator: FakeOpenAI,
+    listener: Listener,
+    bios: Project,  # noqa: F811
 ) -> None:
     alice = User.objects.get(username="alice")
-    fields = {"extractor": "veriscore", "label_mode": "binary", "model": "gpt-4o-mini",
-              "retriever": "serper", "chunk_size": "3"}
+    fields = {
+        "extractor": "veriscore",
+        "label_mode": "binary",
+        "model": "gpt-4o-mini",
+        "retriever": "serper",
+        "chunk_size": "3",
+    }
     # the page: a base_url field is not part of the form; a URL as endpoint is refused
-    login(client, alice).post(reverse("pipeline_runs", args=[bios.pk]),
-                              {**fields, "base_url": listener.url, "endpoint": "default"})
-    page = client.post(reverse("pipeline_runs", args=[bios.pk]), {**fields, "endpoint": listener.url})
+    login(client, alice).post(
+        reverse("pipeline_runs", args=[bios.pk]),
+        {**fields, "base_url": listener.url, "endpoint": "default"},
+    )
+    page = client.post(
+        reverse("pipeline_runs", args=[bios.pk]), {**fields, "endpoint": listener.url}
+    )
     assert page.status_code == 200 and "errorlist" in page.content.decode()
     # the API: base_url (or a key) is an unknown field
-    api = token_client(alice).post(f"/api/projects/{bios.pk}/pipeline-runs/",
-                                   {**fields, "base_url": listener.url}, format="json")
+    api = token_client(alice).post(
+        f"/api/projects/{bios.pk}/pipeline-runs/",
+        {**fields, "base_url": listener.url},
+        format="json",
+    )
     assert api.status_code == 400 and api.json()["field"] == "base_url"
     # a run from before endpoints existed, its config still holding a URL
     start_run(project=bios, user=alice, config={**run_config(), "base_url": listener.url})
@@ -101,8 +116,13 @@ def test_a_user_chosen_url_never_receives_the_operators_key(  # type: ignore[no-
 def test_a_configured_endpoint_is_named_and_its_models_are_enforced(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("LOCAL_KEY", "k-local")
     settings.PIPELINE_ENDPOINTS = [
-        {"name": "local-vllm", "base_url": "http://127.0.0.1:8001/v1", "api_key_env": "LOCAL_KEY",
-         "models": ["llama3.1:8b"], "prices": {"llama3.1:8b": [1.0, 2.0]}},
+        {
+            "name": "local-vllm",
+            "base_url": "http://127.0.0.1:8001/v1",
+            "api_key_env": "LOCAL_KEY",
+            "models": ["llama3.1:8b"],
+            "prices": {"llama3.1:8b": [1.0, 2.0]},
+        },
     ]
     endpoint = endpoints.check("local-vllm", "llama3.1:8b")
     assert endpoint.api_key() == "k-local" and endpoints.first() == "local-vllm"
@@ -137,5 +157,6 @@ def test_the_migration_keeps_an_old_base_url_unused(bios: Project) -> None:  # n
 
 def test_a_run_body_that_is_not_an_object_is_a_400(bios: Project) -> None:  # noqa: F811
     response = token_client(User.objects.get(username="alice")).post(
-        f"/api/projects/{bios.pk}/pipeline-runs/", [{"base_url": "http://x"}], format="json")
+        f"/api/projects/{bios.pk}/pipeline-runs/", [{"base_url": "http://x"}], format="json"
+    )
     assert response.status_code == 400 and not PipelineRun.objects.exists()

@@ -17,8 +17,10 @@ def test_a_malformed_item_id_in_the_adjudication_form_is_a_400(  # type: ignore[
     client: Client, users: dict[str, User], alpha_items: list[Item], alpha: Project, value: str
 ) -> None:
     client.force_login(users["alice"])
-    response = client.post(reverse("adjudication", args=[alpha.pk]),
-                           {"item": value, "unit": "item", "field": "choice", "value": "a"})
+    response = client.post(
+        reverse("adjudication", args=[alpha.pk]),
+        {"item": value, "unit": "item", "field": "choice", "value": "a"},
+    )
     assert response.status_code == 400
     assert "The field &#x27;item&#x27; must be an id" in response.content.decode()
 
@@ -36,4 +38,7 @@ def test_an_api_500_is_json(users: dict[str, User], monkeypatch) -> None:  # typ
     page = Client(raise_request_exception=False).get("/no-such-page/")
     assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
     missing = client.get("/api/no-such-endpoint/")
-    assert missing.status_code == 404 and missing.json() == {"code": "not_found", "message": "Not found."}
+    assert missing.status_code == 404 and missing.json() == {
+        "code": "not_found",
+        "message": "Not found.",
+    }

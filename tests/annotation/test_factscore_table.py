@@ -166,13 +166,19 @@ def test_the_table_reads_the_annotators_gold_labels_of_atomic_facts(
     from annotation.models import Assignment, System, Verdict, assign
 
     import_file(project=alpha, text="\n".join(json.dumps(r) for r in ROWS), file="M.jsonl")
-    items = atomic_items(project=alpha, system=System.objects.get(project=alpha, name=FACTSCORE_HUMAN))
+    items = atomic_items(
+        project=alpha, system=System.objects.get(project=alpha, name=FACTSCORE_HUMAN)
+    )
     assign(items, project=alpha, k=2, fraction=1.0, seed=0)
-    published = dict(Verdict.objects.filter(system__name=FACTSCORE_LABELS).values_list("claim_id", "label"))
+    published = dict(
+        Verdict.objects.filter(system__name=FACTSCORE_LABELS).values_list("claim_id", "label")
+    )
     ours = {"S": "supported", "NS": "not-supported", "IR": "irrelevant"}
     for a in Assignment.objects.filter(item__in=items):
-        values = {(f"fact:{c.position}", "label"): ours[published[c.pk]]
-                  for c in a.item.list_a.claims.all()}  # type: ignore[union-attr]
+        values = {
+            (f"fact:{c.position}", "label"): ours[published[c.pk]]
+            for c in a.item.list_a.claims.all()
+        }  # type: ignore[union-attr]
         assert a.submit(values, guideline_version=1)
     report = reports.build_report(alpha, bootstrap=0, with_charts=False)
     rows = {r["verdict set"]: r for r in report.table("factscore").as_dicts()}

@@ -37,8 +37,14 @@ def check_deploy(tmp_path: Path, extra: dict[str, str]) -> subprocess.CompletedP
 
     env = {k: v for k, v in os.environ.items() if k not in PRODUCTION and k != "DATABASE_URL"}
     env.update({"VAR_DIR": str(tmp_path), **extra})
-    return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_check_deploy_is_clean_with_the_production_settings(tmp_path: Path) -> None:
@@ -61,14 +67,26 @@ INLINE = [
 
 @pytest.mark.parametrize("who", ["alice", "bob"])
 def test_every_page_carries_the_csp_and_nothing_it_blocks(  # type: ignore[no-untyped-def]
-    client: Client, users: dict[str, User], alpha: Project, alpha_items: list[Item],
-    alpha_verification: list[Item], alpha_segments: list[Item], who: str,
+    client: Client,
+    users: dict[str, User],
+    alpha: Project,
+    alpha_items: list[Item],
+    alpha_verification: list[Item],
+    alpha_segments: list[Item],
+    who: str,
 ) -> None:
     client.force_login(users[who])
     pk = alpha.pk
     if who == "alice":
-        urls = ["/", f"/p/{pk}/", f"/p/{pk}/import/", f"/p/{pk}/runs/", f"/p/{pk}/adjudication/",
-                "/settings/tokens/", "/projects/new/"]
+        urls = [
+            "/",
+            f"/p/{pk}/",
+            f"/p/{pk}/import/",
+            f"/p/{pk}/runs/",
+            f"/p/{pk}/adjudication/",
+            "/settings/tokens/",
+            "/projects/new/",
+        ]
     else:
         urls = ["/", f"/p/{pk}/queue/", f"/p/{pk}/instructions/", "/settings/tokens/"]
         urls += [f"/a/{a.pk}/" for a in Assignment.objects.filter(annotator=users["bob"])]

@@ -26,11 +26,20 @@ RIGHT = {"choice": "1", "hard": "no", "justification": "The first list covers ev
 def invite(alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> Invite:
     """Item 0 is a training item (reference: storage side "a", not hard); the link gives
     two real items to each person who joins."""
-    hiring.mark(alpha_items[0], hiring.TRAINING, {"item.choice": "a", "item.hard": "no"},
-                "List a names every fact.")
+    hiring.mark(
+        alpha_items[0],
+        hiring.TRAINING,
+        {"item.choice": "a", "item.hard": "no"},
+        "List a names every fact.",
+    )
     alpha.set_instructions(alpha.instructions)  # unchanged: version 1
-    return Invite.objects.create(project=alpha, created_by=users["alice"], items_per_person=2,
-                                 completion_code="C0DE-42", extra_params=["STUDY_ID"])
+    return Invite.objects.create(
+        project=alpha,
+        created_by=users["alice"],
+        items_per_person=2,
+        completion_code="C0DE-42",
+        extra_params=["STUDY_ID"],
+    )
 
 
 def set_policy(project: Project, **values: object) -> None:
@@ -104,7 +113,10 @@ def test_cap_expiry_and_revocation_close_the_link(invite: Invite) -> None:
     invite.save()
     r = Client().post(reverse("join", args=[invite.key]), {"PROLIFIC_PID": "w-3"})
     assert r.status_code == 410 and b"revoked" in r.content
-    assert Client().post(reverse("join", args=[invite.key]), {"PROLIFIC_PID": "w-1"}).status_code == 410
+    assert (
+        Client().post(reverse("join", args=[invite.key]), {"PROLIFIC_PID": "w-1"}).status_code
+        == 410
+    )
     assert Hire.objects.count() == 1
 
 
@@ -136,9 +148,11 @@ def test_training_first_then_feedback_then_the_real_queue(invite: Invite, client
     client.post(reverse("instructions", args=[invite.project_id]))
     # a real item is not reachable before training is passed
     assert client.get(reverse("assignment", args=[real.pk]))["Location"] == reverse(
-        "next_item", args=[invite.project_id])
+        "next_item", args=[invite.project_id]
+    )
     assert client.get(reverse("next_item", args=[invite.project_id]))["Location"] == reverse(
-        "assignment", args=[training.pk])
+        "assignment", args=[training.pk]
+    )
     r = answer(client, training, choice_side="a")
     assert r["Location"] == reverse("training_feedback", args=[training.pk])
     feedback = client.get(r["Location"]).content.decode()
@@ -161,8 +175,10 @@ def test_below_the_pass_mark_waits_until_a_researcher_lets_them_through(
     assert wait.status_code == 200 and b'id="wait"' in wait.content
     alice = Client()
     alice.force_login(users["alice"])
-    alice.post(reverse("hiring_member", args=[invite.project_id, hire.membership_id]),
-               {"action": "let_through"})
+    alice.post(
+        reverse("hiring_member", args=[invite.project_id, hire.membership_id]),
+        {"action": "let_through"},
+    )
     r = client.get(reverse("next_item", args=[invite.project_id]))
     assert r.status_code == 302 and "/a/" in r["Location"]
 
@@ -173,7 +189,8 @@ def test_training_answers_never_enter_agreement_or_gold(
     for user in (users["bob"], users["carol"]):
         for item in alpha_items:
             Assignment.objects.get(item=item, annotator=user).submit(
-                {("item", "choice"): "1", ("item", "hard"): "no"}, guideline_version=1)
+                {("item", "choice"): "1", ("item", "hard"): "no"}, guideline_version=1
+            )
     before = {r.item for r in label_rows(alpha)}
     assert alpha_items[0].pk in before
     hiring.mark(alpha_items[0], hiring.TRAINING, {"item.choice": "a"})
@@ -213,7 +230,9 @@ def test_a_check_item_is_indistinguishable_in_page_and_queries(
     hire = hire_of(client)
     hiring.set_state(hire.membership, let_through=True)
     client.post(reverse("instructions", args=[invite.project_id]))
-    a = Assignment.objects.filter(annotator=hire.membership.user, item__quality__isnull=True).first()
+    a = Assignment.objects.filter(
+        annotator=hire.membership.user, item__quality__isnull=True
+    ).first()
     _page(client, a)  # the first opening starts the assignment: compare later openings
     page, n_queries = _page(client, a)
     hiring.mark(a.item, hiring.CHECK, {"item.choice": "a"})
@@ -239,30 +258,40 @@ def test_checks_are_mixed_in_at_the_policy_rate(invite: Invite, alpha_items: lis
 def test_check_accuracy_pauses_automatically(invite: Invite, alpha_items: list[Item]) -> None:
     for item in alpha_items[2:]:
         hiring.mark(item, hiring.CHECK, {"item.hard": "no"})
-    set_policy(invite.project, 
-        check_rate=0.5, pause_below=0.5, pause_after=2)
+    set_policy(invite.project, check_rate=0.5, pause_below=0.5, pause_after=2)
     invite.items_per_person = 1
     invite.save()
     client = Client()
     join(client, invite, PROLIFIC_PID="w-1")
     hire = hire_of(client)
     hiring.set_state(hire.membership, let_through=True)
-    checks = Assignment.objects.filter(annotator=hire.membership.user, item__quality__role=hiring.CHECK)
+    checks = Assignment.objects.filter(
+        annotator=hire.membership.user, item__quality__role=hiring.CHECK
+    )
     assert checks.count() == 1  # one real item, one check at 50%
-    Assignment.objects.create(item=alpha_items[3] if checks[0].item != alpha_items[3] else alpha_items[2],
-                              annotator=hire.membership.user, position=9)
+    Assignment.objects.create(
+        item=alpha_items[3] if checks[0].item != alpha_items[3] else alpha_items[2],
+        annotator=hire.membership.user,
+        position=9,
+    )
     for a in checks.all():
         answer(client, a, hard="yes")
     hire.refresh_from_db()
-    assert hire.paused and hiring.score(hire.membership.user, invite.project, hiring.CHECK).units == 2
+    assert (
+        hire.paused and hiring.score(hire.membership.user, invite.project, hiring.CHECK).units == 2
+    )
     page = client.get(reverse("next_item", args=[invite.project_id]))
     assert b'id="wait"' in page.content and b"paused" in page.content
 
 
 def test_wilson_interval_matches_newcombe_1998() -> None:
     # Newcombe (1998), Statistics in Medicine 17:857-872, Table I, method 3 (score)
-    for (n, k), (low, high) in {(263, 81): (0.2553, 0.3662), (148, 15): (0.0624, 0.1605),
-                                (20, 0): (0.0, 0.1611), (29, 1): (0.0061, 0.1718)}.items():
+    for (n, k), (low, high) in {
+        (263, 81): (0.2553, 0.3662),
+        (148, 15): (0.0624, 0.1605),
+        (20, 0): (0.0, 0.1611),
+        (29, 1): (0.0061, 0.1718),
+    }.items():
         ci = hiring.Score(n, k).wilson()
         assert ci is not None and round(ci[0], 4) == low and round(ci[1], 4) == high
 
@@ -316,9 +345,11 @@ def test_api_invites_join_revoke_and_quality(
     alpha: Project, alpha_items: list[Item], users: dict[str, User]
 ) -> None:
     alice = token_client(users["alice"])
-    r = alice.post(reverse("api_invites", args=[alpha.pk]),
-                   {"note": "pilot", "cap": 2, "items_per_person": 1, "completion_code": "X"},
-                   format="json")
+    r = alice.post(
+        reverse("api_invites", args=[alpha.pk]),
+        {"note": "pilot", "cap": 2, "items_per_person": 1, "completion_code": "X"},
+        format="json",
+    )
     assert r.status_code == 201, r.json()
     invite = Invite.objects.get(pk=r.json()["id"])
     anon = token_client(None)
@@ -332,36 +363,62 @@ def test_api_invites_join_revoke_and_quality(
     rows = alice.get(reverse("api_quality", args=[alpha.pk])).json()
     assert [r["worker_id"] for r in rows if r["hired"]] == ["p1"]
     assert alice.post(reverse("api_invite_revoke", args=[alpha.pk, invite.pk])).json()["revoked"]
-    closed = anon.post(reverse("api_join", args=[invite.key]), {"PROLIFIC_PID": "p2"}, format="json")
+    closed = anon.post(
+        reverse("api_join", args=[invite.key]), {"PROLIFIC_PID": "p2"}, format="json"
+    )
     assert closed.status_code == 410 and closed.json()["code"] == "invite_closed"
 
 
-def test_api_training_and_policy(alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:
+def test_api_training_and_policy(
+    alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
     alice = token_client(users["alice"])
-    r = alice.post(reverse("api_quality_items", args=[alpha.pk]),
-                   {"item": alpha_items[0].pk, "role": "training",
-                    "reference": {"item.choice": "a"}, "explanation": "Because."}, format="json")
+    r = alice.post(
+        reverse("api_quality_items", args=[alpha.pk]),
+        {
+            "item": alpha_items[0].pk,
+            "role": "training",
+            "reference": {"item.choice": "a"},
+            "explanation": "Because.",
+        },
+        format="json",
+    )
     assert r.status_code == 201, r.json()
-    bad = alice.post(reverse("api_quality_items", args=[alpha.pk]),
-                     {"item": alpha_items[1].pk, "role": "check", "reference": {"item.hard": "maybe"}},
-                     format="json")
+    bad = alice.post(
+        reverse("api_quality_items", args=[alpha.pk]),
+        {"item": alpha_items[1].pk, "role": "check", "reference": {"item.hard": "maybe"}},
+        format="json",
+    )
     assert bad.status_code == 400 and "maybe" in bad.json()["message"]
-    r = alice.put(reverse("api_hiring_policy", args=[alpha.pk]),
-                  {"pass_mark": 2, "check_rate": 0.1, "pause_below": None, "pause_after": 3},
-                  format="json")
+    r = alice.put(
+        reverse("api_hiring_policy", args=[alpha.pk]),
+        {"pass_mark": 2, "check_rate": 0.1, "pause_below": None, "pause_after": 3},
+        format="json",
+    )
     assert r.status_code == 400 and r.json()["field"] == "pass_mark"
     invite = Invite.objects.create(project=alpha, items_per_person=1)
-    joined = token_client(None).post(reverse("api_join", args=[invite.key]), {}, format="json").json()
+    joined = (
+        token_client(None).post(reverse("api_join", args=[invite.key]), {}, format="json").json()
+    )
     worker = token_client(User.objects.get(auth_token__key=joined["token"]))
     worker.post(reverse("api_acknowledge", args=[alpha.pk]))
     queue = worker.get(reverse("api_assignments")).json()["results"]
     training, real = queue[0]["id"], queue[1]["id"]
     assert worker.get(reverse("api_assignment", args=[real])).json()["code"] == "hiring_training"
     a = Assignment.objects.get(pk=training)
-    body = {"answers": [{"unit": "item", "field": "choice", "value": hiring.presented(a, "choice", "a")},
-                        {"unit": "item", "field": "hard", "value": "no"},
-                        {"unit": "item", "field": "justification", "value": "It covers all facts."}]}
-    assert worker.post(reverse("api_assignment_submit", args=[training]), body, format="json").status_code == 200
+    body = {
+        "answers": [
+            {"unit": "item", "field": "choice", "value": hiring.presented(a, "choice", "a")},
+            {"unit": "item", "field": "hard", "value": "no"},
+            {"unit": "item", "field": "justification", "value": "It covers all facts."},
+        ]
+    }
+    assert (
+        worker.post(
+            reverse("api_assignment_submit", args=[training]), body, format="json"
+        ).status_code
+        == 200
+    )
     fb = worker.get(reverse("api_assignment_feedback", args=[training])).json()
     assert fb["explanation"] == "Because." and fb["reference"] == {"item.choice": "a"}
     assert worker.get(reverse("api_assignment", args=[real])).status_code == 200
@@ -375,9 +432,13 @@ def test_the_report_has_a_quality_section_and_nothing_else_sees_training(
     for user in (users["bob"], users["carol"]):
         for item in alpha_items:
             a = Assignment.objects.get(item=item, annotator=user)
-            a.submit({("item", "choice"): hiring.presented(a, "choice", "a"),
-                      ("item", "hard"): "no" if user == users["bob"] else "yes"},
-                     guideline_version=1)
+            a.submit(
+                {
+                    ("item", "choice"): hiring.presented(a, "choice", "a"),
+                    ("item", "hard"): "no" if user == users["bob"] else "yes",
+                },
+                guideline_version=1,
+            )
     hiring.mark(alpha_items[0], hiring.TRAINING, {"item.choice": "a", "item.hard": "no"})
     hiring.mark(alpha_items[1], hiring.CHECK, {"item.hard": "no"})
     report = build_report(alpha, bootstrap=0, with_charts=False)
@@ -401,9 +462,16 @@ def test_an_import_field_marks_training_items(
     from annotation.models import System
     from tests.conftest import SYSTEM_A, SYSTEM_B, canonical_line
 
-    training = {"comparison": {"role": "training", "reference": {"item.choice": "a"},
-                               "explanation": "List A has both facts."}}
-    import_file(project=alpha, file="t.jsonl", text=canonical_line(9, metadata={"hiring": training}))
+    training = {
+        "comparison": {
+            "role": "training",
+            "reference": {"item.choice": "a"},
+            "explanation": "List A has both facts.",
+        }
+    }
+    import_file(
+        project=alpha, file="t.jsonl", text=canonical_line(9, metadata={"hiring": training})
+    )
     a, b = (System.objects.get(project=alpha, name=n).pk for n in (SYSTEM_A, SYSTEM_B))
     client.force_login(users["alice"])
     url = reverse("project_items", args=[alpha.pk, "comparison"])
@@ -418,8 +486,11 @@ def test_an_import_field_marks_training_items(
     bad = {"comparison": {"role": "training", "reference": {"item.choice": "1"}}}
     import_file(project=other, file="t.jsonl", text=canonical_line(1, metadata={"hiring": bad}))
     a, b = (System.objects.get(project=other, name=n).pk for n in (SYSTEM_A, SYSTEM_B))
-    r = client.post(reverse("project_items", args=[other.pk, "comparison"]),
-                    {"system_a": a, "system_b": b, "k": 1, "fraction": 0, "seed": 0}, follow=True)
+    r = client.post(
+        reverse("project_items", args=[other.pk, "comparison"]),
+        {"system_a": a, "system_b": b, "k": 1, "fraction": 0, "seed": 0},
+        follow=True,
+    )
     assert "document doc-1: metadata.hiring.comparison: item.choice" in r.content.decode()
     assert not Item.objects.filter(project=other).exists()
 
@@ -434,11 +505,15 @@ def test_a_check_takes_its_gold_from_a_reference_verdict_set(
     Verdict.objects.create(system=ref, claim=item.claim, label="supported")
     alice = token_client(users["alice"])
     url = reverse("api_quality_items", args=[alpha.pk])
-    r = alice.post(url, {"item": item.pk, "role": "check", "reference_system": "human-ref"},
-                   format="json")
+    r = alice.post(
+        url, {"item": item.pk, "role": "check", "reference_system": "human-ref"}, format="json"
+    )
     assert r.status_code == 201 and r.json()["reference"] == {"item.label": "supported"}
-    r = alice.post(url, {"item": alpha_verification[1].pk, "role": "check",
-                         "reference_system": "human-ref"}, format="json")
+    r = alice.post(
+        url,
+        {"item": alpha_verification[1].pk, "role": "check", "reference_system": "human-ref"},
+        format="json",
+    )
     assert r.status_code == 400 and "no verdict" in r.json()["message"]
     bob = Assignment.objects.get(item=item, annotator=users["bob"])
     bob.submit({("item", "label"): "supported"}, guideline_version=1)
@@ -450,15 +525,42 @@ def test_the_hiring_page_marks_items_and_creates_invites(
 ) -> None:
     client.force_login(users["alice"])
     url = reverse("hiring", args=[alpha.pk])
-    client.post(url, {"action": "mark", "item": alpha_items[0].pk, "role": "training",
-                      "reference": "item.choice=b\nitem.hard=yes", "explanation": "B is longer."})
+    client.post(
+        url,
+        {
+            "action": "mark",
+            "item": alpha_items[0].pk,
+            "role": "training",
+            "reference": "item.choice=b\nitem.hard=yes",
+            "explanation": "B is longer.",
+        },
+    )
     assert hiring.QualityItem.objects.get().reference == {"item.choice": "b", "item.hard": "yes"}
-    r = client.post(url, {"action": "mark", "item": alpha_items[1].pk, "role": "check",
-                          "reference": "", "reference_system": "nope"}, follow=True)
+    r = client.post(
+        url,
+        {
+            "action": "mark",
+            "item": alpha_items[1].pk,
+            "role": "check",
+            "reference": "",
+            "reference_system": "nope",
+        },
+        follow=True,
+    )
     assert "no system" in r.content.decode()
-    client.post(url, {"action": "invite", "note": "pilot", "cap": 3, "worker_param": "PROLIFIC_PID",
-                      "extra_params": '["STUDY_ID"]', "items_per_person": 2,
-                      "expires_in_days": 7, "completion_code": "Z9"})
+    client.post(
+        url,
+        {
+            "action": "invite",
+            "note": "pilot",
+            "cap": 3,
+            "worker_param": "PROLIFIC_PID",
+            "extra_params": '["STUDY_ID"]',
+            "items_per_person": 2,
+            "expires_in_days": 7,
+            "completion_code": "Z9",
+        },
+    )
     invite = Invite.objects.get()
     assert invite.extra_params == ["STUDY_ID"] and invite.expires_at is not None
     page = client.get(url).content.decode()

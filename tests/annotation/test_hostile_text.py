@@ -24,12 +24,28 @@ from tests.annotation.conftest import submit
 # a tab or carriage return in a chart label has no glyph: matplotlib warns, draws nothing
 pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from font:UserWarning")
 
-PREFIXES = ["=", "+", "-", "@", "\t", "\r", "$", "\\", "{}", "<script>", "=cmd|' /C calc'!A0",
-            "=HYPERLINK(\"http://x\")", "$\\frac{", "$x$", "_"]
+PREFIXES = [
+    "=",
+    "+",
+    "-",
+    "@",
+    "\t",
+    "\r",
+    "$",
+    "\\",
+    "{}",
+    "<script>",
+    "=cmd|' /C calc'!A0",
+    '=HYPERLINK("http://x")',
+    "$\\frac{",
+    "$x$",
+    "_",
+]
 # no control characters (other than the tab and CR of the prefixes) and no surrogates
 TEXT = st.text(st.characters(max_codepoint=0x2FF, exclude_categories=("Cs", "Cc")), max_size=8)
 HOSTILE = st.builds(lambda p, s: p + s, st.sampled_from(PREFIXES), TEXT).filter(
-    lambda s: s.strip() != "")
+    lambda s: s.strip() != ""
+)
 
 
 def csv_cells(text: str) -> list[str]:
@@ -49,7 +65,9 @@ def test_a_neutralised_cell_is_never_a_formula_and_keeps_its_text(value: str) ->
     assert safecsv.cell(-0.25) == -0.25 and safecsv.cell("-0.25") == "-0.25"
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(sys_a=HOSTILE, sys_b=HOSTILE, domain=HOSTILE, note=HOSTILE)
 @example(sys_a="$\\frac{$", sys_b="a $\\alpha_{$ b", domain="$1$ \\ {}", note="=cmd|' /C calc'!A0")
 def test_hostile_names_go_through_import_reports_and_every_export(  # type: ignore[no-untyped-def]
@@ -61,17 +79,33 @@ def test_hostile_names_go_through_import_reports_and_every_export(  # type: igno
     project.add_member(users["alice"], Membership.RESEARCHER)
     project.add_member(users["bob"], Membership.ANNOTATOR)
     project.add_member(users["carol"], Membership.ANNOTATOR)
-    lines = [json.dumps({"id": f"{note}-{i}", "response": f"{note} was born.", "domain": domain,
-                         "source_model": sys_a, "claim_lists": {sys_a: [note], sys_b: [note, "x"]}})
-             for i in range(2)]
+    lines = [
+        json.dumps(
+            {
+                "id": f"{note}-{i}",
+                "response": f"{note} was born.",
+                "domain": domain,
+                "source_model": sys_a,
+                "claim_lists": {sys_a: [note], sys_b: [note, "x"]},
+            }
+        )
+        for i in range(2)
+    ]
     import_file(project=project, text="\n".join(lines), file="hostile.jsonl")
     a, b = System.objects.filter(project=project).order_by("id")
     items = comparison_items(project=project, system_a=a, system_b=b)
     assign(items, project=project, k=2, fraction=1.0, seed=0)
     for item, choice in zip(items, ("1", "2"), strict=True):
         for person in ("bob", "carol"):
-            submit(item, users[person], {("item", "choice"): choice, ("item", "hard"): "no",
-                                         ("item", "justification"): note})
+            submit(
+                item,
+                users[person],
+                {
+                    ("item", "choice"): choice,
+                    ("item", "hard"): "no",
+                    ("item", "justification"): note,
+                },
+            )
     client.force_login(users["alice"])
     q = {"bootstrap": "5"}
     report = client.get(reverse("report_json", args=[project.pk]), q)
@@ -82,10 +116,15 @@ def test_hostile_names_go_through_import_reports_and_every_export(  # type: igno
         page = client.get(url, q)
         assert page.status_code == 200, url
         assert b"<script>" not in page.content.split(b"<main>")[-1], url
-    csvs = {name: client.get(reverse("report_table", args=[project.pk, name, "csv"]), q)
-            for name in tables}
+    csvs = {
+        name: client.get(reverse("report_table", args=[project.pk, name, "csv"]), q)
+        for name in tables
+    }
     for name in tables[:2]:
-        assert client.get(reverse("report_table", args=[project.pk, name, "tex"]), q).status_code == 200
+        assert (
+            client.get(reverse("report_table", args=[project.pk, name, "tex"]), q).status_code
+            == 200
+        )
     csvs["diagnosis"] = client.get(reverse("report_wide", args=[project.pk]), q)
     csvs["answers"] = client.get(reverse("project_export", args=[project.pk, "csv"]))
     api = token_client(users["alice"])

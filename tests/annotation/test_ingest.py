@@ -8,7 +8,13 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.ingest import FACTSCORE_HUMAN, FACTSCORE_LABELS, FACTSCORE_MODEL, ImportFailed, import_file
+from annotation.ingest import (
+    FACTSCORE_HUMAN,
+    FACTSCORE_LABELS,
+    FACTSCORE_MODEL,
+    ImportFailed,
+    import_file,
+)
 from annotation.models import Claim, ClaimList, Document, Project, System, Verdict
 from tests.conftest import SYSTEM_A, SYSTEM_B, canonical_line
 
@@ -21,8 +27,12 @@ def project(db: None) -> Project:
 
 
 def counts() -> tuple[int, int, int, int]:
-    return (Document.objects.count(), ClaimList.objects.count(), Claim.objects.count(),
-            System.objects.count())
+    return (
+        Document.objects.count(),
+        ClaimList.objects.count(),
+        Claim.objects.count(),
+        System.objects.count(),
+    )
 
 
 def test_it_imports_the_canonical_format(project: Project) -> None:
@@ -30,16 +40,29 @@ def test_it_imports_the_canonical_format(project: Project) -> None:
     summary = import_file(project=project, text=line + "\n", file="c.jsonl")
     doc = Document.objects.get(external_id="doc-1")
     assert (doc.question, doc.domain, doc.source_model, doc.metadata) == (
-        "Who was person 1?", "Biography", "model-x", {"k": "v"})
+        "Who was person 1?",
+        "Biography",
+        "model-x",
+        {"k": "v"},
+    )
     lists = {cl.system.name: [c.text for c in cl.claims.all()] for cl in doc.claim_lists.all()}
-    assert lists == {SYSTEM_A: ["Person 1 was born in 1900.", "Person 1 was a painter."],
-                     SYSTEM_B: ["Person 1 was a painter born in 1900."]}
+    assert lists == {
+        SYSTEM_A: ["Person 1 was born in 1900.", "Person 1 was a painter."],
+        SYSTEM_B: ["Person 1 was a painter born in 1900."],
+    }
     assert summary.documents_created == 1 and summary.claims_created == 3
 
 
 def test_canonical_claims_may_be_objects_with_sentence_index(project: Project) -> None:
-    line = json.dumps({"id": 7, "response": "A. B.", "claim_lists": {
-        "s": [{"text": "A", "sentence_index": 0}, {"text": "B", "sentence_index": 1}]}})
+    line = json.dumps(
+        {
+            "id": 7,
+            "response": "A. B.",
+            "claim_lists": {
+                "s": [{"text": "A", "sentence_index": 0}, {"text": "B", "sentence_index": 1}]
+            },
+        }
+    )
     import_file(project=project, text=line, file="c.jsonl")
     assert list(Claim.objects.values_list("text", "sentence_index")) == [("A", 0), ("B", 1)]
     assert Document.objects.get().external_id == "7"
@@ -65,16 +88,33 @@ def test_a_new_system_for_an_existing_document_is_added(project: Project) -> Non
 
 
 VERISCORE_CLAIMS = [
-    {"question": "Why is the sky blue?", "response": "Rayleigh scattering. It is short.",
-     "model": "gpt-4o", "prompt_source": "ELI5", "abstained": False,
-     "claim_list": [["Rayleigh scattering makes the sky blue."], ["No verifiable claim."], None],
-     "all_claims": ["Rayleigh scattering makes the sky blue."]},
+    {
+        "question": "Why is the sky blue?",
+        "response": "Rayleigh scattering. It is short.",
+        "model": "gpt-4o",
+        "prompt_source": "ELI5",
+        "abstained": False,
+        "claim_list": [["Rayleigh scattering makes the sky blue."], ["No verifiable claim."], None],
+        "all_claims": ["Rayleigh scattering makes the sky blue."],
+    },
     # the older schema: all_claim_lst, and a claim repeated across sentences
-    {"response": "Paris is in France. Paris is big.", "model": "gpt-4o", "prompt_source": "Wiki",
-     "abstained": False, "claim_list": [["Paris is in France."], ["Paris is in France.", "Paris is big."]],
-     "all_claim_lst": ["Paris is in France.", "Paris is big."]},
-    {"question": "Tell me something.", "response": "I cannot answer that.", "model": "gpt-4o",
-     "prompt_source": "ELI5", "abstained": True, "claim_list": [], "all_claims": []},
+    {
+        "response": "Paris is in France. Paris is big.",
+        "model": "gpt-4o",
+        "prompt_source": "Wiki",
+        "abstained": False,
+        "claim_list": [["Paris is in France."], ["Paris is in France.", "Paris is big."]],
+        "all_claim_lst": ["Paris is in France.", "Paris is big."],
+    },
+    {
+        "question": "Tell me something.",
+        "response": "I cannot answer that.",
+        "model": "gpt-4o",
+        "prompt_source": "ELI5",
+        "abstained": True,
+        "claim_list": [],
+        "all_claims": [],
+    },
 ]
 
 
@@ -89,10 +129,13 @@ def test_it_imports_veriscore_claim_files(project: Project) -> None:
     assert docs[0].source_model == "gpt-4o"
     first = ClaimList.objects.get(document=docs[0])
     assert list(first.claims.values_list("text", "sentence_index")) == [
-        ("Rayleigh scattering makes the sky blue.", 0)]
+        ("Rayleigh scattering makes the sky blue.", 0)
+    ]
     second = ClaimList.objects.get(document=docs[1])
     assert list(second.claims.values_list("text", "sentence_index")) == [
-        ("Paris is in France.", 0), ("Paris is big.", 1)]
+        ("Paris is in France.", 0),
+        ("Paris is big.", 1),
+    ]
     third = ClaimList.objects.get(document=docs[2])
     assert third.abstained and third.claims.count() == 0
     # no "No verifiable claim." placeholder becomes a claim
@@ -103,8 +146,12 @@ def test_it_imports_veriscore_claim_files(project: Project) -> None:
 
 
 def test_veriscore_system_name_can_be_chosen(project: Project) -> None:
-    import_file(project=project, text=json.dumps(VERISCORE_CLAIMS[0]), file="x.jsonl",
-                system="veriscore-llama3")
+    import_file(
+        project=project,
+        text=json.dumps(VERISCORE_CLAIMS[0]),
+        file="x.jsonl",
+        system="veriscore-llama3",
+    )
     assert System.objects.get().name == "veriscore-llama3"
 
 
@@ -131,14 +178,25 @@ def test_it_imports_factscore_labelled_files(project: Project) -> None:
     assert Verdict.objects.get(claim=first_human).label == "S"
     assert System.objects.get(name=FACTSCORE_LABELS).kind == System.REFERENCE
     raw = [json.loads(line) for line in text.splitlines()]
-    n_labels = sum(1 for r in raw for a in r["annotations"] for f in a["human-atomic-facts"] or []
-                   if f.get("label"))
+    n_labels = sum(
+        1
+        for r in raw
+        for a in r["annotations"]
+        for f in a["human-atomic-facts"] or []
+        if f.get("label")
+    )
     assert Verdict.objects.count() == n_labels
 
 
 def test_factscore_abstained_rows_are_kept_as_abstentions(project: Project) -> None:
-    line = json.dumps({"input": "Question: Tell me a bio of X.", "output": "I don't know X.",
-                       "topic": "X", "annotations": None})
+    line = json.dumps(
+        {
+            "input": "Question: Tell me a bio of X.",
+            "output": "I don't know X.",
+            "topic": "X",
+            "annotations": None,
+        }
+    )
     import_file(project=project, text=line, file="ChatGPT.jsonl")
     assert all(ClaimList.objects.values_list("abstained", flat=True))
 
@@ -149,16 +207,28 @@ def test_factscore_abstained_rows_are_kept_as_abstentions(project: Project) -> N
         ("{not json", "line 2: not valid JSON"),
         ('["a list"]', "line 2: must be a JSON object, not a list"),
         (json.dumps({"id": "x", "claim_lists": {}}), "line 2, field 'response': is missing"),
-        (json.dumps({"id": "x", "response": 42}), "line 2, field 'response': must be a string, not a number"),
-        (json.dumps({"id": "x", "response": "r", "claim_lists": {"s": "one claim"}}),
-         "line 2, field 'claim_lists.s': must be a list of claims, not a string"),
-        (json.dumps({"id": "x", "response": "r", "claim_lists": {"s": ["ok", 3]}}),
-         "line 2, field 'claim_lists.s[1]': must be a string or an object"),
-        (json.dumps({"id": ["x"], "response": "r"}), "line 2, field 'id': must be a string or an integer, not a list"),
+        (
+            json.dumps({"id": "x", "response": 42}),
+            "line 2, field 'response': must be a string, not a number",
+        ),
+        (
+            json.dumps({"id": "x", "response": "r", "claim_lists": {"s": "one claim"}}),
+            "line 2, field 'claim_lists.s': must be a list of claims, not a string",
+        ),
+        (
+            json.dumps({"id": "x", "response": "r", "claim_lists": {"s": ["ok", 3]}}),
+            "line 2, field 'claim_lists.s[1]': must be a string or an object",
+        ),
+        (
+            json.dumps({"id": ["x"], "response": "r"}),
+            "line 2, field 'id': must be a string or an integer, not a list",
+        ),
         (canonical_line(0), "line 2, field 'id': duplicate id 'doc-0' (first on line 1)"),
     ],
 )
-def test_a_bad_line_imports_nothing_and_says_where(project: Project, bad: str, expected: str) -> None:
+def test_a_bad_line_imports_nothing_and_says_where(
+    project: Project, bad: str, expected: str
+) -> None:
     text = "\n".join([canonical_line(0), bad, canonical_line(2)])
     with pytest.raises(ImportFailed) as e:
         import_file(project=project, text=text, file="bad.jsonl", fmt="canonical")
@@ -167,8 +237,14 @@ def test_a_bad_line_imports_nothing_and_says_where(project: Project, bad: str, e
 
 
 def test_bad_factscore_labels_are_refused(project: Project) -> None:
-    line = json.dumps({"input": "Q", "output": "O", "topic": "T", "annotations": [
-        {"text": "s", "human-atomic-facts": [{"text": "f", "label": "maybe"}]}]})
+    line = json.dumps(
+        {
+            "input": "Q",
+            "output": "O",
+            "topic": "T",
+            "annotations": [{"text": "s", "human-atomic-facts": [{"text": "f", "label": "maybe"}]}],
+        }
+    )
     with pytest.raises(ImportFailed) as e:
         import_file(project=project, text=line, file="f.jsonl", fmt="factscore")
     assert "field 'annotations[0].human-atomic-facts[0].label': must be S, NS or IR" in str(e.value)

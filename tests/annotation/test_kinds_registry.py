@@ -25,8 +25,11 @@ FORBIDDEN = [
 # Quoted words that are not kinds: the pipeline's extractor named "atomic" (listed with
 # "veriscore", or as the page's choice of extractor), and the Verdict model's field
 # named "segment".
-NOT_KINDS = [re.compile(r"[\"']veriscore[\"']"), re.compile(r"\(\"atomic\", \"Atomic facts per sentence"),
-             re.compile(r"fields=\[\"segment\", \"system\"\]")]
+NOT_KINDS = [
+    re.compile(r"[\"']veriscore[\"']"),
+    re.compile(r"\(\"atomic\", \"Atomic facts per sentence"),
+    re.compile(r"fields=\[\"segment\", \"system\"\]"),
+]
 
 
 def offending_lines() -> list[str]:
@@ -38,7 +41,9 @@ def offending_lines() -> list[str]:
         for n, line in enumerate(path.read_text().splitlines(), start=1):
             if rel.startswith("pipeline/") and not FORBIDDEN[2].search(line):
                 continue  # the pipeline knows no item kinds; "verification" is a step there
-            if any(p.search(line) for p in FORBIDDEN) and not any(p.search(line) for p in NOT_KINDS):
+            if any(p.search(line) for p in FORBIDDEN) and not any(
+                p.search(line) for p in NOT_KINDS
+            ):
                 found.append(f"{rel}:{n}: {line.strip()}")
     for path in sorted((ROOT / "templates").rglob("*.html")):
         rel = path.relative_to(ROOT).as_posix()
@@ -52,20 +57,27 @@ def test_no_code_outside_the_registry_names_a_kind() -> None:
     assert offending_lines() == []
 
 
-@pytest.mark.parametrize("line", [
-    "if item.kind == Item.COMPARISON:",
-    "items = Item.objects.filter(kind=Item.SEGMENT)",
-    "from .kinds.schema import ATOMIC",
-    'fields_of = {"verification": 1}',
-    "elif kind != 'comparison':",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "if item.kind == Item.COMPARISON:",
+        "items = Item.objects.filter(kind=Item.SEGMENT)",
+        "from .kinds.schema import ATOMIC",
+        'fields_of = {"verification": 1}',
+        "elif kind != 'comparison':",
+    ],
+)
 def test_the_scan_catches_kind_references(line: str) -> None:
     assert any(p.search(line) for p in FORBIDDEN)
 
 
 def test_every_kind_is_registered_with_its_module() -> None:
     specs = kinds.all_specs()
-    assert [s.name for s in specs] == kinds.names() == ["comparison", "verification", "segment", "atomic"]
+    assert (
+        [s.name for s in specs]
+        == kinds.names()
+        == ["comparison", "verification", "segment", "atomic"]
+    )
     for spec in specs:
         assert (ROOT / "templates" / spec.template).exists(), spec.template
         assert spec.keys, f"{spec.name} lists no keyboard shortcuts"

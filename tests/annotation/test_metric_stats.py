@@ -21,8 +21,9 @@ def test_rouge_l_reproduces_the_librarys_own_examples() -> None:
 
 def test_rouge_l_is_two_lcs_over_both_lengths_on_joined_lists() -> None:
     # "ada lovelace was born in 1815" (6 tokens) vs "ada was born in 1815" (5): LCS 5.
-    assert ms.rouge_l(["Ada Lovelace was born in 1815."], ["Ada was born in 1815."]) == \
-        pytest.approx(2 * 5 / (6 + 5))
+    assert ms.rouge_l(
+        ["Ada Lovelace was born in 1815."], ["Ada was born in 1815."]
+    ) == pytest.approx(2 * 5 / (6 + 5))
     # The lists are joined by newlines, which ROUGE-L's tokenizer ignores: one sequence.
     assert ms.joined(["a b", " c "]) == "a b\nc"
     assert ms.rouge_l(["a b", "c"], ["a b c"]) == pytest.approx(1.0)
@@ -125,8 +126,9 @@ def test_correlations_reproduce_scipys_documented_examples() -> None:
 def test_example_correlation_by_hand() -> None:
     # x = 1, 2, 3 and y = 1, 3, 2: r = rho = 1 / 2; tau = (2 concordant - 1 discordant) / 3.
     # "d" is scored by one side only and is left out.
-    c = ms.example_correlation({"a": 1, "b": 2, "c": 3, "d": 9}, {"a": 1, "b": 3, "c": 2},
-                               bootstrap=500, seed=0)
+    c = ms.example_correlation(
+        {"a": 1, "b": 2, "c": 3, "d": 9}, {"a": 1, "b": 3, "c": 2}, bootstrap=500, seed=0
+    )
     assert c.n == 3 and c.undefined_reason is None
     assert c.pearson.value == pytest.approx(0.5)
     assert c.spearman.value == pytest.approx(0.5)
@@ -150,8 +152,9 @@ def test_system_correlation_correlates_the_systems_mean_scores() -> None:
 
 
 def test_too_few_systems_or_constant_scores_are_undefined() -> None:
-    c = ms.system_correlation({"a": 1.0, "b": 0.5}, {"a": 0.2, "b": 0.1}, {"a": "m1", "b": "m2"},
-                              level="system")
+    c = ms.system_correlation(
+        {"a": 1.0, "b": 0.5}, {"a": 0.2, "b": 0.1}, {"a": "m1", "b": "m2"}, level="system"
+    )
     assert c.n == 2 and c.pearson.value is None
     assert c.undefined_reason == "undefined because fewer than 3 systems"
     c = ms.example_correlation({1: 0.5, 2: 0.5, 3: 0.5}, {1: 0.1, 2: 0.2, 3: 0.3})

@@ -17,8 +17,14 @@ CAROL_SECRET = "Carol thinks the second list is far more complete than the first
 @pytest.fixture
 def carol_answered(alpha_items: list[Item], users: dict[str, User]) -> None:
     for a in Assignment.objects.filter(annotator=users["carol"]):
-        a.submit({("item", "choice"): "2", ("item", "hard"): "no",
-                  ("item", "justification"): CAROL_SECRET}, guideline_version=1)
+        a.submit(
+            {
+                ("item", "choice"): "2",
+                ("item", "hard"): "no",
+                ("item", "justification"): CAROL_SECRET,
+            },
+            guideline_version=1,
+        )
 
 
 def researcher_urls(project: Project) -> list[tuple[str, str]]:
@@ -33,8 +39,12 @@ def researcher_urls(project: Project) -> list[tuple[str, str]]:
         ("get", reverse("project_export", args=[p, "json"])),
         ("get", reverse("hiring", args=[p])),
         ("post", reverse("hiring", args=[p])),
-        ("post", reverse("hiring_member", args=[p, project.memberships.get(role="annotator",
-                                                                           number=2).pk])),
+        (
+            "post",
+            reverse(
+                "hiring_member", args=[p, project.memberships.get(role="annotator", number=2).pk]
+            ),
+        ),
     ]
 
 
@@ -55,7 +65,9 @@ def call(client: Client, method: str, url: str, htmx: bool = False):  # type: ig
 
 
 @pytest.mark.parametrize("htmx", [False, True])
-def test_anonymous_users_are_sent_to_the_login_page(client: Client, alpha: Project, alpha_items: list[Item], htmx: bool) -> None:
+def test_anonymous_users_are_sent_to_the_login_page(
+    client: Client, alpha: Project, alpha_items: list[Item], htmx: bool
+) -> None:
     assignment = Assignment.objects.first()
     assert assignment is not None
     for method, url in researcher_urls(alpha) + annotator_urls(alpha, assignment):
@@ -65,20 +77,36 @@ def test_anonymous_users_are_sent_to_the_login_page(client: Client, alpha: Proje
 
 
 @pytest.mark.parametrize("who", ["bob", "dave", "erin"])
-def test_researcher_pages_are_for_the_projects_researchers_only(client: Client, alpha: Project, beta: Project, alpha_items: list[Item], users: dict[str, User], who: str) -> None:
+def test_researcher_pages_are_for_the_projects_researchers_only(
+    client: Client,
+    alpha: Project,
+    beta: Project,
+    alpha_items: list[Item],
+    users: dict[str, User],
+    who: str,
+) -> None:
     client.force_login(users[who])
     for method, url in researcher_urls(alpha):
         assert call(client, method, url).status_code == 404, (who, url)
 
 
-def test_researchers_reach_their_pages(client: Client, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:
+def test_researchers_reach_their_pages(
+    client: Client, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
     client.force_login(users["alice"])
     for method, url in researcher_urls(alpha):
         assert call(client, method, url).status_code in (200, 302), url
 
 
 @pytest.mark.parametrize("who", ["alice", "dave", "erin"])
-def test_annotator_pages_are_for_the_projects_annotators(client: Client, alpha: Project, beta: Project, alpha_items: list[Item], users: dict[str, User], who: str) -> None:
+def test_annotator_pages_are_for_the_projects_annotators(
+    client: Client,
+    alpha: Project,
+    beta: Project,
+    alpha_items: list[Item],
+    users: dict[str, User],
+    who: str,
+) -> None:
     client.force_login(users[who])
     assignment = Assignment.objects.filter(annotator=users["bob"]).first()
     assert assignment is not None
@@ -87,13 +115,20 @@ def test_annotator_pages_are_for_the_projects_annotators(client: Client, alpha: 
 
 
 @pytest.mark.parametrize("htmx", [False, True])
-def test_an_annotator_cannot_open_or_change_someone_elses_assignment(client: Client, alpha_items: list[Item], users: dict[str, User], htmx: bool) -> None:
+def test_an_annotator_cannot_open_or_change_someone_elses_assignment(
+    client: Client, alpha_items: list[Item], users: dict[str, User], htmx: bool
+) -> None:
     client.force_login(users["bob"])
     carols = Assignment.objects.filter(annotator=users["carol"]).first()
     assert carols is not None
     url = reverse("assignment", args=[carols.pk])
     assert call(client, "get", url, htmx).status_code == 404
-    data = {"action": "submit", "choice": "1", "hard": "no", "justification": "Bob writes into carol's item."}
+    data = {
+        "action": "submit",
+        "choice": "1",
+        "hard": "no",
+        "justification": "Bob writes into carol's item.",
+    }
     headers = {"HX-Request": "true"} if htmx else {}
     assert client.post(url, data, headers=headers).status_code == 404
     assert client.post(url, {"action": "skip", "reason": "x"}).status_code == 404
@@ -102,7 +137,9 @@ def test_an_annotator_cannot_open_or_change_someone_elses_assignment(client: Cli
     assert carols.status == Assignment.PENDING and not carols.answers.exists()
 
 
-def test_an_annotator_removed_from_the_project_loses_access(client: Client, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:
+def test_an_annotator_removed_from_the_project_loses_access(
+    client: Client, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
     bobs = Assignment.objects.filter(annotator=users["bob"]).first()
     assert bobs is not None
     alpha.memberships.filter(user=users["bob"]).delete()
@@ -110,7 +147,13 @@ def test_an_annotator_removed_from_the_project_loses_access(client: Client, alph
     assert client.get(reverse("assignment", args=[bobs.pk])).status_code == 404
 
 
-def test_annotators_never_see_system_names_or_other_answers(client: Client, alpha: Project, alpha_items: list[Item], users: dict[str, User], carol_answered: None) -> None:
+def test_annotators_never_see_system_names_or_other_answers(
+    client: Client,
+    alpha: Project,
+    alpha_items: list[Item],
+    users: dict[str, User],
+    carol_answered: None,
+) -> None:
     client.force_login(users["bob"])
     bobs = list(Assignment.objects.filter(annotator=users["bob"]))
     responses = [client.get(reverse("home"))]
@@ -121,8 +164,12 @@ def test_annotators_never_see_system_names_or_other_answers(client: Client, alph
         url = reverse("assignment", args=[a.pk])
         responses.append(client.get(url))
         # fragments: a draft save, a refused submission (form errors), a good one
-        responses.append(client.post(url, {"action": "draft", "choice": "1"}, headers={"HX-Request": "true"}))
-        responses.append(client.post(url, {"action": "submit", "choice": "1"}, headers={"HX-Request": "true"}))
+        responses.append(
+            client.post(url, {"action": "draft", "choice": "1"}, headers={"HX-Request": "true"})
+        )
+        responses.append(
+            client.post(url, {"action": "submit", "choice": "1"}, headers={"HX-Request": "true"})
+        )
         responses.append(client.post(url, {"action": "submit", "choice": "1"}))
     responses.append(client.get(reverse("queue", args=[alpha.pk])))
     for response in responses:

@@ -93,7 +93,8 @@ def test_starting_a_run_enqueues_one_task_per_chunk(  # type: ignore[no-untyped-
     assert run.created_by == users["alice"] and run.status == PipelineRun.QUEUED
     assert (
         run.config["extractor"] == "atomic"
-        and run.config["endpoint"] == "default" and "base_url" not in run.config
+        and run.config["endpoint"] == "default"
+        and "base_url" not in run.config
     )
     assert run.total == 4 and [len(c.document_ids) for c in run.chunks.all()] == [3, 1]
     assert DBTaskResult.objects.filter(task_path__endswith=".process_chunk").count() == 2

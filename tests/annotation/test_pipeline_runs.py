@@ -19,6 +19,8 @@ from django.utils import timezone
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
+from annotation.kinds.comparison import comparison_items
+from annotation.kinds.verification import verification_items
 from annotation.models import (
     Claim,
     ClaimList,
@@ -32,8 +34,6 @@ from annotation.models import (
     System,
     Verdict,
 )
-from annotation.kinds.comparison import comparison_items
-from annotation.kinds.verification import verification_items
 from annotation.tasks import (
     cancel_run,
     claim_chunk,

@@ -85,7 +85,9 @@ def llm(settings, tmp_path: Path, monkeypatch) -> Iterator[GatedOpenAI]:  # type
         monkeypatch.setenv("PIPELINE_SERPER_URL", serper.url)
         monkeypatch.setenv("PIPELINE_CACHE_PATH", str(tmp_path / "pipeline-cache.sqlite"))
         # the operator's endpoint "fake", for the worker processes as for this one
-        monkeypatch.setenv("PIPELINE_ENDPOINTS", json.dumps([{"name": "fake", "base_url": fake.base_url}]))
+        monkeypatch.setenv(
+            "PIPELINE_ENDPOINTS", json.dumps([{"name": "fake", "base_url": fake.base_url}])
+        )
         yield fake
         fake.gate.set()
 
@@ -98,9 +100,20 @@ def workers(
     env.update(database_env(), TASKS_BACKEND="django_tasks_db.DatabaseBackend", LOG_LEVEL="ERROR")
     procs = [
         subprocess.Popen(
-            [sys.executable, "manage.py", "db_worker", "--no-startup-delay", "--no-reload",
-             "--interval", "0.1", "--worker-id", f"worker-{n}"],
-            cwd=REPO, env=env, stdout=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "manage.py",
+                "db_worker",
+                "--no-startup-delay",
+                "--no-reload",
+                "--interval",
+                "0.1",
+                "--worker-id",
+                f"worker-{n}",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
             stderr=(tmp_path / f"worker-{n}.log").open("wb"),
         )
         for n in range(WORKERS)
@@ -127,8 +140,11 @@ def test_worker_processes_share_a_run_and_a_killed_workers_chunk_is_finished_by_
         return list(run.chunks.filter(status=PipelineChunk.RUNNING))
 
     # Every worker has claimed a chunk and waits for the LLM: three different chunks.
-    wait_for("each worker holding a chunk", lambda: len({c.worker for c in running()}) == WORKERS,
-             workers)
+    wait_for(
+        "each worker holding a chunk",
+        lambda: len({c.worker for c in running()}) == WORKERS,
+        workers,
+    )
     victim = workers[0]
     held = [c for c in running() if f":{victim.pid}:" in c.worker]
     assert len(held) == 1
@@ -138,8 +154,11 @@ def test_worker_processes_share_a_run_and_a_killed_workers_chunk_is_finished_by_
 
     dead = held[0]
     others = run.chunks.exclude(pk=dead.pk)
-    wait_for("the other chunks done",
-             lambda: others.filter(status=PipelineChunk.DONE).count() == 5, workers)
+    wait_for(
+        "the other chunks done",
+        lambda: others.filter(status=PipelineChunk.DONE).count() == 5,
+        workers,
+    )
     dead.refresh_from_db()
     assert (dead.status, dead.attempts) == (PipelineChunk.RUNNING, 1)  # nobody took it early
     # Its worker stopped reporting long ago: the sweep (as the run page does) requeues it.
@@ -147,8 +166,11 @@ def test_worker_processes_share_a_run_and_a_killed_workers_chunk_is_finished_by_
         heartbeat_at=timezone.now() - timedelta(seconds=settings.PIPELINE_CHUNK_TIMEOUT + 1)
     )
     assert requeue_stale_chunks(run) == 1
-    wait_for("the run finished",
-             lambda: PipelineRun.objects.get(pk=run.pk).status != PipelineRun.RUNNING, workers)
+    wait_for(
+        "the run finished",
+        lambda: PipelineRun.objects.get(pk=run.pk).status != PipelineRun.RUNNING,
+        workers,
+    )
 
     run.refresh_from_db()
     dead.refresh_from_db()

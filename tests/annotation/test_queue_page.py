@@ -9,7 +9,13 @@ from django.urls import reverse
 from annotation.models import Assignment, Claim, Item, Project
 
 
-def test_the_queue_names_each_items_kind_and_a_verification_items_claim(client: Client, alpha: Project, alpha_items: list[Item], alpha_verification: list[Item], users: dict[str, User]) -> None:
+def test_the_queue_names_each_items_kind_and_a_verification_items_claim(
+    client: Client,
+    alpha: Project,
+    alpha_items: list[Item],
+    alpha_verification: list[Item],
+    users: dict[str, User],
+) -> None:
     first, second = alpha_verification
     # two claims of one response: the response alone cannot tell them apart
     Claim.objects.filter(pk=first.claim_id).update(text="Person 0 was born in Paris.")
@@ -23,7 +29,9 @@ def test_the_queue_names_each_items_kind_and_a_verification_items_claim(client: 
     assert "Person 0 was born in Paris." in body and "Person 0 died in Rome." in body
 
 
-def test_review_on_a_finished_queue_opens_the_first_item(client: Client, alpha: Project, alpha_items: list[Item], users: dict[str, User]) -> None:
+def test_review_on_a_finished_queue_opens_the_first_item(
+    client: Client, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
     mine = list(Assignment.objects.filter(annotator=users["bob"]))
     for a in mine:
         a.skip("not today")

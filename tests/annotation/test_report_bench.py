@@ -12,7 +12,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_benchmark_runs_in_quick_mode() -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "report_scale.py"), "--quick", "--bootstrap", "50"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr
     assert "SYNTHETIC data: 300 items x 3 annotators" in result.stdout

@@ -27,38 +27,43 @@ def urls(project: Project) -> list[str]:
     ]
 
 
-def test_anonymous_users_are_sent_to_login(client: Client, verification: list[Item],
-                                           alpha: Project) -> None:
+def test_anonymous_users_are_sent_to_login(
+    client: Client, verification: list[Item], alpha: Project
+) -> None:
     for url in urls(alpha):
         response = client.get(url)
         assert response.status_code == 302 and "/login/" in response["Location"], url
 
 
 @pytest.mark.parametrize("person", ["bob", "carol", "dave", "erin"])
-def test_everyone_but_the_projects_researcher_gets_404(client: Client, users: dict[str, User],
-                                                       verification: list[Item], alpha: Project,
-                                                       person: str) -> None:
+def test_everyone_but_the_projects_researcher_gets_404(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project, person: str
+) -> None:
     client.force_login(users[person])
     for url in urls(alpha):
         assert client.get(url).status_code == 404, (person, url)
 
 
-def test_the_researcher_sees_every_page_and_export(client: Client, users: dict[str, User],
-                                                   verification: list[Item],
-                                                   alpha: Project) -> None:
+def test_the_researcher_sees_every_page_and_export(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
     client.force_login(users["alice"])
     for url in urls(alpha):
         assert client.get(url).status_code == 200, url
 
 
-def test_the_page_shows_sections_charts_and_export_links(client: Client, users: dict[str, User],
-                                                         verification: list[Item],
-                                                         alpha: Project) -> None:
+def test_the_page_shows_sections_charts_and_export_links(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
     client.force_login(users["alice"])
     page = client.get(reverse("report", args=[alpha.pk]), {"bootstrap": "50"}).content.decode()
-    for title in ("Inter-annotator agreement", "Claim labels (VeriScore Table 2)",
-                  "Verifiers against human labels", "Pipeline scores (VERIScore)",
-                  "Annotator effort"):
+    for title in (
+        "Inter-annotator agreement",
+        "Claim labels (VeriScore Table 2)",
+        "Verifiers against human labels",
+        "Pipeline scores (VERIScore)",
+        "Annotator effort",
+    ):
         assert title in page
     assert "<svg" in page
     assert reverse("report_table", args=[alpha.pk, "verifier-scores", "tex"]) in page
@@ -68,46 +73,61 @@ def test_the_page_shows_sections_charts_and_export_links(client: Client, users: 
     assert reverse("report", args=[alpha.pk]) in project_page
 
 
-def test_the_page_says_when_there_is_no_data(client: Client, users: dict[str, User],
-                                             beta: Project) -> None:
+def test_the_page_says_when_there_is_no_data(
+    client: Client, users: dict[str, User], beta: Project
+) -> None:
     client.force_login(users["erin"])
     page = client.get(reverse("report", args=[beta.pk])).content.decode()
     assert "No data for a report yet" in page
     assert "Verifiers against human labels" not in page
 
 
-def test_filters_and_names_reach_the_exports(client: Client, users: dict[str, User],
-                                             verification: list[Item], alpha: Project) -> None:
+def test_filters_and_names_reach_the_exports(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
     client.force_login(users["alice"])
-    url = reverse("report_table", args=[alpha.pk, "agreement-verification-label-coefficients",
-                                        "csv"])
-    rows = list(csv.DictReader(io.StringIO(
-        client.get(url, {"domains": "Biography", "bootstrap": "0"}).content.decode())))
+    url = reverse(
+        "report_table", args=[alpha.pk, "agreement-verification-label-coefficients", "csv"]
+    )
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                client.get(url, {"domains": "Biography", "bootstrap": "0"}).content.decode()
+            )
+        )
+    )
     percent = next(r for r in rows if r["coefficient"] == "Percent agreement")
     assert float(percent["value"]) == pytest.approx(0.5)
-    table = json.loads(client.get(
-        reverse("report_table", args=[alpha.pk, "effort", "json"]), {"names": "1"}).content)
+    table = json.loads(
+        client.get(
+            reverse("report_table", args=[alpha.pk, "effort", "json"]), {"names": "1"}
+        ).content
+    )
     assert {r["annotator"] for r in table["rows"]} == {"bob", "carol"}
     latex = client.get(reverse("report_table", args=[alpha.pk, "effort", "tex"])).content
     assert b"\\begin{tabular}" in latex and b"A2 & all" in latex
     assert client.get(reverse("report_table", args=[alpha.pk, "nope", "csv"])).status_code == 404
-    assert client.get(reverse("report_table",
-                              args=[alpha.pk, "effort", "xls"])).status_code == 404
+    assert client.get(reverse("report_table", args=[alpha.pk, "effort", "xls"])).status_code == 404
 
 
-def test_downloads_are_self_contained(client: Client, users: dict[str, User],
-                                      verification: list[Item], alpha: Project) -> None:
+def test_downloads_are_self_contained(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
     client.force_login(users["alice"])
     response = client.get(reverse("report_html", args=[alpha.pk]), {"bootstrap": "0"})
     assert "attachment" in response["Content-Disposition"]
     html = response.content.decode()
     assert "<svg" in html and "<style>" in html
     assert "<script" not in html and 'href="/' not in html and 'src="/' not in html
-    data = json.loads(client.get(reverse("report_json", args=[alpha.pk]),
-                                 {"bootstrap": "0"}).content)
+    data = json.loads(
+        client.get(reverse("report_json", args=[alpha.pk]), {"bootstrap": "0"}).content
+    )
     assert data["project"]["name"] == "alpha" and data["sections"]
-    wide = list(csv.reader(io.StringIO(
-        client.get(reverse("report_wide", args=[alpha.pk])).content.decode())))
+    wide = list(
+        csv.reader(
+            io.StringIO(client.get(reverse("report_wide", args=[alpha.pk])).content.decode())
+        )
+    )
     assert wide[0][6:] == ["A2", "A3"] and len(wide) == 1 + 4 * 3
 
 

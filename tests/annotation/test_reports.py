@@ -53,8 +53,9 @@ def test_claim_label_agreement_matches_the_hand_computation(verification: list[I
 def test_stance_agreement_and_informative_ranks(verification: list[Item]) -> None:
     report = reports.build_report(verification[0].project, bootstrap=0)
     # 8 evidence units, 7 agree.
-    assert coefficient(report, "agreement-verification-stance-coefficients",
-                       "Percent agreement") == pytest.approx(7 / 8)
+    assert coefficient(
+        report, "agreement-verification-stance-coefficients", "Percent agreement"
+    ) == pytest.approx(7 / 8)
     ranks = report.table("evidence-ranks").as_dicts()
     assert ranks[0]["rank"] == 1 and ranks[0]["judgements"] == 8
     assert ranks[0]["% informative"] == pytest.approx(100.0)
@@ -81,8 +82,9 @@ def test_verifiers_against_gold_match_the_hand_computation(verification: list[It
     assert one["unsupported F1"] == pytest.approx(0.5)  # P 1, R 1/3
     assert one["accuracy"] == pytest.approx(0.5)
     assert one["balanced accuracy"] == pytest.approx((1 + 1 / 3) / 2)
-    classes = {(r["system"], r["mode"], r["class"]): r
-               for r in report.table("verifier-classes").as_dicts()}
+    classes = {
+        (r["system"], r["mode"], r["class"]): r for r in report.table("verifier-classes").as_dicts()
+    }
     assert classes[("verifier-one", "binary", "supported")]["precision"] == pytest.approx(1 / 3)
     assert classes[("verifier-one", "binary", "unsupported")]["recall"] == pytest.approx(1 / 3)
     # A binary verifier has no ternary scores, and the report says why.
@@ -100,10 +102,16 @@ def test_verifiers_against_gold_match_the_hand_computation(verification: list[It
     mcnemar = report.table("mcnemar").as_dicts()[0]
     assert (mcnemar["system A"], mcnemar["system B"]) == ("verifier-one", "verifier-two")
     assert (mcnemar["both correct"], mcnemar["only A correct"], mcnemar["only B correct"]) == (
-        2, 0, 2)
+        2,
+        0,
+        2,
+    )
     assert mcnemar["method"] == "exact" and mcnemar["p-value"] == pytest.approx(0.5)
-    wrong = [r for r in report.table("verifier-disagreements").as_dicts()
-             if r["system"] == "verifier-one" and r["mode"] == "binary"]
+    wrong = [
+        r
+        for r in report.table("verifier-disagreements").as_dicts()
+        if r["system"] == "verifier-one" and r["mode"] == "binary"
+    ]
     assert sorted(r["item"] for r in wrong) == [verification[1].pk, verification[3].pk]
     assert wrong[0]["text"].startswith("Claim number")
 
@@ -140,8 +148,9 @@ def test_preference_counts_translate_the_presented_order(judged_comparisons: lis
     bias = report.table("position-bias").as_dicts()[0]
     assert (bias["judgements"], bias["list 1 wins"]) == (8, 3)
     # Choices compared as sides: items 2 and 4 agree.
-    assert coefficient(report, "agreement-comparison-choice-coefficients",
-                       "Percent agreement") == pytest.approx(0.5)
+    assert coefficient(
+        report, "agreement-comparison-choice-coefficients", "Percent agreement"
+    ) == pytest.approx(0.5)
     section = report.section("preference")
     assert section is not None and SYSTEM_A in section.charts[0].svg
     # No verification data: those sections are not there.
@@ -150,21 +159,26 @@ def test_preference_counts_translate_the_presented_order(judged_comparisons: lis
     assert report.section("pipeline") is None
 
 
-def test_filters_restrict_domains_annotators_and_dates(verification: list[Item],
-                                                        users: dict[str, User]) -> None:
+def test_filters_restrict_domains_annotators_and_dates(
+    verification: list[Item], users: dict[str, User]
+) -> None:
     project = verification[0].project
-    by_domain = reports.build_report(project, bootstrap=0,
-                                     filters=reports.Filters(domains=("Biography",)))
+    by_domain = reports.build_report(
+        project, bootstrap=0, filters=reports.Filters(domains=("Biography",))
+    )
     # Claims 1 and 2 only: one agreement out of two.
-    assert coefficient(by_domain, "agreement-verification-label-coefficients",
-                       "Percent agreement") == pytest.approx(0.5)
-    only_bob = reports.build_report(project, bootstrap=0,
-                                    filters=reports.Filters(annotators=(users["bob"].pk,)))
+    assert coefficient(
+        by_domain, "agreement-verification-label-coefficients", "Percent agreement"
+    ) == pytest.approx(0.5)
+    only_bob = reports.build_report(
+        project, bootstrap=0, filters=reports.Filters(annotators=(users["bob"].pk,))
+    )
     coefficients = only_bob.table("agreement-verification-label-coefficients").as_dicts()
     assert all(c["value"] is None for c in coefficients)
     assert "only one rating" in " ".join(only_bob.section("agreement-verification-label").notes)
-    later = reports.build_report(project, bootstrap=0, filters=reports.Filters(
-        date_from=date.today() + timedelta(days=2)))
+    later = reports.build_report(
+        project, bootstrap=0, filters=reports.Filters(date_from=date.today() + timedelta(days=2))
+    )
     assert later.section("agreement") is None and later.section("effort") is None
 
 
@@ -200,17 +214,20 @@ def test_exports_parse_back(verification: list[Item]) -> None:
 
 def test_latex_escapes_every_special_character() -> None:
     assert reports.latex_escape("a_b & 5% $x$ #1 {y} ~ ^ \\") == (
-        r"a\_b \& 5\% \$x\$ \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{}")
+        r"a\_b \& 5\% \$x\$ \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{}"
+    )
 
 
-def test_wide_export_marks_missing_answers(verification: list[Item], users: dict[str, User],
-                                           alpha: Project) -> None:
+def test_wide_export_marks_missing_answers(
+    verification: list[Item], users: dict[str, User], alpha: Project
+) -> None:
     from annotation.models import Assignment
 
     extra = verification[0]
     # dave is not in the project; bob's draft on a new item has no submitted answer.
-    item = Item.objects.create(project=alpha, kind=Item.VERIFICATION,
-                               document=extra.document, claim=None)
+    item = Item.objects.create(
+        project=alpha, kind=Item.VERIFICATION, document=extra.document, claim=None
+    )
     Assignment.objects.create(item=item, annotator=users["bob"])
     header, rows = reports.wide_rows(alpha)
     assert header[:6] == ["item", "kind", "document", "domain", "unit", "field"]

@@ -8,9 +8,14 @@ from django.urls import reverse
 from annotation.models import Assignment, Item
 from tests.conftest import SYSTEM_A
 
-GOOD = {"correct__segment:0": "true", "correct__segment:1": "false",
-        "error_type__segment:1": "knowledge error", "reason__segment:1": "The count of pictures is made up.",
-        "links__segment:1": "https://en.wikipedia.org/wiki/Person_0\n https://example.org/catalogue ", "keep": "keep"}
+GOOD = {
+    "correct__segment:0": "true",
+    "correct__segment:1": "false",
+    "error_type__segment:1": "knowledge error",
+    "reason__segment:1": "The count of pictures is made up.",
+    "links__segment:1": "https://en.wikipedia.org/wiki/Person_0\n https://example.org/catalogue ",
+    "keep": "keep",
+}
 
 
 @pytest.fixture
@@ -41,11 +46,16 @@ def test_a_valid_answer_is_stored_per_segment(bob: Client, users: dict[str, User
     a.refresh_from_db()
     assert a.status == Assignment.SUBMITTED
     assert a.answers_dict() == {
-        ("segment:0", "correct"): "true", ("segment:1", "correct"): "false",
+        ("segment:0", "correct"): "true",
+        ("segment:1", "correct"): "false",
         ("segment:1", "error_type"): "knowledge error",
         ("segment:1", "reason"): "The count of pictures is made up.",
-        ("segment:1", "links"): "https://en.wikipedia.org/wiki/Person_0\nhttps://example.org/catalogue",
-        ("item", "keep"): "keep"}
+        (
+            "segment:1",
+            "links",
+        ): "https://en.wikipedia.org/wiki/Person_0\nhttps://example.org/catalogue",
+        ("item", "keep"): "keep",
+    }
 
 
 def test_details_of_a_correct_segment_are_dropped(bob: Client, users: dict[str, User]) -> None:
@@ -55,18 +65,25 @@ def test_details_of_a_correct_segment_are_dropped(bob: Client, users: dict[str, 
     assert ("segment:0", "reason") not in a.answers_dict()
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"error_type__segment:1": ""}, "Segment 2 is incorrect: choose an error type."),
-    ({"reason__segment:1": "  "}, "Segment 2 is incorrect: say why."),
-    ({"links__segment:1": ""}, "Segment 2 is incorrect: give at least one reference link."),
-    ({"links__segment:1": "not-a-url"}, "Segment 2: “not-a-url” is not a valid http(s) link."),
-    ({"links__segment:1": "ftp://example.org/x"}, "is not a valid http(s) link"),
-    ({"error_type__segment:1": "typo"}, "Select a valid choice."),
-    ({"keep": ""}, "This field is required."),
-])
-def test_an_incorrect_segment_needs_type_reason_and_link(bob: Client, users: dict[str, User], change: dict[str, str], message: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"error_type__segment:1": ""}, "Segment 2 is incorrect: choose an error type."),
+        ({"reason__segment:1": "  "}, "Segment 2 is incorrect: say why."),
+        ({"links__segment:1": ""}, "Segment 2 is incorrect: give at least one reference link."),
+        ({"links__segment:1": "not-a-url"}, "Segment 2: “not-a-url” is not a valid http(s) link."),
+        ({"links__segment:1": "ftp://example.org/x"}, "is not a valid http(s) link"),
+        ({"error_type__segment:1": "typo"}, "Select a valid choice."),
+        ({"keep": ""}, "This field is required."),
+    ],
+)
+def test_an_incorrect_segment_needs_type_reason_and_link(
+    bob: Client, users: dict[str, User], change: dict[str, str], message: str
+) -> None:
     a = mine(users["bob"])
-    response = bob.post(reverse("assignment", args=[a.pk]), {**GOOD, **change}, headers={"HX-Request": "true"})
+    response = bob.post(
+        reverse("assignment", args=[a.pk]), {**GOOD, **change}, headers={"HX-Request": "true"}
+    )
     assert message in response.content.decode()
     a.refresh_from_db()
     assert a.status != Assignment.SUBMITTED and not a.answers.exists()

@@ -13,7 +13,9 @@ from tests.servers import manage, servers, site_env
 
 def post(url: str, token: str, body: dict[str, str]) -> int:
     request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), method="POST",
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
         headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
     )
     try:
@@ -27,12 +29,23 @@ def test_two_server_processes_share_the_api_write_limit(tmp_path: Path) -> None:
     # per hour, so however slow the machine the window does not roll over mid-test
     env = site_env(tmp_path, API_WRITE_RATE="4/hour")
     manage(env, "migrate", "--noinput", "-v", "0")
-    token = manage(env, "shell", "-c", (
-        "from django.contrib.auth.models import User; from rest_framework.authtoken.models import Token; "
-        "u = User.objects.create_superuser('root', password='x'); print(Token.objects.create(user=u).key)"
-    )).strip().splitlines()[-1]
+    token = (
+        manage(
+            env,
+            "shell",
+            "-c",
+            (
+                "from django.contrib.auth.models import User; from rest_framework.authtoken.models import Token; "  # noqa: E501
+                "u = User.objects.create_superuser('root', password='x'); print(Token.objects.create(user=u).key)"  # noqa: E501
+            ),
+        )
+        .strip()
+        .splitlines()[-1]
+    )
     with servers(env, 2) as (one, two):
-        codes = [post(f"{url}/api/projects/", token, {"name": f"p{i}"})
-                 for i, url in enumerate([one, two] * 4)]
+        codes = [
+            post(f"{url}/api/projects/", token, {"name": f"p{i}"})
+            for i, url in enumerate([one, two] * 4)
+        ]
     assert codes.count(201) == 4 and codes.count(429) == 4, codes
     assert codes[:4] == [201] * 4

@@ -102,7 +102,7 @@ def test_a_damaged_cached_answer_names_the_cache_and_repair_keeps_the_rest(
     with db:
         total = db.execute("SELECT count(*) FROM answers").fetchone()[0]
         db.execute(
-            "UPDATE answers SET response = '{\"text\": \"cut off' "
+            'UPDATE answers SET response = \'{"text": "cut off\' '
             "WHERE rowid = (SELECT min(rowid) FROM answers WHERE kind = 'chat')"
         )
     db.close()

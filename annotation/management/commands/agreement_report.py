@@ -27,21 +27,35 @@ class Command(BaseCommand):
         parser.add_argument("project", help="project id or exact name")
         parser.add_argument("--format", choices=FORMATS, default="json")
         parser.add_argument("--table", help="only this table (names: --list-tables)")
-        parser.add_argument("--list-tables", action="store_true",
-                            help="print the table names of the report and stop")
+        parser.add_argument(
+            "--list-tables",
+            action="store_true",
+            help="print the table names of the report and stop",
+        )
         parser.add_argument("--output", "-o", help="file to write (default: standard output)")
         parser.add_argument("--names", action="store_true", help="usernames instead of A<n>")
-        parser.add_argument("--bootstrap", type=int, default=1000,
-                            help="bootstrap resamples for confidence intervals (0 = none)")
+        parser.add_argument(
+            "--bootstrap",
+            type=int,
+            default=1000,
+            help="bootstrap resamples for confidence intervals (0 = none)",
+        )
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--annotator", action="append", default=[],
-                            help="only this annotator (username or A<n>); repeatable")
-        parser.add_argument("--domain", action="append", default=[],
-                            help="only this domain; repeatable")
-        parser.add_argument("--since", type=date.fromisoformat,
-                            help="submitted on or after YYYY-MM-DD")
-        parser.add_argument("--until", type=date.fromisoformat,
-                            help="submitted on or before YYYY-MM-DD")
+        parser.add_argument(
+            "--annotator",
+            action="append",
+            default=[],
+            help="only this annotator (username or A<n>); repeatable",
+        )
+        parser.add_argument(
+            "--domain", action="append", default=[], help="only this domain; repeatable"
+        )
+        parser.add_argument(
+            "--since", type=date.fromisoformat, help="submitted on or after YYYY-MM-DD"
+        )
+        parser.add_argument(
+            "--until", type=date.fromisoformat, help="submitted on or before YYYY-MM-DD"
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         project = find_project(opts["project"])
@@ -58,8 +72,12 @@ class Command(BaseCommand):
             text = reports.wide_csv(project, filters=filters, real_names=opts["names"])
             return self._write(text, opts["output"])
         report = reports.build_report(
-            project, filters=filters, real_names=opts["names"], bootstrap=opts["bootstrap"],
-            seed=opts["seed"], with_charts=fmt == "html",
+            project,
+            filters=filters,
+            real_names=opts["names"],
+            bootstrap=opts["bootstrap"],
+            seed=opts["seed"],
+            with_charts=fmt == "html",
         )
         if opts["list_tables"]:
             return self._write("".join(f"{t.name}\t{t.title}\n" for t in report.tables()), None)
@@ -75,23 +93,31 @@ class Command(BaseCommand):
         if fmt == "html":
             if opts["table"]:
                 raise CommandError("--table does not apply to --format html.")
-            text = render_to_string("annotation/report_file.html", {
-                "project": project, "report": report, "css": reports_static_css(),
-                "standalone": True,
-            })
+            text = render_to_string(
+                "annotation/report_file.html",
+                {
+                    "project": project,
+                    "report": report,
+                    "css": reports_static_css(),
+                    "standalone": True,
+                },
+            )
         elif fmt == "json":
-            text = (reports.json.dumps(reports.table_json(tables[0]), indent=1)
-                    if opts["table"] else reports.report_json(report))
+            text = (
+                reports.json.dumps(reports.table_json(tables[0]), indent=1)
+                if opts["table"]
+                else reports.report_json(report)
+            )
         elif fmt == "csv":
-            text = reports.table_csv(tables[0]) if opts["table"] else reports.all_tables_csv(
-                tables)
+            text = reports.table_csv(tables[0]) if opts["table"] else reports.all_tables_csv(tables)
         else:
             text = "\n".join(reports.table_latex(t) for t in tables)
         self._write(text, opts["output"])
 
     def _annotator_ids(self, project: Any, refs: list[str]) -> list[int]:
         members = Membership.objects.filter(project=project).values_list(
-            "user_id", "number", "user__username")
+            "user_id", "number", "user__username"
+        )
         lookup = {}
         for uid, number, username in members:
             lookup[Membership.pseudonym_of(number)] = uid

@@ -18,18 +18,25 @@ def _system(project: Project, name: str) -> System:
 
 
 class Command(BaseCommand):
-    help = ("Create items of one kind (comparison, verification, segment, atomic) and assign "
-            "them to annotators.")
+    help = (
+        "Create items of one kind (comparison, verification, segment, atomic) and assign "
+        "them to annotators."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project id or name")
         parser.add_argument("kind", choices=kinds.names())
-        parser.add_argument("systems", nargs="*",
-                            help="comparison: two extractor systems; verification, atomic: one")
+        parser.add_argument(
+            "systems",
+            nargs="*",
+            help="comparison: two extractor systems; verification, atomic: one",
+        )
         parser.add_argument("--n", type=int, default=50, help="verification: claims to sample")
         parser.add_argument("--stratify", nargs="*", default=[], choices=["domain", "source_model"])
         parser.add_argument("--k", default="2", help="annotators per overlap item, or 'all'")
-        parser.add_argument("--fraction", type=float, default=0.2, help="share of items with overlap")
+        parser.add_argument(
+            "--fraction", type=float, default=0.2, help="share of items with overlap"
+        )
         parser.add_argument("--seed", type=int, default=0)
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -38,14 +45,23 @@ class Command(BaseCommand):
         spec = kinds.get(kind)
         if len(names) != spec.cli_systems:
             raise CommandError(
-                f"{kind} items need {spec.cli_systems} system name(s), got {len(names)}.")
+                f"{kind} items need {spec.cli_systems} system name(s), got {len(names)}."
+            )
         systems = [_system(project, name).pk for name in names]
-        policy = {"all_annotators": opts["k"] == "all", "k": 1 if opts["k"] == "all" else opts["k"],
-                  "fraction": opts["fraction"], "seed": opts["seed"]}
+        policy = {
+            "all_annotators": opts["k"] == "all",
+            "k": 1 if opts["k"] == "all" else opts["k"],
+            "fraction": opts["fraction"],
+            "seed": opts["seed"],
+        }
         form = spec.items_form(project, {**policy, **spec.cli_data(systems, opts)})
         if not form.is_valid():
-            raise CommandError("; ".join(" ".join(v) if k == "__all__" else f"{k}: {' '.join(v)}"
-                                         for k, v in form.errors.items()))
+            raise CommandError(
+                "; ".join(
+                    " ".join(v) if k == "__all__" else f"{k}: {' '.join(v)}"
+                    for k, v in form.errors.items()
+                )
+            )
         try:
             items, n = kinds.create_items(project, form)
         except ValueError as e:

@@ -19,16 +19,27 @@ class Command(BaseCommand):
         parser.add_argument("--format", default="auto", choices=("auto", *FORMATS))
         parser.add_argument("--system", default="", help="system name for VeriScore claim files")
         parser.add_argument("--source-model", default="", help="model that wrote the responses")
-        parser.add_argument("--verifier", default="",
-                            help="system name for VeriScore verification labels (default: <system>-verifier)")
-        parser.add_argument("--domain", default="",
-                            help="FELM: the domain of a per-domain file (default: the file's name)")
-        parser.add_argument("--mapping", type=Path,
-                            help="a mapping file (YAML or JSON) of JMESPath expressions for any "
-                            "other layout")
-        parser.add_argument("--update", action="store_true",
-                            help="replace stored documents and claim lists that differ (never those "
-                            "with annotators' answers)")
+        parser.add_argument(
+            "--verifier",
+            default="",
+            help="system name for VeriScore verification labels (default: <system>-verifier)",
+        )
+        parser.add_argument(
+            "--domain",
+            default="",
+            help="FELM: the domain of a per-domain file (default: the file's name)",
+        )
+        parser.add_argument(
+            "--mapping",
+            type=Path,
+            help="a mapping file (YAML or JSON) of JMESPath expressions for any other layout",
+        )
+        parser.add_argument(
+            "--update",
+            action="store_true",
+            help="replace stored documents and claim lists that differ (never those "
+            "with annotators' answers)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         project = find_project(opts["project"])
@@ -49,16 +60,29 @@ class Command(BaseCommand):
             if phase not in bars:
                 for bar in bars.values():
                     bar.close()
-                bars[phase] = tqdm(total=total or None, desc=f"{phase} {path.name}",
-                                   unit=" records", file=self.stderr._out, disable=None)
+                bars[phase] = tqdm(
+                    total=total or None,
+                    desc=f"{phase} {path.name}",
+                    unit=" records",
+                    file=self.stderr._out,
+                    disable=None,
+                )
             bars[phase].update(done - bars[phase].n)
 
         try:
             summary = import_file(
-                project=project, path=path, file=str(path), fmt=opts["format"],
-                system=opts["system"], source_model=opts["source_model"], verifier=opts["verifier"],
-                domain=opts["domain"], update=opts["update"], progress=progress,
-                mapping=mapping, mapping_file=str(opts["mapping"] or ""),
+                project=project,
+                path=path,
+                file=str(path),
+                fmt=opts["format"],
+                system=opts["system"],
+                source_model=opts["source_model"],
+                verifier=opts["verifier"],
+                domain=opts["domain"],
+                update=opts["update"],
+                progress=progress,
+                mapping=mapping,
+                mapping_file=str(opts["mapping"] or ""),
             )
         except ImportFailed as e:
             raise CommandError(str(e)) from e

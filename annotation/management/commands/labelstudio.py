@@ -13,8 +13,10 @@ from ._project import find_project
 
 
 class Command(BaseCommand):
-    help = ("Label Studio round trip. export/import work on files (no server); push/pull "
-            "talk to a running Label Studio through label-studio-sdk.")
+    help = (
+        "Label Studio round trip. export/import work on files (no server); push/pull "
+        "talk to a running Label Studio through label-studio-sdk."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
@@ -29,8 +31,11 @@ class Command(BaseCommand):
 
         def server(p: CommandParser) -> None:
             p.add_argument("--url", default=os.getenv("LABEL_STUDIO_URL", "http://127.0.0.1:8080"))
-            p.add_argument("--token", default=os.getenv("LABEL_STUDIO_API_KEY", ""),
-                           help="Label Studio API token (or $LABEL_STUDIO_API_KEY)")
+            p.add_argument(
+                "--token",
+                default=os.getenv("LABEL_STUDIO_API_KEY", ""),
+                help="Label Studio API token (or $LABEL_STUDIO_API_KEY)",
+            )
 
         p = sub.add_parser("export", help="write a labelling config and tasks JSON")
         common(p), items(p)
@@ -63,8 +68,10 @@ class Command(BaseCommand):
             out.write_text(json.dumps(export.tasks, indent=1, ensure_ascii=False))
             config = Path(opts["config"] or out.with_suffix(".xml"))
             config.write_text(export.config)
-            self.stdout.write(f"Wrote {len(export.tasks)} {export.kind} task(s) to {out} and the "
-                              f"labelling config to {config}.")
+            self.stdout.write(
+                f"Wrote {len(export.tasks)} {export.kind} task(s) to {out} and the "
+                f"labelling config to {config}."
+            )
             return
         project = find_project(opts["project"])
         if action == "import":
@@ -77,7 +84,9 @@ class Command(BaseCommand):
             export = self._export(opts)
             title = opts.get("title") or f"{project.name} ({export.kind})"
             ls_id = labelstudio.push(export, url=opts["url"], token=opts["token"], title=title)
-            self.stdout.write(f"Pushed {len(export.tasks)} task(s) to Label Studio project {ls_id}.")
+            self.stdout.write(
+                f"Pushed {len(export.tasks)} task(s) to Label Studio project {ls_id}."
+            )
             self.stdout.write(str(ls_id))
         else:
             data = labelstudio.fetch(opts["ls_project"], url=opts["url"], token=opts["token"])

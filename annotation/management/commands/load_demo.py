@@ -9,16 +9,19 @@ from django.db import transaction
 
 from ...ingest import import_file
 from ...kinds.atomic import atomic_items
-from ...members import researchers_group
 from ...kinds.comparison import comparison_items
 from ...kinds.segment import segment_items
 from ...kinds.verification import verification_items
+from ...members import researchers_group
 from ...models import Document, Membership, Project, System, assign
 
 DEMO_PROJECT = "Demo: claim extraction and verification"
 RESEARCHER = ("researcher", "demo-researcher")
-ANNOTATORS = [("annotator1", "demo-annotator1"), ("annotator2", "demo-annotator2"),
-              ("annotator3", "demo-annotator3")]
+ANNOTATORS = [
+    ("annotator1", "demo-annotator1"),
+    ("annotator2", "demo-annotator2"),
+    ("annotator3", "demo-annotator3"),
+]
 INSTRUCTIONS = """You will see a source text and two lists of claims extracted from it by two \
 automatic methods (their names are hidden and their order is random).
 
@@ -65,7 +68,9 @@ class Command(BaseCommand):
     @transaction.atomic
     def _build(self, researcher: User, annotators: list[User]) -> None:
         project = Project.objects.create(
-            name=DEMO_PROJECT, instructions=INSTRUCTIONS, created_by=researcher,
+            name=DEMO_PROJECT,
+            instructions=INSTRUCTIONS,
+            created_by=researcher,
             description="FActScore biographies (InstructGPT, ChatGPT, PerplexityAI) and the "
             "VeriScore paper's examples.",
         )
@@ -73,17 +78,22 @@ class Command(BaseCommand):
         for user in annotators:
             project.add_member(user, Membership.ANNOTATOR)
         demo = settings.BASE_DIR / "fixtures" / "demo"
-        for name, model in (("factscore_InstructGPT_30.jsonl", "InstructGPT"),
-                            ("factscore_ChatGPT_30.jsonl", "ChatGPT"),
-                            ("factscore_PerplexityAI_30.jsonl", "PerplexityAI"),
-                            ("veriscore_figure5.jsonl", "")):
+        for name, model in (
+            ("factscore_InstructGPT_30.jsonl", "InstructGPT"),
+            ("factscore_ChatGPT_30.jsonl", "ChatGPT"),
+            ("factscore_PerplexityAI_30.jsonl", "PerplexityAI"),
+            ("veriscore_figure5.jsonl", ""),
+        ):
             path = demo / name
             import_file(project=project, text=path.read_text(), file=name, source_model=model)
         systems = {s.name: s for s in System.objects.filter(project=project)}
         items = comparison_items(
-            project=project, system_a=systems["factscore-model-facts"],
+            project=project,
+            system_a=systems["factscore-model-facts"],
             system_b=systems["factscore-human-facts"],
-        ) + comparison_items(project=project, system_a=systems["safe"], system_b=systems["veriscore"])
+        ) + comparison_items(
+            project=project, system_a=systems["safe"], system_b=systems["veriscore"]
+        )
         assign(items, project=project, k=len(annotators), fraction=0.2, seed=0)
         self.stdout.write(f"Created {DEMO_PROJECT!r} with {len(items)} comparison items.")
         self._verification_and_segments(project, len(annotators))
@@ -93,9 +103,11 @@ class Command(BaseCommand):
         """Verification items from VeriScore's real sample run (Serper results, gpt-4o
         labels) and the paper's examples; segment items from real responses and FELM."""
         fixtures = settings.BASE_DIR / "fixtures"
-        for path in (fixtures / "pipeline" / "data_sample.jsonl",
-                     fixtures / "demo" / "veriscore_verification_examples.jsonl",
-                     fixtures / "demo" / "felm_figure5.jsonl"):
+        for path in (
+            fixtures / "pipeline" / "data_sample.jsonl",
+            fixtures / "demo" / "veriscore_verification_examples.jsonl",
+            fixtures / "demo" / "felm_figure5.jsonl",
+        ):
             import_file(project=project, text=path.read_text(), file=path.name)
         systems = {s.name: s for s in System.objects.filter(project=project)}
         items = []
@@ -104,16 +116,24 @@ class Command(BaseCommand):
         assign(items, project=project, k=n_annotators, fraction=0.2, seed=0)
         bios = Document.objects.filter(project=project, external_id__startswith="InstructGPT:")
         documents = Document.objects.filter(
-            pk__in=[*bios.values_list("pk", flat=True)[:3], *Document.objects.filter(
-                project=project, external_id="felm:wk:figure-5").values_list("pk", flat=True)])
+            pk__in=[
+                *bios.values_list("pk", flat=True)[:3],
+                *Document.objects.filter(
+                    project=project, external_id="felm:wk:figure-5"
+                ).values_list("pk", flat=True),
+            ]
+        )
         segments = segment_items(project=project, documents=documents)
         assign(segments, project=project, k=n_annotators, fraction=1.0, seed=0)
         # FActScore's human atomic facts of the same biographies, to label S / NS / IR
-        facts = atomic_items(project=project, system=systems["factscore-human-facts"],
-                             documents=documents)
+        facts = atomic_items(
+            project=project, system=systems["factscore-human-facts"], documents=documents
+        )
         assign(facts, project=project, k=n_annotators, fraction=1.0, seed=0)
-        self.stdout.write(f"Added {len(items)} verification, {len(segments)} segment and "
-                          f"{len(facts)} atomic-fact items.")
+        self.stdout.write(
+            f"Added {len(items)} verification, {len(segments)} segment and "
+            f"{len(facts)} atomic-fact items."
+        )
 
     # --- pipeline run: one finished run replayed from VeriScore's recorded real outputs ----
     def _pipeline_run(self, project: Project, researcher: User) -> None:
@@ -132,8 +152,12 @@ class Command(BaseCommand):
                 r.id = doc.external_id
             r.extractor, r.prompt_version = "veriscore", "veriscore-reference"
             r.extraction_model = r.verification_model = "veriscore-recorded"
-        config = {**run_config(model="veriscore-recorded", offline=True),
-                  "replayed_from": f"fixtures/pipeline/{path.name}"}
+        config = {
+            **run_config(model="veriscore-recorded", offline=True),
+            "replayed_from": f"fixtures/pipeline/{path.name}",
+        }
         run = replay_run(project=project, results=results, config=config, user=researcher)
-        self.stdout.write(f"Added pipeline run #{run.pk} ({run.counts.get('claims', 0)} claims, "
-                          "replayed from recorded real outputs).")
+        self.stdout.write(
+            f"Added pipeline run #{run.pk} ({run.counts.get('claims', 0)} claims, "
+            "replayed from recorded real outputs)."
+        )
