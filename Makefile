@@ -11,19 +11,21 @@ PORT ?= 8000
 # gunicorn's web workers: two per core unless WEB_CONCURRENCY says otherwise.
 WEB_CONCURRENCY ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
 
-.PHONY: demo test install install-test serve worker lint clean
+.PHONY: demo test test-fast install install-test serve worker lint lock clean
 
 $(BIN)/python:
 	@if [ -z "$(PYTHON)" ]; then echo "error: Python 3.12 or newer is needed (tried python3.13, python3.12, python3)" >&2; exit 1; fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q -e '.[postgres]'
+# Versions come from requirements.lock (`make lock` rewrites it from the ranges in
+# pyproject.toml); the lock is a constraints file, so each target installs only what it needs.
+$(VENV)/.installed: $(BIN)/python pyproject.toml requirements.lock
+	$(BIN)/pip install -q -c requirements.lock -e '.[postgres]'
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/pip install -q -e '.[test,postgres]'
+	$(BIN)/pip install -q -c requirements.lock -e '.[test,postgres]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -53,9 +55,20 @@ test: install-test
 	scripts/ensure-chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Everything but the browser tests and the tests marked slow (a real Label Studio server,
+# schema fuzzing, benchmark smoke runs), on several processes: under a minute.
+test-fast: install-test
+	$(BIN)/python -m pytest -q -m 'not slow and not browser and not scale' -n $${TEST_PROCESSES:-auto} $(PYTEST_ARGS)
+
 lint: install-test
-	$(BIN)/pip install -q ruff
-	$(BIN)/ruff check annotation pipeline tests bench
+	$(BIN)/ruff format --check annotation pipeline tests bench manage.py
+	$(BIN)/ruff check annotation pipeline tests bench manage.py
+	$(BIN)/mypy annotation pipeline
+
+lock: $(BIN)/python
+	$(BIN)/pip install -q uv
+	$(BIN)/uv pip compile pyproject.toml --extra test --extra postgres --extra redis \
+		--python-version 3.12 -o requirements.lock
 
 clean:
 	rm -rf $(VENV) var staticfiles

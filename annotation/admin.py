@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from . import models
+from . import hiring, models
 
 
 @admin.register(models.Project)
@@ -82,8 +82,15 @@ class PageVisitAdmin(admin.ModelAdmin):
 class PipelineChunkInline(admin.TabularInline):
     model = models.PipelineChunk
     extra = 0
-    fields = ["index", "status", "attempts", "worker", "done", "started_at", "finished_at"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "index",
+        "status",
+        "attempts",
+        "worker",
+        "done",
+        "started_at",
+        "finished_at",
+    )
 
 
 @admin.register(models.PipelineRun)
@@ -130,21 +137,21 @@ class PipelineChunkAdmin(admin.ModelAdmin):
 
 
 # hiring (annotation/hiring.py); keys and worker ids stay out of the list columns
-@admin.register(models.Invite)
+@admin.register(hiring.Invite)
 class InviteAdmin(admin.ModelAdmin):
     list_display = ("id", "project", "note", "cap", "expires_at", "revoked")
 
 
-@admin.register(models.Hire)
+@admin.register(hiring.Hire)
 class HireAdmin(admin.ModelAdmin):
     list_display = ("id", "membership", "passed_training", "let_through", "paused")
 
 
-@admin.register(models.QualityItem)
+@admin.register(hiring.QualityItem)
 class QualityItemAdmin(admin.ModelAdmin):
     list_display = ("item", "role")
 
 
-@admin.register(models.HiringPolicy)
+@admin.register(hiring.HiringPolicy)
 class HiringPolicyAdmin(admin.ModelAdmin):
     list_display = ("project", "pass_mark", "check_rate", "pause_below", "pause_after")

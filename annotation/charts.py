@@ -52,7 +52,7 @@ def kappa_heatmap(
     ax = fig.add_axes((0.18, 0.18, 0.62, 0.72))
     values = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)
     cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#dddddd")
-    image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=-1, vmax=1)
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=-1, vmax=1)  # type: ignore[no-untyped-call]
     ax.set_xticks(range(n), labels=list(raters), rotation=45, ha="right")
     ax.set_yticks(range(n), labels=list(raters))
     if n <= 15:
@@ -97,7 +97,7 @@ def preference_bars(
         widths = []
         for r in rows:
             total = sum(r[1:5])
-            widths.append(100 * r[index] / total if total else 0.0)
+            widths.append(100 * float(r[index]) / total if total else 0.0)
         ax.barh(y, widths, left=left, color=colour, label=label, height=0.7)
         for k, (w, lft) in enumerate(zip(widths, left, strict=True)):
             if w >= 7:

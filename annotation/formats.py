@@ -111,9 +111,10 @@ def _records(
             doc.metadata,
         )
         for key in lists:
-            cl = claim_lists.get((doc.pk, key))
-            if cl is None:
+            found = claim_lists.get((doc.pk, key))
+            if found is None:
                 continue
+            cl = found
             record.lists[key] = ListRecord(
                 [
                     ClaimRecord(
@@ -179,8 +180,9 @@ def veriscore_records(
             )
         )
     docs = _documents(project, source_model).filter(claim_lists__system=extractor)
+    verifier = verifier_system.name if verifier_system else None
     return [
-        veriscore.write(r, system=extractor.name, verifier=verifier_system and verifier_system.name)
+        veriscore.write(r, system=extractor.name, verifier=verifier)
         for r in _records(docs, {extractor.name: extractor}, labels)
     ]
 

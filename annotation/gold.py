@@ -65,7 +65,7 @@ def fetch(qs: QuerySet[Any]) -> list[tuple[Any, ...]]:
     sql, params = qs.query.sql_with_params()
     with connections[qs.db].cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        return list(cursor.fetchall())
 
 
 def label_rows(
@@ -130,12 +130,20 @@ def decide(
         result = Majority(values[0], False, len(values), {values[0]: len(values)})
     else:
         result = majority(values)
-    votes = dict(result.distribution)
+    votes = {str(k): v for k, v in result.distribution.items()}
     if adjudication is not None:
         return Gold(item, kind, unit, field, adjudication[0], ADJUDICATED, votes, adjudication[1])
     if not result.is_tie:
         provenance = UNANIMOUS if len(votes) == 1 else MAJORITY
-        return Gold(item, kind, unit, field, result.label, provenance, votes)
+        return Gold(
+            item,
+            kind,
+            unit,
+            field,
+            None if result.label is None else str(result.label),
+            provenance,
+            votes,
+        )
     tie_value = kinds.get(kind).tie_value(field)
     if tie_value is not None:
         return Gold(item, kind, unit, field, tie_value, TIE_RULE, votes)

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from statsmodels.stats.proportion import proportion_confint
 
@@ -44,7 +44,7 @@ class QualityItem(models.Model):
     explanation = models.TextField(blank=True)  # shown after a training item
 
     def reference_pairs(self) -> dict[tuple[str, str], str]:
-        return {tuple(k.split(".", 1)): v for k, v in self.reference.items()}  # type: ignore[misc]
+        return {(k.split(".", 1)[0], k.split(".", 1)[1]): v for k, v in self.reference.items()}
 
 
 class HiringPolicy(models.Model):
@@ -300,7 +300,7 @@ def after_submit(membership: Membership) -> None:
         hire.save(update_fields=changed)
 
 
-def _open(membership: Membership, role: str) -> Any:
+def _open(membership: Membership, role: str) -> QuerySet[Assignment]:
     return (
         Assignment.objects.in_project(membership.project)
         .for_annotator(membership.user)

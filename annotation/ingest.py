@@ -126,9 +126,12 @@ def import_file(
     ("read": bytes or lines, "write": records)."""
     if text is None and path is None:
         raise TypeError("import_file needs text or path")
-    source: str | Path = (
-        path if text is None else (decode(text, file) if isinstance(text, bytes) else text)
-    )
+    source: str | Path
+    if text is None:
+        assert path is not None
+        source = path
+    else:
+        source = decode(text, file) if isinstance(text, bytes) else text
     if mapping:  # any other layout, read through a mapping file (checked first)
         fmt = mapped.NAME
         mapped.compile_mapping(mapping, mapping_file)
@@ -342,7 +345,7 @@ def _insert(
     if not rows:
         return
     table = connection.ops.quote_name(model._meta.db_table)
-    names = ", ".join(connection.ops.quote_name(model._meta.get_field(c).column) for c in columns)
+    names = ", ".join(connection.ops.quote_name(model._meta.get_field(c).column) for c in columns)  # type: ignore[union-attr, arg-type]
     marks = ", ".join(["%s"] * len(columns))
     with connection.cursor() as cursor:
         cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)

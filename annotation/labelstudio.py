@@ -161,7 +161,7 @@ def import_annotations(project: Project, export: list[dict[str, Any]]) -> PullSu
     with transaction.atomic():
         for task in export:
             meta = (task.get("data") or {}).get("meta") or {}
-            item = Item.objects.filter(project=project, pk=meta.get("item")).first()
+            item = Item.objects.filter(project=project, pk=meta.get("item")).first()  # type: ignore[misc]
             if item is None:
                 summary.errors.append(
                     f"task {task.get('id')}: no item {meta.get('item')!r} in {project}"
@@ -196,7 +196,7 @@ def import_annotations(project: Project, export: list[dict[str, Any]]) -> PullSu
                 else:
                     assignment.save_draft(form.draft_values(), guideline_version=version)
                     summary.drafts += 1
-                    problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+                    problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())  # type: ignore[arg-type]
                     summary.errors.append(f"task {task.get('id')}, {user.username}: {problems}")
     return summary
 
@@ -207,7 +207,7 @@ def import_annotations(project: Project, export: list[dict[str, Any]]) -> PullSu
 def client(url: str, token: str) -> Any:
     from label_studio_sdk import LabelStudio
 
-    return LabelStudio(base_url=url, api_key=token)
+    return LabelStudio(base_url=url, api_key=token)  # type: ignore[no-untyped-call]
 
 
 def push(export: Export, *, url: str, token: str, title: str) -> int:
@@ -226,4 +226,4 @@ def fetch(ls_project: int, *, url: str, token: str) -> list[dict[str, Any]]:
     raw = b"".join(
         ls.projects.exports.download_sync(ls_project, export_type="JSON", download_all_tasks=True)
     )
-    return json.loads(raw)
+    return json.loads(raw)  # type: ignore[no-any-return]

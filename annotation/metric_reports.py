@@ -27,6 +27,7 @@ from . import metric_stats as ms
 from .gold import Gold
 from .models import Claim, ClaimList, Document, Project, System, Verdict
 from .reports import Cell, Chart, Filters, Section, Table
+from .stats import Coefficient
 
 GOLD_SOURCE = "annotators (gold)"
 MAX_SCATTER_CHARTS = 6
@@ -64,7 +65,7 @@ def metric_sections(
 # --------------------------------------------------------------------------- extraction
 
 
-def _ci(e: ms.Estimate) -> tuple[Cell, Cell, Cell]:
+def _ci(e: Coefficient) -> tuple[Cell, Cell, Cell]:
     return e.value, e.ci_low, e.ci_high
 
 
@@ -241,7 +242,7 @@ def _extraction_section(
             "with no claim are counted on responses whose list gives each claim's sentence.",
         )
     )
-    abstained = sum(1 for _, _, ab in info.values() if ab)
+    n_abstained = sum(1 for _, _, ab in info.values() if ab)
     notes = [
         "Sentences are counted with the pipeline's splitter (pysbd, the sentences its "
         "extraction windows are built on), extended to the highest sentence index a list uses. "
@@ -251,8 +252,8 @@ def _extraction_section(
         else "No confidence intervals (bootstrap=0).",
         "ROUGE-L F1 is rouge-score's rougeL (no stemming) on the newline-joined lists.",
     ]
-    if abstained:
-        notes.append(f"{abstained} abstained claim list(s) are left out.")
+    if n_abstained:
+        notes.append(f"{n_abstained} abstained claim list(s) are left out.")
     if len(names) < 2:
         notes.append("Only one extraction system: nothing to compare it with yet.")
     return Section(
@@ -341,8 +342,8 @@ def _score_section(
         by_source[(source, extractor)].append(
             ms.ResponseLabels(doc, model, domain, sizes[list_id], tuple(claim_labels.values()))
         )
-    model_of = {doc: model for doc, model, _, _ in info.values()}
-    model_domain = {
+    model_of: dict[Hashable, str] = {doc: model for doc, model, _, _ in info.values()}
+    model_domain: dict[Hashable, str] = {
         doc: f"{model} / {domain or '(no domain)'}" for doc, model, domain, _ in info.values()
     }
 
@@ -371,8 +372,8 @@ def _score_section(
     for name, values in scores.items():
         for label, groups in (("all", model_of), ("by domain", model_domain)):
             grouped: dict[str, list[float]] = defaultdict(list)
-            for doc, v in values.items():
-                grouped[groups[doc]].append(v)
+            for d, v in values.items():
+                grouped[groups[d]].append(v)
             for system, vs in sorted(grouped.items()):
                 per_model_rows.append((name, label, system, len(vs), sum(vs) / len(vs)))
 

@@ -352,7 +352,8 @@ def correlate(
         coefficients.append(
             CorrelationCoefficient(float(result.statistic), low, high, float(result.pvalue), note)
         )
-    return Correlation(level, n, *coefficients, points=points)
+    pearson, spearman, kendall = coefficients
+    return Correlation(level, n, pearson, spearman, kendall, points=points)
 
 
 def _pearson(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:

@@ -40,7 +40,7 @@ def writer(out: Any, **kwargs: Any) -> _Writer:
     return _Writer(out, **kwargs)
 
 
-class DictWriter(csv.DictWriter):  # type: ignore[type-arg]
+class DictWriter(csv.DictWriter):
     """csv.DictWriter with every cell (and the header) neutralised."""
 
     def writeheader(self) -> Any:

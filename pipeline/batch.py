@@ -48,7 +48,7 @@ class BatchQueue:
         return self.in_batch > 0
 
     async def call(self, key: str, request: dict[str, Any]) -> dict[str, Any]:
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[key] = (request, future)
         if self._runner is None or self._runner.done():
             self._runner = asyncio.create_task(self._run())

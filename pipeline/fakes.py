@@ -349,8 +349,8 @@ class FakeOpenAI(_FakeBase):
             message = BytesParser(policy=policy.default).parsebytes(
                 f"Content-Type: {ctype}\r\n\r\n".encode() + body
             )
-            fields = {
-                p.get_param("name", header="content-disposition"): p.get_payload(decode=True)
+            fields: dict[Any, bytes] = {
+                p.get_param("name", header="content-disposition"): bytes(p.get_payload(decode=True))
                 for p in message.iter_parts()
             }
             if fields.get("purpose") != b"batch" or not fields.get("file"):

@@ -265,7 +265,8 @@ class LLMClient:
         def call() -> Awaitable[dict[str, Any]]:
             if self.batch and not self.offline:
                 self._bind()
-                return self._batch.call(key, request)
+                pending: Awaitable[dict[str, Any]] = self._batch.call(key, request)
+                return pending
             return self._call(request)
 
         try:

@@ -127,7 +127,7 @@ class ErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False)
     line = serializers.IntegerField(required=False)
     file = serializers.CharField(required=False)
-    errors = serializers.ListField(child=serializers.DictField(), required=False)
+    errors = serializers.ListField(child=serializers.DictField(), required=False)  # type: ignore[assignment]
 
 
 class TokenWriteThrottle(UserRateThrottle):
@@ -160,7 +160,7 @@ def paginated(
     request: Request, view: Any, rows: Any, serializer: type[serializers.Serializer]
 ) -> Response:
     paginator = Pagination()
-    page = paginator.paginate_queryset(rows, request, view=view)
+    page: Any = paginator.paginate_queryset(rows, request, view=view)
     return paginator.get_paginated_response(serializer(page, many=True).data)
 
 

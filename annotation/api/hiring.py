@@ -79,7 +79,7 @@ class InviteListApi(APIView):
         project = _researcher_project(request, project_id)
         form = InviteForm(
             _valid(InviteSerializer, request.data),
-            instance=Invite(project=project, created_by=request.user),
+            instance=Invite(project=project, created_by=request.user),  # type: ignore[misc]
         )
         if not form.is_valid():
             raise form_error(form)

@@ -11,7 +11,7 @@ from drf_spectacular.views import (
 
 from . import hiring, views
 
-inline_styles = csp_override(settings.CSP_INLINE_STYLES)
+inline_styles = csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api_schema"),

@@ -76,7 +76,7 @@ class AtomicItemsForm(PolicyForm):
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["system"].queryset = project.systems.filter(kind=System.EXTRACTOR)
+        self.fields["system"].queryset = project.systems.filter(kind=System.EXTRACTOR)  # type: ignore[attr-defined]
 
     def make(self, project: Project) -> list[Item]:
         return atomic_items(project=project, system=self.cleaned_data["system"])
@@ -188,7 +188,7 @@ class AtomicFacts(KindSpec):
 
     def unit_content(self, item: Item, unit: str, *, reveal: bool) -> dict[str, object]:
         assert item.list_a is not None
-        fact = item.list_a.claims.filter(position=unit_index(unit)).first()
+        fact = item.list_a.claims.filter(position=unit_index(unit)).first()  # type: ignore[misc]
         return {"claim": fact.text if fact else ""}
 
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]:
@@ -207,7 +207,7 @@ class AtomicFacts(KindSpec):
             if g.field != self.verdict_field or g.value is None or g.item not in info:
                 continue
             cl, domain, doc = info[g.item]
-            claim = claims.get((cl, unit_index(g.unit)))
+            claim = claims.get((cl, unit_index(g.unit)))  # type: ignore[arg-type]
             if claim is not None:
                 targets.append(Target(g, claim, domain, doc))
         return targets

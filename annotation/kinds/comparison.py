@@ -42,7 +42,7 @@ class ComparisonForm(AnswerForm):
     )
 
     def clean_justification(self) -> str:
-        text = self.cleaned_data["justification"].strip()
+        text: str = self.cleaned_data["justification"].strip()
         if len(re.findall(r"\w+", text)) < MIN_JUSTIFICATION_WORDS:
             raise forms.ValidationError("Please justify your choice in at least one sentence.")
         return text
@@ -56,8 +56,8 @@ class ComparisonItemsForm(PolicyForm):
     def __init__(self, *args: Any, project: Project, **kwargs: Any):
         super().__init__(*args, **kwargs)
         systems = project.systems.filter(kind=System.EXTRACTOR)
-        self.fields["system_a"].queryset = systems
-        self.fields["system_b"].queryset = systems
+        self.fields["system_a"].queryset = systems  # type: ignore[attr-defined]
+        self.fields["system_b"].queryset = systems  # type: ignore[attr-defined]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -4,7 +4,7 @@ modules next to it."""
 
 from __future__ import annotations
 
-from django.db.models import Q, UniqueConstraint
+from django.db.models import BaseConstraint, Q, UniqueConstraint
 
 COMPARISON = "comparison"
 VERIFICATION = "verification"
@@ -28,7 +28,7 @@ class KindNames:
     KINDS = KIND_CHOICES
 
 
-def item_constraints() -> list[UniqueConstraint]:
+def item_constraints() -> list[BaseConstraint]:
     return [
         UniqueConstraint(
             fields=["kind", "list_a", "list_b"],

@@ -232,7 +232,7 @@ class Segments(KindSpec):
         if unit == ITEM:
             return {"segments": list(item.document.segments.shown())}
         return {
-            "segment": Segment.objects.filter(
+            "segment": Segment.objects.filter(  # type: ignore[misc]
                 document=item.document, position=unit_index(unit)
             ).first()
         }
@@ -255,7 +255,7 @@ class Segments(KindSpec):
             if g.field != self.verdict_field or g.value is None or g.item not in docs:
                 continue
             doc, domain = docs[g.item]
-            seg = segment_ids.get((doc, unit_index(g.unit)))
+            seg = segment_ids.get((doc, unit_index(g.unit)))  # type: ignore[arg-type]
             if seg is not None:
                 targets.append(Target(g, seg, domain, doc))
         return targets

@@ -111,7 +111,7 @@ class VerificationItemsForm(PolicyForm):
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["system"].queryset = project.systems.filter(kind=System.EXTRACTOR)
+        self.fields["system"].queryset = project.systems.filter(kind=System.EXTRACTOR)  # type: ignore[attr-defined]
 
     def make(self, project: Project) -> list[Item]:
         data = self.cleaned_data

@@ -51,7 +51,7 @@ from .classification import (  # noqa: F401
     ScoreAverages,
     classification_scores,
 )
-from .coefficient import Coefficient
+from .coefficient import Coefficient as Coefficient  # re-exported
 from .ratings import (  # noqa: F401
     Label,
     Ratings,

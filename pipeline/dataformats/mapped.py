@@ -169,7 +169,8 @@ def parse(line: Line) -> DocRecord | None:
     if c:
         system = str(c.get("system") or "mapped")
         labels = str(c.get("labels") or f"{system}-labels")
-        claims, stances = [], []
+        claims: list[ClaimRecord] = []
+        stances: list[Any] = []
         sentences = (
             _list(line, c.get("sentences"), obj, "claims.sentences")
             if c.get("sentences")

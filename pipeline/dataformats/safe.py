@@ -145,7 +145,7 @@ def parse(line: Line) -> DocRecord | None:
                 f"{at}.annotation", f"must be one of {', '.join(ANNOTATIONS)}, not {annotation!r}"
             )
             continue
-        sentence = st.get("sentence") if isinstance(st.get("sentence"), str) else ""
+        sentence = s if isinstance(s := st.get("sentence"), str) else ""
         step = steps[i] if i < len(steps) else None
         evidence = []
         searches = step.get("google_searches") if isinstance(step, dict) else None
@@ -239,11 +239,11 @@ def write_file(records: list[DocRecord], *, system: str, verifier: str) -> dict[
                 "self_contained_atomic_fact",
                 "annotation",
             ]
-            value = c.verdicts.get(verifier)
+            value = c.verdicts.get(verifier) if verifier else None
             st = {
                 **st_kept,
                 "self_contained_atomic_fact": c.text,
-                "annotation": SPELLING.get(value, value),
+                "annotation": SPELLING.get(value, value) if value is not None else None,
             }
             statements.append({k: st[k] for k in keys if k in st})
         for i, step in enumerate(kept.get("steps", [])):

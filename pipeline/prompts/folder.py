@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,12 +112,13 @@ def load_prompt_dir(path: str) -> PromptDir:
         demos = tuple(verification.demos())
     prompts = PromptDir(folder, templates, demos)
     probe = Window(0, "s", "<SOS>s<EOS>")
-    for name, render in [
+    checks: list[tuple[str, Callable[[], object]]] = [
         (EXTRACTION[True], lambda: prompts.extraction_messages(probe, qa=True)),
         (EXTRACTION[False], lambda: prompts.extraction_messages(probe, qa=False)),
         (VERIFICATION["binary"], lambda: prompts.verification_messages("c", [], mode="binary")),
         (VERIFICATION["ternary"], lambda: prompts.verification_messages("c", [], mode="ternary")),
-    ]:
+    ]
+    for name, render in checks:
         try:
             render()
         except (KeyError, IndexError, ValueError) as e:

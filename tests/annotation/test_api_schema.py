@@ -35,6 +35,7 @@ CHECKS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_api_conforms_to_its_schema(api_schema) -> None:  # type: ignore[no-untyped-def]
     """Every operation, a few deterministic examples each, against the live server."""

@@ -104,6 +104,7 @@ def test_any_verdict_set_on_atomic_facts_gives_a_row(project: Project) -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_table_reproduces_factscore_on_the_three_released_files(project: Project) -> None:
     for name in ("InstructGPT", "ChatGPT", "PerplexityAI"):
         path = peer_file(f"factscore_labeled/{name}.jsonl")

@@ -47,6 +47,7 @@ def check_deploy(tmp_path: Path, extra: dict[str, str]) -> subprocess.CompletedP
     )
 
 
+@pytest.mark.slow
 def test_check_deploy_is_clean_with_the_production_settings(tmp_path: Path) -> None:
     done = check_deploy(tmp_path, PRODUCTION)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -68,6 +68,7 @@ def test_a_neutralised_cell_is_never_a_formula_and_keeps_its_text(value: str) ->
 @settings(
     max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+@pytest.mark.slow
 @given(sys_a=HOSTILE, sys_b=HOSTILE, domain=HOSTILE, note=HOSTILE)
 @example(sys_a="$\\frac{$", sys_b="a $\\alpha_{$ b", domain="$1$ \\ {}", note="=cmd|' /C calc'!A0")
 def test_hostile_names_go_through_import_reports_and_every_export(  # type: ignore[no-untyped-def]

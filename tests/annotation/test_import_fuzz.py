@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from annotation.ingest import ImportFailed, import_file
 from annotation.models import Claim, Document, Evidence, Project, Segment, Verdict
 
+pytestmark = pytest.mark.slow
+
 TEXT = st.text(
     st.characters(codec="utf-8") | st.sampled_from(["\x00", "\ud800", "\u2028", "\u0085", "\n"]),
     max_size=12,

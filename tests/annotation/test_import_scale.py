@@ -123,6 +123,7 @@ def test_the_command_streams_the_file_and_reports(project: Project, tmp_path: Pa
         call_command("import_data", "scale", str(tmp_path / "missing.jsonl"))
 
 
+@pytest.mark.slow
 def test_the_benchmark_runs_in_quick_mode() -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "import_scale.py"), "--quick"],
@@ -236,9 +237,9 @@ def test_a_bad_background_upload_fails_whole_and_the_api_reports_it(
     assert Document.objects.count() == 0
 
 
-@pytest.mark.slow
+@pytest.mark.scale
 def test_a_million_line_file_imports_on_sqlite_within_500_mb() -> None:
-    """`pytest -m slow`: the benchmark's 1,000,000-line SYNTHETIC file (about 1.9 GB)."""
+    """`pytest -m scale`: the benchmark's 1,000,000-line SYNTHETIC file (about 1.9 GB)."""
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "import_scale.py"), "--lines", "1000000"],
         capture_output=True,

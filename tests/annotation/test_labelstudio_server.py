@@ -19,9 +19,11 @@ from django.core.management import call_command
 from annotation import labelstudio
 from annotation.models import Assignment, Item, Project
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "factuality-test-token-0123456789"
-STARTUP_SECONDS = int(os.getenv("LABEL_STUDIO_STARTUP_SECONDS", "240"))
+STARTUP_SECONDS = int(os.getenv("LABEL_STUDIO_STARTUP_SECONDS", "900"))
 
 
 def _venv() -> Path:

@@ -32,6 +32,8 @@ from pipeline.fakes import FakeOpenAI, FakeSerper
 from . import test_pipeline_runs
 from .test_pipeline_runs import OPENAI_KEY, SERPER_KEY, config_for
 
+pytestmark = pytest.mark.slow
+
 bios = test_pipeline_runs.bios  # the fixture: six FActScore biographies
 
 REPO = Path(__file__).resolve().parents[2]

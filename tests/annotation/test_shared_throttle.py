@@ -8,6 +8,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.servers import manage, servers, site_env
 
 
@@ -25,6 +27,7 @@ def post(url: str, token: str, body: dict[str, str]) -> int:
         return int(e.code)
 
 
+@pytest.mark.slow
 def test_two_server_processes_share_the_api_write_limit(tmp_path: Path) -> None:
     # per hour, so however slow the machine the window does not roll over mid-test
     env = site_env(tmp_path, API_WRITE_RATE="4/hour")

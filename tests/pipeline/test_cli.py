@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pipeline.cache import Cache, make_key
 from pipeline.fakes import FakeOpenAI, FakeSerper
 
@@ -244,6 +246,7 @@ def stored_rows(cache_path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_a_killed_run_repeats_no_stored_call(tmp_path: Path) -> None:
     src = tmp_path / "bios.jsonl"
     src.write_text(

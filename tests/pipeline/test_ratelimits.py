@@ -120,6 +120,7 @@ def test_a_run_against_a_rate_limited_fake_answers_every_call() -> None:
         assert llm._limits.requests is not None and llm._limits.requests.capacity == 5
 
 
+@pytest.mark.slow
 def test_the_rate_limit_benchmark_runs_quickly_and_prints_figures() -> None:
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "rate_limits.py"), "--quick"],

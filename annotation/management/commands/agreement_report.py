@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from typing import Any
 
@@ -104,7 +105,7 @@ class Command(BaseCommand):
             )
         elif fmt == "json":
             text = (
-                reports.json.dumps(reports.table_json(tables[0]), indent=1)
+                json.dumps(reports.table_json(tables[0]), indent=1)
                 if opts["table"]
                 else reports.report_json(report)
             )

@@ -58,7 +58,7 @@ class Command(BaseCommand):
         if not form.is_valid():
             raise CommandError(
                 "; ".join(
-                    " ".join(v) if k == "__all__" else f"{k}: {' '.join(v)}"
+                    " ".join(v) if k == "__all__" else f"{k}: {' '.join(v)}"  # type: ignore[arg-type]
                     for k, v in form.errors.items()
                 )
             )
