@@ -2,7 +2,8 @@
 (real FActScore, VeriScore and FELM data, long search-result URLs included), fits a
 390x844 phone and a 1366x900 laptop without sideways scrolling; axe-core finds no serious
 or critical violation on the annotator and researcher pages at both widths (the Django
-admin and the API docs aside). One browser per test; the demo is built by `load_demo`."""
+admin and the API docs aside), and the researcher pages fit too (wide tables scroll inside
+their own focusable region). One browser per test; the demo is built by `load_demo`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from django.urls import reverse
 from annotation import hiring
 from annotation.hiring import Hire, Invite
 from annotation.management.commands.load_demo import ANNOTATORS, DEMO_PROJECT, RESEARCHER
-from annotation.models import Assignment, Item, Project
+from annotation.models import Assignment, ImportJob, Item, Project
 from tests.browser import login
 
 from .test_browser_layout import SIZES, serious
@@ -132,6 +133,14 @@ def test_every_researcher_page_of_the_demo_passes_axe(
             )
     run = demo.pipeline_runs.first()
     assert run is not None
+    job = ImportJob.objects.create(
+        project=demo,
+        file_name="biographies.jsonl",
+        path="/nowhere/biographies.jsonl",
+        status=ImportJob.FAILED,
+        errors=[{"line": 3, "field": "response", "message": "expected a string, got null"}],
+    )
+    Invite.objects.create(project=demo, cap=30, completion_code="DEMO-2", note="pilot")
     p = demo.pk
     page.set_viewport_size({"width": width, "height": height})
     login(page, *RESEARCHER)
@@ -140,6 +149,7 @@ def test_every_researcher_page_of_the_demo_passes_axe(
         "/",
         reverse("project", args=[p]),
         reverse("project_import", args=[p]),
+        reverse("import_job", args=[p, job.pk]),
         reverse("adjudication", args=[p]),
         reverse("adjudication", args=[p]) + "?kind=verification&field=label",
         reverse("pipeline_runs", args=[p]),
