@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.db.models import Count
 from django.urls import reverse
 
 from annotation import hiring
 from annotation.hiring import Hire, Invite
-from annotation.management.commands.load_demo import ANNOTATORS, DEMO_PROJECT, RESEARCHER
+from annotation.management.commands.load_demo import ANNOTATORS, RESEARCHER
 from annotation.models import Assignment, ImportJob, Item, Project
 from tests.browser import login
 
@@ -24,15 +23,6 @@ from .test_browser_layout import SIZES, serious
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SIDEWAYS = "document.documentElement.scrollWidth - window.innerWidth"
-
-
-@pytest.fixture
-def demo() -> Project:
-    call_command("load_demo", stdout=open("/dev/null", "w"))
-    project = Project.objects.get(name=DEMO_PROJECT)
-    for m in project.memberships.all():
-        m.acknowledge()
-    return project
 
 
 def open_all_items(project: Project, user: User) -> list[Assignment]:

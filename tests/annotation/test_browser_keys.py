@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.db.models import Count
 from django.urls import reverse
 
 from annotation import kinds
-from annotation.management.commands.load_demo import ANNOTATORS, DEMO_PROJECT
+from annotation.management.commands.load_demo import ANNOTATORS
 from annotation.models import Assignment, Item, Project
 from tests.browser import login
 
@@ -36,12 +35,8 @@ SEEN = """sel => { const n = document.querySelector(sel); const l = n.closest('l
 
 
 @pytest.fixture
-def demo() -> tuple[Project, User]:
-    call_command("load_demo", stdout=open("/dev/null", "w"))
-    project = Project.objects.get(name=DEMO_PROJECT)
-    for m in project.memberships.all():
-        m.acknowledge()
-    return project, User.objects.get(username=ANNOTATORS[0][0])
+def annotator1(demo: Project) -> User:
+    return User.objects.get(username=ANNOTATORS[0][0])
 
 
 def pick(user: User, kind: str, size: str) -> Assignment:
@@ -118,8 +113,8 @@ def documented(kind: str) -> set[str]:
 
 
 @pytest.mark.parametrize("width,height", SIZES)
-def test_comparison_keys(page, demo, width: int, height: int) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
-    project, user = demo
+def test_comparison_keys(page, annotator1: User, width: int, height: int) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    user = annotator1
     a = pick(user, Item.COMPARISON, "item__list_a__claims")
     used = {"[", "]", "1", "2", "y", "n", "w", "Control+Enter"}
     assert used == documented(Item.COMPARISON)
@@ -143,8 +138,8 @@ def test_comparison_keys(page, demo, width: int, height: int) -> None:  # type: 
 
 
 @pytest.mark.parametrize("width,height", SIZES)
-def test_verification_keys(page, demo, width: int, height: int) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
-    project, user = demo
+def test_verification_keys(page, annotator1: User, width: int, height: int) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    user = annotator1
     a = pick(user, Item.VERIFICATION, "item__claim__evidence")
     ranks = sorted(a.item.claim.evidence.values_list("rank", flat=True))
     assert len(ranks) >= 3
@@ -185,8 +180,8 @@ def test_verification_keys(page, demo, width: int, height: int) -> None:  # type
 
 
 @pytest.mark.parametrize("width,height", SIZES)
-def test_segment_keys(page, demo, width: int, height: int) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
-    project, user = demo
+def test_segment_keys(page, demo: Project, annotator1: User, width: int, height: int) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    project, user = demo, annotator1
     a = pick(user, Item.SEGMENT, "item__document__segments")
     types = project.error_types
     assert documented(Item.SEGMENT) == {
@@ -228,8 +223,8 @@ def test_segment_keys(page, demo, width: int, height: int) -> None:  # type: ign
 
 
 @pytest.mark.parametrize("width,height", SIZES)
-def test_atomic_fact_keys(page, demo, width: int, height: int) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
-    project, user = demo
+def test_atomic_fact_keys(page, annotator1: User, width: int, height: int) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    user = annotator1
     a = pick(user, Item.ATOMIC, "item__list_a__claims")
     assert documented(Item.ATOMIC) == {*"jksni", "[", "]", "Control+Enter"}
     start(page, a, width, height)
