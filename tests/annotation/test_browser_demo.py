@@ -56,8 +56,9 @@ def test_every_annotator_page_of_the_demo_fits_and_passes_axe(
     user = User.objects.get(username=username)
     mine = open_all_items(demo, user)
     page.set_viewport_size({"width": width, "height": height})
-    login(page, username, password)
     problems: list[str] = []
+    check(page, "/login/", problems, axe=True)
+    login(page, username, password)
     for url in [reverse("queue", args=[demo.pk]), reverse("instructions", args=[demo.pk])]:
         check(page, url, problems, axe=True)
     axed = set()
