@@ -12,7 +12,7 @@ class ProjectAdmin(admin.ModelAdmin):
 
 @admin.register(models.Membership)
 class MembershipAdmin(admin.ModelAdmin):
-    list_display = ["project", "user", "role", "number", "acknowledged_version"]
+    list_display = ["project", "user", "role", "number", "pseudonym", "acknowledged_version"]
     list_filter = ["project", "role"]
 
 

@@ -87,16 +87,35 @@ class Project(models.Model):
     def add_member(self, user: User, role: str) -> Membership:
         with transaction.atomic():
             m, created = Membership.objects.get_or_create(
-                project=self, user=user, defaults={"role": role, "number": self._next_number()}
+                project=self,
+                user=user,
+                defaults={
+                    "role": role,
+                    "number": self._next_number(),
+                    "pseudonym": self._next_pseudonym(role),
+                },
             )
             if not created and m.role != role:
                 m.role = role
-                m.save(update_fields=["role"])
+                # A researcher made annotator gets an annotator's pseudonym; an annotator
+                # keeps theirs whatever their role, since their answers are filed under it.
+                if role == Membership.ANNOTATOR and not m.pseudonym.startswith("A"):
+                    m.pseudonym = self._next_pseudonym(role)
+                m.save(update_fields=["role", "pseudonym"])
         return m
 
     def _next_number(self) -> int:
         last = self.memberships.aggregate(n=models.Max("number"))["n"]
         return (last or 0) + 1
+
+    def _next_pseudonym(self, role: str) -> str:
+        """Annotators are A1, A2, ... and researchers R1, R2, ... (projects made before
+        0013 numbered everyone as A<n>; their members keep those, newcomers continue)."""
+        prefix = "A" if role == Membership.ANNOTATOR else "R"
+        taken = self.memberships.filter(pseudonym__startswith=prefix).values_list(
+            "pseudonym", flat=True
+        )
+        return f"{prefix}{max((int(p[1:]) for p in taken), default=0) + 1}"
 
 
 class Membership(models.Model):
@@ -107,8 +126,12 @@ class Membership(models.Model):
     project = models.ForeignKey(Project, models.CASCADE, related_name="memberships")
     user = models.ForeignKey(User, models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=20, choices=ROLES)
-    # Stable per-project number; exports call the member "A<number>" instead of a name.
+    # Stable per-project number: the order members joined in.
     number = models.PositiveIntegerField()
+    # What exports, reports and adjudication call the member instead of a name: A<n> for
+    # annotators, R<n> for researchers (see Project._next_pseudonym). Never changes once
+    # the member has answers.
+    pseudonym = models.CharField(max_length=20)
     acknowledged_version = models.PositiveIntegerField(default=0)
     acknowledged_at = models.DateTimeField(null=True, blank=True)
 
@@ -116,20 +139,12 @@ class Membership(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "user"], name="one_membership"),
             models.UniqueConstraint(fields=["project", "number"], name="unique_member_number"),
+            models.UniqueConstraint(fields=["project", "pseudonym"], name="unique_pseudonym"),
         ]
         ordering = ["project", "number"]
 
     def __str__(self) -> str:
         return f"{self.user} ({self.role}) in {self.project}"
-
-    @property
-    def pseudonym(self) -> str:
-        return self.pseudonym_of(self.number)
-
-    @staticmethod
-    def pseudonym_of(number: int) -> str:
-        """How exports and reports name a member: "A<number>"."""
-        return f"A{number}"
 
     @property
     def has_acknowledged(self) -> bool:
@@ -643,7 +658,7 @@ def sample_claims(claims: list[tuple[int, str]], *, n: int, seed: int) -> list[i
 
 
 def pseudonyms(project: Project) -> dict[int, str]:
-    """user id -> "A<n>" for every member of the project."""
+    """user id -> pseudonym ("A<n>", "R<n>") for every member of the project."""
     return {m.user_id: m.pseudonym for m in project.memberships.all()}
 
 

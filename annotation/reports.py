@@ -266,22 +266,18 @@ def table_latex(table: Table) -> str:
 def member_names(project: Project, *, real_names: bool) -> dict[int, str]:
     """user id -> what reports call them: "A<n>" unless real names are asked for."""
     rows = Membership.objects.filter(project=project).values_list(
-        "user_id", "number", "user__username"
+        "user_id", "pseudonym", "user__username"
     )
-    return {
-        uid: (username if real_names else Membership.pseudonym_of(n)) for uid, n, username in rows
-    }
+    return {uid: (username if real_names else name) for uid, name, username in rows}
 
 
 def annotator_choices(project: Project, *, real_names: bool) -> list[tuple[int, str]]:
     rows = (
         Membership.objects.filter(project=project, role=Membership.ANNOTATOR)
         .order_by("number")
-        .values_list("user_id", "number", "user__username")
+        .values_list("user_id", "pseudonym", "user__username")
     )
-    return [
-        (uid, username if real_names else Membership.pseudonym_of(n)) for uid, n, username in rows
-    ]
+    return [(uid, username if real_names else name) for uid, name, username in rows]
 
 
 def domains_of(project: Project) -> list[str]:

@@ -56,12 +56,12 @@ def autofocused(page) -> None:  # type: ignore[no-untyped-def]
     )
 
 
-def login(page, username: str) -> None:  # type: ignore[no-untyped-def]
-    """Log in from the keyboard as a fixture user (password `pw-<name>`)."""
+def login(page, username: str, password: str = "") -> None:  # type: ignore[no-untyped-def]
+    """Log in from the keyboard as a fixture user (password `pw-<name>` unless given)."""
     page.goto("/login/")
     autofocused(page)
     page.keyboard.type(username)
     page.keyboard.press("Tab")
-    page.keyboard.type("pw-" + username)
+    page.keyboard.type(password or "pw-" + username)
     page.keyboard.press("Enter")
     page.wait_for_selector("text=Your projects")

@@ -66,6 +66,24 @@
   document.addEventListener("DOMContentLoaded", activateFirst);
   document.addEventListener("htmx:afterSettle", activateFirst);
 
+  // The verification page's claim and label row stick to the top and bottom (site.css):
+  // scrolling a result or a radio into view must keep it clear of them, so the scroller's
+  // padding follows their heights.
+  function stickyPadding() {
+    var top = 0, bottom = 0;
+    document.querySelectorAll("section.claim, fieldset.claim-label").forEach(function (n) {
+      var cs = getComputedStyle(n);
+      if (cs.position !== "sticky") return;
+      if (cs.top !== "auto") top = Math.max(top, n.offsetHeight);
+      if (cs.bottom !== "auto") bottom = Math.max(bottom, n.offsetHeight);
+    });
+    document.documentElement.style.scrollPaddingTop = top ? top + 8 + "px" : "";
+    document.documentElement.style.scrollPaddingBottom = bottom ? bottom + 8 + "px" : "";
+  }
+  document.addEventListener("DOMContentLoaded", stickyPadding);
+  document.addEventListener("htmx:afterSettle", stickyPadding);
+  window.addEventListener("resize", stickyPadding);
+
   // Progress bars carry their width as data-percent: the CSP allows no style attribute.
   function bars() {
     document.querySelectorAll(".bar[data-percent]").forEach(function (b) {

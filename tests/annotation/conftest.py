@@ -161,3 +161,20 @@ def alpha_atomic(alpha: Project, beta: Project) -> list[Item]:
     for user in alpha.annotators():
         alpha.memberships.get(user=user).acknowledge()
     return items
+
+
+@pytest.fixture
+def demo(db: None) -> Project:
+    """The demo project (`load_demo`: real data, three annotators), every member having
+    acknowledged its instructions."""
+    import io
+
+    from django.core.management import call_command
+
+    from annotation.management.commands.load_demo import DEMO_PROJECT
+
+    call_command("load_demo", stdout=io.StringIO())
+    project = Project.objects.get(name=DEMO_PROJECT)
+    for m in project.memberships.all():
+        m.acknowledge()
+    return project

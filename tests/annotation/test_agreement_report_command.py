@@ -79,14 +79,14 @@ def test_filters_and_errors(verification: list[Item]) -> None:
             "--format",
             "json",
             "--annotator",
-            "A2",
+            "A1",
             "--table",
             "effort",
             "--bootstrap",
             "0",
         )
     )
-    assert {r["annotator"] for r in only["rows"]} == {"A2"}
+    assert {r["annotator"] for r in only["rows"]} == {"A1"}
     with pytest.raises(CommandError, match="No table"):
         run("alpha", "--format", "csv", "--table", "nope")
     with pytest.raises(CommandError, match="Not members"):

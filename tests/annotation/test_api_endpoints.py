@@ -27,7 +27,7 @@ def test_a_researcher_creates_a_project_and_adds_members(users: dict[str, User])
     assert added.json() == {
         "username": "dave",
         "role": "annotator",
-        "pseudonym": "A2",
+        "pseudonym": "A1",
         "acknowledged_version": 0,
     }
     missing = client.post(
@@ -36,7 +36,7 @@ def test_a_researcher_creates_a_project_and_adds_members(users: dict[str, User])
     assert missing.status_code == 400
     assert missing.json()["code"] == "unknown_user" and missing.json()["field"] == "username"
     listed = client.get(f"/api/projects/{project.pk}/members/").json()
-    assert listed["count"] == 2 and [m["pseudonym"] for m in listed["results"]] == ["A1", "A2"]
+    assert listed["count"] == 2 and [m["pseudonym"] for m in listed["results"]] == ["R1", "A1"]
 
 
 def test_import_reports_every_bad_line_and_imports_nothing(

@@ -234,7 +234,7 @@ def test_exports_carry_the_facts_answers_and_gold(
     project = alpha_atomic[0].project
     rows = [r for r in exports.long_rows(project) if r["kind"] == "atomic"]
     assert len(rows) == 12
-    assert {(r["unit"], r["value"], r["gold"]) for r in rows if r["annotator"] == "A2"} == {
+    assert {(r["unit"], r["value"], r["gold"]) for r in rows if r["annotator"] == "A1"} == {
         ("fact:0", "supported", "supported"),
         ("fact:1", "not-supported", None),
         ("fact:2", "irrelevant", "irrelevant"),
@@ -337,7 +337,7 @@ def test_a_tied_fact_is_adjudicated_on_the_page(
     url = reverse("adjudication", args=[project.pk]) + "?kind=atomic"
     page = client.get(url).content.decode()
     fact = alpha_atomic[0].list_a.claims.get(position=1).text  # type: ignore[union-attr]
-    assert "fact:1" in page and fact in page and "A2" in page and "bob" not in page
+    assert "fact:1" in page and fact in page and "A1" in page and "bob" not in page
     client.post(
         url, {"item": alpha_atomic[0].pk, "unit": "fact:1", "field": "label", "value": "perhaps"}
     )

@@ -35,6 +35,9 @@ def test_the_demo_loads_once_and_prints_the_logins(db: None, capsys) -> None:  #
     verdicts = Verdict.objects.filter(claim__claim_list__document__project=project)
     assert verdicts.filter(system__name="veriscore-human-labels").count() == 13
     assert Evidence.objects.filter(claim__claim_list__document__project=project).count() > 250
+    # the keys it names are the pages' keys: w writes the justification, j moves on
+    assert "w writes the justification" in project.instructions
+    assert "j writes" not in project.instructions
     first = counts()
     call_command("load_demo")
     assert counts() == first

@@ -198,7 +198,7 @@ def test_training_answers_never_enter_agreement_or_gold(
     assert {r.item for r in label_rows(alpha)} == before - {alpha_items[0].pk, alpha_items[1].pk}
     assert {g.item for g in gold_values(alpha)} == before - {alpha_items[0].pk, alpha_items[1].pk}
     rows = {r["annotator"]: r for r in hiring.quality_rows(alpha)}
-    assert rows["A2"]["training_items"] == 1 and rows["A2"]["checks"] == 1
+    assert rows["A1"]["training_items"] == 1 and rows["A1"]["checks"] == 1
 
 
 def test_marking_rejects_values_outside_the_fields(alpha_items: list[Item]) -> None:
@@ -444,9 +444,9 @@ def test_the_report_has_a_quality_section_and_nothing_else_sees_training(
     report = build_report(alpha, bootstrap=0, with_charts=False)
     section = report.section("quality")
     assert section is not None
-    assert section.tables[0].rows == (("A2", 1, 2, 1.0), ("A3", 1, 2, 0.5))
+    assert section.tables[0].rows == (("A1", 1, 2, 1.0), ("A2", 1, 2, 0.5))
     checks = section.tables[1].rows
-    assert [r[:4] for r in checks] == [("A2", 1, 1, 1.0), ("A3", 1, 0, 0.0)]
+    assert [r[:4] for r in checks] == [("A1", 1, 1, 1.0), ("A2", 1, 0, 0.0)]
     assert checks[1][4] == 0.0 and round(checks[1][5], 4) == 0.7935  # Wilson, 0 of 1
     effort = report.section("effort")
     assert effort is not None and {r[2] for r in effort.tables[0].rows} == {2}

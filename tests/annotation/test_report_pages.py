@@ -105,7 +105,7 @@ def test_filters_and_names_reach_the_exports(
     )
     assert {r["annotator"] for r in table["rows"]} == {"bob", "carol"}
     latex = client.get(reverse("report_table", args=[alpha.pk, "effort", "tex"])).content
-    assert b"\\begin{tabular}" in latex and b"A2 & all" in latex
+    assert b"\\begin{tabular}" in latex and b"A1 & all" in latex
     assert client.get(reverse("report_table", args=[alpha.pk, "nope", "csv"])).status_code == 404
     assert client.get(reverse("report_table", args=[alpha.pk, "effort", "xls"])).status_code == 404
 
@@ -128,7 +128,7 @@ def test_downloads_are_self_contained(
             io.StringIO(client.get(reverse("report_wide", args=[alpha.pk])).content.decode())
         )
     )
-    assert wide[0][6:] == ["A2", "A3"] and len(wide) == 1 + 4 * 3
+    assert wide[0][6:] == ["A1", "A2"] and len(wide) == 1 + 4 * 3
 
 
 def test_a_bad_filter_is_a_404(client: Client, users: dict[str, User], alpha: Project) -> None:

@@ -38,7 +38,7 @@ def test_claim_label_agreement_matches_the_hand_computation(verification: list[I
     # Cohen: bob S2 C1 I1, carol S1 C2 I1; pe = (2 + 2 + 1) / 16; (12/16 - 5/16) / (11/16).
     pair = report.table("agreement-verification-label-pairwise").as_dicts()
     assert len(pair) == 1
-    assert {pair[0]["annotator"], pair[0]["other"]} == {"A2", "A3"}
+    assert {pair[0]["annotator"], pair[0]["other"]} == {"A1", "A2"}
     assert pair[0]["Cohen's kappa"] == pytest.approx(7 / 11)
     assert pair[0]["CI low"] is not None and pair[0]["CI low"] <= 7 / 11 <= pair[0]["CI high"]
     per = report.table("agreement-verification-label-annotators").as_dicts()
@@ -185,7 +185,7 @@ def test_filters_restrict_domains_annotators_and_dates(
 def test_annotators_are_pseudonymised_unless_asked(verification: list[Item]) -> None:
     project = verification[0].project
     hidden = json.dumps(reports.build_report(project, bootstrap=0).as_json())
-    assert "bob" not in hidden and "carol" not in hidden and "A2" in hidden
+    assert "bob" not in hidden and "carol" not in hidden and "A1" in hidden
     shown = json.dumps(reports.build_report(project, bootstrap=0, real_names=True).as_json())
     assert "bob" in shown and "carol" in shown
 
@@ -193,8 +193,8 @@ def test_annotators_are_pseudonymised_unless_asked(verification: list[Item]) -> 
 def test_effort_counts_items_and_median_seconds(verification: list[Item]) -> None:
     report = reports.build_report(verification[0].project, bootstrap=0)
     rows = {(r["annotator"], r["kind"]): r for r in report.table("effort").as_dicts()}
-    assert rows[("A2", "all")]["items done"] == 4
-    assert rows[("A2", "verification")]["median active s per item"] is not None
+    assert rows[("A1", "all")]["items done"] == 4
+    assert rows[("A1", "verification")]["median active s per item"] is not None
 
 
 def test_exports_parse_back(verification: list[Item]) -> None:
@@ -231,7 +231,7 @@ def test_wide_export_marks_missing_answers(
     Assignment.objects.create(item=item, annotator=users["bob"])
     header, rows = reports.wide_rows(alpha)
     assert header[:6] == ["item", "kind", "document", "domain", "unit", "field"]
-    assert header[6:] == ["A2", "A3"]
+    assert header[6:] == ["A1", "A2"]
     first = [r for r in rows if r[0] == str(extra.pk)]
     assert [r[4] for r in first] == ["evidence:1", "evidence:2", "item"]
     assert first[2][6:] == ["supported", "supported"]

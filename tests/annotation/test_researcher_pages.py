@@ -110,7 +110,7 @@ def test_the_dashboard_shows_progress(
     assert a is not None
     a.submit({("item", "choice"): "1"}, guideline_version=1)
     body = alice.get(reverse("project", args=[alpha.pk])).content.decode()
-    assert "A2 (bob)" in body and "25%" in body
+    assert "A1 (bob)" in body and "25%" in body
 
 
 def test_the_long_export_has_one_row_per_answer(
@@ -136,7 +136,7 @@ def test_the_long_export_has_one_row_per_answer(
     assert len(rows) == 3
     row = next(r for r in rows if r["field"] == "choice")
     list1, list2 = a.presented_lists()
-    assert row["value"] == "1" and row["annotator"] == "A2" and row["unit"] == "item"
+    assert row["value"] == "1" and row["annotator"] == "A1" and row["unit"] == "item"
     assert (row["list1_system"], row["list2_system"]) == (list1.system.name, list2.system.name)
     assert row["document"] == a.item.document.external_id and row["submitted_at"]
     data = json.loads(alice.get(reverse("project_export", args=[alpha.pk, "json"])).content)

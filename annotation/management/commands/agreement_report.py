@@ -117,11 +117,11 @@ class Command(BaseCommand):
 
     def _annotator_ids(self, project: Any, refs: list[str]) -> list[int]:
         members = Membership.objects.filter(project=project).values_list(
-            "user_id", "number", "user__username"
+            "user_id", "pseudonym", "user__username"
         )
         lookup = {}
-        for uid, number, username in members:
-            lookup[Membership.pseudonym_of(number)] = uid
+        for uid, pseudonym, username in members:
+            lookup[pseudonym] = uid
             lookup[username] = uid
         missing = [r for r in refs if r not in lookup]
         if missing:

@@ -30,8 +30,9 @@ about the world that could be checked, stated faithfully and without claims abou
 author's private life. Then say whether it was hard to decide (the lists are similarly \
 good or bad), and justify your choice in one or two sentences.
 
-Keyboard: 1 / 2 choose a list, y / n answer "hard to decide", j writes the justification, \
-Ctrl+Enter submits and opens the next item.
+Keyboard: 1 / 2 choose a list, y / n answer "hard to decide", w writes the justification \
+(Esc leaves the box), Ctrl+Enter submits and opens the next item. The keys of each kind \
+of item are listed below and beside every item.
 
 Verification items show one claim and up to ten Google results. Mark each result as \
 supporting, contradicting or inconclusive about the claim, then label the claim: \
