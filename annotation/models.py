@@ -38,6 +38,20 @@ def validate_verifier_collapse(value: object) -> None:
         )
 
 
+class ProjectQuerySet(QuerySet["Project"]):
+    def for_researcher(self, user: User) -> ProjectQuerySet:
+        """The projects the user researches (all of them for a superuser)."""
+        if user.is_superuser:
+            return self.all()
+        return self.filter(memberships__user=user, memberships__role=Membership.RESEARCHER)
+
+    def visible_to(self, user: User) -> ProjectQuerySet:
+        """The projects the user is a member of (all of them for a superuser)."""
+        if user.is_superuser:
+            return self.all()
+        return self.filter(memberships__user=user).distinct()
+
+
 class Project(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -52,6 +66,8 @@ class Project(models.Model):
     )
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ProjectQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -314,6 +330,14 @@ class Item(KindNames, models.Model):
 
 
 class AssignmentQuerySet(QuerySet["Assignment"]):
+    def visible_to(self, user: User) -> AssignmentQuerySet:
+        """The user's own assignments, only in projects where they are still an annotator."""
+        return self.filter(
+            annotator=user,
+            item__project__memberships__user=user,
+            item__project__memberships__role=Membership.ANNOTATOR,
+        )
+
     def for_annotator(self, user: User) -> AssignmentQuerySet:
         return self.filter(annotator=user)
 
@@ -384,6 +408,12 @@ class Assignment(models.Model):
             if 0 < gap <= settings.IDLE_SECONDS:
                 self.active_seconds += gap
         self.last_activity_at = now
+
+    def record_activity(self) -> None:
+        """Touch and save: the API counts time between an annotator's requests (the
+        pages count what their script measured instead: record_page_time)."""
+        self.touch()
+        self.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
 
     def open_page(self) -> PageVisit:
         """A new page instance for this assignment (one load in one tab); its script
@@ -648,9 +678,7 @@ def pseudonyms(project: Project) -> dict[int, str]:
 
 
 def visible_projects(user: User) -> QuerySet[Project]:
-    if user.is_superuser:
-        return Project.objects.all()
-    return Project.objects.filter(memberships__user=user).distinct()
+    return Project.objects.visible_to(user)
 
 
 # --- pipeline runs -------------------------------------------------------------------

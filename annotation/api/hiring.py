@@ -18,8 +18,7 @@ from rest_framework.views import APIView
 
 from .. import hiring
 from ..hiring import HiringPolicy, Invite, QualityItem
-from ..models import Item, Membership
-from ..views.common import assignment_for_annotator
+from ..models import Assignment, Item, Membership
 from ..views.hiring import InviteForm, PolicyForm
 from .errors import ApiError, ErrorSerializer, form_error
 from .views import ERRORS, READ_ERRORS, _researcher_project, _valid
@@ -318,7 +317,9 @@ class FeedbackApi(APIView):
         operation_id="assignments_feedback", responses={200: FeedbackSerializer, **READ_ERRORS}
     )
     def get(self, request: Request, assignment_id: int) -> Response:
-        assignment = assignment_for_annotator(request, assignment_id)  # type: ignore[arg-type]
+        assignment = get_object_or_404(
+            Assignment.objects.visible_to(request.user), pk=assignment_id
+        )
         q = QualityItem.objects.filter(item=assignment.item, role=hiring.TRAINING).first()
         if q is None or assignment.status != assignment.SUBMITTED:
             raise ApiError(404, "not_found", "No feedback for this assignment.")

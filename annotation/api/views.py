@@ -6,6 +6,7 @@ objects a user may not see answer 404, exactly like the pages.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -14,22 +15,32 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
 from rest_framework import serializers
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import endpoints, exports, formats, forms, gold, hiring, kinds
-from ..import_jobs import is_large, start_import
-from ..ingest import FORMATS, ImportFailed, check_upload_size, decode, import_file, import_upload
+from .. import endpoints, exports, formats, forms, gold, hiring, kinds, reports
+from ..ingest import FORMATS, ImportFailed
 from ..kinds.base import api_name
-from ..labelstudio import answers_data
 from ..members import CREATE_PROJECTS, MemberError, add_member
 from ..models import Assignment, Document, ImportJob, Item, Membership, PipelineRun, Project
-from ..tasks import cancel_run, requeue_stale_chunks, retry_run, run_config, start_run
-from ..views.common import assignment_for_annotator, membership_for, project_for_researcher
+from ..operations import (
+    NoDocuments,
+    answers_form,
+    import_data,
+    import_options,
+    start_pipeline_run,
+)
+from ..reports.options import DEFAULT_BOOTSTRAP, MAX_BOOTSTRAP, MAX_SEED, ReportOptionsForm
+from ..tasks import cancel_run, requeue_stale_chunks, retry_run
 from .errors import ApiError, ErrorSerializer, form_error, import_error, page_of, paginated
 
 ERRORS = {
@@ -46,7 +57,17 @@ PAGE_PARAMS = [
 
 
 def _researcher_project(request: Request, project_id: int) -> Project:
-    return project_for_researcher(request, project_id)  # type: ignore[arg-type]
+    return get_object_or_404(Project.objects.for_researcher(request.user), pk=project_id)
+
+
+def _membership(request: Request, project_id: int) -> Membership:
+    """The caller's annotator membership of the project, or 404."""
+    return get_object_or_404(
+        Membership.objects.select_related("project"),
+        project_id=project_id,
+        user=request.user,
+        role=Membership.ANNOTATOR,
+    )
 
 
 def _valid(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
@@ -59,11 +80,13 @@ def _valid(serializer_class: type[serializers.Serializer], data: Any) -> dict[st
 
 
 class ProjectListApi(APIView):
+    @extend_schema_serializer(component_name="ProjectListInput")
     class InputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=200)
         description = serializers.CharField(required=False, allow_blank=True, default="")
         instructions = serializers.CharField(required=False, allow_blank=True, default="")
 
+    @extend_schema_serializer(component_name="ProjectList")
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         name = serializers.CharField()
@@ -93,9 +116,7 @@ class ProjectListApi(APIView):
         responses={200: page_of(OutputSerializer, "PaginatedProjectList"), **READ_ERRORS},
     )
     def get(self, request: Request) -> Response:
-        projects = Project.objects.filter(memberships__user=request.user).distinct()
-        if request.user.is_superuser:
-            projects = Project.objects.all()
+        projects = Project.objects.visible_to(request.user)
         return paginated(
             request, self, self._rows(request.user, projects.order_by("id")), self.OutputSerializer
         )
@@ -119,6 +140,7 @@ class ProjectListApi(APIView):
 
 
 class MemberListApi(APIView):
+    @extend_schema_serializer(component_name="MemberListInput")
     class InputSerializer(serializers.Serializer):
         username = serializers.CharField(max_length=150)
         role = serializers.ChoiceField(choices=Membership.ROLES, default=Membership.ANNOTATOR)
@@ -130,6 +152,7 @@ class MemberListApi(APIView):
             help_text="Only to create a new account; leave out to add an existing user.",
         )
 
+    @extend_schema_serializer(component_name="MemberList")
     class OutputSerializer(serializers.Serializer):
         username = serializers.CharField()
         role = serializers.CharField()
@@ -173,6 +196,7 @@ class MemberListApi(APIView):
 
 
 class InstructionsAcknowledgeApi(APIView):
+    @extend_schema_serializer(component_name="InstructionsAcknowledge")
     class OutputSerializer(serializers.Serializer):
         instructions_version = serializers.IntegerField()
         acknowledged_version = serializers.IntegerField()
@@ -183,7 +207,7 @@ class InstructionsAcknowledgeApi(APIView):
         responses={200: OutputSerializer, **READ_ERRORS},
     )
     def post(self, request: Request, project_id: int) -> Response:
-        membership = membership_for(request, project_id, Membership.ANNOTATOR)  # type: ignore[arg-type]
+        membership = _membership(request, project_id)
         membership.acknowledge()
         return Response(
             {
@@ -197,6 +221,7 @@ class InstructionsAcknowledgeApi(APIView):
 
 
 class DocumentListApi(APIView):
+    @extend_schema_serializer(component_name="DocumentList")
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         external_id = serializers.CharField()
@@ -226,6 +251,7 @@ class DocumentImportApi(APIView):
 
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
+    @extend_schema_serializer(component_name="DocumentImportInput")
     class InputSerializer(serializers.Serializer):
         file = serializers.FileField(required=False, help_text="A JSONL file (multipart upload)")
         mapping = serializers.FileField(
@@ -260,6 +286,7 @@ class DocumentImportApi(APIView):
                 raise serializers.ValidationError({"file": "Send a file or the content."})
             return attrs
 
+    @extend_schema_serializer(component_name="DocumentImport")
     class OutputSerializer(serializers.Serializer):
         format = serializers.CharField()
         documents_created = serializers.IntegerField()
@@ -283,32 +310,19 @@ class DocumentImportApi(APIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = _researcher_project(request, project_id)
         data = _valid(self.InputSerializer, request.data)
-        options = {
-            "fmt": data["format"],
-            "system": data["system"].strip(),
-            "source_model": data["source_model"].strip(),
-            "verifier": data["verifier"].strip(),
-            "domain": data["domain"].strip(),
-            "update": data["update"],
-        }
         try:
-            if data.get("mapping"):
-                options["mapping"] = decode(data["mapping"].read(), data["mapping"].name)
-                options["mapping_file"] = data["mapping"].name
-            if data.get("file") and is_large(data["file"]):
-                check_upload_size(data["file"])
-                job = start_import(
-                    project=project, user=request.user, upload=data["file"], options=options
-                )
-                return Response(_job_body(job), status=202)
-            if data.get("file"):
-                summary = import_upload(project=project, upload=data["file"], **options)
-            else:
-                summary = import_file(
-                    project=project, text=data["content"], file=data["filename"], **options
-                )
+            summary = import_data(
+                project=project,
+                user=request.user,
+                options=import_options(data),
+                upload=data.get("file"),
+                text=data.get("content", ""),
+                filename=data["filename"],
+            )
         except ImportFailed as e:
             raise import_error(e.errors) from None
+        if isinstance(summary, ImportJob):
+            return Response(_job_body(summary), status=202)
         body = {k: v for k, v in vars(summary).items() if k in self.OutputSerializer().fields}
         body["warnings"] = [vars(w) for w in summary.warnings]
         return Response({**body, "summary": str(summary)}, status=201)
@@ -336,6 +350,7 @@ class ImportJobApi(APIView):
 
 
 class SystemListApi(APIView):
+    @extend_schema_serializer(component_name="SystemList")
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         name = serializers.CharField()
@@ -360,6 +375,7 @@ ITEM_STATUSES = ["unassigned", "open", "done"]
 
 
 class ItemListApi(APIView):
+    @extend_schema_serializer(component_name="ItemList")
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         kind = serializers.CharField()
@@ -475,7 +491,7 @@ class ItemsCreateApi(APIView):
     results of one system (system, n, stratify); segment: one item per document; atomic:
     one item per claim list of one system (system)."""
 
-    InputSerializer = _items_input()
+    InputSerializer = extend_schema_serializer(component_name="ItemsCreateInput")(_items_input())
 
     @extend_schema(
         operation_id="items_create",
@@ -520,16 +536,8 @@ class AnswerSerializer(serializers.Serializer):
     value = serializers.CharField(allow_blank=True, trim_whitespace=False)
 
 
-def _own_assignments(user: User) -> QuerySet[Assignment]:
-    # Like assignment_for_annotator: only while the user is still an annotator there.
-    return Assignment.objects.filter(
-        annotator=user,
-        item__project__memberships__user=user,
-        item__project__memberships__role=Membership.ANNOTATOR,
-    ).select_related("item__project", "item__document")
-
-
 class AssignmentListApi(APIView):
+    @extend_schema_serializer(component_name="AssignmentList")
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         project = serializers.IntegerField(source="item.project_id")
@@ -549,7 +557,11 @@ class AssignmentListApi(APIView):
         responses={200: page_of(OutputSerializer, "PaginatedAssignmentList"), **ERRORS},
     )
     def get(self, request: Request) -> Response:
-        rows = _own_assignments(request.user).order_by("item__project_id", "position", "id")
+        rows = (
+            Assignment.objects.visible_to(request.user)
+            .select_related("item__project", "item__document")
+            .order_by("item__project_id", "position", "id")
+        )
         project = request.query_params.get("project")
         if project:
             if not project.isdigit():
@@ -564,8 +576,13 @@ class AssignmentListApi(APIView):
 
 
 def _assignment_for(request: Request, assignment_id: int) -> Assignment:
-    assignment = assignment_for_annotator(request, assignment_id)  # type: ignore[arg-type]
-    membership = membership_for(request, assignment.item.project_id, Membership.ANNOTATOR)  # type: ignore[arg-type]
+    assignment = get_object_or_404(
+        Assignment.objects.visible_to(request.user).select_related(
+            "item__project", "item__document"
+        ),
+        pk=assignment_id,
+    )
+    membership = _membership(request, assignment.item.project_id)
     if not membership.has_acknowledged:
         raise ApiError(
             409,
@@ -588,7 +605,7 @@ def _assignment_for(request: Request, assignment_id: int) -> Assignment:
 
 def _answered(request: Request, assignment: Assignment) -> None:
     """Training results and the automatic pause follow each answer (hiring.py)."""
-    hiring.after_submit(membership_for(request, assignment.item.project_id, Membership.ANNOTATOR))  # type: ignore[arg-type]
+    hiring.after_submit(_membership(request, assignment.item.project_id))
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -605,14 +622,16 @@ class AssignmentSerializer(serializers.Serializer):
 
 class AssignmentDetailApi(APIView):
     # plus what the kinds let annotators see (KindSpec.view_keys); null for other kinds
-    OutputSerializer = type(
-        "OutputSerializer",
-        (AssignmentSerializer,),
-        {
-            key: serializers.JSONField(allow_null=True, help_text=text)
-            for spec in kinds.all_specs()
-            for key, text in spec.view_keys.items()
-        },
+    OutputSerializer = extend_schema_serializer(component_name="AssignmentDetail")(
+        type(
+            "OutputSerializer",
+            (AssignmentSerializer,),
+            {
+                key: serializers.JSONField(allow_null=True, help_text=text)
+                for spec in kinds.all_specs()
+                for key, text in spec.view_keys.items()
+            },
+        )
     )
 
     @staticmethod
@@ -643,14 +662,8 @@ class AssignmentDetailApi(APIView):
     )
     def get(self, request: Request, assignment_id: int) -> Response:
         assignment = _assignment_for(request, assignment_id)
-        assignment.touch()
-        assignment.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
+        assignment.record_activity()
         return Response(self.body(assignment))
-
-
-def answer_form(assignment: Assignment, answers: list[dict[str, str]]) -> Any:
-    """The HTML page's form for this kind, bound to the answers sent to the API."""
-    return kinds.answer_form(assignment, answers_data(answers))
 
 
 def _field_names(form: Any) -> dict[str, str]:
@@ -673,7 +686,7 @@ class AssignmentDraftApi(APIView):
     def post(self, request: Request, assignment_id: int) -> Response:
         assignment = _assignment_for(request, assignment_id)
         answers = _valid(AnswersInputSerializer, request.data)["answers"]
-        values = answer_form(assignment, answers).draft_values()
+        values = answers_form(assignment, answers).draft_values()
         if not assignment.save_draft(
             values, guideline_version=assignment.item.project.instructions_version
         ):
@@ -682,6 +695,7 @@ class AssignmentDraftApi(APIView):
 
 
 class AssignmentSubmitApi(APIView):
+    @extend_schema_serializer(component_name="AssignmentSubmitInput")
     class InputSerializer(AnswersInputSerializer):
         edit = serializers.BooleanField(
             default=False, help_text="Replace a previous submission (like editing on the page)"
@@ -695,7 +709,7 @@ class AssignmentSubmitApi(APIView):
     def post(self, request: Request, assignment_id: int) -> Response:
         assignment = _assignment_for(request, assignment_id)
         data = _valid(self.InputSerializer, request.data)
-        form = answer_form(assignment, data["answers"])
+        form = answers_form(assignment, data["answers"])
         if not form.is_valid():
             raise form_error(form, field_names=_field_names(form))
         version = assignment.item.project.instructions_version
@@ -712,6 +726,7 @@ class AssignmentSubmitApi(APIView):
 
 
 class AssignmentSkipApi(APIView):
+    @extend_schema_serializer(component_name="AssignmentSkipInput")
     class InputSerializer(serializers.Serializer):
         reason = serializers.CharField(max_length=500)
 
@@ -751,6 +766,7 @@ def _moment(value: str, name: str, *, end: bool) -> dt.datetime:
 class AnswerListApi(APIView):
     """The long format (one row per answer), pseudonymous."""
 
+    @extend_schema_serializer(component_name="AnswerList")
     class OutputSerializer(serializers.Serializer):
         item = serializers.IntegerField()
         kind = serializers.CharField()
@@ -811,6 +827,7 @@ def filter_rows(rows: list[dict[str, Any]], params: Any) -> list[dict[str, Any]]
 class GoldListApi(APIView):
     """The gold value of every unit and field, with where it comes from."""
 
+    @extend_schema_serializer(component_name="GoldList")
     class OutputSerializer(serializers.Serializer):
         item = serializers.IntegerField()
         kind = serializers.CharField()
@@ -889,24 +906,6 @@ class ExportApi(APIView):
         return response
 
 
-def _name_components() -> None:
-    """Give each nested Input/OutputSerializer a schema name from its view
-    (ProjectListApi.OutputSerializer -> "ProjectList"), so the names are unique."""
-    for view in list(globals().values()):
-        if not (
-            isinstance(view, type) and issubclass(view, APIView) and view.__name__.endswith("Api")
-        ):
-            continue
-        base = view.__name__.removesuffix("Api")
-        for attr, suffix in (("InputSerializer", "Input"), ("OutputSerializer", "")):
-            serializer = view.__dict__.get(attr)
-            if serializer is not None:
-                serializer.Meta = type("Meta", (), {"ref_name": base + suffix})
-
-
-_name_components()
-
-
 class ReportApi(APIView):
     """The report page as JSON: agreement, verification, preference and effort tables."""
 
@@ -914,32 +913,29 @@ class ReportApi(APIView):
         operation_id="report_retrieve",
         parameters=[
             OpenApiParameter(
+                "annotators", OpenApiTypes.INT, many=True, description="only these (user ids)"
+            ),
+            OpenApiParameter("domains", OpenApiTypes.STR, many=True, description="only these"),
+            OpenApiParameter("date_from", OpenApiTypes.DATE, description="submitted on or after"),
+            OpenApiParameter("date_to", OpenApiTypes.DATE, description="submitted on or before"),
+            OpenApiParameter("names", OpenApiTypes.BOOL, description="usernames instead of A<n>"),
+            OpenApiParameter(
                 "bootstrap",
                 OpenApiTypes.INT,
-                description="bootstrap resamples for the CIs (0-2000, default 1000)",
+                description=f"bootstrap resamples for the CIs (0-{MAX_BOOTSTRAP}, default "
+                f"{DEFAULT_BOOTSTRAP})",
             ),
-            OpenApiParameter("seed", OpenApiTypes.INT),
+            OpenApiParameter("seed", OpenApiTypes.INT, description=f"0-{MAX_SEED}"),
         ],
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
     def get(self, request: Request, project_id: int) -> Response:
-        import json
-
-        from .. import reports
-
         project = _researcher_project(request, project_id)
-        try:
-            bootstrap = int(request.query_params.get("bootstrap", 1000))
-            seed = int(request.query_params.get("seed", 0))
-        except ValueError:
-            raise ApiError(400, "invalid", "bootstrap and seed must be integers.") from None
-        if not 0 <= bootstrap <= 2000 or abs(seed) > 2**31:
-            raise ApiError(400, "invalid", "bootstrap must be 0-2000.", field="bootstrap")
-        report = reports.build_report(project, bootstrap=bootstrap, seed=seed, with_charts=False)
+        form = ReportOptionsForm(request.query_params or None, project=project)
+        if form.is_bound and not form.is_valid():
+            raise form_error(form)
+        report = reports.build_report(project, **form.options(), with_charts=False)
         return Response(json.loads(reports.report_json(report)))
-
-
-_name_components()
 
 
 # --- pipeline runs -----------------------------------------------------------------------
@@ -971,6 +967,7 @@ class PipelineRunListApi(APIView):
     """A project's pipeline runs; POST starts one over all its documents (the page's form;
     keys come from the workers' environment, never from the request)."""
 
+    @extend_schema_serializer(component_name="PipelineRunListInput")
     class InputSerializer(serializers.Serializer):
         extractor = serializers.ChoiceField(choices=["veriscore", "atomic"], default="veriscore")
         label_mode = serializers.ChoiceField(choices=["binary", "ternary"], default="binary")
@@ -1018,11 +1015,10 @@ class PipelineRunListApi(APIView):
         )
         if not form.is_valid():
             raise form_error(form)
-        if not project.documents.exists():
-            raise ApiError(
-                400, "no_documents", "The project has no documents to run the pipeline on."
-            )
-        run = start_run(project=project, user=request.user, config=run_config(**form.cleaned_data))
+        try:
+            run = start_pipeline_run(project=project, user=request.user, data=form.cleaned_data)
+        except NoDocuments as e:
+            raise ApiError(400, "no_documents", str(e)) from None
         return Response(PipelineRunSerializer(run).data, status=201)
 
 
@@ -1030,6 +1026,7 @@ class PipelineRunDetailApi(APIView):
     """A run's status and progress; when finished, `scores` holds F1@K per response and
     VERIScore per (model, domain)."""
 
+    @extend_schema_serializer(component_name="PipelineRunDetail")
     class OutputSerializer(PipelineRunSerializer):
         scores = serializers.JSONField(allow_null=True)
 
