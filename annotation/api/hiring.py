@@ -20,8 +20,8 @@ from .. import hiring
 from ..hiring import HiringPolicy, Invite, QualityItem
 from ..models import Assignment, Item, Membership
 from ..views.hiring import InviteForm, PolicyForm
+from .common import ERRORS, READ_ERRORS, researcher_project, valid
 from .errors import ApiError, ErrorSerializer, form_error
-from .views import ERRORS, READ_ERRORS, _researcher_project, _valid
 
 
 class InviteSerializer(serializers.Serializer):
@@ -66,7 +66,7 @@ class InviteListApi(APIView):
         operation_id="invites_list", responses={200: InviteSerializer(many=True), **READ_ERRORS}
     )
     def get(self, request: Request, project_id: int) -> Response:
-        project = _researcher_project(request, project_id)
+        project = researcher_project(request, project_id)
         return Response([_invite_row(request, i) for i in project.invites.order_by("id")])
 
     @extend_schema(
@@ -75,9 +75,9 @@ class InviteListApi(APIView):
         responses={201: InviteSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: int) -> Response:
-        project = _researcher_project(request, project_id)
+        project = researcher_project(request, project_id)
         form = InviteForm(
-            _valid(InviteSerializer, request.data),
+            valid(InviteSerializer, request.data),
             instance=Invite(project=project, created_by=request.user),
         )
         if not form.is_valid():
@@ -92,7 +92,7 @@ class InviteRevokeApi(APIView):
         responses={200: InviteSerializer, **READ_ERRORS},
     )
     def post(self, request: Request, project_id: int, invite_id: int) -> Response:
-        project = _researcher_project(request, project_id)
+        project = researcher_project(request, project_id)
         invite = get_object_or_404(Invite, project=project, pk=invite_id)
         invite.revoked = True
         invite.save(update_fields=["revoked"])
@@ -120,7 +120,7 @@ class PolicyApi(APIView):
         operation_id="hiring_policy_retrieve", responses={200: PolicySerializer, **READ_ERRORS}
     )
     def get(self, request: Request, project_id: int) -> Response:
-        return Response(self._row(HiringPolicy.of(_researcher_project(request, project_id))))
+        return Response(self._row(HiringPolicy.of(researcher_project(request, project_id))))
 
     @extend_schema(
         operation_id="hiring_policy_update",
@@ -128,8 +128,8 @@ class PolicyApi(APIView):
         responses={200: PolicySerializer, **ERRORS},
     )
     def put(self, request: Request, project_id: int) -> Response:
-        policy = HiringPolicy.of(_researcher_project(request, project_id))
-        form = PolicyForm(_valid(PolicySerializer, request.data), instance=policy)
+        policy = HiringPolicy.of(researcher_project(request, project_id))
+        form = PolicyForm(valid(PolicySerializer, request.data), instance=policy)
         if not form.is_valid():
             raise form_error(form)
         return Response(self._row(form.save()))
@@ -169,7 +169,7 @@ class QualityItemListApi(APIView):
         responses={200: QualityItemSerializer(many=True), **READ_ERRORS},
     )
     def get(self, request: Request, project_id: int) -> Response:
-        project = _researcher_project(request, project_id)
+        project = researcher_project(request, project_id)
         rows = QualityItem.objects.filter(item__project=project).order_by("item_id")
         return Response([self._row(q) for q in rows])
 
@@ -179,8 +179,8 @@ class QualityItemListApi(APIView):
         responses={201: QualityItemSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: int) -> Response:
-        project = _researcher_project(request, project_id)
-        data = _valid(QualityItemSerializer, request.data)
+        project = researcher_project(request, project_id)
+        data = valid(QualityItemSerializer, request.data)
         item = Item.objects.filter(project=project, pk=data["item"]).first()
         if item is None:
             raise ApiError(400, "invalid", f"No item {data['item']} in this project.", field="item")
@@ -225,7 +225,7 @@ class QualityApi(APIView):
         operation_id="quality_list", responses={200: QualityRowSerializer(many=True), **READ_ERRORS}
     )
     def get(self, request: Request, project_id: int) -> Response:
-        return Response(hiring.quality_rows(_researcher_project(request, project_id)))
+        return Response(hiring.quality_rows(researcher_project(request, project_id)))
 
 
 class QualityActionSerializer(serializers.Serializer):
@@ -239,11 +239,11 @@ class QualityMemberApi(APIView):
         responses={200: QualityRowSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: int, membership_id: int) -> Response:
-        project = _researcher_project(request, project_id)
+        project = researcher_project(request, project_id)
         membership = get_object_or_404(
             Membership, project=project, pk=membership_id, role=Membership.ANNOTATOR
         )
-        action = _valid(QualityActionSerializer, request.data)["action"]
+        action = valid(QualityActionSerializer, request.data)["action"]
         hiring.set_state(
             membership,
             paused={"pause": True, "resume": False}.get(action),
