@@ -23,6 +23,9 @@ from .errors import import_error, page_of, paginated
 # --- documents, systems, items -----------------------------------------------------
 
 
+IMPORT_FORMATS = ["auto", *FORMATS]
+
+
 class DocumentListApi(APIView):
     @extend_schema_serializer(component_name="DocumentList")
     class OutputSerializer(serializers.Serializer):
@@ -68,7 +71,7 @@ class DocumentImportApi(APIView):
             default="upload.jsonl",
             help_text="Name used in error messages with `content`",
         )
-        format = serializers.ChoiceField(choices=["auto", *FORMATS], default="auto")
+        format = serializers.ChoiceField(choices=IMPORT_FORMATS, default="auto")
         system = serializers.CharField(required=False, allow_blank=True, default="")
         source_model = serializers.CharField(required=False, allow_blank=True, default="")
         verifier = serializers.CharField(required=False, allow_blank=True, default="")

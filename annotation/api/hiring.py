@@ -8,7 +8,7 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
@@ -260,6 +260,7 @@ class JoinApi(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list[type] = []
 
+    @extend_schema_serializer(component_name="InviteJoined")
     class JoinedSerializer(serializers.Serializer):
         project = serializers.IntegerField()
         pseudonym = serializers.CharField()
@@ -308,6 +309,7 @@ class JoinApi(APIView):
 
 
 class FeedbackApi(APIView):
+    @extend_schema_serializer(component_name="AssignmentFeedback")
     class FeedbackSerializer(serializers.Serializer):
         reference = serializers.DictField(child=serializers.CharField())
         yours = serializers.DictField(child=serializers.CharField())
