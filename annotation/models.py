@@ -584,6 +584,17 @@ class Adjudication(models.Model):
         ]
 
 
+def check_policy(*, k: int, fraction: float, annotators: int) -> None:
+    """The rules of an assignment policy, in one place (pages, API and command line reach
+    them through `kinds.create_items`): ValueError says which one is broken."""
+    if not annotators:
+        raise ValueError("the project has no annotators")
+    if not 1 <= k <= annotators:
+        raise ValueError(f"k must be between 1 and {annotators} (the annotators)")
+    if not 0 <= fraction <= 1:
+        raise ValueError("the overlap fraction must be between 0 and 1")
+
+
 def assignment_plan(
     item_ids: list[int], annotator_ids: list[int], *, k: int, fraction: float, seed: int
 ) -> dict[int, list[int]]:
@@ -592,12 +603,7 @@ def assignment_plan(
 
     Deterministic for a given seed and input (order of the inputs does not matter).
     """
-    if not annotator_ids:
-        raise ValueError("the project has no annotators")
-    if not 1 <= k <= len(annotator_ids):
-        raise ValueError(f"k must be between 1 and {len(annotator_ids)} (the annotators)")
-    if not 0 <= fraction <= 1:
-        raise ValueError("the overlap fraction must be between 0 and 1")
+    check_policy(k=k, fraction=fraction, annotators=len(annotator_ids))
     rng = random.Random(seed)
     items = sorted(item_ids)
     people = sorted(annotator_ids)

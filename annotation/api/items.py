@@ -87,10 +87,11 @@ class ItemListApi(APIView):
 class PolicyInputSerializer(serializers.Serializer):
     """How the new items are spread over the project's annotators."""
 
-    k = serializers.IntegerField(min_value=1, default=2, help_text="annotators per overlap item")
+    # k and fraction are checked where every surface checks them (models.check_policy)
+    k = serializers.IntegerField(default=2, help_text="annotators per overlap item (1 to all)")
     all_annotators = serializers.BooleanField(default=False, help_text="k = all annotators")
     fraction = serializers.FloatField(
-        min_value=0, max_value=1, default=0.2, help_text="share of items with k annotators"
+        default=0.2, help_text="share of items with k annotators (0-1)"
     )
     seed = serializers.IntegerField(default=0, min_value=-(2**62), max_value=2**62)
 
