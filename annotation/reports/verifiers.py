@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import kinds, stats
 from ..gold import Gold, fetch
-from ..kinds import ITEM
+from ..kinds import ITEM, KindSpec
 from ..models import Claim, Project, Segment, System, Verdict, validate_verifier_collapse
 from .tables import Cell, Filters, Section, Table
 
@@ -27,6 +27,24 @@ class _Unit:
     reference: str | None  # the gold value as a verdict label
 
 
+Labels = dict[tuple[Any, int], str]  # (Claim or Segment, id) -> a system's label
+
+
+@dataclass
+class _Scores:
+    """What the verifier section collects, system by system and level by level."""
+
+    score_rows: list[tuple[Cell, ...]] = field(default_factory=list)
+    class_rows: list[tuple[Cell, ...]] = field(default_factory=list)
+    confusion_tables: list[Table] = field(default_factory=list)
+    disagreement_rows: list[tuple[Cell, ...]] = field(default_factory=list)
+    mcnemar_rows: list[tuple[Cell, ...]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    reports: dict[tuple[str, str, str], stats.VerifierReport] = field(default_factory=dict)
+    # (system, level) -> the predictions on the level's units, for McNemar
+    aligned: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
+
+
 def _verifier_sections(
     project: Project, golds_of: dict[str, list[Gold]], filters: Filters
 ) -> list[Section]:
@@ -37,26 +55,9 @@ def _verifier_sections(
     )
     if not verdicts:
         return []
-    units: list[_Unit] = []
     specs = [s for s in kinds.all_specs() if s.verdict_field]
-    for spec in specs:
-        mine = [g for g in golds_of[spec.name] if g.field == spec.verdict_field]
-        for t in spec.verdict_targets(project, mine) if mine else []:
-            key = f"item {t.gold.item}" + ("" if t.gold.unit == ITEM else f" / {t.gold.unit}")
-            units.append(
-                _Unit(
-                    key,
-                    t.gold.item,
-                    t.target,
-                    spec.verdict_level,
-                    t.domain,
-                    t.gold,
-                    t.document,
-                    spec.as_verdict(t.gold.value),
-                )
-            )
-    # verdicts per system, keyed by (Claim or Segment, id)
-    by_system: dict[tuple[str, str], dict[tuple[Any, int], str]] = defaultdict(dict)
+    units = _gold_units(project, golds_of, specs)
+    by_system: dict[tuple[str, str], Labels] = defaultdict(dict)
     for claim, segment, name, kind, label in verdicts:
         if claim is not None:
             by_system[(name, kind)][(Claim, claim)] = label
@@ -77,129 +78,164 @@ def _verifier_sections(
 
     systems = sorted(by_system)
     rules = _collapse_rules(project)
-    score_rows: list[tuple[Cell, ...]] = []
-    class_rows: list[tuple[Cell, ...]] = []
-    confusion_tables: list[Table] = []
-    disagreement_rows: list[tuple[Cell, ...]] = []
-    mcnemar_rows: list[tuple[Cell, ...]] = []
-    notes: list[str] = []
-    reports: dict[tuple[str, str, str], stats.VerifierReport] = {}
-    aligned: dict[tuple[str, str], tuple[list[_Unit], list[str | None]]] = {}
+    scores = _Scores()
     for spec in specs:
-        level = spec.verdict_level
-        target = spec.verdict_target
-        level_units = [u for u in units if u.level == level]
+        level_units = [u for u in units if u.level == spec.verdict_level]
         if not level_units:
             continue
-        ref_raw = [u.reference for u in level_units]
+        modes = rules if spec.verdict_level == "claim" else {m: None for m in spec.verdict_modes}
         for name, kind in systems:
-            labels = by_system[(name, kind)]
-            # read like the gold labels ("true"/"false" on a segment: supported/unsupported)
-            pred = [spec.as_verdict(labels.get((target, u.target))) for u in level_units]
-            if not any(p is not None for p in pred):
-                continue
-            aligned[(name, level)] = (level_units, pred)
-            mode_rules = rules if level == "claim" else {m: None for m in spec.verdict_modes}
-            for mode, rule in mode_rules.items():
-                try:
-                    rep = stats.verifier_vs_reference(
-                        y_true=ref_raw,
-                        y_pred=pred,
-                        collapse=rule,
-                        mode=None if rule is not None else mode,  # type: ignore[arg-type]
-                        units=[u.key for u in level_units],
-                    )
-                except ValueError as e:
-                    notes.append(f"{name}: no {mode} scores ({e}).")
+            _score_system(scores, spec, name, kind, level_units, by_system[(name, kind)], modes)
+        _mcnemar_rows(scores, spec.verdict_level, systems, level_units, modes)
+    _add_texts(scores.disagreement_rows, {s.verdict_level: s.verdict_target for s in specs})
+    notes = _verifier_notes(rules) + scores.notes
+    return [
+        Section(
+            "verifiers",
+            "Verifiers against human labels",
+            tuple(notes),
+            tuple(_verifier_tables(scores)),
+            data=scores.reports,
+        )
+    ]
+
+
+def _gold_units(
+    project: Project, golds_of: dict[str, list[Gold]], specs: list[KindSpec]
+) -> list[_Unit]:
+    """The units with a human gold label that verdicts can be compared with."""
+    units: list[_Unit] = []
+    for spec in specs:
+        mine = [g for g in golds_of[spec.name] if g.field == spec.verdict_field]
+        for t in spec.verdict_targets(project, mine) if mine else []:
+            key = f"item {t.gold.item}" + ("" if t.gold.unit == ITEM else f" / {t.gold.unit}")
+            units.append(
+                _Unit(
+                    key,
+                    t.gold.item,
+                    t.target,
+                    spec.verdict_level,
+                    t.domain,
+                    t.gold,
+                    t.document,
+                    spec.as_verdict(t.gold.value),
+                )
+            )
+    return units
+
+
+def _score_system(
+    scores: _Scores,
+    spec: KindSpec,
+    name: str,
+    kind: str,
+    level_units: list[_Unit],
+    labels: Labels,
+    modes: dict[str, dict[str, str] | None],
+) -> None:
+    """One system against the human gold labels of one level, in every scoring mode."""
+    level, target = spec.verdict_level, spec.verdict_target
+    ref_raw = [u.reference for u in level_units]
+    # read like the gold labels ("true"/"false" on a segment: supported/unsupported)
+    pred = [spec.as_verdict(labels.get((target, u.target))) for u in level_units]
+    if not any(p is not None for p in pred):
+        return
+    scores.aligned[(name, level)] = pred
+    by_key = {u.key: u for u in level_units}
+    for mode, rule in modes.items():
+        try:
+            rep = stats.verifier_vs_reference(
+                y_true=ref_raw,
+                y_pred=pred,
+                collapse=rule,
+                mode=None if rule is not None else mode,  # type: ignore[arg-type]
+                units=[u.key for u in level_units],
+            )
+        except ValueError as e:
+            scores.notes.append(f"{name}: no {mode} scores ({e}).")
+            continue
+        scores.reports[(name, level, mode)] = rep
+        scores.score_rows.append(_score_row(name, kind, level, mode, rep))
+        scores.class_rows += [
+            (name, level, mode, c.label, c.precision, c.recall, c.f1, c.support, c.predicted)
+            for c in rep.per_class
+        ]
+        scores.confusion_tables.append(
+            Table(
+                f"confusion-{_slug(name)}-{level}-{mode}",
+                f"{name}: confusion matrix ({level}, {mode}); rows human, columns system",
+                ("human \\ system", *rep.labels),
+                tuple((label, *row) for label, row in zip(rep.labels, rep.confusion, strict=True)),
+            )
+        )
+        for d in rep.disagreements:
+            u = by_key[d.unit]  # type: ignore[index]
+            scores.disagreement_rows.append(
+                (
+                    name,
+                    level,
+                    mode,
+                    u.item,
+                    u.gold.unit,
+                    u.domain,
+                    u.target,
+                    d.reference,
+                    d.predicted,
+                    labels.get((target, u.target)),
+                    u.gold.value,
+                    " ".join(f"{k}:{v}" for k, v in u.gold.votes.items()),
+                    u.gold.provenance,
+                )
+            )
+    if target is not Claim:  # segments add up to a response (FELM)
+        response = _response_level(level_units, pred, ref_raw)
+        if response is not None:
+            scores.reports[(name, "response", "binary")] = response
+            scores.score_rows.append(_score_row(name, kind, "response", "binary", response))
+
+
+def _mcnemar_rows(
+    scores: _Scores,
+    level: str,
+    systems: list[tuple[str, str]],
+    level_units: list[_Unit],
+    modes: dict[str, dict[str, str] | None],
+) -> None:
+    """McNemar between every two systems on the units both labelled."""
+    ref_raw = [u.reference for u in level_units]
+    named = [n for n, _ in systems if (n, level) in scores.aligned]
+    for i, a in enumerate(named):
+        for b in named[i + 1 :]:
+            for mode, rule in modes.items():
+                if (a, level, mode) not in scores.reports or (b, level, mode) not in scores.reports:
                     continue
-                reports[(name, level, mode)] = rep
-                score_rows.append(_score_row(name, kind, level, mode, rep))
-                class_rows += [
+                m = stats.mcnemar_test(
+                    scores.aligned[(a, level)],
+                    scores.aligned[(b, level)],
+                    ref_raw,
+                    collapse=rule,
+                    mode="binary" if rule is not None else mode,  # type: ignore[arg-type]
+                )
+                scores.mcnemar_rows.append(
                     (
-                        name,
+                        a,
+                        b,
                         level,
                         mode,
-                        c.label,
-                        c.precision,
-                        c.recall,
-                        c.f1,
-                        c.support,
-                        c.predicted,
-                    )
-                    for c in rep.per_class
-                ]
-                confusion_tables.append(
-                    Table(
-                        f"confusion-{_slug(name)}-{level}-{mode}",
-                        f"{name}: confusion matrix ({level}, {mode}); rows human, columns system",
-                        ("human \\ system", *rep.labels),
-                        tuple(
-                            (label, *row)
-                            for label, row in zip(rep.labels, rep.confusion, strict=True)
-                        ),
+                        m.n,
+                        m.both_correct,
+                        m.only_a_correct,
+                        m.only_b_correct,
+                        m.both_wrong,
+                        m.method,
+                        m.statistic,
+                        m.p_value,
+                        m.undefined_reason or "",
                     )
                 )
-                by_key = {u.key: u for u in level_units}
-                for d in rep.disagreements:
-                    u = by_key[d.unit]  # type: ignore[index]
-                    disagreement_rows.append(
-                        (
-                            name,
-                            level,
-                            mode,
-                            u.item,
-                            u.gold.unit,
-                            u.domain,
-                            u.target,
-                            d.reference,
-                            d.predicted,
-                            labels.get((target, u.target)),
-                            u.gold.value,
-                            " ".join(f"{k}:{v}" for k, v in u.gold.votes.items()),
-                            u.gold.provenance,
-                        )
-                    )
-            if spec.verdict_target is not Claim:  # segments add up to a response (FELM)
-                response = _response_level(level_units, pred, ref_raw)
-                if response is not None:
-                    reports[(name, "response", "binary")] = response
-                    score_rows.append(_score_row(name, kind, "response", "binary", response))
-        # McNemar between every two systems on the units both labelled.
-        named = [(n, k) for n, k in systems if (n, level) in aligned]
-        for i, (a, _) in enumerate(named):
-            for b, _ in named[i + 1 :]:
-                pred_a = aligned[(a, level)][1]
-                pred_b = aligned[(b, level)][1]
-                mode_rules = rules if level == "claim" else {m: None for m in spec.verdict_modes}
-                for mode, rule in mode_rules.items():
-                    if (a, level, mode) not in reports or (b, level, mode) not in reports:
-                        continue
-                    m = stats.mcnemar_test(
-                        pred_a,
-                        pred_b,
-                        ref_raw,
-                        collapse=rule,
-                        mode="binary" if rule is not None else mode,  # type: ignore[arg-type]
-                    )
-                    mcnemar_rows.append(
-                        (
-                            a,
-                            b,
-                            level,
-                            mode,
-                            m.n,
-                            m.both_correct,
-                            m.only_a_correct,
-                            m.only_b_correct,
-                            m.both_wrong,
-                            m.method,
-                            m.statistic,
-                            m.p_value,
-                            m.undefined_reason or "",
-                        )
-                    )
-    _add_texts(disagreement_rows, {s.verdict_level: s.verdict_target for s in specs})
 
+
+def _verifier_tables(scores: _Scores) -> list[Table]:
     tables = [
         Table(
             "verifier-scores",
@@ -223,7 +259,7 @@ def _verifier_sections(
                 "weighted F1",
                 "micro F1",
             ),
-            tuple(score_rows),
+            tuple(scores.score_rows),
         ),
         Table(
             "verifier-classes",
@@ -239,10 +275,10 @@ def _verifier_sections(
                 "support",
                 "predicted",
             ),
-            tuple(class_rows),
+            tuple(scores.class_rows),
         ),
     ]
-    if mcnemar_rows:
+    if scores.mcnemar_rows:
         tables.append(
             Table(
                 "mcnemar",
@@ -262,10 +298,10 @@ def _verifier_sections(
                     "p-value",
                     "note",
                 ),
-                tuple(mcnemar_rows),
+                tuple(scores.mcnemar_rows),
             )
         )
-    tables += confusion_tables
+    tables += scores.confusion_tables
     tables.append(
         Table(
             "verifier-disagreements",
@@ -286,12 +322,21 @@ def _verifier_sections(
                 "gold provenance",
                 "text",
             ),
-            tuple(disagreement_rows),
+            tuple(scores.disagreement_rows),
         )
     )
+    return tables
+
+
+def _verifier_notes(rules: dict[str, dict[str, str] | None]) -> list[str]:
+    notes = [
+        "Binary mode: contradicted and inconclusive count as unsupported. Overall F1 "
+        "is the macro mean over classes; VeriScore's published 'Overall F1' equals its "
+        "supported F1. Segment labels true/false read as supported/unsupported; a "
+        "response is unsupported when any of its segments is (FELM)."
+    ]
     if rules is not _DEFAULT_RULES:
-        notes.insert(
-            0,
+        notes.append(
             "Claim labels scored under the project's collapse rules: "
             + "; ".join(
                 f"{name}: " + (", ".join(f"{k} -> {v}" for k, v in rule.items()) or "as labelled")
@@ -300,18 +345,7 @@ def _verifier_sections(
             )
             + ".",
         )
-    notes.insert(
-        0,
-        "Binary mode: contradicted and inconclusive count as unsupported. Overall F1 "
-        "is the macro mean over classes; VeriScore's published 'Overall F1' equals its "
-        "supported F1. Segment labels true/false read as supported/unsupported; a "
-        "response is unsupported when any of its segments is (FELM).",
-    )
-    return [
-        Section(
-            "verifiers", "Verifiers against human labels", tuple(notes), tuple(tables), data=reports
-        )
-    ]
+    return notes
 
 
 # Claim verdicts are scored under each of the project's collapse rules; without any, under
