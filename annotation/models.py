@@ -309,6 +309,21 @@ class Verdict(models.Model):
         ]
 
 
+class ItemQuerySet(QuerySet["Item"]):
+    def with_progress(self) -> ItemQuerySet:
+        """Each item with its assignment counts: assigned, n_open (pending or draft),
+        submitted and skipped (the project page and the items API)."""
+        status = "assignments__status"
+        return self.annotate(
+            assigned=Count("assignments"),
+            n_open=Count(
+                "assignments", filter=Q(**{f"{status}__in": [Assignment.PENDING, Assignment.DRAFT]})
+            ),
+            submitted=Count("assignments", filter=Q(**{status: Assignment.SUBMITTED})),
+            skipped=Count("assignments", filter=Q(**{status: Assignment.SKIPPED})),
+        )
+
+
 class Item(KindNames, models.Model):
     project = models.ForeignKey(Project, models.CASCADE, related_name="items")
     kind = models.CharField(max_length=20, choices=KIND_CHOICES)
@@ -320,6 +335,8 @@ class Item(KindNames, models.Model):
     # verification: the claim whose evidence is judged
     claim = models.ForeignKey(Claim, models.CASCADE, null=True, blank=True, related_name="items")
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ItemQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]

@@ -18,8 +18,8 @@ from rest_framework.views import APIView
 
 from .. import hiring
 from ..hiring import HiringPolicy, Invite, QualityItem
+from ..hiring_forms import InviteForm, PolicyForm
 from ..models import Assignment, Item, Membership
-from ..views.hiring import InviteForm, PolicyForm
 from .common import ERRORS, READ_ERRORS, researcher_project, valid
 from .errors import ApiError, ErrorSerializer, form_error
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers
@@ -14,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import kinds
-from ..models import Assignment, Item, Project
+from ..models import Item, Project
 from .common import ERRORS, PAGE_PARAMS, researcher_project, valid
 from .errors import ApiError, form_error, page_of, paginated
 
@@ -53,16 +52,10 @@ class ItemListApi(APIView):
     )
     def get(self, request: Request, project_id: int) -> Response:
         project = researcher_project(request, project_id)
-        open_ = Q(assignments__status__in=[Assignment.PENDING, Assignment.DRAFT])
         items = (
             Item.objects.filter(project=project)
             .select_related("document", "list_a__system", "list_b__system")
-            .annotate(
-                assigned=Count("assignments"),
-                n_open=Count("assignments", filter=open_),
-                submitted=Count("assignments", filter=Q(assignments__status=Assignment.SUBMITTED)),
-                skipped=Count("assignments", filter=Q(assignments__status=Assignment.SKIPPED)),
-            )
+            .with_progress()
             .order_by("id")
         )
         kind = request.query_params.get("kind")

@@ -61,11 +61,7 @@ def _progress_rows(project: Project) -> tuple[list[dict[str, object]], list[dict
     per_item = list(
         Item.objects.filter(project=project)
         .select_related("document")
-        .annotate(
-            assigned=Count("assignments"),
-            submitted=Count("assignments", filter=Q(assignments__status=Assignment.SUBMITTED)),
-            skipped=Count("assignments", filter=Q(assignments__status=Assignment.SKIPPED)),
-        )
+        .with_progress()
         .order_by("id")
     )
     return per_annotator, per_item  # type: ignore[return-value]
