@@ -21,7 +21,7 @@ from .forms import AnswerForm
 from .import_jobs import is_large, start_import
 from .ingest import ImportSummary, check_upload_size, decode, import_file, import_upload
 from .kinds.base import form_name
-from .models import Adjudication, ImportJob, Item, PipelineRun, Project
+from .models import Adjudication, Assignment, ImportJob, Item, PipelineRun, Project
 from .tasks import run_config, start_run
 
 # --- import ------------------------------------------------------------------------------
@@ -72,7 +72,7 @@ def answers_data(answers: list[dict[str, str]]) -> dict[str, str]:
     return {form_name(a["unit"], a["field"]): a["value"] for a in answers}
 
 
-def answers_form(assignment: Any, answers: list[dict[str, str]]) -> AnswerForm:
+def answers_form(assignment: Assignment, answers: list[dict[str, str]]) -> AnswerForm:
     """The page's form of the assignment's kind, bound to long-format answers (the API
     and Label Studio validate exactly like the page)."""
     return kinds.answer_form(assignment, answers_data(answers))
@@ -88,8 +88,8 @@ class AdjudicationError(ValueError):
 def asked(item: Item) -> list[tuple[str, str]]:
     """The (unit, field) pairs the item asks, categorical fields only."""
     doc = item.document
-    info = (item.kind, doc.external_id, doc.domain, item.claim_id, item.document_id)
-    info += (item.list_a_id,)
+    # KindSpec.expected reads (kind, external id, domain, claim, document, list_a) per item
+    info = (item.kind, doc.external_id, doc.domain, item.claim_id, doc.pk, item.list_a_id)
     return kinds.get(item.kind).expected(item.project, {item.pk: info}).get(item.pk, [])
 
 
