@@ -17,7 +17,7 @@ from .. import forms, hiring, kinds
 from ..kinds.base import api_name
 from ..models import Assignment
 from ..operations import answers_form
-from .common import ERRORS, PAGE_PARAMS, READ_ERRORS, annotator_membership, valid
+from .common import ERRORS, PAGE_PARAMS, READ_ERRORS, annotator_membership, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error, page_of, paginated
 
 # --- annotator: queue, assignment, draft, submit -------------------------------------
@@ -53,7 +53,7 @@ class AssignmentListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         rows = (
-            Assignment.objects.visible_to(request.user)
+            Assignment.objects.visible_to(user_of(request))
             .select_related("item__project", "item__document")
             .order_by("item__project_id", "position", "id")
         )
@@ -72,7 +72,7 @@ class AssignmentListApi(APIView):
 
 def _assignment_for(request: Request, assignment_id: int) -> Assignment:
     assignment = get_object_or_404(
-        Assignment.objects.visible_to(request.user).select_related(
+        Assignment.objects.visible_to(user_of(request)).select_related(
             "item__project", "item__document"
         ),
         pk=assignment_id,

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from ..ingest import FORMATS, ImportFailed
 from ..models import Document, ImportJob
 from ..operations import import_data, import_options
-from .common import ERRORS, PAGE_PARAMS, READ_ERRORS, researcher_project, valid
+from .common import ERRORS, PAGE_PARAMS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import import_error, page_of, paginated
 
 # --- documents, systems, items -----------------------------------------------------
@@ -119,7 +119,7 @@ class DocumentImportApi(APIView):
         try:
             summary = import_data(
                 project=project,
-                user=request.user,
+                user=user_of(request),
                 options=import_options(data),
                 upload=data.get("file"),
                 text=data.get("content", ""),

@@ -20,7 +20,7 @@ from .. import hiring
 from ..hiring import HiringPolicy, Invite, QualityItem
 from ..hiring_forms import InviteForm, PolicyForm
 from ..models import Assignment, Item, Membership
-from .common import ERRORS, READ_ERRORS, researcher_project, valid
+from .common import ERRORS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error
 
 
@@ -320,7 +320,7 @@ class FeedbackApi(APIView):
     )
     def get(self, request: Request, assignment_id: int) -> Response:
         assignment = get_object_or_404(
-            Assignment.objects.visible_to(request.user), pk=assignment_id
+            Assignment.objects.visible_to(user_of(request)), pk=assignment_id
         )
         q = QualityItem.objects.filter(item=assignment.item, role=hiring.TRAINING).first()
         if q is None or assignment.status != assignment.SUBMITTED:

@@ -12,7 +12,7 @@ from .. import endpoints, forms
 from ..models import PipelineRun
 from ..operations import NoDocuments, start_pipeline_run
 from ..tasks import cancel_run, requeue_stale_chunks, retry_run
-from .common import ERRORS, PAGE_PARAMS, READ_ERRORS, researcher_project, valid
+from .common import ERRORS, PAGE_PARAMS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error, page_of, paginated
 
 # --- pipeline runs -----------------------------------------------------------------------
@@ -93,7 +93,7 @@ class PipelineRunListApi(APIView):
         if not form.is_valid():
             raise form_error(form)
         try:
-            run = start_pipeline_run(project=project, user=request.user, data=form.cleaned_data)
+            run = start_pipeline_run(project=project, user=user_of(request), data=form.cleaned_data)
         except NoDocuments as e:
             raise ApiError(400, "no_documents", str(e)) from None
         return Response(PipelineRunSerializer(run).data, status=201)

@@ -21,6 +21,7 @@ from .common import (
     READ_ERRORS,
     annotator_membership,
     researcher_project,
+    user_of,
     valid,
 )
 from .errors import ApiError, form_error, page_of, paginated
@@ -65,10 +66,9 @@ class ProjectListApi(APIView):
         responses={200: page_of(OutputSerializer, "PaginatedProjectList"), **READ_ERRORS},
     )
     def get(self, request: Request) -> Response:
-        projects = Project.objects.visible_to(request.user)
-        return paginated(
-            request, self, self._rows(request.user, projects.order_by("id")), self.OutputSerializer
-        )
+        user = user_of(request)
+        rows = self._rows(user, Project.objects.visible_to(user).order_by("id"))
+        return paginated(request, self, rows, self.OutputSerializer)
 
     @extend_schema(
         operation_id="projects_create",
@@ -76,15 +76,15 @@ class ProjectListApi(APIView):
         responses={201: OutputSerializer, **ERRORS},
     )
     def post(self, request: Request) -> Response:
-        if not request.user.has_perm(CREATE_PROJECTS):
+        if not user_of(request).has_perm(CREATE_PROJECTS):
             raise ApiError(403, "permission_denied", "You may not create projects.")
         data = valid(self.InputSerializer, request.data)
         form = forms.ProjectForm(data)
         if not form.is_valid():
             raise form_error(form)
-        project = Project.create_with_owner(form.save(commit=False), request.user)
+        project = Project.create_with_owner(form.save(commit=False), user_of(request))
         return Response(
-            self._rows(request.user, Project.objects.filter(pk=project.pk))[0], status=201
+            self._rows(user_of(request), Project.objects.filter(pk=project.pk))[0], status=201
         )
 
 
@@ -138,7 +138,7 @@ class MemberListApi(APIView):
         if not form.is_valid():
             raise form_error(form)
         try:
-            membership = add_member(project=project, by=request.user, **form.cleaned_data)
+            membership = add_member(project=project, by=user_of(request), **form.cleaned_data)
         except MemberError as e:
             raise ApiError(e.status, e.code, e.message, field=e.field) from e
         return Response(self._row(membership), status=201)

@@ -59,4 +59,6 @@ class ReportOptionsForm(forms.Form):
 
     def problems(self) -> str:
         """The errors in one line, for the command line."""
-        return "; ".join(f"{name}: {' '.join(errors)}" for name, errors in self.errors.items())
+        return "; ".join(
+            f"{name}: {' '.join(str(e) for e in errors)}" for name, errors in self.errors.items()
+        )

@@ -83,7 +83,9 @@ def _verifier_sections(
         level_units = [u for u in units if u.level == spec.verdict_level]
         if not level_units:
             continue
-        modes = rules if spec.verdict_level == "claim" else {m: None for m in spec.verdict_modes}
+        modes: dict[str, dict[str, str] | None] = (
+            rules if spec.verdict_level == "claim" else dict.fromkeys(spec.verdict_modes)
+        )
         for name, kind in systems:
             _score_system(scores, spec, name, kind, level_units, by_system[(name, kind)], modes)
         _mcnemar_rows(scores, spec.verdict_level, systems, level_units, modes)
