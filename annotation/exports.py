@@ -222,12 +222,12 @@ def wide_rows(
         given = answered.get((item, unit, fld), {})
         row = [str(item), kind, external, domain, unit, fld]
         for a in annotators:
-            st = status.get((item, a))
+            state = status.get((item, a))
             if a in given:
                 row.append(given[a])
-            elif st is None:
+            elif state is None:
                 row.append(NOT_ASSIGNED)
-            elif st == Assignment.SKIPPED:
+            elif state == Assignment.SKIPPED:
                 row.append(SKIPPED)
             elif _not_asked(specs[kind].field(fld), answered, (item, unit), a):
                 row.append(NOT_APPLICABLE)

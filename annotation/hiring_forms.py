@@ -19,7 +19,7 @@ class PolicyForm(forms.ModelForm):
         data = super().clean() or {}
         for name in ("pass_mark", "check_rate", "pause_below"):
             v = data.get(name)
-            if v is not None and not 0 <= v <= 1:  # type: ignore[operator]
+            if v is not None and not 0 <= v <= 1:
                 self.add_error(name, "Give a share between 0 and 1.")
         if data.get("check_rate") == 1:
             self.add_error("check_rate", "A queue cannot be only checks.")
@@ -48,7 +48,7 @@ class InviteForm(forms.ModelForm):
         return value
 
     def save(self, commit: bool = True) -> Invite:
-        invite = super().save(commit=False)
+        invite: Invite = super().save(commit=False)
         days = self.cleaned_data.get("expires_in_days")
         if days:
             invite.expires_at = invite.created_at + dt.timedelta(days=days)

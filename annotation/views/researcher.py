@@ -57,7 +57,7 @@ def _progress_rows(project: Project) -> tuple[list[dict[str, object]], list[dict
                 "median_seconds": round(statistics.median(seconds)) if seconds else None,
             }
         )
-    per_annotator.sort(key=lambda r: r["member"].number if r["member"] else 0)  # type: ignore[union-attr]
+    per_annotator.sort(key=lambda r: r["member"].number if r["member"] else 0)
     per_item = list(
         Item.objects.filter(project=project)
         .select_related("document")
