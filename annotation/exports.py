@@ -1,16 +1,23 @@
-"""The long format: one row per answer, the table every statistic and export reads."""
+"""The answer exports: the long format (one row per answer, the table every statistic
+and export reads) and the wide diagnosis table (one row per unit, one column per
+annotator)."""
 
 from __future__ import annotations
 
 import io
 import json
+from collections import defaultdict
 from typing import Any
 
+from django.db.models import Q
 from django.http import Http404, HttpResponse
 
-from . import kinds, safecsv
+from . import hiring, kinds, safecsv
 from .gold import gold_values
-from .models import Answer, Project, pseudonyms
+from .kinds.base import Field
+from .models import Answer, Assignment, Item, Project, pseudonyms
+from .reports.queries import _assignment_filter, annotator_choices, member_names
+from .reports.tables import Filters
 
 LONG_FIELDS = [
     "item",
@@ -110,3 +117,144 @@ def respond(rows: list[dict[str, Any]], *, fmt: str, filename: str) -> HttpRespo
         raise Http404("Unknown export format.")
     response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
     return response
+
+
+# --- the wide diagnosis table -------------------------------------------------------
+
+NO_ANSWER = "(no answer)"
+NOT_ASSIGNED = "(not assigned)"
+SKIPPED = "(skipped)"
+NOT_APPLICABLE = "(not applicable)"
+
+
+def wide_rows(
+    project: Project, *, filters: Filters | None = None, real_names: bool = False
+) -> tuple[list[str], list[list[str]]]:
+    """The diagnosis table: one row per (item, unit, field), one column per annotator.
+
+    Cells hold the annotator's answer, or an explicit marker: "(no answer)" (assigned,
+    submitted or not, but this field is empty), "(skipped)", "(not assigned)", and
+    "(not applicable)" for an error type on a segment the annotator marked correct.
+    Comparison choices show the chosen system's name, not the list number.
+    """
+    filters = filters or Filters()
+    names = member_names(project, real_names=real_names)
+    annotators = [uid for uid, _ in annotator_choices(project, real_names=real_names)]
+    if filters.annotators:
+        annotators = [a for a in annotators if a in filters.annotators]
+    assignments = Assignment.objects.filter(
+        Q(item__project=project) & _assignment_filter(filters) & hiring.REGULAR
+    ).values_list("item_id", "annotator_id", "status")
+    status: dict[tuple[int, int], str] = {}
+    for item, annotator, st in assignments.iterator(chunk_size=5000):
+        status[(item, annotator)] = st
+        if annotator not in annotators:
+            annotators.append(annotator)
+    items = Item.objects.filter(project=project, quality__isnull=True)
+    if filters.domains:
+        items = items.filter(document__domain__in=filters.domains)
+    item_info = {
+        pk: (kind, external, domain, claim, doc, list_a)
+        for pk, kind, external, domain, claim, doc, list_a in items.values_list(
+            "pk",
+            "kind",
+            "document__external_id",
+            "document__domain",
+            "claim_id",
+            "document_id",
+            "list_a_id",
+        )
+    }
+    systems = {
+        pk: (a, b)
+        for pk, a, b in items.values_list("pk", "list_a__system__name", "list_b__system__name")
+    }
+    specs = {spec.name: spec for spec in kinds.all_specs()}
+    fields = sorted({f for spec in specs.values() for f in spec.categorical(project)})
+    answered: dict[tuple[int, str, str], dict[int, str]] = defaultdict(dict)
+    answers = Answer.objects.filter(
+        Q(
+            assignment__item__project=project,
+            field__in=fields,
+            assignment__item__quality__isnull=True,
+        )
+        & _assignment_filter(filters, "assignment__")
+    ).values_list(
+        "assignment__item_id",
+        "assignment__annotator_id",
+        "assignment__swapped",
+        "unit",
+        "field",
+        "value",
+    )
+    for item, annotator, swapped, unit, fld, value in answers.iterator(chunk_size=5000):
+        info = item_info.get(item)
+        if info:
+            spec = specs[info[0]]
+            value = spec.export_value(fld, spec.comparable(fld, value, swapped), systems[item])
+        answered[(item, unit, fld)][annotator] = value
+
+    expected: dict[int, list[tuple[str, str]]] = {}
+    for spec in specs.values():
+        of_kind = {pk: info for pk, info in item_info.items() if info[0] == spec.name}
+        if of_kind:
+            expected.update(spec.expected(project, of_kind))
+    keys: dict[tuple[int, str, str], None] = {}
+    for pk in sorted(item_info):
+        for unit, fld in expected.get(pk, []):
+            keys[(pk, unit, fld)] = None
+    for key in sorted(answered):
+        if key[0] in item_info:
+            keys.setdefault(key, None)
+
+    header = [
+        "item",
+        "kind",
+        "document",
+        "domain",
+        "unit",
+        "field",
+        *[names.get(a, f"A?{a}") for a in annotators],
+    ]
+    out = []
+    for item, unit, fld in keys:
+        kind, external, domain = item_info[item][:3]
+        given = answered.get((item, unit, fld), {})
+        row = [str(item), kind, external, domain, unit, fld]
+        for a in annotators:
+            state = status.get((item, a))
+            if a in given:
+                row.append(given[a])
+            elif state is None:
+                row.append(NOT_ASSIGNED)
+            elif state == Assignment.SKIPPED:
+                row.append(SKIPPED)
+            elif _not_asked(specs[kind].field(fld), answered, (item, unit), a):
+                row.append(NOT_APPLICABLE)
+            else:
+                row.append(NO_ANSWER)
+        out.append(row)
+    return header, out
+
+
+def _not_asked(
+    field: Field | None,
+    answered: dict[tuple[int, str, str], dict[int, str]],
+    unit: tuple[int, str],
+    annotator: int,
+) -> bool:
+    """A conditional field the annotator's other answer made moot (an error type of a
+    segment they marked correct)."""
+    if field is None or field.only_when is None:
+        return False
+    given = answered.get((*unit, field.only_when[0]), {}).get(annotator)
+    return given is not None and given != field.only_when[1]
+
+
+def wide_csv(project: Project, *, filters: Filters | None = None, real_names: bool = False) -> str:
+    header, rows = wide_rows(project, filters=filters, real_names=real_names)
+    out = io.StringIO()
+    writer = safecsv.writer(out)
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue()

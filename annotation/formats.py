@@ -24,7 +24,7 @@ from pipeline.dataformats.common import (
     SegmentRecord,
 )
 
-from . import exports, gold, kinds, reports
+from . import exports, gold, kinds
 from .ingest import FACTSCORE_HUMAN, FACTSCORE_MODEL
 from .models import (
     Answer,
@@ -380,7 +380,7 @@ def export(project: Project, name: str, *, params: Mapping[str, str]) -> tuple[s
             rows = [r for r in rows if r["kind"] == kind]
         return exports.to_csv(rows, exports.LONG_FIELDS), "text/csv; charset=utf-8"
     if name == "wide.csv":
-        return reports.wide_csv(project), "text/csv; charset=utf-8"
+        return exports.wide_csv(project), "text/csv; charset=utf-8"
     jsonl = "application/jsonl; charset=utf-8"
     model = _param(params, "source_model")
     if name == "canonical.jsonl":

@@ -61,13 +61,12 @@ class ImportForm(forms.Form):
 
 
 class PolicyForm(forms.Form):
-    """How items are spread over annotators (models.assignment_plan)."""
+    """How items are spread over annotators (models.assignment_plan). The rules on k and
+    f live in models.check_policy, which kinds.create_items applies."""
 
-    k = forms.IntegerField(min_value=1, initial=2, label="Annotators per overlap item (k)")
+    k = forms.IntegerField(initial=2, label="Annotators per overlap item (k)")
     all_annotators = forms.BooleanField(required=False, label="k = all annotators")
-    fraction = forms.FloatField(
-        min_value=0, max_value=1, initial=0.2, label="Fraction of items with overlap (f)"
-    )
+    fraction = forms.FloatField(initial=0.2, label="Fraction of items with overlap (f)")
     seed = forms.IntegerField(initial=0)
 
     def make(self, project: Project) -> list[Item]:

@@ -27,8 +27,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from . import kinds
-from .kinds.base import NO_TEXT, form_name, ls_text
+from .kinds.base import NO_TEXT, ls_text
 from .models import Assignment, Item, Membership, Project
+from .operations import answers_form
 
 # --- config and tasks ----------------------------------------------------------------
 
@@ -112,11 +113,6 @@ def answers_result(answers: dict[tuple[str, str], str], *, kind: str) -> list[di
     return kinds.get(kind).ls_result(answers)
 
 
-def answers_data(answers: list[dict[str, str]]) -> dict[str, str]:
-    """Long-format answers as the data of the kind's form (API and Label Studio)."""
-    return {form_name(a["unit"], a["field"]): a["value"] for a in answers}
-
-
 def ls_user_id(completed_by: Any) -> str:
     if isinstance(completed_by, dict):
         return str(completed_by.get("id") or completed_by.get("email") or "unknown")
@@ -182,7 +178,7 @@ def import_annotations(project: Project, export: list[dict[str, Any]]) -> PullSu
                         summary.skipped += 1
                     continue
                 answers = result_answers(ann.get("result") or [], kind=item.kind)
-                form = kinds.answer_form(assignment, answers_data(answers))
+                form = answers_form(assignment, answers)
                 if form.is_valid():
                     values = form.answer_values()
                     if (

@@ -38,6 +38,20 @@ def validate_verifier_collapse(value: object) -> None:
         )
 
 
+class ProjectQuerySet(QuerySet["Project"]):
+    def for_researcher(self, user: User) -> ProjectQuerySet:
+        """The projects the user researches (all of them for a superuser)."""
+        if user.is_superuser:
+            return self.all()
+        return self.filter(memberships__user=user, memberships__role=Membership.RESEARCHER)
+
+    def visible_to(self, user: User) -> ProjectQuerySet:
+        """The projects the user is a member of (all of them for a superuser)."""
+        if user.is_superuser:
+            return self.all()
+        return self.filter(memberships__user=user).distinct()
+
+
 class Project(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -52,6 +66,8 @@ class Project(models.Model):
     )
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ProjectQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -308,6 +324,21 @@ class Verdict(models.Model):
         ]
 
 
+class ItemQuerySet(QuerySet["Item"]):
+    def with_progress(self) -> ItemQuerySet:
+        """Each item with its assignment counts: assigned, n_open (pending or draft),
+        submitted and skipped (the project page and the items API)."""
+        status = "assignments__status"
+        return self.annotate(
+            assigned=Count("assignments"),
+            n_open=Count(
+                "assignments", filter=Q(**{f"{status}__in": [Assignment.PENDING, Assignment.DRAFT]})
+            ),
+            submitted=Count("assignments", filter=Q(**{status: Assignment.SUBMITTED})),
+            skipped=Count("assignments", filter=Q(**{status: Assignment.SKIPPED})),
+        )
+
+
 class Item(KindNames, models.Model):
     project = models.ForeignKey(Project, models.CASCADE, related_name="items")
     kind = models.CharField(max_length=20, choices=KIND_CHOICES)
@@ -320,6 +351,8 @@ class Item(KindNames, models.Model):
     claim = models.ForeignKey(Claim, models.CASCADE, null=True, blank=True, related_name="items")
     created_at = models.DateTimeField(default=timezone.now)
 
+    objects = ItemQuerySet.as_manager()
+
     class Meta:
         ordering = ["id"]
         constraints = item_constraints()
@@ -329,6 +362,14 @@ class Item(KindNames, models.Model):
 
 
 class AssignmentQuerySet(QuerySet["Assignment"]):
+    def visible_to(self, user: User) -> AssignmentQuerySet:
+        """The user's own assignments, only in projects where they are still an annotator."""
+        return self.filter(
+            annotator=user,
+            item__project__memberships__user=user,
+            item__project__memberships__role=Membership.ANNOTATOR,
+        )
+
     def for_annotator(self, user: User) -> AssignmentQuerySet:
         return self.filter(annotator=user)
 
@@ -399,6 +440,12 @@ class Assignment(models.Model):
             if 0 < gap <= settings.IDLE_SECONDS:
                 self.active_seconds += gap
         self.last_activity_at = now
+
+    def record_activity(self) -> None:
+        """Touch and save: the API counts time between an annotator's requests (the
+        pages count what their script measured instead: record_page_time)."""
+        self.touch()
+        self.save(update_fields=["started_at", "last_activity_at", "active_seconds"])
 
     def open_page(self) -> PageVisit:
         """A new page instance for this assignment (one load in one tab); its script
@@ -569,6 +616,17 @@ class Adjudication(models.Model):
         ]
 
 
+def check_policy(*, k: int, fraction: float, annotators: int) -> None:
+    """The rules of an assignment policy, in one place (pages, API and command line reach
+    them through `kinds.create_items`): ValueError says which one is broken."""
+    if not annotators:
+        raise ValueError("the project has no annotators")
+    if not 1 <= k <= annotators:
+        raise ValueError(f"k must be between 1 and {annotators} (the annotators)")
+    if not 0 <= fraction <= 1:
+        raise ValueError("the overlap fraction must be between 0 and 1")
+
+
 def assignment_plan(
     item_ids: list[int], annotator_ids: list[int], *, k: int, fraction: float, seed: int
 ) -> dict[int, list[int]]:
@@ -577,12 +635,7 @@ def assignment_plan(
 
     Deterministic for a given seed and input (order of the inputs does not matter).
     """
-    if not annotator_ids:
-        raise ValueError("the project has no annotators")
-    if not 1 <= k <= len(annotator_ids):
-        raise ValueError(f"k must be between 1 and {len(annotator_ids)} (the annotators)")
-    if not 0 <= fraction <= 1:
-        raise ValueError("the overlap fraction must be between 0 and 1")
+    check_policy(k=k, fraction=fraction, annotators=len(annotator_ids))
     rng = random.Random(seed)
     items = sorted(item_ids)
     people = sorted(annotator_ids)
@@ -663,9 +716,7 @@ def pseudonyms(project: Project) -> dict[int, str]:
 
 
 def visible_projects(user: User) -> QuerySet[Project]:
-    if user.is_superuser:
-        return Project.objects.all()
-    return Project.objects.filter(memberships__user=user).distinct()
+    return Project.objects.visible_to(user)
 
 
 # --- pipeline runs -------------------------------------------------------------------

@@ -221,8 +221,16 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}},
+    # Every enum named after its resource (tests/annotation/test_api_schema.py checks).
     "ENUM_NAME_OVERRIDES": {
         "PipelineRunStatusEnum": ["queued", "running", "finished", "failed", "cancelled"],
+        "PipelineRunExtractorEnum": ["veriscore", "atomic"],
+        "PipelineRunLabelModeEnum": ["binary", "ternary"],
+        "PipelineRunRetrieverEnum": ["serper", "bm25"],
+        "DocumentImportFormatEnum": "annotation.api.documents.IMPORT_FORMATS",
+        "ItemsCreateStratifyEnum": ["domain", "source_model"],
+        "GoldProvenanceEnum": ["unanimous", "majority", "adjudicated", "tie-rule", "tie"],
+        "QualityActionEnum": ["pause", "resume", "let_through"],
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

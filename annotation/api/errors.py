@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
-from rest_framework import exceptions, serializers, status
+from rest_framework import exceptions, serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
@@ -182,6 +182,3 @@ def page_of(serializer: type[serializers.Serializer], name: str) -> type[seriali
             },
         )
     return _PAGE_CACHE[name]
-
-
-HTTP = status

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
@@ -18,11 +18,10 @@ from rest_framework.views import APIView
 
 from .. import hiring
 from ..hiring import HiringPolicy, Invite, QualityItem
-from ..models import Item, Membership
-from ..views.common import assignment_for_annotator
-from ..views.hiring import InviteForm, PolicyForm
+from ..hiring_forms import InviteForm, PolicyForm
+from ..models import Assignment, Item, Membership
+from .common import ERRORS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error
-from .views import ERRORS, READ_ERRORS, _researcher_project, _valid
 
 
 class InviteSerializer(serializers.Serializer):
@@ -67,7 +66,7 @@ class InviteListApi(APIView):
         operation_id="invites_list", responses={200: InviteSerializer(many=True), **READ_ERRORS}
     )
     def get(self, request: Request, project_id: int) -> Response:
-        project = _researcher_project(request, project_id)
+        project = researcher_project(request, project_id)
         return Response([_invite_row(request, i) for i in project.invites.order_by("id")])
 
     @extend_schema(
@@ -76,9 +75,9 @@ class InviteListApi(APIView):
         responses={201: InviteSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: int) -> Response:
-        project = _researcher_project(request, project_id)
+        project = researcher_project(request, project_id)
         form = InviteForm(
-            _valid(InviteSerializer, request.data),
+            valid(InviteSerializer, request.data),
             instance=Invite(project=project, created_by=request.user),  # type: ignore[misc]
         )
         if not form.is_valid():
@@ -93,7 +92,7 @@ class InviteRevokeApi(APIView):
         responses={200: InviteSerializer, **READ_ERRORS},
     )
     def post(self, request: Request, project_id: int, invite_id: int) -> Response:
-        project = _researcher_project(request, project_id)
+        project = researcher_project(request, project_id)
         invite = get_object_or_404(Invite, project=project, pk=invite_id)
         invite.revoked = True
         invite.save(update_fields=["revoked"])
@@ -121,7 +120,7 @@ class PolicyApi(APIView):
         operation_id="hiring_policy_retrieve", responses={200: PolicySerializer, **READ_ERRORS}
     )
     def get(self, request: Request, project_id: int) -> Response:
-        return Response(self._row(HiringPolicy.of(_researcher_project(request, project_id))))
+        return Response(self._row(HiringPolicy.of(researcher_project(request, project_id))))
 
     @extend_schema(
         operation_id="hiring_policy_update",
@@ -129,8 +128,8 @@ class PolicyApi(APIView):
         responses={200: PolicySerializer, **ERRORS},
     )
     def put(self, request: Request, project_id: int) -> Response:
-        policy = HiringPolicy.of(_researcher_project(request, project_id))
-        form = PolicyForm(_valid(PolicySerializer, request.data), instance=policy)
+        policy = HiringPolicy.of(researcher_project(request, project_id))
+        form = PolicyForm(valid(PolicySerializer, request.data), instance=policy)
         if not form.is_valid():
             raise form_error(form)
         return Response(self._row(form.save()))
@@ -170,7 +169,7 @@ class QualityItemListApi(APIView):
         responses={200: QualityItemSerializer(many=True), **READ_ERRORS},
     )
     def get(self, request: Request, project_id: int) -> Response:
-        project = _researcher_project(request, project_id)
+        project = researcher_project(request, project_id)
         rows = QualityItem.objects.filter(item__project=project).order_by("item_id")
         return Response([self._row(q) for q in rows])
 
@@ -180,8 +179,8 @@ class QualityItemListApi(APIView):
         responses={201: QualityItemSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: int) -> Response:
-        project = _researcher_project(request, project_id)
-        data = _valid(QualityItemSerializer, request.data)
+        project = researcher_project(request, project_id)
+        data = valid(QualityItemSerializer, request.data)
         item = Item.objects.filter(project=project, pk=data["item"]).first()
         if item is None:
             raise ApiError(400, "invalid", f"No item {data['item']} in this project.", field="item")
@@ -226,7 +225,7 @@ class QualityApi(APIView):
         operation_id="quality_list", responses={200: QualityRowSerializer(many=True), **READ_ERRORS}
     )
     def get(self, request: Request, project_id: int) -> Response:
-        return Response(hiring.quality_rows(_researcher_project(request, project_id)))
+        return Response(hiring.quality_rows(researcher_project(request, project_id)))
 
 
 class QualityActionSerializer(serializers.Serializer):
@@ -240,11 +239,11 @@ class QualityMemberApi(APIView):
         responses={200: QualityRowSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: int, membership_id: int) -> Response:
-        project = _researcher_project(request, project_id)
+        project = researcher_project(request, project_id)
         membership = get_object_or_404(
             Membership, project=project, pk=membership_id, role=Membership.ANNOTATOR
         )
-        action = _valid(QualityActionSerializer, request.data)["action"]
+        action = valid(QualityActionSerializer, request.data)["action"]
         hiring.set_state(
             membership,
             paused={"pause": True, "resume": False}.get(action),
@@ -261,6 +260,7 @@ class JoinApi(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list[type] = []
 
+    @extend_schema_serializer(component_name="InviteJoined")
     class JoinedSerializer(serializers.Serializer):
         project = serializers.IntegerField()
         pseudonym = serializers.CharField()
@@ -309,6 +309,7 @@ class JoinApi(APIView):
 
 
 class FeedbackApi(APIView):
+    @extend_schema_serializer(component_name="AssignmentFeedback")
     class FeedbackSerializer(serializers.Serializer):
         reference = serializers.DictField(child=serializers.CharField())
         yours = serializers.DictField(child=serializers.CharField())
@@ -318,7 +319,9 @@ class FeedbackApi(APIView):
         operation_id="assignments_feedback", responses={200: FeedbackSerializer, **READ_ERRORS}
     )
     def get(self, request: Request, assignment_id: int) -> Response:
-        assignment = assignment_for_annotator(request, assignment_id)  # type: ignore[arg-type]
+        assignment = get_object_or_404(
+            Assignment.objects.visible_to(user_of(request)), pk=assignment_id
+        )
         q = QualityItem.objects.filter(item=assignment.item, role=hiring.TRAINING).first()
         if q is None or assignment.status != assignment.SUBMITTED:
             raise ApiError(404, "not_found", "No feedback for this assignment.")

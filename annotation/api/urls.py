@@ -9,7 +9,7 @@ from drf_spectacular.views import (
     SpectacularSwaggerSplitView,
 )
 
-from . import hiring, views
+from . import assignments, documents, hiring, items, pipeline_runs, projects, results
 
 inline_styles = csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]
 
@@ -26,57 +26,63 @@ urlpatterns = [
         inline_styles(SpectacularRedocView.as_view(url_name="api_schema")),
         name="api_redoc",
     ),
-    path("projects/", views.ProjectListApi.as_view(), name="api_projects"),
-    path("projects/<id:project_id>/members/", views.MemberListApi.as_view(), name="api_members"),
+    path("projects/", projects.ProjectListApi.as_view(), name="api_projects"),
+    path("projects/<id:project_id>/members/", projects.MemberListApi.as_view(), name="api_members"),
     path(
         "projects/<id:project_id>/instructions/acknowledge/",
-        views.InstructionsAcknowledgeApi.as_view(),
+        projects.InstructionsAcknowledgeApi.as_view(),
         name="api_acknowledge",
     ),
     path(
-        "projects/<id:project_id>/documents/", views.DocumentListApi.as_view(), name="api_documents"
+        "projects/<id:project_id>/documents/",
+        documents.DocumentListApi.as_view(),
+        name="api_documents",
     ),
     path(
         "projects/<id:project_id>/imports/<id:job_id>/",
-        views.ImportJobApi.as_view(),
+        documents.ImportJobApi.as_view(),
         name="api_import_job",
     ),
     path(
         "projects/<id:project_id>/documents/import/",
-        views.DocumentImportApi.as_view(),
+        documents.DocumentImportApi.as_view(),
         name="api_documents_import",
     ),
-    path("projects/<id:project_id>/systems/", views.SystemListApi.as_view(), name="api_systems"),
-    path("projects/<id:project_id>/items/", views.ItemListApi.as_view(), name="api_items"),
+    path(
+        "projects/<id:project_id>/systems/", documents.SystemListApi.as_view(), name="api_systems"
+    ),
+    path("projects/<id:project_id>/items/", items.ItemListApi.as_view(), name="api_items"),
     path(
         "projects/<id:project_id>/items/<str:kind>/",
-        views.ItemsCreateApi.as_view(),
+        items.ItemsCreateApi.as_view(),
         name="api_items_create",
     ),
-    path("projects/<id:project_id>/answers/", views.AnswerListApi.as_view(), name="api_answers"),
-    path("projects/<id:project_id>/report/", views.ReportApi.as_view(), name="api_report"),
-    path("projects/<id:project_id>/gold/", views.GoldListApi.as_view(), name="api_gold"),
+    path("projects/<id:project_id>/answers/", results.AnswerListApi.as_view(), name="api_answers"),
+    path("projects/<id:project_id>/report/", results.ReportApi.as_view(), name="api_report"),
+    path("projects/<id:project_id>/gold/", results.GoldListApi.as_view(), name="api_gold"),
     path(
-        "projects/<id:project_id>/exports/<str:name>", views.ExportApi.as_view(), name="api_export"
+        "projects/<id:project_id>/exports/<str:name>",
+        results.ExportApi.as_view(),
+        name="api_export",
     ),
     path(
         "projects/<id:project_id>/pipeline-runs/",
-        views.PipelineRunListApi.as_view(),
+        pipeline_runs.PipelineRunListApi.as_view(),
         name="api_pipeline_runs",
     ),
     path(
         "projects/<id:project_id>/pipeline-runs/<id:run_id>/",
-        views.PipelineRunDetailApi.as_view(),
+        pipeline_runs.PipelineRunDetailApi.as_view(),
         name="api_pipeline_run",
     ),
     path(
         "projects/<id:project_id>/pipeline-runs/<id:run_id>/cancel/",
-        views.PipelineRunCancelApi.as_view(),
+        pipeline_runs.PipelineRunCancelApi.as_view(),
         name="api_pipeline_run_cancel",
     ),
     path(
         "projects/<id:project_id>/pipeline-runs/<id:run_id>/retry/",
-        views.PipelineRunRetryApi.as_view(),
+        pipeline_runs.PipelineRunRetryApi.as_view(),
         name="api_pipeline_run_retry",
     ),
     # hiring: invite links, quality policy, training / known-answer items, quality table
@@ -108,25 +114,25 @@ urlpatterns = [
         hiring.FeedbackApi.as_view(),
         name="api_assignment_feedback",
     ),
-    path("assignments/", views.AssignmentListApi.as_view(), name="api_assignments"),
+    path("assignments/", assignments.AssignmentListApi.as_view(), name="api_assignments"),
     path(
         "assignments/<id:assignment_id>/",
-        views.AssignmentDetailApi.as_view(),
+        assignments.AssignmentDetailApi.as_view(),
         name="api_assignment",
     ),
     path(
         "assignments/<id:assignment_id>/draft/",
-        views.AssignmentDraftApi.as_view(),
+        assignments.AssignmentDraftApi.as_view(),
         name="api_assignment_draft",
     ),
     path(
         "assignments/<id:assignment_id>/submit/",
-        views.AssignmentSubmitApi.as_view(),
+        assignments.AssignmentSubmitApi.as_view(),
         name="api_assignment_submit",
     ),
     path(
         "assignments/<id:assignment_id>/skip/",
-        views.AssignmentSkipApi.as_view(),
+        assignments.AssignmentSkipApi.as_view(),
         name="api_assignment_skip",
     ),
 ]

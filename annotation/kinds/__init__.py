@@ -85,12 +85,17 @@ def create_items(project: Project, form: PolicyForm) -> tuple[list[Item], int]:
     from django.db import transaction
 
     from ..hiring import mark_imported
-    from ..models import assign
+    from ..models import assign, check_policy
 
+    policy = form.policy(project)
+    # before any item is made
+    check_policy(
+        k=policy["k"], fraction=policy["fraction"], annotators=project.annotators().count()
+    )
     with transaction.atomic():
         items = form.make(project)
         mark_imported(items)  # training / check items named by an import field
-        n = assign(items, project=project, **form.policy(project))
+        n = assign(items, project=project, **policy)
     return items, n
 
 

@@ -25,7 +25,3 @@ class Coefficient:
     se: float | None = None
     wald_low: float | None = None
     wald_high: float | None = None
-
-    @property
-    def defined(self) -> bool:
-        return self.value is not None

@@ -16,7 +16,8 @@ from .. import kinds
 from ..errors import posted_id
 from ..gold import Gold, gold_values, label_rows
 from ..kinds import categorical_fields
-from ..models import Adjudication, Answer, Assignment, Item, Project, pseudonyms
+from ..models import Answer, Assignment, Item, Project, pseudonyms
+from ..operations import AdjudicationError, adjudicate
 from .common import HtmxRequest, project_for_researcher
 
 PER_PAGE = 50
@@ -130,22 +131,19 @@ def _set_gold(request: HtmxRequest, project_id: int, *, reveal: bool) -> HttpRes
     item = get_object_or_404(Item, pk=posted_id(request, "item"), project=project)
     unit, field = request.POST.get("unit", ""), request.POST.get("field", "")
     value = request.POST.get("value", "")
-    allowed = categorical_fields(item.kind, project).get(field, [])
     back = reverse("adjudication", args=[project.pk]) + "?" + request.GET.urlencode()
     error = ""
-    if value not in allowed:
-        error = f"Choose a gold value of {field}: one of {', '.join(allowed)}."
-    else:
-        Adjudication.objects.update_or_create(
+    try:
+        adjudicate(
             item=item,
             unit=unit,
             field=field,
-            defaults={
-                "value": value,
-                "note": request.POST.get("note", "").strip(),
-                "by": request.user,
-            },
+            value=value,
+            note=request.POST.get("note", ""),
+            by=request.user,
         )
+    except AdjudicationError as e:
+        error = str(e)
     if request.htmx:  # the unit is swapped in place: the page keeps its scroll position
         gold = next(
             (

@@ -28,17 +28,14 @@ def membership_for(request: HtmxRequest, project_id: int, role: str) -> Membersh
 
 
 def project_for_researcher(request: HtmxRequest, project_id: int) -> Project:
-    if request.user.is_superuser:
-        return get_object_or_404(Project, pk=project_id)
-    return membership_for(request, project_id, Membership.RESEARCHER).project
+    return get_object_or_404(Project.objects.for_researcher(request.user), pk=project_id)
 
 
 def assignment_for_annotator(request: HtmxRequest, assignment_id: int) -> Assignment:
     # Only the annotator it belongs to, and only while they are still a member.
     return get_object_or_404(
-        Assignment.objects.select_related("item__project", "item__document"),
+        Assignment.objects.visible_to(request.user).select_related(
+            "item__project", "item__document"
+        ),
         pk=assignment_id,
-        annotator=request.user,
-        item__project__memberships__user=request.user,
-        item__project__memberships__role=Membership.ANNOTATOR,
     )

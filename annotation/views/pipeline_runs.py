@@ -11,7 +11,8 @@ from django.views.decorators.http import require_http_methods
 
 from ..forms import PipelineRunForm
 from ..models import PipelineChunk, PipelineRun
-from ..tasks import cancel_run, requeue_stale_chunks, retry_run, run_config, start_run
+from ..operations import NoDocuments, start_pipeline_run
+from ..tasks import cancel_run, requeue_stale_chunks, retry_run
 from .common import HtmxRequest, project_for_researcher
 
 # htmx stops polling when a response has this status (and still swaps it in).
@@ -23,12 +24,11 @@ def pipeline_runs(request: HtmxRequest, project_id: int) -> HttpResponse:
     project = project_for_researcher(request, project_id)
     form = PipelineRunForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        if not project.documents.exists():
-            messages.error(request, "The project has no documents to run the pipeline on.")
+        try:
+            run = start_pipeline_run(project=project, user=request.user, data=form.cleaned_data)
+        except NoDocuments as e:
+            messages.error(request, str(e))
         else:
-            run = start_run(
-                project=project, user=request.user, config=run_config(**form.cleaned_data)
-            )
             return redirect("pipeline_run", project_id=project.pk, run_id=run.pk)
     return render(
         request,

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import json
-from datetime import date
+from typing import Any
 
-from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
-from django.template.loader import render_to_string
-from django.urls import reverse
 from django.views.decorators.csp import csp_override
 
-from .. import reports
+from .. import exports, reports
 from ..models import Project
+from ..reports.html import standalone_html
+from ..reports.options import ReportOptionsForm
 from .common import HtmxRequest, project_for_researcher
 
-MAX_BOOTSTRAP = 10000
 TABLE_FORMATS = {
     "csv": "text/csv; charset=utf-8",
     "json": "application/json",
@@ -26,61 +24,19 @@ TABLE_FORMATS = {
 }
 
 
-class ReportFilterForm(forms.Form):
-    annotators = forms.TypedMultipleChoiceField(
-        coerce=int, required=False, widget=forms.CheckboxSelectMultiple
-    )
-    domains = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
-    date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    names = forms.BooleanField(required=False, label="Show usernames")
-    bootstrap = forms.IntegerField(
-        required=False, min_value=0, max_value=MAX_BOOTSTRAP, label="Bootstrap resamples"
-    )
-    seed = forms.IntegerField(required=False, min_value=0)
-
-    def __init__(self, *args: object, project: Project, real_names: bool, **kwargs: object):
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["annotators"].choices = reports.annotator_choices(  # type: ignore[attr-defined]
-            project, real_names=real_names
-        )
-        self.fields["domains"].choices = [  # type: ignore[attr-defined]
-            (d, d or "(no domain)") for d in reports.domains_of(project)
-        ]
-
-
-def _options(request: HtmxRequest, project: Project) -> tuple[ReportFilterForm, dict[str, object]]:
-    real_names = request.GET.get("names") in ("1", "on", "true")
-    form = ReportFilterForm(request.GET or None, project=project, real_names=real_names)
-    data: dict[str, object] = {}
-    if form.is_bound and form.is_valid():
-        data = form.cleaned_data
-    elif form.is_bound:
+def _options(request: HtmxRequest, project: Project) -> tuple[ReportOptionsForm, dict[str, Any]]:
+    form = ReportOptionsForm(request.GET or None, project=project)
+    if form.is_bound and not form.is_valid():
         raise Http404("Invalid report filter.")
-    date_from: date | None = data.get("date_from")  # type: ignore[assignment]
-    date_to: date | None = data.get("date_to")  # type: ignore[assignment]
-    bootstrap = data.get("bootstrap")
-    seed = data.get("seed")
-    options: dict[str, object] = {
-        "filters": reports.Filters(
-            annotators=tuple(data.get("annotators") or ()),  # type: ignore[arg-type]
-            domains=tuple(data.get("domains") or ()),  # type: ignore[arg-type]
-            date_from=date_from,
-            date_to=date_to,
-        ),
-        "real_names": real_names,
-        "bootstrap": 1000 if bootstrap is None else bootstrap,
-        "seed": 0 if seed is None else seed,
-    }
-    return form, options
+    return form, form.options()
 
 
 def _report(
     request: HtmxRequest, project_id: int
-) -> tuple[Project, ReportFilterForm, reports.Report]:
+) -> tuple[Project, ReportOptionsForm, reports.Report]:
     project = project_for_researcher(request, project_id)
     form, options = _options(request, project)
-    return project, form, reports.build_report(project, **options)  # type: ignore[arg-type]
+    return project, form, reports.build_report(project, **options)
 
 
 def _download(content: str, *, content_type: str, filename: str) -> HttpResponse:
@@ -90,7 +46,7 @@ def _download(content: str, *, content_type: str, filename: str) -> HttpResponse
 
 
 @login_required
-@csp_override(settings.CSP_INLINE_STYLES)  # matplotlib's SVG has style attributes
+@csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]  # matplotlib SVG styles
 def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
     project, form, report = _report(request, project_id)
     return render(
@@ -107,34 +63,15 @@ def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
 
 
 @login_required
-@csp_override(settings.CSP_INLINE_STYLES)  # matplotlib's SVG has style attributes
+@csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]  # matplotlib SVG styles
 def report_html(request: HtmxRequest, project_id: int) -> HttpResponse:
     """The whole report in one file: CSS and SVG inline, no links back to the site."""
     project, _form, report = _report(request, project_id)
-    css = reports_static_css()
-    html = render_to_string(
-        "annotation/report_file.html",
-        {
-            "project": project,
-            "report": report,
-            "css": css,
-            "standalone": True,
-        },
-        request=request,
-    )
     return _download(
-        html, content_type="text/html; charset=utf-8", filename=f"project-{project.pk}-report.html"
+        standalone_html(project, report, request),
+        content_type="text/html; charset=utf-8",
+        filename=f"project-{project.pk}-report.html",
     )
-
-
-def reports_static_css() -> str:
-    from django.contrib.staticfiles import finders
-
-    path = finders.find("annotation/site.css")
-    if not path:
-        return ""
-    with open(path, encoding="utf-8") as f:  # type: ignore[arg-type]
-        return f.read()
 
 
 @login_required
@@ -171,18 +108,11 @@ def report_table(request: HtmxRequest, project_id: int, name: str, fmt: str) -> 
 def report_wide(request: HtmxRequest, project_id: int) -> HttpResponse:
     project = project_for_researcher(request, project_id)
     _form, options = _options(request, project)
-    content = reports.wide_csv(
-        project,
-        filters=options["filters"],  # type: ignore[arg-type]
-        real_names=bool(options["real_names"]),
+    content = exports.wide_csv(
+        project, filters=options["filters"], real_names=options["real_names"]
     )
     return _download(
         content,
         content_type="text/csv; charset=utf-8",
         filename=f"project-{project.pk}-diagnosis.csv",
     )
-
-
-def table_url(project_id: int, name: str, fmt: str, query: str) -> str:
-    url = reverse("report_table", args=[project_id, name, fmt])
-    return f"{url}?{query}" if query else url

@@ -12,11 +12,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import exports, kinds
-from ..forms import ImportForm, InstructionsForm, MemberForm, ProjectForm
-from ..import_jobs import is_large, start_import
-from ..ingest import ImportFailed, check_upload_size, decode, import_upload
+from ..forms import ImportForm, InstructionsForm, MemberForm, PipelineRunForm, ProjectForm
+from ..ingest import ImportFailed
 from ..members import CREATE_PROJECTS, MemberError, add_member
-from ..models import Assignment, ImportJob, Item, Project
+from ..models import Assignment, ImportJob, Item, PipelineRun, Project
+from ..operations import import_data, import_options
 from .common import HtmxRequest, project_for_researcher
 
 
@@ -57,15 +57,11 @@ def _progress_rows(project: Project) -> tuple[list[dict[str, object]], list[dict
                 "median_seconds": round(statistics.median(seconds)) if seconds else None,
             }
         )
-    per_annotator.sort(key=lambda r: r["member"].number if r["member"] else 0)  # type: ignore[union-attr]
+    per_annotator.sort(key=lambda r: r["member"].number if r["member"] else 0)
     per_item = list(
         Item.objects.filter(project=project)
         .select_related("document")
-        .annotate(
-            assigned=Count("assignments"),
-            submitted=Count("assignments", filter=Q(assignments__status=Assignment.SUBMITTED)),
-            skipped=Count("assignments", filter=Q(assignments__status=Assignment.SKIPPED)),
-        )
+        .with_progress()
         .order_by("id")
     )
     return per_annotator, per_item  # type: ignore[return-value]
@@ -89,6 +85,9 @@ def project_detail(request: HtmxRequest, project_id: int) -> HttpResponse:
             "import_form": ImportForm(),
             "item_kinds": [(spec, spec.items_form(project)) for spec in kinds.all_specs()],
             "instructions_form": InstructionsForm(initial={"instructions": project.instructions}),
+            "pipeline_form": PipelineRunForm(),
+            "pipeline_runs": list(project.pipeline_runs.all()[:5]),
+            "current_run": PipelineRun.current(project),
         },
     )
 
@@ -141,29 +140,19 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
     errors: list[str] = []
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        options = {
-            "fmt": form.cleaned_data["format"],
-            "system": form.cleaned_data["system"].strip(),
-            "source_model": form.cleaned_data["source_model"].strip(),
-            "verifier": form.cleaned_data["verifier"].strip(),
-            "domain": form.cleaned_data["domain"].strip(),
-            "update": form.cleaned_data["update"],
-        }
         try:
-            if form.cleaned_data["mapping"]:
-                options["mapping"] = decode(form.cleaned_data["mapping"].read(), "mapping")
-                options["mapping_file"] = form.cleaned_data["mapping"].name
-            if is_large(upload):
-                check_upload_size(upload)
-                job = start_import(
-                    project=project, user=request.user, upload=upload, options=options
-                )
-                return redirect("import_job", project_id=project.pk, job_id=job.pk)
-            summary = import_upload(project=project, upload=upload, **options)
+            result = import_data(
+                project=project,
+                user=request.user,
+                upload=upload,
+                options=import_options(form.cleaned_data),
+            )
         except ImportFailed as e:
             errors = [str(err) for err in e.errors]
         else:
-            messages.success(request, f"Imported {upload.name}: {summary}")
+            if isinstance(result, ImportJob):
+                return redirect("import_job", project_id=project.pk, job_id=result.pk)
+            messages.success(request, f"Imported {upload.name}: {result}")
             return redirect("project", project_id=project.pk)
     return render(
         request, "annotation/import.html", {"project": project, "form": form, "errors": errors}

@@ -239,7 +239,7 @@ def test_exports_carry_the_facts_answers_and_gold(
         ("fact:1", "not-supported", None),
         ("fact:2", "irrelevant", "irrelevant"),
     }
-    header, wide = reports.wide_rows(project)
+    header, wide = exports.wide_rows(project)
     fact_rows = [r for r in wide if r[1] == "atomic"]
     assert [r[4] for r in fact_rows] == ["fact:0", "fact:1", "fact:2"] * 2
     assert fact_rows[1][6:] == ["not-supported", "supported"]

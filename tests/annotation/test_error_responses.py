@@ -29,7 +29,7 @@ def test_an_api_500_is_json(users: dict[str, User], monkeypatch) -> None:  # typ
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("annotation.api.views.paginated", broken)
+    monkeypatch.setattr("annotation.api.projects.paginated", broken)
     token = Token.objects.create(user=users["alice"])
     client = Client(raise_request_exception=False, HTTP_AUTHORIZATION=f"Token {token.key}")
     response = client.get("/api/projects/")

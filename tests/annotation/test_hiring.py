@@ -427,7 +427,8 @@ def test_api_training_and_policy(
 def test_the_report_has_a_quality_section_and_nothing_else_sees_training(
     alpha: Project, alpha_items: list[Item], users: dict[str, User]
 ) -> None:
-    from annotation.reports import build_report, wide_rows
+    from annotation.exports import wide_rows
+    from annotation.reports import build_report
 
     for user in (users["bob"], users["carol"]):
         for item in alpha_items:

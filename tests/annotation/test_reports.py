@@ -10,7 +10,7 @@ from datetime import date, timedelta
 import pytest
 from django.contrib.auth.models import User
 
-from annotation import reports
+from annotation import exports, reports
 from annotation.models import Item, Project
 from tests.conftest import SYSTEM_A, SYSTEM_B
 
@@ -229,13 +229,13 @@ def test_wide_export_marks_missing_answers(
         project=alpha, kind=Item.VERIFICATION, document=extra.document, claim=None
     )
     Assignment.objects.create(item=item, annotator=users["bob"])
-    header, rows = reports.wide_rows(alpha)
+    header, rows = exports.wide_rows(alpha)
     assert header[:6] == ["item", "kind", "document", "domain", "unit", "field"]
     assert header[6:] == ["A1", "A2"]
     first = [r for r in rows if r[0] == str(extra.pk)]
     assert [r[4] for r in first] == ["evidence:1", "evidence:2", "item"]
     assert first[2][6:] == ["supported", "supported"]
     new = [r for r in rows if r[0] == str(item.pk)]
-    assert new and new[0][6:] == [reports.NO_ANSWER, reports.NOT_ASSIGNED]
-    named, _ = reports.wide_rows(alpha, real_names=True)
+    assert new and new[0][6:] == [exports.NO_ANSWER, exports.NOT_ASSIGNED]
+    named, _ = exports.wide_rows(alpha, real_names=True)
     assert named[6:] == ["bob", "carol"]

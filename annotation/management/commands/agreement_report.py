@@ -7,11 +7,11 @@ from datetime import date
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.template.loader import render_to_string
 
-from ... import reports
+from ... import exports, reports
 from ...models import Membership
-from ...views.reports import reports_static_css
+from ...reports.html import standalone_html
+from ...reports.options import MAX_BOOTSTRAP, ReportOptionsForm
 from ._project import find_project
 
 FORMATS = ("html", "json", "csv", "latex", "wide")
@@ -39,7 +39,7 @@ class Command(BaseCommand):
             "--bootstrap",
             type=int,
             default=1000,
-            help="bootstrap resamples for confidence intervals (0 = none)",
+            help=f"bootstrap resamples for CIs (0 = none; at most {MAX_BOOTSTRAP})",
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
@@ -60,26 +60,28 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         project = find_project(opts["project"])
-        if opts["bootstrap"] < 0:
-            raise CommandError("--bootstrap must be 0 or more.")
-        filters = reports.Filters(
-            annotators=tuple(self._annotator_ids(project, opts["annotator"])),
-            domains=tuple(opts["domain"]),
-            date_from=opts["since"],
-            date_to=opts["until"],
+        form = ReportOptionsForm(
+            {
+                "annotators": self._annotator_ids(project, opts["annotator"]),
+                "domains": opts["domain"],
+                "date_from": opts["since"],
+                "date_to": opts["until"],
+                "names": opts["names"],
+                "bootstrap": opts["bootstrap"],
+                "seed": opts["seed"],
+            },
+            project=project,
         )
+        if not form.is_valid():
+            raise CommandError(form.problems())
+        options = form.options()
         fmt = opts["format"]
         if fmt == "wide":
-            text = reports.wide_csv(project, filters=filters, real_names=opts["names"])
+            text = exports.wide_csv(
+                project, filters=options["filters"], real_names=options["real_names"]
+            )
             return self._write(text, opts["output"])
-        report = reports.build_report(
-            project,
-            filters=filters,
-            real_names=opts["names"],
-            bootstrap=opts["bootstrap"],
-            seed=opts["seed"],
-            with_charts=fmt == "html",
-        )
+        report = reports.build_report(project, **options, with_charts=fmt == "html")
         if opts["list_tables"]:
             return self._write("".join(f"{t.name}\t{t.title}\n" for t in report.tables()), None)
         tables = report.tables()
@@ -94,15 +96,7 @@ class Command(BaseCommand):
         if fmt == "html":
             if opts["table"]:
                 raise CommandError("--table does not apply to --format html.")
-            text = render_to_string(
-                "annotation/report_file.html",
-                {
-                    "project": project,
-                    "report": report,
-                    "css": reports_static_css(),
-                    "standalone": True,
-                },
-            )
+            text = standalone_html(project, report)
         elif fmt == "json":
             text = (
                 json.dumps(reports.table_json(tables[0]), indent=1)

@@ -1,0 +1,166 @@
+"""Items: the list with their status, and creating items of a kind with the
+assignment policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import kinds
+from ..models import Item, Project
+from .common import ERRORS, PAGE_PARAMS, researcher_project, valid
+from .errors import ApiError, form_error, page_of, paginated
+
+ITEM_STATUSES = ["unassigned", "open", "done"]
+
+
+class ItemListApi(APIView):
+    @extend_schema_serializer(component_name="ItemList")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        kind = serializers.CharField()
+        document = serializers.CharField(source="document.external_id")
+        status = serializers.ChoiceField(choices=ITEM_STATUSES)
+        assigned = serializers.IntegerField()
+        submitted = serializers.IntegerField()
+        skipped = serializers.IntegerField()
+        system_a = serializers.CharField(source="list_a.system.name", allow_null=True, default=None)
+        system_b = serializers.CharField(source="list_b.system.name", allow_null=True, default=None)
+        claim = serializers.IntegerField(source="claim_id", allow_null=True)
+        created_at = serializers.DateTimeField()
+
+    @extend_schema(
+        operation_id="items_list",
+        parameters=[
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names()),
+            OpenApiParameter(
+                "status",
+                OpenApiTypes.STR,
+                enum=ITEM_STATUSES,
+                description="unassigned; open (an assignment is pending or a "
+                "draft); done (every assignment submitted or skipped)",
+            ),
+            *PAGE_PARAMS,
+        ],
+        responses={200: page_of(OutputSerializer, "PaginatedItemList"), **ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        items = (
+            Item.objects.filter(project=project)
+            .select_related("document", "list_a__system", "list_b__system")
+            .with_progress()
+            .order_by("id")
+        )
+        kind = request.query_params.get("kind")
+        if kind:
+            if kind not in kinds.names():
+                raise ApiError(400, "invalid_choice", f"Unknown kind {kind!r}.", field="kind")
+            items = items.filter(kind=kind)
+        status = request.query_params.get("status")
+        if status == "unassigned":
+            items = items.filter(assigned=0)
+        elif status == "open":
+            items = items.filter(n_open__gt=0)
+        elif status == "done":
+            items = items.filter(assigned__gt=0, n_open=0)
+        elif status:
+            raise ApiError(400, "invalid_choice", f"Unknown status {status!r}.", field="status")
+        for item in items:  # cheap: the page is built from the same annotated rows
+            item.status = "unassigned" if not item.assigned else "open" if item.n_open else "done"
+        return paginated(request, self, list(items), self.OutputSerializer)
+
+
+class PolicyInputSerializer(serializers.Serializer):
+    """How the new items are spread over the project's annotators."""
+
+    # k and fraction are checked where every surface checks them (models.check_policy)
+    k = serializers.IntegerField(default=2, help_text="annotators per overlap item (1 to all)")
+    all_annotators = serializers.BooleanField(default=False, help_text="k = all annotators")
+    fraction = serializers.FloatField(
+        default=0.2, help_text="share of items with k annotators (0-1)"
+    )
+    seed = serializers.IntegerField(default=0, min_value=-(2**62), max_value=2**62)
+
+
+class ItemsCreatedSerializer(serializers.Serializer):
+    items_created = serializers.IntegerField()
+    assignments_created = serializers.IntegerField()
+    item_ids = serializers.ListField(child=serializers.IntegerField())
+
+
+def _serializer_field(field: Any) -> serializers.Field:
+    """A kind's items-form field as an (optional) API input field, for the schema."""
+    from django import forms as django_forms
+
+    if isinstance(field, django_forms.ModelChoiceField):
+        return serializers.IntegerField(
+            required=False, help_text=f"{field.label or 'System'} (a system id)"
+        )
+    if isinstance(field, django_forms.MultipleChoiceField):
+        return serializers.ListField(
+            child=serializers.ChoiceField(choices=[c for c, _ in field.choices]), required=False
+        )
+    if isinstance(field, django_forms.IntegerField):
+        return serializers.IntegerField(
+            required=False, min_value=field.min_value, help_text=str(field.label or "")
+        )
+    return serializers.CharField(required=False)
+
+
+def _items_input() -> type[serializers.Serializer]:
+    """Policy fields plus every kind's own fields (the items forms of the project page)."""
+    policy = set(PolicyInputSerializer().fields)
+    extra: dict[str, Any] = {}
+    for spec in kinds.all_specs():
+        for name, field in spec.items_form(Project(pk=0)).fields.items():
+            if name not in policy:
+                extra.setdefault(name, _serializer_field(field))
+    return type("ItemsCreateInput", (PolicyInputSerializer,), extra)
+
+
+class ItemsCreateApi(APIView):
+    """Items of one kind, then the assignment policy: k annotators on a seeded fraction f of
+    the items, one elsewhere. comparison: one item per document with lists from both
+    systems (system_a, system_b); verification: a seeded sample of n claims with search
+    results of one system (system, n, stratify); segment: one item per document; atomic:
+    one item per claim list of one system (system)."""
+
+    InputSerializer = extend_schema_serializer(component_name="ItemsCreateInput")(_items_input())
+
+    @extend_schema(
+        operation_id="items_create",
+        request=InputSerializer,
+        parameters=[
+            OpenApiParameter("kind", OpenApiTypes.STR, OpenApiParameter.PATH, enum=kinds.names())
+        ],
+        responses={201: ItemsCreatedSerializer, **ERRORS},
+    )
+    def post(self, request: Request, project_id: int, kind: str) -> Response:
+        project = researcher_project(request, project_id)
+        if kind not in kinds.names():
+            raise ApiError(
+                404, "not_found", f"Unknown kind {kind!r}; one of {', '.join(kinds.names())}."
+            )
+        data = valid(self.InputSerializer, request.data)
+        form = kinds.get(kind).items_form(project, data)
+        if not form.is_valid():
+            raise form_error(form)
+        try:
+            items, n = kinds.create_items(project, form)
+        except ValueError as e:
+            raise ApiError(400, "invalid", str(e)) from None
+        return Response(
+            {
+                "items_created": len(items),
+                "assignments_created": n,
+                "item_ids": [i.pk for i in items],
+            },
+            status=201,
+        )

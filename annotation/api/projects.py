@@ -1,0 +1,166 @@
+"""Projects, their members, acknowledging the instructions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import forms
+from ..members import CREATE_PROJECTS, MemberError, add_member
+from ..models import Membership, Project
+from .common import (
+    ERRORS,
+    PAGE_PARAMS,
+    READ_ERRORS,
+    annotator_membership,
+    researcher_project,
+    user_of,
+    valid,
+)
+from .errors import ApiError, form_error, page_of, paginated
+
+# --- projects and members ----------------------------------------------------------
+
+
+class ProjectListApi(APIView):
+    @extend_schema_serializer(component_name="ProjectListInput")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        description = serializers.CharField(required=False, allow_blank=True, default="")
+        instructions = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema_serializer(component_name="ProjectList")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+        description = serializers.CharField()
+        instructions = serializers.CharField()
+        instructions_version = serializers.IntegerField()
+        role = serializers.CharField(allow_null=True)
+
+    @staticmethod
+    def _rows(user: User, projects: QuerySet[Project]) -> list[dict[str, Any]]:
+        roles = dict(Membership.objects.filter(user=user).values_list("project_id", "role"))
+        return [
+            {
+                "id": p.pk,
+                "name": p.name,
+                "description": p.description,
+                "instructions": p.instructions,
+                "instructions_version": p.instructions_version,
+                "role": roles.get(p.pk),
+            }
+            for p in projects
+        ]
+
+    @extend_schema(
+        operation_id="projects_list",
+        parameters=PAGE_PARAMS,
+        responses={200: page_of(OutputSerializer, "PaginatedProjectList"), **READ_ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        user = user_of(request)
+        rows = self._rows(user, Project.objects.visible_to(user).order_by("id"))
+        return paginated(request, self, rows, self.OutputSerializer)
+
+    @extend_schema(
+        operation_id="projects_create",
+        request=InputSerializer,
+        responses={201: OutputSerializer, **ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        if not user_of(request).has_perm(CREATE_PROJECTS):
+            raise ApiError(403, "permission_denied", "You may not create projects.")
+        data = valid(self.InputSerializer, request.data)
+        form = forms.ProjectForm(data)
+        if not form.is_valid():
+            raise form_error(form)
+        project = Project.create_with_owner(form.save(commit=False), user_of(request))
+        return Response(
+            self._rows(user_of(request), Project.objects.filter(pk=project.pk))[0], status=201
+        )
+
+
+class MemberListApi(APIView):
+    @extend_schema_serializer(component_name="MemberListInput")
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField(max_length=150)
+        role = serializers.ChoiceField(choices=Membership.ROLES, default=Membership.ANNOTATOR)
+        password = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            default="",
+            write_only=True,
+            help_text="Only to create a new account; leave out to add an existing user.",
+        )
+
+    @extend_schema_serializer(component_name="MemberList")
+    class OutputSerializer(serializers.Serializer):
+        username = serializers.CharField()
+        role = serializers.CharField()
+        pseudonym = serializers.CharField()
+        acknowledged_version = serializers.IntegerField()
+
+    @staticmethod
+    def _row(m: Membership) -> dict[str, Any]:
+        return {
+            "username": m.user.username,
+            "role": m.role,
+            "pseudonym": m.pseudonym,
+            "acknowledged_version": m.acknowledged_version,
+        }
+
+    @extend_schema(
+        operation_id="members_list",
+        parameters=PAGE_PARAMS,
+        responses={200: page_of(OutputSerializer, "PaginatedMemberList"), **READ_ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        rows = [self._row(m) for m in project.memberships.select_related("user")]
+        return paginated(request, self, rows, self.OutputSerializer)
+
+    @extend_schema(
+        operation_id="members_add",
+        request=InputSerializer,
+        responses={201: OutputSerializer, **ERRORS},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        form = forms.MemberForm(valid(self.InputSerializer, request.data))
+        if not form.is_valid():
+            raise form_error(form)
+        try:
+            membership = add_member(project=project, by=user_of(request), **form.cleaned_data)
+        except MemberError as e:
+            raise ApiError(e.status, e.code, e.message, field=e.field) from e
+        return Response(self._row(membership), status=201)
+
+
+class InstructionsAcknowledgeApi(APIView):
+    @extend_schema_serializer(component_name="InstructionsAcknowledge")
+    class OutputSerializer(serializers.Serializer):
+        instructions_version = serializers.IntegerField()
+        acknowledged_version = serializers.IntegerField()
+
+    @extend_schema(
+        operation_id="instructions_acknowledge",
+        request=None,
+        responses={200: OutputSerializer, **READ_ERRORS},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        membership = annotator_membership(request, project_id)
+        membership.acknowledge()
+        return Response(
+            {
+                "instructions_version": membership.project.instructions_version,
+                "acknowledged_version": membership.acknowledged_version,
+            }
+        )

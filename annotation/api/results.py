@@ -1,0 +1,213 @@
+"""What researchers take out: the long-format answers, gold values, export files and
+the report as JSON."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from django.http import HttpResponse
+from django.utils.dateparse import parse_date, parse_datetime
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import exports, formats, gold, kinds, reports
+from ..reports.options import DEFAULT_BOOTSTRAP, MAX_BOOTSTRAP, MAX_SEED, ReportOptionsForm
+from .common import ERRORS, PAGE_PARAMS, researcher_project
+from .errors import ApiError, form_error, page_of, paginated
+
+# --- researcher: answers, gold values, exports ---------------------------------------
+
+
+def _moment(value: str, name: str, *, end: bool) -> dt.datetime:
+    moment = parse_datetime(value)
+    if moment is None:
+        day = parse_date(value)
+        if day is None:
+            raise ApiError(
+                400, "invalid", f"{name} must be a date or a date-time (ISO 8601).", field=name
+            )
+        moment = dt.datetime.combine(day, dt.time.max if end else dt.time.min)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment
+
+
+class AnswerListApi(APIView):
+    """The long format (one row per answer), pseudonymous."""
+
+    @extend_schema_serializer(component_name="AnswerList")
+    class OutputSerializer(serializers.Serializer):
+        item = serializers.IntegerField()
+        kind = serializers.CharField()
+        document = serializers.CharField()
+        domain = serializers.CharField()
+        unit = serializers.CharField()
+        field = serializers.CharField()
+        value = serializers.CharField()
+        annotator = serializers.CharField()
+        status = serializers.CharField()
+        list1_system = serializers.CharField(allow_null=True)
+        list2_system = serializers.CharField(allow_null=True)
+        guideline_version = serializers.IntegerField(allow_null=True)
+        started_at = serializers.DateTimeField(allow_null=True)
+        submitted_at = serializers.DateTimeField(allow_null=True)
+        active_seconds = serializers.FloatField()
+        answered_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema(
+        operation_id="answers_list",
+        parameters=[
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names()),
+            OpenApiParameter("field", OpenApiTypes.STR),
+            OpenApiParameter("annotator", OpenApiTypes.STR, description='Pseudonym, e.g. "A2"'),
+            OpenApiParameter(
+                "since",
+                OpenApiTypes.STR,
+                description="Answered on or after (ISO date or date-time)",
+            ),
+            OpenApiParameter(
+                "until",
+                OpenApiTypes.STR,
+                description="Answered on or before (ISO date or date-time)",
+            ),
+            *PAGE_PARAMS,
+        ],
+        responses={200: page_of(OutputSerializer, "PaginatedAnswerList"), **ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        rows = filter_rows(exports.long_rows(project), request.query_params)
+        return paginated(request, self, rows, self.OutputSerializer)
+
+
+def filter_rows(rows: list[dict[str, Any]], params: Any) -> list[dict[str, Any]]:
+    for name in ("kind", "field", "annotator"):
+        if params.get(name):
+            rows = [r for r in rows if r[name] == params[name]]
+    if params.get("since"):
+        since = _moment(params["since"], "since", end=False)
+        rows = [r for r in rows if r["answered_at"] and parse_datetime(r["answered_at"]) >= since]
+    if params.get("until"):
+        until = _moment(params["until"], "until", end=True)
+        rows = [r for r in rows if r["answered_at"] and parse_datetime(r["answered_at"]) <= until]
+    return rows
+
+
+class GoldListApi(APIView):
+    """The gold value of every unit and field, with where it comes from."""
+
+    @extend_schema_serializer(component_name="GoldList")
+    class OutputSerializer(serializers.Serializer):
+        item = serializers.IntegerField()
+        kind = serializers.CharField()
+        unit = serializers.CharField()
+        field = serializers.CharField()
+        value = serializers.CharField(allow_null=True)
+        provenance = serializers.ChoiceField(
+            choices=[gold.UNANIMOUS, gold.MAJORITY, gold.ADJUDICATED, gold.TIE_RULE, gold.TIE]
+        )
+        votes = serializers.DictField(child=serializers.IntegerField())
+        disagreement = serializers.FloatField()
+        note = serializers.CharField()
+
+    @extend_schema(
+        operation_id="gold_list",
+        parameters=[
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=kinds.names()),
+            OpenApiParameter("field", OpenApiTypes.STR),
+            *PAGE_PARAMS,
+        ],
+        responses={200: page_of(OutputSerializer, "PaginatedGoldList"), **ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        kind = request.query_params.get("kind") or None
+        if kind and kind not in kinds.names():
+            raise ApiError(400, "invalid_choice", f"Unknown kind {kind!r}.", field="kind")
+        golds = gold.gold_values(project, kind=kind)
+        if request.query_params.get("field"):
+            golds = [g for g in golds if g.field == request.query_params["field"]]
+        return paginated(request, self, golds, self.OutputSerializer)
+
+
+class ExportApi(APIView):
+    """Whole-project files: the long and wide answer tables, and the interchange formats."""
+
+    @extend_schema(
+        operation_id="exports_retrieve",
+        parameters=[
+            OpenApiParameter(
+                "name", OpenApiTypes.STR, OpenApiParameter.PATH, enum=sorted(formats.EXPORTS)
+            ),
+            OpenApiParameter(
+                "system",
+                OpenApiTypes.STR,
+                description="veriscore.jsonl: the extractor whose claims to write "
+                "(default: the only one)",
+            ),
+            OpenApiParameter(
+                "kind",
+                OpenApiTypes.STR,
+                enum=kinds.names(),
+                description="answers.csv / wide.csv: only this kind",
+            ),
+        ],
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/jsonl"): OpenApiTypes.STR,
+            **ERRORS,
+        },
+    )
+    def get(self, request: Request, project_id: int, name: str) -> HttpResponse:
+        project = researcher_project(request, project_id)
+        if name not in formats.EXPORTS:
+            raise ApiError(
+                404,
+                "not_found",
+                f"Unknown export {name!r}; one of {', '.join(sorted(formats.EXPORTS))}.",
+            )
+        try:
+            text, content_type = formats.export(project, name, params=request.query_params)
+        except ValueError as e:
+            raise ApiError(400, "invalid", str(e)) from None
+        response = HttpResponse(text, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="project-{project.pk}-{name}"'
+        return response
+
+
+class ReportApi(APIView):
+    """The report page as JSON: agreement, verification, preference and effort tables."""
+
+    @extend_schema(
+        operation_id="report_retrieve",
+        parameters=[
+            OpenApiParameter(
+                "annotators", OpenApiTypes.INT, many=True, description="only these (user ids)"
+            ),
+            OpenApiParameter("domains", OpenApiTypes.STR, many=True, description="only these"),
+            OpenApiParameter("date_from", OpenApiTypes.DATE, description="submitted on or after"),
+            OpenApiParameter("date_to", OpenApiTypes.DATE, description="submitted on or before"),
+            OpenApiParameter("names", OpenApiTypes.BOOL, description="usernames instead of A<n>"),
+            OpenApiParameter(
+                "bootstrap",
+                OpenApiTypes.INT,
+                description=f"bootstrap resamples for the CIs (0-{MAX_BOOTSTRAP}, default "
+                f"{DEFAULT_BOOTSTRAP})",
+            ),
+            OpenApiParameter("seed", OpenApiTypes.INT, description=f"0-{MAX_SEED}"),
+        ],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        form = ReportOptionsForm(request.query_params or None, project=project)
+        if form.is_bound and not form.is_valid():
+            raise form_error(form)
+        report = reports.build_report(project, **form.options(), with_charts=False)
+        return Response(json.loads(reports.report_json(report)))

@@ -1,0 +1,298 @@
+"""Inter-annotator agreement sections, per kind, level and field."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Hashable
+
+from .. import charts, kinds, stats
+from ..kinds import unit_type
+from ..models import Project
+from .queries import UnitKey
+from .tables import Cell, Chart, Section, Table, _failed
+
+# --------------------------------------------------------------------------- agreement
+
+
+def _agreement_sections(
+    project: Project,
+    grouped: dict[UnitKey, dict[int, str]],
+    item_kinds: dict[int, str],
+    names: dict[int, str],
+    *,
+    bootstrap: int,
+    seed: int,
+    with_charts: bool,
+) -> list[Section]:
+    # A field asked only when another one has a value (the error type of an incorrect
+    # segment) is compared on the units where every annotator who judged it gave that value.
+    conditions = {
+        (s.name, f.name): f.only_when for s in kinds.all_specs() for f in s.fields if f.only_when
+    }
+    by_spec: dict[tuple[str, str, str], dict[Hashable, dict[str, str]]] = defaultdict(dict)
+    for (item, unit, fld), by_rater in grouped.items():
+        kind = item_kinds[item]
+        condition = conditions.get((kind, fld))
+        if condition:
+            other = grouped.get((item, unit, condition[0]))
+            if not other or any(v != condition[1] for v in other.values()):
+                continue
+        by_spec[(kind, unit_type(unit), fld)][f"{item}/{unit}"] = {
+            names.get(a, f"A?{a}"): v for a, v in by_rater.items()
+        }
+    rater_order = {name: i for i, name in enumerate(sorted(names.values(), key=_rater_key))}
+
+    overview_rows = []
+    sections = []
+    for spec in kinds.all_specs():
+        for agreement in spec.agreement:
+            kind, level, fld, title = spec.name, agreement.level, agreement.field, agreement.title
+            slug = f"agreement-{kind}-{fld}"
+            try:
+                section = _agreement_for(
+                    by_spec.get((kind, level, fld)),
+                    spec.categorical(project)[fld],
+                    rater_order,
+                    bootstrap=bootstrap,
+                    seed=seed,
+                )
+                if section is None:
+                    continue
+                result, dropped = section
+                built = _agreement_section(
+                    slug, title, result, dropped=dropped, with_charts=with_charts
+                )
+            except Exception as error:  # noqa: BLE001 - one field's failure stays in its section
+                sections.append(_failed(slug, title, error))
+                continue
+            overview_rows.append(_overview_row(kind, level, fld, result))
+            sections.append(built)
+    if not sections:
+        return []
+    columns = (
+        "task",
+        "unit",
+        "field",
+        "units used",
+        "raters per unit",
+        "percent agreement",
+        "pa CI low",
+        "pa CI high",
+        "Fleiss' kappa",
+        "kappa CI low",
+        "kappa CI high",
+        "Krippendorff's alpha",
+        "alpha CI low",
+        "alpha CI high",
+        "Gwet's AC1",
+        "AC1 CI low",
+        "AC1 CI high",
+    )
+    overview = Section(
+        slug="agreement",
+        title="Inter-annotator agreement",
+        notes=(
+            f"Confidence intervals: {bootstrap} bootstrap resamples of units (seed {seed}), "
+            "95 % percentile intervals."
+            if bootstrap
+            else "No confidence intervals (bootstrap=0).",
+            "A dash means the coefficient is undefined; the section of the field says why.",
+        ),
+        tables=(
+            Table("agreement-overview", "Inter-annotator agreement", columns, tuple(overview_rows)),
+        ),
+    )
+    return [overview, *sections]
+
+
+def _agreement_for(
+    mapping: dict[Hashable, dict[str, str]] | None,
+    categories: list[str],
+    rater_order: dict[str, int],
+    *,
+    bootstrap: int,
+    seed: int,
+) -> tuple[stats.AgreementReport, int] | None:
+    """Agreement on one field, and how many answers outside its labels were left out."""
+    if not mapping:
+        return None
+    allowed = set(categories)
+    dropped = 0
+    clean: dict[Hashable, dict[str, str]] = {}
+    for unit, by_rater in mapping.items():
+        kept = {r: v for r, v in by_rater.items() if v in allowed}
+        dropped += len(by_rater) - len(kept)
+        if kept:
+            clean[unit] = kept
+    if not clean:
+        return None
+    raters = sorted(
+        {r for row in clean.values() for r in row}, key=lambda r: rater_order.get(r, 1e9)
+    )
+    ratings = stats.Ratings(
+        units=tuple(clean),
+        raters=tuple(raters),
+        labels=tuple(tuple(row.get(r) for r in raters) for row in clean.values()),
+    )
+    return stats.agreement(ratings, categories=categories, bootstrap=bootstrap, seed=seed), dropped
+
+
+def _rater_key(name: str) -> tuple[int, str]:
+    if name.startswith("A") and name[1:].isdigit():
+        return int(name[1:]), ""
+    return 10**9, name
+
+
+def _overview_row(kind: str, level: str, fld: str, r: stats.AgreementReport) -> tuple[Cell, ...]:
+    spread = f"{r.min_raters}" if r.min_raters == r.max_raters else f"{r.min_raters}–{r.max_raters}"
+    row: list[Cell] = [kind, level, fld, r.n_units_used, spread]
+    for c in (r.percent_agreement, r.fleiss_kappa, r.krippendorff_alpha, r.gwet_ac1):
+        row += [c.value, c.ci_low, c.ci_high]
+    return tuple(row)
+
+
+def _agreement_section(
+    slug: str, title: str, r: stats.AgreementReport, *, dropped: int, with_charts: bool
+) -> Section:
+    excluded = Counter(e.reason for e in r.excluded)
+    notes = [
+        f"{r.n_units_used} of {r.n_units_total} units have two or more ratings "
+        f"({r.n_ratings} ratings; raters per unit: "
+        + ", ".join(f"{k}: {v} units" for k, v in r.raters_per_unit.items())
+        + ").",
+    ]
+    if excluded:
+        notes.append(
+            "Excluded units: "
+            + ", ".join(f"{n} ({reason})" for reason, n in excluded.items())
+            + "."
+        )
+    if dropped:
+        notes.append(f"{dropped} answer(s) outside the declared labels were left out.")
+    coefficients = Table(
+        f"{slug}-coefficients",
+        f"{title}: coefficients",
+        (
+            "coefficient",
+            "value",
+            "CI low",
+            "CI high",
+            "units",
+            "p_o",
+            "p_e",
+            "D_o",
+            "D_e",
+            "SE",
+            "Wald low",
+            "Wald high",
+            "note",
+        ),
+        tuple(
+            (
+                c.name,
+                c.value,
+                c.ci_low,
+                c.ci_high,
+                c.n_units,
+                c.p_o,
+                c.p_e,
+                c.d_o,
+                c.d_e,
+                c.se,
+                c.wald_low,
+                c.wald_high,
+                (f"undefined: {c.undefined_reason}" if c.undefined_reason else c.note) or "",
+            )
+            for c in r.coefficients
+        ),
+        note="CI: bootstrap percentile interval; Wald: value -/+ t(n-1) x SE (Gwet 2014).",
+    )
+    per_category = Table(
+        f"{slug}-categories",
+        f"{title}: kappa per category (Fleiss 1971)",
+        ("category", "kappa", "SE", "Wald low", "Wald high", "note"),
+        tuple(
+            (
+                str(c.category),
+                c.kappa.value,
+                c.kappa.se,
+                c.kappa.wald_low,
+                c.kappa.wald_high,
+                c.kappa.undefined_reason or "",
+            )
+            for c in r.per_category
+        ),
+    )
+    total = sum(r.label_distribution.values())
+    distribution = Table(
+        f"{slug}-labels",
+        f"{title}: label distribution (every rating)",
+        ("label", "count", "percent"),
+        tuple(
+            (
+                label,
+                r.label_distribution.get(label, 0),
+                100 * r.label_distribution.get(label, 0) / total if total else None,
+            )
+            for label in r.categories
+        ),
+        decimals=1,
+    )
+    pairwise = Table(
+        f"{slug}-pairwise",
+        f"{title}: Cohen's kappa per pair of annotators",
+        ("annotator", "other", "shared units", "Cohen's kappa", "CI low", "CI high", "note"),
+        tuple(
+            (
+                str(p.rater_a),
+                str(p.rater_b),
+                p.n_units,
+                p.kappa.value,
+                p.kappa.ci_low,
+                p.kappa.ci_high,
+                f"undefined: {p.kappa.undefined_reason}"
+                if p.kappa.undefined_reason
+                else (p.kappa.note or ""),
+            )
+            for p in r.pairwise
+        ),
+    )
+    per_rater = Table(
+        f"{slug}-annotators",
+        f"{title}: each annotator against the others",
+        (
+            "annotator",
+            "shared units",
+            "pairs of ratings",
+            "percent agreement",
+            "mean Cohen's kappa",
+            "note",
+        ),
+        tuple(
+            (
+                str(a.rater),
+                a.n_units,
+                a.n_pairs,
+                a.percent_agreement,
+                a.mean_kappa,
+                a.undefined_reason or "",
+            )
+            for a in r.per_rater
+        ),
+    )
+    chart_list: list[Chart] = []
+    if with_charts and len(r.raters) >= 2:
+        chart_list.append(
+            Chart(
+                f"{title}: pairwise Cohen's kappa",
+                charts.kappa_heatmap([str(x) for x in r.raters], r.kappa_matrix(), title=title),
+            )
+        )
+    return Section(
+        slug,
+        title,
+        tuple(notes),
+        (coefficients, per_category, distribution, pairwise, per_rater),
+        tuple(chart_list),
+        data=r,
+    )

@@ -1,0 +1,27 @@
+"""The whole report as one HTML file: CSS and SVG inline, no links back to the site
+(the report page's download and `agreement_report --format html`)."""
+
+from __future__ import annotations
+
+from django.contrib.staticfiles import finders
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+
+from ..models import Project
+from .tables import Report
+
+
+def site_css() -> str:
+    path = finders.find("annotation/site.css")
+    if not isinstance(path, str):
+        return ""
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def standalone_html(project: Project, report: Report, request: HttpRequest | None = None) -> str:
+    return render_to_string(
+        "annotation/report_file.html",
+        {"project": project, "report": report, "css": site_css(), "standalone": True},
+        request=request,
+    )

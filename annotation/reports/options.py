@@ -1,0 +1,64 @@
+"""One report-options form for the report pages, the API and `agreement_report`: which
+annotators, domains and dates, real names or pseudonyms, bootstrap resamples, seed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from ..models import Project
+from .queries import annotator_choices, domains_of
+from .tables import Filters
+
+MAX_BOOTSTRAP = 10_000  # resamples; more would tie up a web worker for minutes
+DEFAULT_BOOTSTRAP = 1000
+MAX_SEED = 2**32 - 1  # numpy's seeds are 32-bit unsigned
+
+
+def wants_names(value: object) -> bool:
+    return value in (True, "1", "on", "true")
+
+
+class ReportOptionsForm(forms.Form):
+    annotators = forms.TypedMultipleChoiceField(
+        coerce=int, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    domains = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+    date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    names = forms.BooleanField(required=False, label="Show usernames")
+    bootstrap = forms.IntegerField(
+        required=False, min_value=0, max_value=MAX_BOOTSTRAP, label="Bootstrap resamples"
+    )
+    seed = forms.IntegerField(required=False, min_value=0, max_value=MAX_SEED)
+
+    def __init__(self, data: Any = None, *, project: Project) -> None:
+        super().__init__(data)
+        real_names = wants_names((data or {}).get("names"))
+        annotators: Any = self.fields["annotators"]
+        annotators.choices = annotator_choices(project, real_names=real_names)
+        domains: Any = self.fields["domains"]
+        domains.choices = [(d, d or "(no domain)") for d in domains_of(project)]
+
+    def options(self) -> dict[str, Any]:
+        """`build_report`'s keyword arguments (a valid form; defaults for an unbound one)."""
+        data = self.cleaned_data if self.is_bound else {}
+        bootstrap, seed = data.get("bootstrap"), data.get("seed")
+        return {
+            "filters": Filters(
+                annotators=tuple(data.get("annotators") or ()),
+                domains=tuple(data.get("domains") or ()),
+                date_from=data.get("date_from"),
+                date_to=data.get("date_to"),
+            ),
+            "real_names": bool(data.get("names")),
+            "bootstrap": DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
+            "seed": 0 if seed is None else seed,
+        }
+
+    def problems(self) -> str:
+        """The errors in one line, for the command line."""
+        return "; ".join(
+            f"{name}: {' '.join(str(e) for e in errors)}" for name, errors in self.errors.items()
+        )

@@ -1,0 +1,254 @@
+"""Pipeline scores (F1@K, VERIScore) and FActScore from verdicts."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.db.models import Count
+
+from pipeline import score as pipeline_score
+from pipeline.types import Claim as PipelineClaim
+from pipeline.types import ClaimResult, ResponseResult
+from pipeline.types import Verdict as PipelineVerdict
+
+from .. import factscore_table, stats
+from ..models import Claim, ClaimList, Project, System, Verdict
+from .tables import Cell, Filters, Section, Table
+from .verifiers import _slug
+
+# --------------------------------------------------------------------------- pipeline
+
+
+_BLANK_CLAIM = PipelineClaim("", 0, "")
+
+
+def _pipeline_section(project: Project, filters: Filters, *, k_rule: str) -> Section | None:
+    verdicts = Verdict.objects.filter(
+        system__project=project, system__kind=System.VERIFIER, claim__isnull=False
+    )
+    lists = ClaimList.objects.filter(document__project=project)
+    if filters.domains:
+        verdicts = verdicts.filter(claim__claim_list__document__domain__in=filters.domains)
+        lists = lists.filter(document__domain__in=filters.domains)
+    labels: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for verifier, list_id, label in verdicts.values_list(
+        "system__name", "claim__claim_list_id", "label"
+    ).iterator(chunk_size=5000):
+        try:
+            canonical = stats.normalise_verdict(label)
+        except ValueError:
+            canonical = None
+        labels[verifier][list_id].append(canonical or "unparsed")
+    if not labels:
+        return None
+    info = {
+        pk: (external, model, domain, extractor, abstained)
+        for pk, external, model, domain, extractor, abstained in lists.values_list(
+            "pk",
+            "document__external_id",
+            "document__source_model",
+            "document__domain",
+            "system__name",
+            "abstained",
+        )
+    }
+    sizes = dict(
+        Claim.objects.filter(claim_list__in=lists)
+        .values("claim_list_id")
+        .annotate(n=Count("id"))
+        .values_list("claim_list_id", "n")
+    )
+    tables: list[Table] = []
+    data: dict[tuple[str, str], pipeline_score.ScoresTable] = {}
+    for verifier in sorted(labels):
+        by_extractor: dict[str, list[ResponseResult]] = defaultdict(list)
+        seen_extractors = set()
+        for list_id, verdict_labels in labels[verifier].items():
+            external, model, domain, extractor, abstained = info[list_id]
+            seen_extractors.add(extractor)
+            by_extractor[extractor].append(
+                _response(
+                    external,
+                    model,
+                    domain,
+                    abstained,
+                    sizes.get(list_id, 0),
+                    verdict_labels,
+                    extractor,
+                    verifier,
+                )
+            )
+        # Abstained responses have no claims to verify but still count as abstentions.
+        for list_id, (external, model, domain, extractor, abstained) in info.items():
+            if abstained and extractor in seen_extractors and list_id not in labels[verifier]:
+                by_extractor[extractor].append(
+                    _response(external, model, domain, True, 0, [], extractor, verifier)
+                )
+        for extractor, results in sorted(by_extractor.items()):
+            scores = pipeline_score.score_results(results, k_rule=k_rule)
+            data[(verifier, extractor)] = scores
+            tables += _score_tables(verifier, extractor, scores)
+    return Section(
+        "pipeline",
+        "Pipeline scores (VERIScore)",
+        (
+            f"Per response P = S/|C|, R = min(S/K, 1), F1@K; K per domain is the {k_rule} median "
+            "claim count over every model (pipeline.score). Read from the verifiers' verdicts "
+            "stored in the project; annotator and date filters do not apply here.",
+        ),
+        tuple(tables),
+        data=data,
+    )
+
+
+def _factscore_section(project: Project, filters: Filters) -> list[Section]:
+    docs = None
+    if filters.domains:
+        docs = list(
+            project.documents.filter(domain__in=filters.domains).values_list("pk", flat=True)
+        )
+    sets = factscore_table.system_verdict_sets(project)
+    gold = factscore_table.gold_verdict_set(project)
+    rows = [
+        r
+        for vs in [*sets, *([gold] if gold else [])]
+        for r in factscore_table.factscore_rows(project, vs, docs)
+    ]
+    if not rows:
+        return []
+    table = Table(
+        "factscore",
+        "FActScore per source model",
+        factscore_table.COLUMNS,
+        tuple(r.cells() for r in rows),
+        decimals=1,
+    )
+    return [
+        Section(
+            "factscore",
+            "FActScore",
+            (
+                "Per responding response S / (S + NS + IR + the model's atomic facts of "
+                "sentences marked is-relevant: false), averaged over responding responses "
+                "(Min et al., 2023); one row per verdict set on atomic facts, claim-list system "
+                "and source model. Annotator and date filters do not apply here.",
+            ),
+            (table,),
+        )
+    ]
+
+
+def _response(
+    external: str,
+    model: str,
+    domain: str,
+    abstained: bool,
+    n_claims: int,
+    labels: list[str],
+    extractor: str,
+    verifier: str,
+) -> ResponseResult:
+    claims = [
+        ClaimResult(_BLANK_CLAIM, verdict=PipelineVerdict(label, "", True)) for label in labels
+    ]
+    claims += [ClaimResult(_BLANK_CLAIM) for _ in range(max(n_claims - len(labels), 0))]
+    return ResponseResult(
+        id=external,
+        response="",
+        question=None,
+        model=model or "(unknown model)",
+        domain=domain,
+        abstained=abstained,
+        extractor=extractor,
+        extraction_model="",
+        verification_model=verifier,
+        prompt_version="",
+        label_mode="",
+        retriever="",
+        claims=claims,
+    )
+
+
+def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTable) -> list[Table]:
+    slug = f"{_slug(verifier)}-{_slug(extractor)}"
+    domains = sorted(scores.k)
+    models = sorted({r.model for r in scores.rows})
+    cell = {(r.model, r.domain): r.veriscore for r in scores.rows if r.responses}
+    averages: dict[str, float] = {}
+    wide_rows: list[tuple[Cell, ...]] = [
+        (
+            "K",
+            *[
+                int(scores.k[d]) if float(scores.k[d]).is_integer() else scores.k[d]
+                for d in domains
+            ],
+            None,
+        )
+    ]
+    for m in models:
+        values = [cell.get((m, d)) for d in domains]
+        present = [v for v in values if v is not None]
+        if present:
+            averages[m] = sum(present) / len(present)
+        wide_rows.append((m, *values, averages.get(m)))
+    taus: list[Cell] = []
+    for d in domains:
+        column = {m: cell[(m, d)] for m in models if (m, d) in cell}
+        taus.append(stats.kendall_tau(column, averages).tau)
+    wide_rows.append(("Kendall's tau w/ Avg.", *taus, 1.0 if len(averages) > 1 else None))
+    tables = [
+        Table(
+            f"veriscore-{slug}",
+            f"VERIScore per model and domain, verifier {verifier}, claims by {extractor} "
+            "(VeriScore Table 3; K in the first row)",
+            ("model", *[d or "(no domain)" for d in domains], "Avg."),
+            tuple(wide_rows),
+            note="VERIScore x100 per model and domain; the last row is Kendall's tau between "
+            "each domain's scores and the models' average.",
+            decimals=2,
+        ),
+        Table(
+            f"veriscore-{slug}-detail",
+            f"VERIScore details, verifier {verifier}, claims by {extractor}",
+            (
+                "model",
+                "domain",
+                "responses",
+                "abstained",
+                "K",
+                "VERIScore",
+                "precision",
+                "recall",
+                "mean claims",
+                "unverified claims",
+            ),
+            tuple(
+                (
+                    r.model,
+                    r.domain,
+                    r.responses,
+                    r.abstained,
+                    r.k,
+                    r.veriscore,
+                    r.precision,
+                    r.recall,
+                    r.mean_claims,
+                    r.unverified,
+                )
+                for r in scores.rows
+            ),
+        ),
+    ]
+    if scores.correlations:
+        tables.append(
+            Table(
+                f"veriscore-{slug}-kendall",
+                f"Kendall's tau between domains, verifier {verifier}",
+                ("domain A", "domain B", "models", "tau", "p-value", "note"),
+                tuple(
+                    (c.domain_a, c.domain_b, c.models, c.tau, c.p_value, c.note)
+                    for c in scores.correlations
+                ),
+            )
+        )
+    return tables

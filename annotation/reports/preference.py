@@ -1,0 +1,127 @@
+"""The comparison kind's preference section: which method people prefer, per domain."""
+
+from __future__ import annotations
+
+from .. import charts, stats
+from ..gold import Gold, LabelRow
+from ..kinds import KindSpec
+from ..models import Item, Project
+from .tables import Chart, Section, Table
+
+# --------------------------------------------------------------------------- preference
+
+
+def _preference_section(
+    project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
+) -> Section | None:
+    choices = [r for r in rows if r.field == "choice" and r.raw in ("1", "2")]
+    if not choices:
+        return None
+    hard = {(r.item, r.annotator): r.value == "yes" for r in rows if r.field == "hard"}
+    systems = {
+        pk: (a, b)
+        for pk, a, b in Item.objects.filter(project=project, kind=spec.name).values_list(
+            "pk", "list_a__system__name", "list_b__system__name"
+        )
+    }
+    missing_hard = 0
+    pref_rows = []
+    for r in choices:
+        pair = systems.get(r.item)
+        if pair is None or pair[0] == pair[1]:
+            continue
+        winner, loser = pair if r.value == "a" else pair[::-1]
+        if (r.item, r.annotator) not in hard:
+            missing_hard += 1
+        pref_rows.append(
+            (
+                r.domain or "(no domain)",
+                winner,
+                loser,
+                hard.get((r.item, r.annotator), False),
+                int(r.raw),
+            )
+        )
+    if not pref_rows:
+        return None
+    result = stats.preference(pref_rows)
+    cells = Table(
+        "preference",
+        "Extraction-method preference (VeriScore Figure 3)",
+        (
+            "system A",
+            "system B",
+            "domain",
+            "judgements",
+            "A preferred",
+            "A strong",
+            "A slight",
+            "B preferred",
+            "B strong",
+            "B slight",
+            "A rate",
+            "B rate",
+            "binomial p-value",
+        ),
+        tuple(
+            (
+                c.system_a,
+                c.system_b,
+                c.domain or "all",
+                c.n,
+                c.a_wins,
+                c.a_strong,
+                c.a_slight,
+                c.b_wins,
+                c.b_strong,
+                c.b_slight,
+                c.a_rate,
+                c.b_rate,
+                c.p_value,
+            )
+            for c in result.cells
+        ),
+    )
+    bias = Table(
+        "position-bias",
+        "Position bias: how often the list shown first won",
+        ("domain", "judgements", "list 1 wins", "list 1 rate", "binomial p-value"),
+        tuple(
+            (b.domain or "all", b.n, b.list1_wins, b.rate, b.p_value) for b in result.position_bias
+        ),
+    )
+    chart_list = []
+    if with_charts:
+        pairs = sorted({(c.system_a, c.system_b) for c in result.cells})
+        for a, b in pairs:
+            bars = [
+                (
+                    "All" if c.domain is None else c.domain,
+                    c.a_strong,
+                    c.a_slight,
+                    c.b_slight,
+                    c.b_strong,
+                )
+                for c in result.cells
+                if (c.system_a, c.system_b) == (a, b)
+            ]
+            chart_list.append(
+                Chart(f"{a} vs {b}", charts.preference_bars(bars, system_a=a, system_b=b))
+            )
+    notes = [
+        "Strong: the annotator did not find it hard to decide; slight: hard to decide. "
+        "Every annotator's judgement counts (as in the paper's figure). The p-value is a "
+        "two-sided exact binomial test against 50 %.",
+    ]
+    if missing_hard:
+        notes.append(
+            f"{missing_hard} judgement(s) had no 'hard to decide' answer and count as strong."
+        )
+    return Section(
+        "preference",
+        "Extraction-method preference",
+        tuple(notes),
+        (cells, bias),
+        tuple(chart_list),
+        data=result,
+    )

@@ -1,0 +1,86 @@
+"""The queries every section shares: member names, filters as Q objects, answers
+grouped per unit and their gold labels."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime, time
+
+from django.db.models import Q
+from django.utils import timezone
+
+from .. import kinds
+from ..gold import Gold, LabelRow, decide
+from ..models import Adjudication, Membership, Project
+from .tables import Filters
+
+# --------------------------------------------------------------------------- queries
+
+
+def member_names(project: Project, *, real_names: bool) -> dict[int, str]:
+    """user id -> what reports call them: "A<n>" unless real names are asked for."""
+    rows = Membership.objects.filter(project=project).values_list(
+        "user_id", "pseudonym", "user__username"
+    )
+    return {uid: (username if real_names else name) for uid, name, username in rows}
+
+
+def annotator_choices(project: Project, *, real_names: bool) -> list[tuple[int, str]]:
+    rows = (
+        Membership.objects.filter(project=project, role=Membership.ANNOTATOR)
+        .order_by("number")
+        .values_list("user_id", "pseudonym", "user__username")
+    )
+    return [(uid, username if real_names else name) for uid, name, username in rows]
+
+
+def domains_of(project: Project) -> list[str]:
+    return sorted(set(project.documents.values_list("domain", flat=True)))
+
+
+def _assignment_filter(filters: Filters, prefix: str = "") -> Q:
+    q = Q()
+    if filters.annotators:
+        q &= Q(**{f"{prefix}annotator_id__in": filters.annotators})
+    if filters.domains:
+        q &= Q(**{f"{prefix}item__document__domain__in": filters.domains})
+    tz = timezone.get_current_timezone()
+    if filters.date_from:
+        start = datetime.combine(filters.date_from, time.min, tzinfo=tz)
+        q &= Q(**{f"{prefix}submitted_at__gte": start})
+    if filters.date_to:
+        end = datetime.combine(filters.date_to, time.max, tzinfo=tz)
+        q &= Q(**{f"{prefix}submitted_at__lte": end})
+    return q
+
+
+UnitKey = tuple[int, str, str]  # (item, unit, field)
+
+
+def _grouped(rows: Iterable[LabelRow]) -> dict[UnitKey, dict[int, str]]:
+    grouped: dict[UnitKey, dict[int, str]] = defaultdict(dict)
+    for r in rows:
+        grouped[(r.item, r.unit, r.field)][r.annotator] = r.value
+    return grouped
+
+
+def _gold(
+    grouped: dict[UnitKey, dict[int, str]], item_kinds: dict[int, str], project: Project
+) -> dict[UnitKey, Gold]:
+    # the fields whose gold labels a report uses
+    gold_fields = {s.verdict_field for s in kinds.all_specs() if s.verdict_field}
+    adjudicated = {
+        (item, unit, fld): (value, note)
+        for item, unit, fld, value, note in Adjudication.objects.filter(
+            item__project=project, field__in=gold_fields
+        ).values_list("item_id", "unit", "field", "value", "note")
+    }
+    golds: dict[UnitKey, Gold] = {}
+    for key, by_rater in grouped.items():
+        item, unit, fld = key
+        if fld in gold_fields:
+            golds[key] = decide(
+                item, item_kinds[item], unit, fld, list(by_rater.values()), adjudicated.get(key)
+            )
+    return golds

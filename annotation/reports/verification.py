@@ -1,0 +1,151 @@
+"""The label sections of the kinds: claim and fact label distributions, evidence
+ranks (KindSpec.report_sections)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from .. import charts
+from ..gold import Gold, LabelRow
+from ..kinds import KindSpec
+from ..models import Project
+from .tables import Cell, Chart, Section, Table
+
+# --------------------------------------------------------------------------- verification
+
+
+def _label_distribution(
+    spec: KindSpec, golds: list[Gold], slug: str, title: str, what: str, tie_note: str
+) -> Section | None:
+    """How the gold values of the kind's verdict field are distributed."""
+    labels = [g for g in golds if g.field == spec.verdict_field]
+    field = spec.field(spec.verdict_field)
+    if not labels or field is None:
+        return None
+    counts = Counter(g.value for g in labels)
+    total = len(labels)
+    table_rows: list[tuple[Cell, ...]] = [
+        (name, counts.get(label, 0), 100 * counts.get(label, 0) / total)
+        for label, name in field.choices
+    ]
+    ties = counts.get(None, 0)
+    other = total - ties - sum(counts.get(label, 0) for label in field.values)
+    if other:
+        table_rows.append(("Other (adjudicated outside the label set)", other, 100 * other / total))
+    if ties:
+        table_rows.append(("Tie (no gold label until adjudicated)", ties, 100 * ties / total))
+    provenance = Counter(g.provenance for g in labels)
+    return Section(
+        slug,
+        title,
+        (
+            f"Gold label of {total} {what}: "
+            + ", ".join(f"{n} {p}" for p, n in sorted(provenance.items()))
+            + ". "
+            + tie_note,
+        ),
+        (
+            Table(
+                slug,
+                f"Distribution of the {what[:-1]} labels",
+                ("label", "count", "%"),
+                tuple(table_rows),
+                decimals=1,
+            ),
+        ),
+    )
+
+
+def _claim_labels(
+    project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
+) -> Section | None:
+    return _label_distribution(
+        spec,
+        golds,
+        "claim-labels",
+        "Claim labels (VeriScore Table 2)",
+        "claims",
+        "A tie with no adjudication counts as inconclusive (not enough information), as in "
+        "the paper.",
+    )
+
+
+def _fact_labels(
+    project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
+) -> Section | None:
+    return _label_distribution(
+        spec,
+        golds,
+        "fact-labels",
+        "Atomic fact labels (FActScore)",
+        "facts",
+        "A tie with no adjudication has no gold label and is left out.",
+    )
+
+
+def _evidence_ranks(
+    project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
+) -> Section | None:
+    stances = [r for r in rows if r.field == "stance"]
+    if stances:
+        by_rank: dict[int, Counter[str]] = defaultdict(Counter)
+        for r in stances:
+            try:
+                rank = int(r.unit.split(":", 1)[1])
+            except ValueError:
+                continue
+            by_rank[rank][r.value] += 1
+        table_rows = []
+        for rank in sorted(by_rank):
+            c = by_rank[rank]
+            n = sum(c.values())
+            informative = c["supports"] + c["contradicts"]
+            table_rows.append(
+                (
+                    rank,
+                    n,
+                    c["supports"],
+                    c["contradicts"],
+                    c["inconclusive"],
+                    100 * informative / n if n else None,
+                )
+            )
+        chart_list = []
+        if with_charts:
+            chart_list.append(
+                Chart(
+                    "Informative search results by rank",
+                    charts.bars(
+                        [str(r[0]) for r in table_rows],
+                        [float(r[5] or 0) for r in table_rows],
+                        xlabel="search result rank",
+                        ylabel="% informative",
+                    ),
+                )
+            )
+        return Section(
+            "evidence-ranks",
+            "Informative search results by rank (VeriScore §3.3)",
+            (
+                "A search result is informative when an annotator marked it as supporting or "
+                "contradicting the claim; every annotator's judgement counts.",
+            ),
+            (
+                Table(
+                    "evidence-ranks",
+                    "How often each search-result rank was informative",
+                    (
+                        "rank",
+                        "judgements",
+                        "supports",
+                        "contradicts",
+                        "inconclusive",
+                        "% informative",
+                    ),
+                    tuple(table_rows),
+                    decimals=1,
+                ),
+            ),
+            tuple(chart_list),
+        )
+    return None

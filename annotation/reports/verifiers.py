@@ -1,0 +1,427 @@
+"""Automatic verifiers against the human gold labels."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import kinds, stats
+from ..gold import Gold, fetch
+from ..kinds import ITEM, KindSpec
+from ..models import Claim, Project, Segment, System, Verdict, validate_verifier_collapse
+from .tables import Cell, Filters, Section, Table
+
+# --------------------------------------------------------------------------- verifiers
+
+
+@dataclass(frozen=True)
+class _Unit:
+    key: str  # "item 12" or "item 3 / segment:2"
+    item: int
+    target: int  # claim or segment id
+    level: str  # the verdict_level of its kind (claim, segment, fact)
+    domain: str
+    gold: Gold
+    document: int
+    reference: str | None  # the gold value as a verdict label
+
+
+Labels = dict[tuple[Any, int], str]  # (Claim or Segment, id) -> a system's label
+
+
+@dataclass
+class _Scores:
+    """What the verifier section collects, system by system and level by level."""
+
+    score_rows: list[tuple[Cell, ...]] = field(default_factory=list)
+    class_rows: list[tuple[Cell, ...]] = field(default_factory=list)
+    confusion_tables: list[Table] = field(default_factory=list)
+    disagreement_rows: list[tuple[Cell, ...]] = field(default_factory=list)
+    mcnemar_rows: list[tuple[Cell, ...]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    reports: dict[tuple[str, str, str], stats.VerifierReport] = field(default_factory=dict)
+    # (system, level) -> the predictions on the level's units, for McNemar
+    aligned: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
+
+
+def _verifier_sections(
+    project: Project, golds_of: dict[str, list[Gold]], filters: Filters
+) -> list[Section]:
+    verdicts = list(
+        Verdict.objects.filter(
+            system__project=project, system__kind__in=[System.VERIFIER, System.REFERENCE]
+        ).values_list("claim_id", "segment_id", "system__name", "system__kind", "label")
+    )
+    if not verdicts:
+        return []
+    specs = [s for s in kinds.all_specs() if s.verdict_field]
+    units = _gold_units(project, golds_of, specs)
+    by_system: dict[tuple[str, str], Labels] = defaultdict(dict)
+    for claim, segment, name, kind, label in verdicts:
+        if claim is not None:
+            by_system[(name, kind)][(Claim, claim)] = label
+        else:
+            by_system[(name, kind)][(Segment, segment)] = label
+    if not units:
+        return [
+            Section(
+                "verifiers",
+                "Verifiers against human labels",
+                (
+                    f"{len(by_system)} system(s) have verdicts, "
+                    "but no claim or segment has a human "
+                    "gold label yet (within the filters).",
+                ),
+            )
+        ]
+
+    systems = sorted(by_system)
+    rules = _collapse_rules(project)
+    scores = _Scores()
+    for spec in specs:
+        level_units = [u for u in units if u.level == spec.verdict_level]
+        if not level_units:
+            continue
+        modes: dict[str, dict[str, str] | None] = (
+            rules if spec.verdict_level == "claim" else dict.fromkeys(spec.verdict_modes)
+        )
+        for name, kind in systems:
+            _score_system(scores, spec, name, kind, level_units, by_system[(name, kind)], modes)
+        _mcnemar_rows(scores, spec.verdict_level, systems, level_units, modes)
+    _add_texts(scores.disagreement_rows, {s.verdict_level: s.verdict_target for s in specs})
+    notes = _verifier_notes(rules) + scores.notes
+    return [
+        Section(
+            "verifiers",
+            "Verifiers against human labels",
+            tuple(notes),
+            tuple(_verifier_tables(scores)),
+            data=scores.reports,
+        )
+    ]
+
+
+def _gold_units(
+    project: Project, golds_of: dict[str, list[Gold]], specs: list[KindSpec]
+) -> list[_Unit]:
+    """The units with a human gold label that verdicts can be compared with."""
+    units: list[_Unit] = []
+    for spec in specs:
+        mine = [g for g in golds_of[spec.name] if g.field == spec.verdict_field]
+        for t in spec.verdict_targets(project, mine) if mine else []:
+            key = f"item {t.gold.item}" + ("" if t.gold.unit == ITEM else f" / {t.gold.unit}")
+            units.append(
+                _Unit(
+                    key,
+                    t.gold.item,
+                    t.target,
+                    spec.verdict_level,
+                    t.domain,
+                    t.gold,
+                    t.document,
+                    spec.as_verdict(t.gold.value),
+                )
+            )
+    return units
+
+
+def _score_system(
+    scores: _Scores,
+    spec: KindSpec,
+    name: str,
+    kind: str,
+    level_units: list[_Unit],
+    labels: Labels,
+    modes: dict[str, dict[str, str] | None],
+) -> None:
+    """One system against the human gold labels of one level, in every scoring mode."""
+    level, target = spec.verdict_level, spec.verdict_target
+    ref_raw = [u.reference for u in level_units]
+    # read like the gold labels ("true"/"false" on a segment: supported/unsupported)
+    pred = [spec.as_verdict(labels.get((target, u.target))) for u in level_units]
+    if not any(p is not None for p in pred):
+        return
+    scores.aligned[(name, level)] = pred
+    by_key = {u.key: u for u in level_units}
+    for mode, rule in modes.items():
+        try:
+            rep = stats.verifier_vs_reference(
+                y_true=ref_raw,
+                y_pred=pred,
+                collapse=rule,
+                mode=None if rule is not None else mode,  # type: ignore[arg-type]
+                units=[u.key for u in level_units],
+            )
+        except ValueError as e:
+            scores.notes.append(f"{name}: no {mode} scores ({e}).")
+            continue
+        scores.reports[(name, level, mode)] = rep
+        scores.score_rows.append(_score_row(name, kind, level, mode, rep))
+        scores.class_rows += [
+            (name, level, mode, c.label, c.precision, c.recall, c.f1, c.support, c.predicted)
+            for c in rep.per_class
+        ]
+        scores.confusion_tables.append(
+            Table(
+                f"confusion-{_slug(name)}-{level}-{mode}",
+                f"{name}: confusion matrix ({level}, {mode}); rows human, columns system",
+                ("human \\ system", *rep.labels),
+                tuple((label, *row) for label, row in zip(rep.labels, rep.confusion, strict=True)),
+            )
+        )
+        for d in rep.disagreements:
+            u = by_key[d.unit]  # type: ignore[index]
+            scores.disagreement_rows.append(
+                (
+                    name,
+                    level,
+                    mode,
+                    u.item,
+                    u.gold.unit,
+                    u.domain,
+                    u.target,
+                    d.reference,
+                    d.predicted,
+                    labels.get((target, u.target)),
+                    u.gold.value,
+                    " ".join(f"{k}:{v}" for k, v in u.gold.votes.items()),
+                    u.gold.provenance,
+                )
+            )
+    if target is not Claim:  # segments add up to a response (FELM)
+        response = _response_level(level_units, pred, ref_raw)
+        if response is not None:
+            scores.reports[(name, "response", "binary")] = response
+            scores.score_rows.append(_score_row(name, kind, "response", "binary", response))
+
+
+def _mcnemar_rows(
+    scores: _Scores,
+    level: str,
+    systems: list[tuple[str, str]],
+    level_units: list[_Unit],
+    modes: dict[str, dict[str, str] | None],
+) -> None:
+    """McNemar between every two systems on the units both labelled."""
+    ref_raw = [u.reference for u in level_units]
+    named = [n for n, _ in systems if (n, level) in scores.aligned]
+    for i, a in enumerate(named):
+        for b in named[i + 1 :]:
+            for mode, rule in modes.items():
+                if (a, level, mode) not in scores.reports or (b, level, mode) not in scores.reports:
+                    continue
+                m = stats.mcnemar_test(
+                    scores.aligned[(a, level)],
+                    scores.aligned[(b, level)],
+                    ref_raw,
+                    collapse=rule,
+                    mode="binary" if rule is not None else mode,  # type: ignore[arg-type]
+                )
+                scores.mcnemar_rows.append(
+                    (
+                        a,
+                        b,
+                        level,
+                        mode,
+                        m.n,
+                        m.both_correct,
+                        m.only_a_correct,
+                        m.only_b_correct,
+                        m.both_wrong,
+                        m.method,
+                        m.statistic,
+                        m.p_value,
+                        m.undefined_reason or "",
+                    )
+                )
+
+
+def _verifier_tables(scores: _Scores) -> list[Table]:
+    tables = [
+        Table(
+            "verifier-scores",
+            "Verifiers against human gold labels (VeriScore Table 11)",
+            (
+                "system",
+                "kind",
+                "level",
+                "mode",
+                "units",
+                "excluded",
+                "overall F1 (macro)",
+                "supported F1",
+                "unsupported F1",
+                "contradicted F1",
+                "inconclusive F1",
+                "accuracy",
+                "balanced accuracy",
+                "Cohen's kappa",
+                "MCC",
+                "weighted F1",
+                "micro F1",
+            ),
+            tuple(scores.score_rows),
+        ),
+        Table(
+            "verifier-classes",
+            "Precision, recall and F1 per class",
+            (
+                "system",
+                "level",
+                "mode",
+                "class",
+                "precision",
+                "recall",
+                "F1",
+                "support",
+                "predicted",
+            ),
+            tuple(scores.class_rows),
+        ),
+    ]
+    if scores.mcnemar_rows:
+        tables.append(
+            Table(
+                "mcnemar",
+                "McNemar's test between systems on the same units",
+                (
+                    "system A",
+                    "system B",
+                    "level",
+                    "mode",
+                    "units",
+                    "both correct",
+                    "only A correct",
+                    "only B correct",
+                    "both wrong",
+                    "method",
+                    "statistic",
+                    "p-value",
+                    "note",
+                ),
+                tuple(scores.mcnemar_rows),
+            )
+        )
+    tables += scores.confusion_tables
+    tables.append(
+        Table(
+            "verifier-disagreements",
+            "Units where a system and the human gold label disagree",
+            (
+                "system",
+                "level",
+                "mode",
+                "item",
+                "unit",
+                "domain",
+                "claim or segment id",
+                "human (as scored)",
+                "system (as scored)",
+                "system label",
+                "human gold",
+                "human votes",
+                "gold provenance",
+                "text",
+            ),
+            tuple(scores.disagreement_rows),
+        )
+    )
+    return tables
+
+
+def _verifier_notes(rules: dict[str, dict[str, str] | None]) -> list[str]:
+    notes = [
+        "Binary mode: contradicted and inconclusive count as unsupported. Overall F1 "
+        "is the macro mean over classes; VeriScore's published 'Overall F1' equals its "
+        "supported F1. Segment labels true/false read as supported/unsupported; a "
+        "response is unsupported when any of its segments is (FELM)."
+    ]
+    if rules is not _DEFAULT_RULES:
+        notes.append(
+            "Claim labels scored under the project's collapse rules: "
+            + "; ".join(
+                f"{name}: " + (", ".join(f"{k} -> {v}" for k, v in rule.items()) or "as labelled")
+                for name, rule in rules.items()
+                if rule is not None
+            )
+            + ".",
+        )
+    return notes
+
+
+# Claim verdicts are scored under each of the project's collapse rules; without any, under
+# VeriScore's binary rule (Table 11) and as ternary labels. Segments are true/false.
+_DEFAULT_RULES: dict[str, dict[str, str] | None] = {"binary": None, "ternary": None}
+
+
+def _collapse_rules(project: Project) -> dict[str, dict[str, str] | None]:
+    declared = project.verifier_collapse
+    if not declared:
+        return _DEFAULT_RULES
+    validate_verifier_collapse(declared)
+    return {name: dict(rule) for name, rule in declared.items()}
+
+
+def _score_row(
+    name: str, kind: str, level: str, mode: str, rep: stats.VerifierReport
+) -> tuple[Cell, ...]:
+    def f1(label: str) -> float | None:
+        return rep.scores(label).f1 if label in rep.labels else None
+
+    return (
+        name,
+        kind,
+        level,
+        mode,
+        rep.n,
+        sum(rep.excluded.values()),
+        rep.macro_f1.value,
+        f1(stats.SUPPORTED),
+        f1(stats.UNSUPPORTED),
+        f1(stats.CONTRADICTED),
+        f1(stats.INCONCLUSIVE),
+        rep.accuracy.value,
+        rep.balanced_accuracy.value,
+        rep.kappa.value,
+        rep.mcc.value if rep.mcc else None,
+        rep.weighted.f1 if rep.weighted else None,
+        rep.micro.f1 if rep.micro else None,
+    )
+
+
+def _response_level(
+    units: list[_Unit], pred: list[str | None], ref: list[str | None]
+) -> stats.VerifierReport | None:
+    both = [(u, p, r) for u, p, r in zip(units, pred, ref, strict=True) if p is not None]
+    if not both:
+        return None
+    docs = [u.document for u, _, _ in both]
+    pred_resp = stats.response_labels([p for _, p, _ in both], docs)
+    ref_resp = stats.response_labels([r for _, _, r in both], docs)
+    keys = list(ref_resp)
+    return stats.verifier_vs_reference(
+        y_true=[ref_resp[k] for k in keys],
+        y_pred=[pred_resp[k] for k in keys],
+        mode="binary",
+        units=[f"document {k}" for k in keys],
+    )
+
+
+def _add_texts(rows: list[tuple[Cell, ...]], models: dict[str, Any]) -> None:
+    """Each disagreement row gets the text of its claim or segment."""
+    ids: dict[Any, set[Any]] = defaultdict(set)
+    for row in rows:
+        ids[models[row[1]]].add(row[6])
+    texts = {
+        (model, pk): text
+        for model, pks in ids.items()
+        for pk, text in fetch(model.objects.filter(pk__in=pks).values_list("pk", "text"))
+    }
+    for i, row in enumerate(rows):
+        text = texts.get((models[row[1]], row[6]), "")
+        rows[i] = (*row, text if len(text) <= 300 else text[:297] + "...")
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() else "-" for ch in text.lower()).strip("-") or "system"
