@@ -81,7 +81,7 @@ class DocumentImportApi(APIView):
             default="",
             help_text="FELM: the domain of a per-domain file",
         )
-        update = serializers.BooleanField(
+        update = serializers.BooleanField(  # type: ignore[assignment]
             required=False,
             default=False,
             help_text="Replace stored documents and lists that differ",

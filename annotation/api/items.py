@@ -65,15 +65,15 @@ class ItemListApi(APIView):
             items = items.filter(kind=kind)
         status = request.query_params.get("status")
         if status == "unassigned":
-            items = items.filter(assigned=0)
+            items = items.filter(assigned=0)  # type: ignore[misc]
         elif status == "open":
-            items = items.filter(n_open__gt=0)
+            items = items.filter(n_open__gt=0)  # type: ignore[misc]
         elif status == "done":
-            items = items.filter(assigned__gt=0, n_open=0)
+            items = items.filter(assigned__gt=0, n_open=0)  # type: ignore[misc]
         elif status:
             raise ApiError(400, "invalid_choice", f"Unknown status {status!r}.", field="status")
         for item in items:  # cheap: the page is built from the same annotated rows
-            item.status = "unassigned" if not item.assigned else "open" if item.n_open else "done"
+            item.status = "unassigned" if not item.assigned else "open" if item.n_open else "done"  # type: ignore[attr-defined]
         return paginated(request, self, list(items), self.OutputSerializer)
 
 
@@ -105,11 +105,14 @@ def _serializer_field(field: Any) -> serializers.Field:
         )
     if isinstance(field, django_forms.MultipleChoiceField):
         return serializers.ListField(
-            child=serializers.ChoiceField(choices=[c for c, _ in field.choices]), required=False
+            child=serializers.ChoiceField(choices=[c for c, _ in field.choices]),  # type: ignore[misc, union-attr]
+            required=False,
         )
     if isinstance(field, django_forms.IntegerField):
         return serializers.IntegerField(
-            required=False, min_value=field.min_value, help_text=str(field.label or "")
+            required=False,
+            min_value=field.min_value,  # type: ignore[arg-type]
+            help_text=str(field.label or ""),
         )
     return serializers.CharField(required=False)
 

@@ -29,7 +29,7 @@ class PipelineRunSerializer(serializers.Serializer):
     tokens = serializers.IntegerField()
     cost = serializers.FloatField(help_text="USD, from the model price table")
     error_count = serializers.IntegerField()
-    errors = serializers.ListField(child=serializers.CharField())
+    errors = serializers.ListField(child=serializers.CharField())  # type: ignore[assignment]
     extractor = serializers.CharField(source="extractor_name", help_text="system of the claims")
     verifier = serializers.CharField(source="verifier_name", help_text="system of the verdicts")
     current = serializers.BooleanField(

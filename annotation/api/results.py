@@ -92,10 +92,10 @@ def filter_rows(rows: list[dict[str, Any]], params: Any) -> list[dict[str, Any]]
             rows = [r for r in rows if r[name] == params[name]]
     if params.get("since"):
         since = _moment(params["since"], "since", end=False)
-        rows = [r for r in rows if r["answered_at"] and parse_datetime(r["answered_at"]) >= since]
+        rows = [r for r in rows if r["answered_at"] and parse_datetime(r["answered_at"]) >= since]  # type: ignore[operator]
     if params.get("until"):
         until = _moment(params["until"], "until", end=True)
-        rows = [r for r in rows if r["answered_at"] and parse_datetime(r["answered_at"]) <= until]
+        rows = [r for r in rows if r["answered_at"] and parse_datetime(r["answered_at"]) <= until]  # type: ignore[operator]
     return rows
 
 

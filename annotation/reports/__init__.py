@@ -118,7 +118,7 @@ def build_report(
             sections += _isolated(
                 f"{slug}-{spec.name}",
                 slug.capitalize(),
-                lambda slug=slug, spec=spec: KIND_SECTIONS[slug](
+                lambda slug=slug, spec=spec: KIND_SECTIONS[slug](  # type: ignore[misc]
                     project, spec, rows_of[spec.name], golds_of[spec.name], with_charts=with_charts
                 ),
             )

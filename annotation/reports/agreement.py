@@ -8,6 +8,7 @@ from collections.abc import Hashable
 from .. import charts, kinds, stats
 from ..kinds import unit_type
 from ..models import Project
+from ..stats.ratings import Ratings
 from .queries import UnitKey
 from .tables import Cell, Chart, Section, Table, _failed
 
@@ -129,7 +130,7 @@ def _agreement_for(
     raters = sorted(
         {r for row in clean.values() for r in row}, key=lambda r: rater_order.get(r, 1e9)
     )
-    ratings = stats.Ratings(
+    ratings = Ratings(
         units=tuple(clean),
         raters=tuple(raters),
         labels=tuple(tuple(row.get(r) for r in raters) for row in clean.values()),
@@ -229,7 +230,7 @@ def _agreement_section(
         f"{title}: label distribution (every rating)",
         ("label", "count", "percent"),
         tuple(
-            (
+            (  # type: ignore[misc]
                 label,
                 r.label_distribution.get(label, 0),
                 100 * r.label_distribution.get(label, 0) / total if total else None,

@@ -194,7 +194,7 @@ def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTa
     taus: list[Cell] = []
     for d in domains:
         column = {m: cell[(m, d)] for m in models if (m, d) in cell}
-        taus.append(stats.kendall_tau(column, averages).tau)
+        taus.append(stats.kendall_tau(column, averages).tau)  # type: ignore[arg-type]
     wide_rows.append(("Kendall's tau w/ Avg.", *taus, 1.0 if len(averages) > 1 else None))
     tables = [
         Table(

@@ -149,7 +149,7 @@ def _score_system(
             rep = stats.verifier_vs_reference(
                 y_true=ref_raw,
                 y_pred=pred,
-                collapse=rule,
+                collapse=rule,  # type: ignore[arg-type]
                 mode=None if rule is not None else mode,  # type: ignore[arg-type]
                 units=[u.key for u in level_units],
             )
@@ -159,21 +159,21 @@ def _score_system(
         scores.reports[(name, level, mode)] = rep
         scores.score_rows.append(_score_row(name, kind, level, mode, rep))
         scores.class_rows += [
-            (name, level, mode, c.label, c.precision, c.recall, c.f1, c.support, c.predicted)
+            (name, level, mode, c.label, c.precision, c.recall, c.f1, c.support, c.predicted)  # type: ignore[misc]
             for c in rep.per_class
         ]
         scores.confusion_tables.append(
             Table(
                 f"confusion-{_slug(name)}-{level}-{mode}",
                 f"{name}: confusion matrix ({level}, {mode}); rows human, columns system",
-                ("human \\ system", *rep.labels),
-                tuple((label, *row) for label, row in zip(rep.labels, rep.confusion, strict=True)),
+                ("human \\ system", *rep.labels),  # type: ignore[arg-type]
+                tuple((label, *row) for label, row in zip(rep.labels, rep.confusion, strict=True)),  # type: ignore[arg-type]
             )
         )
         for d in rep.disagreements:
             u = by_key[d.unit]  # type: ignore[index]
             scores.disagreement_rows.append(
-                (
+                (  # type: ignore[arg-type]
                     name,
                     level,
                     mode,
@@ -215,7 +215,7 @@ def _mcnemar_rows(
                     scores.aligned[(a, level)],
                     scores.aligned[(b, level)],
                     ref_raw,
-                    collapse=rule,
+                    collapse=rule,  # type: ignore[arg-type]
                     mode="binary" if rule is not None else mode,  # type: ignore[arg-type]
                 )
                 scores.mcnemar_rows.append(
@@ -412,14 +412,14 @@ def _add_texts(rows: list[tuple[Cell, ...]], models: dict[str, Any]) -> None:
     """Each disagreement row gets the text of its claim or segment."""
     ids: dict[Any, set[Any]] = defaultdict(set)
     for row in rows:
-        ids[models[row[1]]].add(row[6])
+        ids[models[row[1]]].add(row[6])  # type: ignore[index]
     texts = {
         (model, pk): text
         for model, pks in ids.items()
         for pk, text in fetch(model.objects.filter(pk__in=pks).values_list("pk", "text"))
     }
     for i, row in enumerate(rows):
-        text = texts.get((models[row[1]], row[6]), "")
+        text = texts.get((models[row[1]], row[6]), "")  # type: ignore[index]
         rows[i] = (*row, text if len(text) <= 300 else text[:297] + "...")
 
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from .. import kinds
+from .. import hiring, kinds
 from ..forms import AnswerForm, SkipForm
 from ..kinds import answer_form
 from ..models import Assignment, Membership, visible_projects
@@ -153,7 +153,7 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     membership = membership_for(request, project.pk, Membership.ANNOTATOR)
     if not membership.has_acknowledged:
         return redirect("instructions", project_id=project.pk)
-    if hiring_views.hiring.blocked(membership, assignment):
+    if hiring.blocked(membership, assignment):
         return redirect("next_item", project_id=project.pk)
     template = kinds.get(assignment.item.kind).template
 

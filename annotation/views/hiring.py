@@ -187,7 +187,7 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
                 messages.success(request, "Invite link created.")
                 return redirect("hiring", project_id=project.pk)
         elif action == "revoke":
-            Invite.objects.filter(project=project, pk=request.POST.get("invite")).update(
+            Invite.objects.filter(project=project, pk=request.POST.get("invite")).update(  # type: ignore[misc]
                 revoked=True
             )
             messages.success(request, "Invite link revoked.")
@@ -217,7 +217,7 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
                 except ValueError as e:
                     messages.error(request, f"Could not mark the item: {e}.")
                 else:
-                    messages.success(request, f"Item {item.pk} marked.")  # type: ignore[union-attr]
+                    messages.success(request, f"Item {item.pk} marked.")
                 return redirect("hiring", project_id=project.pk)
     invites = [
         (i, request.build_absolute_uri(reverse("join", kwargs={"key": i.key})))
