@@ -753,6 +753,11 @@ class PipelineRun(models.Model):
     def percent(self) -> int:
         return round(100 * self.done / self.total) if self.total else 100
 
+    @property
+    def waiting(self) -> int:
+        """Chunks whose worker waits on the provider's batch."""
+        return self.chunks.filter(status=PipelineChunk.WAITING).count()
+
     # The run's id is in its systems' names: a later run never adds to an earlier one's.
     @property
     def extractor_name(self) -> str:
@@ -770,16 +775,22 @@ class PipelineChunk(models.Model):
 
     QUEUED = "queued"
     RUNNING = "running"
+    # Its worker waits on the provider's Batch API: not stalled, however long the
+    # provider takes (the worker's heartbeat goes on; PIPELINE_CHUNK_TIMEOUT applies to
+    # the worker, not to the batch).
+    WAITING = "waiting"
     DONE = "done"
     FAILED = "failed"
     CANCELLED = "cancelled"
     STATUSES = [
         (QUEUED, "Queued"),
         (RUNNING, "Running"),
+        (WAITING, "Waiting on the provider's batch"),
         (DONE, "Done"),
         (FAILED, "Failed"),
         (CANCELLED, "Cancelled"),
     ]
+    HELD = [RUNNING, WAITING]  # a worker has it
 
     run = models.ForeignKey(PipelineRun, models.CASCADE, related_name="chunks")
     index = models.PositiveIntegerField()

@@ -972,7 +972,9 @@ class PipelineRunListApi(APIView):
     keys come from the workers' environment, never from the request)."""
 
     class InputSerializer(serializers.Serializer):
-        extractor = serializers.ChoiceField(choices=["veriscore", "atomic"], default="veriscore")
+        extractor = serializers.ChoiceField(
+            choices=["veriscore", "atomic", "verifastscore"], default="veriscore"
+        )
         label_mode = serializers.ChoiceField(choices=["binary", "ternary"], default="binary")
         endpoint = serializers.CharField(
             max_length=100,
@@ -986,6 +988,12 @@ class PipelineRunListApi(APIView):
         offline = serializers.BooleanField(default=False)
         chunk_size = serializers.IntegerField(min_value=1, max_value=1000, default=10)
         fixed_k = serializers.FloatField(min_value=1, required=False, allow_null=True, default=None)
+        batch = serializers.BooleanField(
+            default=False, help_text="the provider's Batch API: half the price, answers later"
+        )
+        batch_poll = serializers.FloatField(
+            min_value=1, required=False, allow_null=True, default=None, help_text="seconds"
+        )
 
     @extend_schema(
         operation_id="pipeline_runs_list",
