@@ -116,3 +116,23 @@ def test_a_run_without_the_batch_option_keeps_no_batch_settings(  # type: ignore
     assert client.post(f"/p/{bios.pk}/runs/", form).status_code == 302
     config = PipelineRun.objects.get(project=bios).config
     assert "batch" not in config and "batch_poll" not in config
+
+
+def test_the_api_starts_a_batch_run(  # type: ignore[no-untyped-def]
+    servers,  # noqa: F811
+    bios: Project,  # noqa: F811
+    client,
+) -> None:
+    client.force_login(User.objects.get(username="alice"))
+    body = {"model": "gpt-4o-mini", "endpoint": "fake", "batch": True, "batch_poll": 30}
+    r = client.post(
+        f"/api/projects/{bios.pk}/pipeline-runs/", body, content_type="application/json"
+    )
+    assert r.status_code == 201, r.content
+    assert (r.json()["config"]["batch"], r.json()["config"]["batch_poll"]) == (True, 30)
+    r = client.post(
+        f"/api/projects/{bios.pk}/pipeline-runs/",
+        {**body, "batch_poll": 0},
+        content_type="application/json",
+    )
+    assert r.status_code == 400 and r.json()["field"] == "batch_poll", r.content
