@@ -118,6 +118,7 @@ class PipelineRunForm(forms.Form):
         choices=[
             ("veriscore", "VeriScore (sliding window, Tables 6-7)"),
             ("atomic", "Atomic facts per sentence (FActScore/SAFE-style baseline)"),
+            ("verifastscore", "VeriFastScore (claims and verdicts in one call per response)"),
         ]
     )
     label_mode = forms.ChoiceField(
@@ -147,6 +148,19 @@ class PipelineRunForm(forms.Form):
         min_value=1,
         help_text="Empty: K per domain is the median claim count (VeriScore's upper median).",
     )
+    batch = forms.BooleanField(
+        label="Batch API",
+        required=False,
+        help_text="The provider's Batch API: half the price, answers within 24 hours. "
+        "A chunk waiting on its batch shows as waiting, never as stalled.",
+    )
+    batch_poll = forms.FloatField(
+        label="Batch poll (seconds)",
+        required=False,
+        min_value=1,
+        max_value=3600,
+        help_text="How often a worker asks the provider about its batch (default 10).",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         import os
@@ -163,4 +177,10 @@ class PipelineRunForm(forms.Form):
                 endpoints.check(data["endpoint"], data["model"])
             except ValueError as e:
                 self.add_error("model", str(e))
+        # Only a batch run has batch options; a run without them keeps the defaults.
+        if not data.get("batch"):
+            data.pop("batch", None)
+            data.pop("batch_poll", None)
+        elif data.get("batch_poll") is None:
+            data.pop("batch_poll", None)
         return data

@@ -45,6 +45,7 @@ from pipeline.dataformats.veriscore import NO_CLAIM
 from pipeline.types import ERROR, ResponseResult
 
 from . import kinds
+from .dbstats import analyze_after_write
 from .models import Answer, Claim, ClaimList, Document, Evidence, Project, Segment, System, Verdict
 
 __all__ = [
@@ -264,6 +265,7 @@ def save_records(
             done += len(batch)
             if progress:
                 progress("write", done, total)
+        analyze_after_write(summary)  # so that a report right after plans well
     return summary
 
 

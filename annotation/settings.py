@@ -224,7 +224,7 @@ SPECTACULAR_SETTINGS = {
     # Every enum named after its resource (tests/annotation/test_api_schema.py checks).
     "ENUM_NAME_OVERRIDES": {
         "PipelineRunStatusEnum": ["queued", "running", "finished", "failed", "cancelled"],
-        "PipelineRunExtractorEnum": ["veriscore", "atomic"],
+        "PipelineRunExtractorEnum": "annotation.api.pipeline_runs.EXTRACTORS",
         "PipelineRunLabelModeEnum": ["binary", "ternary"],
         "PipelineRunRetrieverEnum": ["serper", "bm25"],
         "DocumentImportFormatEnum": "annotation.api.documents.IMPORT_FORMATS",

@@ -8,7 +8,11 @@ responses finished) as its heartbeat. A chunk with failed calls is tried again, 
 PIPELINE_CHUNK_ATTEMPTS attempts, then fails with the reason; so does a chunk that keeps
 making no progress. A chunk whose worker was killed or is stuck is taken over: by the
 next claim, and by a sweep task that re-enqueues itself every PIPELINE_SWEEP_SECONDS
-while the run is unfinished (no page visit needed). The pipeline's SQLite answer cache
+while the run is unfinished (no page visit needed). A chunk whose calls wait on the
+provider's Batch API (a run with `batch`) is "waiting": its worker's heartbeat goes on
+between polls, so it is not taken over however long the provider holds the batch (a
+killed worker's is, and its successor polls the same batch: the ids are in the cache).
+The pipeline's SQLite answer cache
 (PIPELINE_CACHE_PATH) means answers already received are not asked for again.
 
 Done chunks keep their results; only when every chunk is done are they ingested, in one
@@ -171,7 +175,7 @@ def claim_chunk(chunk_id: int, *, worker: str, now: datetime | None = None) -> P
     One UPDATE ... WHERE: of two workers racing for it, exactly one gets a row."""
     now = now or timezone.now()
     claimable = Q(status=PipelineChunk.QUEUED) | Q(
-        status=PipelineChunk.RUNNING, heartbeat_at__lt=_stale_before(now)
+        status__in=PipelineChunk.HELD, heartbeat_at__lt=_stale_before(now)
     )
     with transaction.atomic():
         taken = PipelineChunk.objects.filter(claimable, pk=chunk_id).update(
@@ -197,7 +201,7 @@ def requeue_stale_chunks(run: PipelineRun, *, now: datetime | None = None) -> in
     stuck, or its machine went away); a chunk out of attempts fails instead. Called by the
     sweep task, by workers finishing a chunk and by the run page; safe to call any time."""
     now = now or timezone.now()
-    stale = Q(status=PipelineChunk.RUNNING, heartbeat_at__lt=_stale_before(now))
+    stale = Q(status__in=PipelineChunk.HELD, heartbeat_at__lt=_stale_before(now))
     n = 0
     for pk, attempts, worker in run.chunks.filter(stale).values_list("pk", "attempts", "worker"):
         if attempts >= settings.PIPELINE_CHUNK_ATTEMPTS:
@@ -301,16 +305,23 @@ def _run_pipeline(chunk: PipelineChunk, worker: str) -> list[ResponseResult]:
         future = pool.submit(asyncio.run, main(_inputs(chunk)))
         seen = _progress(clients, 0)
         mine = PipelineChunk.objects.filter(
-            pk=chunk.pk, worker=worker, status=PipelineChunk.RUNNING
+            pk=chunk.pk, worker=worker, status__in=PipelineChunk.HELD
         )
+        waiting = False
         while True:
             try:
                 return future.result(timeout=HEARTBEAT_SECONDS)
             except FutureTimeout:
                 now = _progress(clients, done[0])
-                if now != seen:
-                    seen = now
-                    still_mine = mine.update(heartbeat_at=timezone.now(), done=done[0])
+                if getattr(clients.llm, "waiting", False) or waiting or now != seen:
+                    # While the provider holds a batch the worker is alive, not stalled:
+                    # "waiting", and the heartbeat goes on between the polls.
+                    waiting, seen = getattr(clients.llm, "waiting", False), now
+                    still_mine = mine.update(
+                        heartbeat_at=timezone.now(),
+                        done=done[0],
+                        status=PipelineChunk.WAITING if waiting else PipelineChunk.RUNNING,
+                    )
                 else:
                     still_mine = mine.exists()
                 if not still_mine:
@@ -399,7 +410,7 @@ def finish_chunk(
         # IMMEDIATE transactions already do), so exactly one sees the last chunk done.
         run = PipelineRun.objects.select_for_update().get(pk=chunk.run_id)
         mine = PipelineChunk.objects.filter(
-            pk=chunk.pk, worker=worker, status=PipelineChunk.RUNNING
+            pk=chunk.pk, worker=worker, status__in=PipelineChunk.HELD
         )
         attempts = mine.values_list("attempts", flat=True).first()
         if attempts is None:
@@ -494,7 +505,7 @@ def cancel_run(run: PipelineRun) -> bool:
         run = PipelineRun.objects.select_for_update().get(pk=run.pk)
         if run.is_over:
             return False
-        run.chunks.filter(status__in=[PipelineChunk.QUEUED, PipelineChunk.RUNNING]).update(
+        run.chunks.filter(status__in=[PipelineChunk.QUEUED, *PipelineChunk.HELD]).update(
             status=PipelineChunk.CANCELLED, worker="", finished_at=timezone.now()
         )
         run.status = PipelineRun.CANCELLED

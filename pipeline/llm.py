@@ -216,6 +216,11 @@ class LLMClient:
         self._batch: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def waiting(self) -> bool:
+        """Calls sent in a batch are waiting on the provider (`--batch`)."""
+        return self._batch is not None and self._batch.waiting
+
     def _bind(self) -> None:
         # The openai client, semaphore and limiters belong to one event loop; the sync
         # wrapper runs a fresh loop per chunk, so rebuild them when the loop changes.

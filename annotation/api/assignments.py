@@ -72,8 +72,9 @@ class AssignmentListApi(APIView):
 
 def _assignment_for(request: Request, assignment_id: int) -> Assignment:
     assignment = get_object_or_404(
+        # What the kind's view shows comes with it (the claim lists, the claim).
         Assignment.objects.visible_to(user_of(request)).select_related(
-            "item__project", "item__document"
+            "item__project", "item__document", "item__list_a", "item__list_b", "item__claim"
         ),
         pk=assignment_id,
     )

@@ -41,7 +41,8 @@ def researcher_project(request: Request, project_id: int) -> Project:
 def annotator_membership(request: Request, project_id: int) -> Membership:
     """The caller's annotator membership of the project, or 404."""
     return get_object_or_404(
-        Membership.objects.select_related("project"),
+        # The hire (hiring.hire_of) with it: annotator requests ask for it.
+        Membership.objects.select_related("project", "hire"),
         project_id=project_id,
         user=user_of(request),
         role=Membership.ANNOTATOR,

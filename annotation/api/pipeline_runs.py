@@ -15,6 +15,9 @@ from ..tasks import cancel_run, requeue_stale_chunks, retry_run
 from .common import ERRORS, PAGE_PARAMS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error, page_of, paginated
 
+# The run form's extractors (the schema's PipelineRunExtractorEnum).
+EXTRACTORS = [value for value, _ in forms.PipelineRunForm.base_fields["extractor"].choices]  # type: ignore[attr-defined]
+
 # --- pipeline runs -----------------------------------------------------------------------
 
 
@@ -46,7 +49,7 @@ class PipelineRunListApi(APIView):
 
     @extend_schema_serializer(component_name="PipelineRunListInput")
     class InputSerializer(serializers.Serializer):
-        extractor = serializers.ChoiceField(choices=["veriscore", "atomic"], default="veriscore")
+        extractor = serializers.ChoiceField(choices=EXTRACTORS, default="veriscore")
         label_mode = serializers.ChoiceField(choices=["binary", "ternary"], default="binary")
         endpoint = serializers.CharField(
             max_length=100,
@@ -60,6 +63,12 @@ class PipelineRunListApi(APIView):
         offline = serializers.BooleanField(default=False)
         chunk_size = serializers.IntegerField(min_value=1, max_value=1000, default=10)
         fixed_k = serializers.FloatField(min_value=1, required=False, allow_null=True, default=None)
+        batch = serializers.BooleanField(
+            default=False, help_text="the provider's Batch API: half the price, answers later"
+        )
+        batch_poll = serializers.FloatField(
+            min_value=1, required=False, allow_null=True, default=None, help_text="seconds"
+        )
 
     @extend_schema(
         operation_id="pipeline_runs_list",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -42,14 +43,23 @@ def home(request: HtmxRequest) -> HttpResponse:
     )
 
 
-def _progress(membership: Membership) -> dict[str, int]:
-    mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
-    assigned, done = mine.count(), mine.done().count()
+def _progress(membership: Membership, statuses: list[str] | None = None) -> dict[str, int]:
+    """Assigned and done in the annotator's queue; `statuses` when already read."""
+    if statuses is None:
+        statuses = list(_mine(membership).values_list("status", flat=True))
+    assigned = len(statuses)
+    done = sum(s in (Assignment.SUBMITTED, Assignment.SKIPPED) for s in statuses)
     return {
         "assigned": assigned,
         "done": done,
         "percent": round(100 * done / assigned) if assigned else 0,
     }
+
+
+def _mine(membership: Membership) -> QuerySet[Assignment]:
+    return Assignment.objects.filter(
+        item__project_id=membership.project_id, annotator_id=membership.user_id
+    )
 
 
 @login_required
@@ -113,30 +123,21 @@ def next_item(request: HtmxRequest, project_id: int) -> HttpResponse:
     return redirect("assignment", assignment_id=upcoming.pk)
 
 
-def _neighbours(assignment: Assignment) -> tuple[Assignment | None, Assignment | None]:
-    mine = Assignment.objects.in_project(assignment.item.project).for_annotator(
-        assignment.annotator
-    )
-    ordered = list(mine.values_list("id", flat=True))
-    i = ordered.index(assignment.pk)
-    prev_id = ordered[i - 1] if i > 0 else None
-    next_id = ordered[i + 1] if i + 1 < len(ordered) else None
-    return prev_id, next_id  # type: ignore[return-value]
-
-
-def _context(assignment: Assignment, form: AnswerForm) -> dict[str, object]:
+def _context(assignment: Assignment, membership: Membership, form: AnswerForm) -> dict[str, object]:
     item = assignment.item
-    membership = item.project.memberships.get(user=assignment.annotator)
-    prev_id, next_id = _neighbours(assignment)
+    # One query for the queue: the previous and next items and the progress.
+    queue = list(_mine(membership).values_list("id", "status"))
+    ids = [pk for pk, _ in queue]
+    i = ids.index(assignment.pk)
     context: dict[str, object] = {
         "assignment": assignment,
         "project": item.project,
         "document": item.document,
         "form": form,
         "skip_form": SkipForm(initial={"reason": assignment.skip_reason}),
-        "progress": _progress(membership),
-        "prev_id": prev_id,
-        "next_id": next_id,
+        "progress": _progress(membership, [status for _, status in queue]),
+        "prev_id": ids[i - 1] if i > 0 else None,
+        "next_id": ids[i + 1] if i + 1 < len(ids) else None,
         "idle_seconds": settings.IDLE_SECONDS,
     }
     # Only what the kind's view lets annotators see: texts, never ClaimList or System
@@ -158,7 +159,7 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     template = kinds.get(assignment.item.kind).template
 
     if request.method != "POST":
-        context = _context(assignment, answer_form(assignment))
+        context = _context(assignment, membership, answer_form(assignment))
         context["page_token"] = assignment.open_page().token
         return render(request, template, context)
 
@@ -216,7 +217,7 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
             "click); the answers on this page were NOT stored. Reload the page to see "
             "the stored answers and change them with “Save changes”.",
         )
-    context = _context(assignment, form)
+    context = _context(assignment, membership, form)
     context.update(refused=True, page_token=page_token)
     if request.htmx:
         return render(request, template + "#answer-form", context, status=status)

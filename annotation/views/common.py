@@ -18,7 +18,8 @@ class HtmxRequest(HttpRequest):
 def membership_for(request: HtmxRequest, project_id: int, role: str) -> Membership:
     """The user's membership with the given role in the project, or 404."""
     membership = (
-        Membership.objects.select_related("project")
+        # The hire (hiring.hire_of) with it: every annotator page asks for it.
+        Membership.objects.select_related("project", "hire")
         .filter(project_id=project_id, user=request.user, role=role)
         .first()
     )
@@ -34,8 +35,9 @@ def project_for_researcher(request: HtmxRequest, project_id: int) -> Project:
 def assignment_for_annotator(request: HtmxRequest, assignment_id: int) -> Assignment:
     # Only the annotator it belongs to, and only while they are still a member.
     return get_object_or_404(
+        # What the kind's view shows comes with it (the claim lists, the claim).
         Assignment.objects.visible_to(request.user).select_related(
-            "item__project", "item__document"
+            "item__project", "item__document", "item__list_a", "item__list_b", "item__claim"
         ),
         pk=assignment_id,
     )

@@ -115,7 +115,8 @@ def write(record: DocRecord, *, labels: str | None) -> dict[str, Any]:
     out.update(record.extras(NAME))
     keys = source.get("keys")
     if keys is not None:
-        out = {k: v for k, v in out.items() if k in keys or k == "labels"}
+        # In the published order: PostgreSQL's jsonb keeps no key order of the metadata.
+        out = {k: out[k] for k in [*keys, "labels"] if k in out}
     return out
 
 

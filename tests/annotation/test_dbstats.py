@@ -1,0 +1,44 @@
+"""After a large import PostgreSQL's planner knows the tables' new sizes (annotation.dbstats):
+without it, a database analyzed while empty (a fresh one, or the test database) planned a
+report query over 5,000 facts as nested loops over "empty" tables and ran for minutes."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from annotation.dbstats import TABLES
+from annotation.ingest import import_file
+from annotation.models import Claim, ClaimList, Project
+from tests.conftest import canonical_line, peer_file
+
+
+def estimated_rows(model: type) -> float:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [model._meta.db_table])
+        return float(cursor.fetchone()[0])
+
+
+@pytest.fixture
+def sized_empty(db: None) -> Project:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's planner statistics only")
+    names = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in TABLES)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {names}")  # as a fresh database: every table sized empty
+    assert estimated_rows(Claim) <= 0
+    return Project.objects.create(name="stats")
+
+
+def test_a_large_import_tells_the_planner_the_new_table_sizes(sized_empty: Project) -> None:
+    path = peer_file("factscore_labeled/ChatGPT.jsonl")
+    import_file(project=sized_empty, text=path.read_bytes(), file=path.name)
+    assert Claim.objects.count() > 10_000
+    for model in (Claim, ClaimList):
+        actual = model.objects.count()
+        assert 0.5 * actual <= estimated_rows(model) <= 2 * actual, model
+
+
+def test_a_small_import_leaves_the_statistics_to_autovacuum(sized_empty: Project) -> None:
+    import_file(project=sized_empty, text=canonical_line(0), file="one.jsonl")
+    assert estimated_rows(Claim) <= 0
