@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,8 @@ MAX_ERRORS = 50
 SOURCE = "_source"  # metadata key: {"format": name, ...what the writer needs}
 # Column sizes of the database, checked here so that no database sees a value it refuses.
 MAX_ID, MAX_DOMAIN, MAX_MODEL, MAX_SYSTEM, MAX_LABEL, MAX_LINK = 300, 100, 200, 200, 50, 2000
+# A NUL or a lone surrogate can only come from a JSON text through one of these escapes.
+BAD_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 REFERENCE = "reference"  # verdict kinds, as annotation.models.System names them
 VERIFIER = "verifier"
 
@@ -48,14 +52,14 @@ class ImportFailed(Exception):
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class EvidenceRecord:
     title: str
     snippet: str
     link: str
 
 
-@dataclass
+@dataclass(slots=True)
 class ClaimRecord:
     text: str
     sentence_index: int | None = None
@@ -112,6 +116,7 @@ class Reader:
     warnings: list[LineError] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)
     warned: set[str] = field(default_factory=set)
+    clean: bool = False  # the text of the row being read holds no value a database refuses
 
     def warn_once(self, key: str, warning: LineError) -> None:
         if key not in self.warned:
@@ -310,12 +315,22 @@ def file_lines(path: Path, file: str) -> Iterator[tuple[int, str]]:
 def read_lines(
     lines: Iterable[tuple[int, str]], reader: Reader
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every JSON Lines record of numbered lines."""
+    """(line number, object) for every JSON Lines record of numbered lines. A line whose
+    text cannot hold a value a database refuses is marked clean (`reader.clean`)."""
     n = 0
+    infinite: list[str] = []
+
+    def parse_float(text: str) -> float:
+        value = float(text)
+        if math.isinf(value):  # 1e999: JSON allows it, no database stores it
+            infinite.append(text)
+        return value
+
+    decoder = json.JSONDecoder(parse_float=parse_float)
     for number, raw in lines:
         if not raw.strip():
             continue
-        obj = _loads(raw, number, reader)
+        obj = _loads(raw, number, reader, decoder)
         if obj is None:
             continue
         if not isinstance(obj, dict):
@@ -324,14 +339,27 @@ def read_lines(
             )
             continue
         n += 1
+        reader.clean = not infinite and _clean(raw)
+        infinite.clear()
         yield number, obj
+        reader.clean = False
     if not n and not reader.errors:
         reader.errors.append(LineError(reader.file, 0, "", "the file holds no records"))
 
 
-def _loads(raw: str, number: int, reader: Reader) -> Any:
+def _clean(raw: str) -> bool:
+    """A JSON text that cannot decode to NaN, an infinity (but see read_lines), a NUL
+    character or a lone surrogate: the values of a record read from it need no check."""
+    return (
+        "NaN" not in raw
+        and "Infinity" not in raw
+        and ("\\u" not in raw or BAD_ESCAPE.search(raw) is None)
+    )
+
+
+def _loads(raw: str, number: int, reader: Reader, decoder: json.JSONDecoder) -> Any:
     try:
-        return json.loads(raw)
+        return decoder.decode(raw)
     except json.JSONDecodeError as e:
         reader.errors.append(LineError(reader.file, number, "", _json_error(e)))
     except RecursionError:
@@ -397,3 +425,25 @@ def _read_array(text: str, reader: Reader) -> list[tuple[int, dict[str, Any]]] |
     if not rows and not reader.errors:
         reader.errors.append(LineError(reader.file, 0, "", "the file holds no records"))
     return rows
+
+
+class SeenIds:
+    """The ids of a file read so far and their lines, in a temporary SQLite file: memory
+    stays bounded whatever the number of records."""
+
+    def __init__(self) -> None:
+        self.db = sqlite3.connect("")  # "": a private temporary file, deleted on close
+        self.db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, line INTEGER) WITHOUT ROWID")
+
+    def first_line(self, external_id: str, line: int) -> int | None:
+        """The line `external_id` was first seen on; None when it is new (now seen here)."""
+        if self.db.execute(
+            "INSERT OR IGNORE INTO seen VALUES (?, ?)", (external_id, line)
+        ).rowcount:
+            return None
+        return int(
+            self.db.execute("SELECT line FROM seen WHERE id = ?", (external_id,)).fetchone()[0]
+        )
+
+    def close(self) -> None:
+        self.db.close()
