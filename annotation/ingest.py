@@ -396,6 +396,8 @@ def _insert_claims(lists: list[tuple[int, ListRecord]]) -> None:
                 for pk, lst in lists
                 for i, c in enumerate(lst.claims)
             ]
+            if not rows:  # lists without claims (abstentions)
+                return
             cursor.execute(
                 insert + "SELECT * FROM unnest(%s::bigint[], %s::integer[], %s::text[], "
                 "%s::integer[], %s::text[])",
