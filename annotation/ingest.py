@@ -120,9 +120,11 @@ def import_file(
     mapping: str = "",
     mapping_file: str = "mapping",
     progress: Progress | None = None,
+    before_commit: Callable[[ImportSummary], None] | None = None,
 ) -> ImportSummary:
     """Read a file (its `text`, or streamed from `path`) and write it; ImportFailed
-    (nothing written) on any error.
+    (nothing written) on any error. `before_commit(summary)` runs inside the write
+    transaction, after the last batch (a background job records its end there).
 
     Two passes keep memory bounded whatever the file's size: the first validates every
     record and keeps only ids; the second reads the records again and writes them in
@@ -147,18 +149,22 @@ def import_file(
         fmt, count, warnings = scan_file(source, file=file, fmt=fmt, progress=progress, **options)
         if progress:
             progress("validated", count, count)
-        records = iter_records(source, file=file, fmt=fmt, **options)
-        summary = save_records(
+
+        def finish(summary: ImportSummary) -> None:
+            summary.warnings = warnings
+            if before_commit:
+                before_commit(summary)
+
+        return save_records(
             project=project,
-            records=records,
+            records=iter_records(source, file=file, fmt=fmt, **options),
             fmt=fmt,
             file=file,
             update=update,
             progress=progress,
             total=count,
+            before_commit=finish,
         )
-    summary.warnings = warnings
-    return summary
 
 
 @contextmanager
@@ -254,6 +260,7 @@ def save_records(
     check_identity: bool = True,
     progress: Progress | None = None,
     total: int = 0,
+    before_commit: Callable[[ImportSummary], None] | None = None,
 ) -> ImportSummary:
     """Write parsed records in one transaction, BATCH records at a time.
 
@@ -282,6 +289,8 @@ def save_records(
             done += len(batch)
             if progress:
                 progress("write", done, total)
+        if before_commit:
+            before_commit(summary)
     return summary
 
 

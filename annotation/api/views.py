@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import endpoints, exports, formats, forms, gold, hiring, kinds
-from ..import_jobs import is_large, start_import
+from ..import_jobs import fail_if_abandoned, is_large, start_import
 from ..ingest import FORMATS, ImportFailed, check_upload_size, decode, import_file, import_upload
 from ..kinds.base import api_name
 from ..labelstudio import answers_data
@@ -332,7 +332,9 @@ class ImportJobApi(APIView):
     @extend_schema(operation_id="import_job", responses={200: OpenApiTypes.OBJECT, **ERRORS})
     def get(self, request: Request, project_id: int, job_id: int) -> Response:
         project = _researcher_project(request, project_id)
-        return Response(_job_body(get_object_or_404(ImportJob, pk=job_id, project=project)))
+        job = get_object_or_404(ImportJob, pk=job_id, project=project)
+        fail_if_abandoned(job)
+        return Response(_job_body(job))
 
 
 class SystemListApi(APIView):

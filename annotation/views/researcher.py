@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from .. import exports, kinds
 from ..forms import ImportForm, InstructionsForm, MemberForm, ProjectForm
-from ..import_jobs import is_large, start_import
+from ..import_jobs import fail_if_abandoned, is_large, start_import
 from ..ingest import ImportFailed, check_upload_size, decode, import_upload
 from ..members import CREATE_PROJECTS, MemberError, add_member
 from ..models import Assignment, ImportJob, Item, Project
@@ -203,6 +203,7 @@ def import_job(request: HtmxRequest, project_id: int, job_id: int) -> HttpRespon
     """A background import's progress (polled by htmx until it is over)."""
     project = project_for_researcher(request, project_id)
     job = get_object_or_404(ImportJob, pk=job_id, project=project)
+    fail_if_abandoned(job)
     template = "annotation/import_job.html" + ("#job-status" if request.htmx else "")
     response = render(request, template, {"project": project, "job": job})
     if request.htmx and job.is_over:
