@@ -31,6 +31,7 @@ from .common import (
     file_lines,
     read_lines,
     read_records,
+    stream_array,
 )
 
 PARSERS: dict[str, Callable[[Line], DocRecord | None]] = {
@@ -135,18 +136,21 @@ def _checked(reader: Reader, fmt: str) -> str:
 
 
 def _rows(source: str | Path, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Records of a text, or of a file read line by line (a JSON array file is read whole)."""
+    """Records of a text, or of a file read as a stream (line by line, or value by value
+    for a JSON array or SAFE's one object)."""
     if isinstance(source, str):
         if safe.is_safe(source.removeprefix("\ufeff")):
             return safe.read_rows(source.removeprefix("\ufeff"), reader)
         return read_records(source, reader)
     with open(source, "rb") as f:
         first = f.readline().removeprefix(b"\xef\xbb\xbf").strip()
-    if (
-        first.startswith(b"[")
-        or (first.startswith(b"{") and not first.endswith(b"}"))
-        or (f'"{safe.KEY}"'.encode() in first)
-    ):  # a JSON array or one JSON object (SAFE): read whole
+        rest = f.read(1 << 20)  # SAFE's key may come after a few others
+    if first.startswith(b"["):  # a JSON array, streamed
+        return stream_array(source, reader)
+    key = f'"{safe.KEY}"'.encode()
+    if key in first or first.startswith(b"{") and not first.endswith(b"}") and key in rest:
+        return safe.read_rows(source, reader)  # SAFE's one object, streamed
+    if first.startswith(b"{") and not first.endswith(b"}"):  # another object: read whole
         return _rows(decode(source.read_bytes(), reader.file), reader)
     return read_lines(file_lines(source, reader.file), reader)
 

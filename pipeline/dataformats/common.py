@@ -8,6 +8,7 @@ needs to give the record back as published).
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -15,7 +16,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 MAX_ERRORS = 50
 SOURCE = "_source"  # metadata key: {"format": name, ...what the writer needs}
@@ -447,3 +448,164 @@ class SeenIds:
 
     def close(self) -> None:
         self.db.close()
+
+
+class JsonStream:
+    """JSON values read one at a time from a UTF-8 file, each with the line it starts on
+    (JSON arrays, SAFE's one object): memory holds a chunk and one value, whatever the
+    file's size. A byte-order mark is dropped; a bad byte raises ImportFailed naming its
+    line."""
+
+    CHUNK = 1 << 20
+    SPACE = re.compile(r"[ \t\r\n]*")
+
+    def __init__(self, f: BinaryIO, file: str) -> None:
+        self.f, self.file = f, file
+        self.decoder = json.JSONDecoder()
+        self.text = codecs.getincrementaldecoder("utf-8-sig")()
+        self.buf, self.pos, self.eof = "", 0, False
+        self.line, self.mark, self.column = 1, 0, 0  # line and column of buf[mark]
+
+    def line_at(self, pos: int) -> int:
+        newlines = self.buf.count("\n", self.mark, pos)
+        if newlines:
+            self.column = pos - self.buf.rfind("\n", self.mark, pos) - 1
+        else:
+            self.column += pos - self.mark
+        self.line, self.mark = self.line + newlines, pos
+        return self.line
+
+    def _more(self, size: int) -> bool:
+        """Read on (dropping what was read); False at the end of the file."""
+        if self.eof:
+            return False
+        self.line_at(self.pos)
+        self.buf, self.pos, self.mark = self.buf[self.pos :], 0, 0
+        data = self.f.read(size)
+        try:
+            self.buf += self.text.decode(data, final=not data)
+        except UnicodeDecodeError as e:
+            line = self.line + self.buf.count("\n") + data[: e.start].count(b"\n")
+            raise ImportFailed(
+                [
+                    LineError(
+                        self.file,
+                        line,
+                        "",
+                        f"is not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as UTF-8",
+                    )
+                ]
+            ) from None
+        self.eof = not data
+        return not self.eof
+
+    def peek(self) -> str:
+        """The next character that is not white space ("" at the end of the file)."""
+        while True:
+            self.pos = self.SPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more(self.CHUNK):
+                return ""
+
+    def take(self, char: str) -> bool:
+        if self.peek() != char:
+            return False
+        self.pos += 1
+        return True
+
+    def value(self) -> tuple[int, Any]:
+        """(line, value) of the next value; ValueError(line, message) when there is none."""
+        self.peek()
+        size = self.CHUNK
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as e:
+                # Cut off by the chunk's end (a string runs on, or the text stops near
+                # the end): read on, twice as much each time; otherwise a real error.
+                cut = e.msg.startswith("Unterminated string") or e.pos >= len(self.buf) - 1024
+                if cut and self._more(size):
+                    size *= 2
+                    continue
+                line = self.line_at(self.pos)
+                line += self.buf.count("\n", self.pos, e.pos)
+                start = self.buf.rfind("\n", self.pos, e.pos)
+                column = e.pos - start if start >= 0 else self.column + e.pos - self.pos + 1
+                msg = e.msg.removesuffix(" at")
+                raise ValueError(line, f"not valid JSON ({msg} at column {column})") from None
+            except RecursionError:
+                raise ValueError(
+                    self.line_at(self.pos), "not usable: the JSON is nested too deeply"
+                ) from None
+            except ValueError as e:  # e.g. an integer of more than 4,300 digits
+                raise ValueError(self.line_at(self.pos), f"not usable ({e})") from None
+            if end == len(self.buf) and not isinstance(value, (dict, list, str)):
+                if self._more(size):  # a number or literal may go on in the next chunk
+                    continue
+            line = self.line_at(self.pos)
+            self.pos = end
+            return line, value
+
+    def fail(self, expected: str) -> ValueError:
+        found = self.peek()
+        return ValueError(
+            self.line_at(self.pos),
+            f"not valid JSON (expecting {expected}, found {found!r} at column {self.column + 1})"
+            if found
+            else f"not valid JSON (expecting {expected}, found the end of the file)",
+        )
+
+    def array(self) -> Iterator[tuple[int, Any]]:
+        """(line, item) of the JSON array that comes next; ValueError when there is none."""
+        if not self.take("["):
+            raise self.fail("'['")
+        if self.take("]"):
+            return
+        while True:
+            yield self.value()
+            if self.take("]"):
+                return
+            if not self.take(","):
+                raise self.fail("',' or ']'")
+
+
+def stream_array(path: Path, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, object) of every record of a file holding one JSON array, read as a stream."""
+    n = 0
+    with open(path, "rb") as f:
+        stream = JsonStream(f, reader.file)
+        try:
+            for line, obj in stream.array():
+                if not isinstance(obj, dict):
+                    reader.errors.append(
+                        LineError(
+                            reader.file, line, "", f"must be a JSON object, not {json_type(obj)}"
+                        )
+                    )
+                    continue
+                n += 1
+                yield line, obj
+            if stream.peek():
+                raise stream.fail("the end of the file after the array")
+        except ValueError as e:
+            line, message = e.args
+            reader.errors.append(
+                LineError(
+                    reader.file,
+                    line,
+                    "",
+                    message + "; the file starts with '[', so it was read as one JSON array",
+                )
+            )
+            return
+    reader.warnings.append(
+        LineError(
+            reader.file,
+            0,
+            "",
+            f"the file is a JSON array, not JSON Lines: read as a list of {n} record(s)",
+        )
+    )
+    if not n and not reader.errors:
+        reader.errors.append(LineError(reader.file, 0, "", "the file holds no records"))
