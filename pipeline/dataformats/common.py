@@ -9,6 +9,7 @@ needs to give the record back as published).
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import math
 import re
@@ -285,10 +286,8 @@ def read_records(text: str, reader: Reader) -> Iterator[tuple[int, dict[str, Any
     its list of records, with a warning that says so."""
     text = text.removeprefix("\ufeff")
     if text.lstrip().startswith("["):
-        array = _read_array(text, reader)
-        if array is not None:
-            yield from array
-            return
+        yield from stream_array(text, reader)
+        return
     yield from read_lines(enumerate(text.split("\n"), start=1), reader)
 
 
@@ -368,64 +367,6 @@ def _loads(raw: str, number: int, reader: Reader, decoder: json.JSONDecoder) -> 
             LineError(reader.file, number, "", "not usable: the JSON is nested too deeply")
         )
     return None
-
-
-def _read_array(text: str, reader: Reader) -> list[tuple[int, dict[str, Any]]] | None:
-    """The records of a file holding one JSON array, each with the line it starts on;
-    None (and a hint) when the file is not one."""
-    decoder = json.JSONDecoder()
-    pos = text.index("[") + 1
-    rows: list[tuple[int, dict[str, Any]]] = []
-    try:
-        while True:
-            while pos < len(text) and text[pos] in " \t\r\n":
-                pos += 1
-            if text.startswith("]", pos) and not rows:
-                break
-            line = text.count("\n", 0, pos) + 1
-            obj, pos = decoder.raw_decode(text, pos)
-            if not isinstance(obj, dict):
-                reader.errors.append(
-                    LineError(reader.file, line, "", f"must be a JSON object, not {json_type(obj)}")
-                )
-            else:
-                rows.append((line, obj))
-            while pos < len(text) and text[pos] in " \t\r\n":
-                pos += 1
-            if text.startswith(",", pos):
-                pos += 1
-                continue
-            if text.startswith("]", pos) and not text[pos + 1 :].strip():
-                break
-            raise json.JSONDecodeError("Expecting ',' or ']'", text, pos)
-    except json.JSONDecodeError as e:
-        if "\n" not in text.strip():
-            return None  # one line: the JSONL reader names the problem
-        reader.errors.append(
-            LineError(
-                reader.file,
-                e.lineno,
-                "",
-                _json_error(e) + "; the file starts with '[', so it was read as one JSON array",
-            )
-        )
-        return []
-    except RecursionError:
-        reader.errors.append(
-            LineError(reader.file, 0, "", "not usable: the JSON is nested too deeply")
-        )
-        return []
-    reader.warnings.append(
-        LineError(
-            reader.file,
-            0,
-            "",
-            f"the file is a JSON array, not JSON Lines: read as a list of {len(rows)} record(s)",
-        )
-    )
-    if not rows and not reader.errors:
-        reader.errors.append(LineError(reader.file, 0, "", "the file holds no records"))
-    return rows
 
 
 class SeenIds:
@@ -570,10 +511,16 @@ class JsonStream:
                 raise self.fail("',' or ']'")
 
 
-def stream_array(path: Path, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line, object) of every record of a file holding one JSON array, read as a stream."""
+def stream_array(source: str | Path, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, object) of every record of a file (its text or its path) holding one JSON
+    array, read as a stream."""
     n = 0
-    with open(path, "rb") as f:
+    f = (
+        io.BytesIO(source.encode("utf-8", "surrogatepass"))
+        if isinstance(source, str)
+        else open(source, "rb")
+    )
+    with f:
         stream = JsonStream(f, reader.file)
         try:
             for line, obj in stream.array():
