@@ -60,11 +60,16 @@ def start_import(
 
 @task()
 def run_import(job_id: int) -> None:
-    path = ImportJob.objects.values_list("path", flat=True).get(pk=job_id)
+    path, name = ImportJob.objects.values_list("path", "file_name").get(pk=job_id)
     try:
         held = open(path, "rb")  # held until the job is over
-    except FileNotFoundError:
-        return  # the job is over: its upload is gone
+    except OSError as e:  # over (its upload is removed then), or the upload is lost
+        ImportJob.objects.filter(pk=job_id, status=ImportJob.QUEUED).update(
+            status=ImportJob.FAILED,
+            errors=[f"{name}: cannot read ({e})"],
+            finished_at=timezone.now(),
+        )
+        return
     with held:
         if not _lock(held) or not ImportJob.objects.filter(
             pk=job_id, status=ImportJob.QUEUED

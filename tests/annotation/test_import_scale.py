@@ -317,3 +317,18 @@ def test_a_million_line_file_imports_on_sqlite_within_500_mb() -> None:
     assert "1,000,000 documents and 30,000,000 claims" in line
     peak = int(line.split("peak resident memory ")[1].split(" MB")[0])
     assert peak < 500, line
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_whose_upload_is_lost_fails_with_the_reason(background: Any, tmp_path: Path) -> None:
+    alice, project = researcher_project()
+    path = write(tmp_path / "lost.jsonl", [canonical_line(1)])
+    client = token_client(alice)
+    with path.open("rb") as f:
+        url = client.post(
+            f"/api/projects/{project.pk}/documents/import/", {"file": f}, format="multipart"
+        ).json()["url"]
+    Path(ImportJob.objects.get().path).unlink()
+    drain()
+    body = client.get(url).json()
+    assert body["status"] == "failed" and body["errors"][0].startswith("lost.jsonl: cannot read (")
