@@ -4,10 +4,17 @@ The upload is saved under VAR_DIR/imports/ and a task imports it with `import_fi
 (streamed, validated whole, then written in batches in one transaction: all or nothing,
 also when the worker is killed). The job row records the phase and the records
 validated so far; its page polls it.
+
+The worker holds a lock on the upload while it imports, and records the job's end in
+the import's own transaction. A worker that dies (killed, crashed, its machine gone)
+loses the lock with its process: the job's page and API then see a running job whose
+upload nobody holds and mark it failed; its transaction died with it, so nothing of the
+file was written.
 """
 
 from __future__ import annotations
 
+import fcntl
 import uuid
 from pathlib import Path
 from typing import Any
@@ -19,7 +26,7 @@ from django.db import transaction
 from django.tasks import task
 from django.utils import timezone
 
-from .ingest import ImportFailed, import_file
+from .ingest import ImportFailed, ImportSummary, import_file
 from .models import ImportJob, Project
 
 PROGRESS_EVERY = 10_000  # records between two progress updates of the job row
@@ -53,35 +60,88 @@ def start_import(
 
 @task()
 def run_import(job_id: int) -> None:
-    if not ImportJob.objects.filter(pk=job_id, status=ImportJob.QUEUED).update(
-        status=ImportJob.RUNNING, phase="read"
-    ):
-        return  # another worker has it, or it is over
-    job = ImportJob.objects.get(pk=job_id)
+    path, name = ImportJob.objects.values_list("path", "file_name").get(pk=job_id)
+    try:
+        held = open(path, "rb")  # held until the job is over
+    except OSError as e:  # over (its upload is removed then), or the upload is lost
+        ImportJob.objects.filter(pk=job_id, status=ImportJob.QUEUED).update(
+            status=ImportJob.FAILED,
+            errors=[f"{name}: cannot read ({e})"],
+            finished_at=timezone.now(),
+        )
+        return
+    with held:
+        if not _lock(held) or not ImportJob.objects.filter(
+            pk=job_id, status=ImportJob.QUEUED
+        ).update(status=ImportJob.RUNNING, phase="read"):
+            return  # another worker has it, or it is over
+        _run(ImportJob.objects.get(pk=job_id))
 
+
+def _lock(f: Any) -> bool:
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _run(job: ImportJob) -> None:
     def progress(phase: str, done: int, total: int) -> None:
         # The write phase runs inside the import's transaction: only its start is recorded.
         if phase == "read" and done % PROGRESS_EVERY == 0 or phase == "validated":
-            ImportJob.objects.filter(pk=job_id).update(
+            ImportJob.objects.filter(pk=job.pk).update(
                 records=done, phase="write" if phase == "validated" else "read"
             )
 
+    def finished(summary: ImportSummary) -> None:  # in the import's transaction
+        job.status, job.summary = ImportJob.FINISHED, str(summary)
+        job.records = summary.documents_created + summary.documents_existing
+        job.records += summary.documents_updated
+        _save_end(job)
+
     try:
-        summary = import_file(
+        import_file(
             project=job.project,
             path=Path(job.path),
             file=job.file_name,
             progress=progress,
+            before_commit=finished,
             **job.options,
         )
     except ImportFailed as e:
         job.status, job.errors = ImportJob.FAILED, [str(err) for err in e.errors]
+        _save_end(job)
     except OSError as e:
         job.status, job.errors = ImportJob.FAILED, [f"{job.file_name}: cannot read ({e})"]
-    else:
-        job.status, job.summary = ImportJob.FINISHED, str(summary)
-        job.records = summary.documents_created + summary.documents_existing
-        job.records += summary.documents_updated
+        _save_end(job)
+    Path(job.path).unlink(missing_ok=True)
+
+
+def _save_end(job: ImportJob) -> None:
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "errors", "summary", "records", "finished_at"])
-    Path(job.path).unlink(missing_ok=True)
+
+
+def fail_if_abandoned(job: ImportJob) -> None:
+    """Mark a running job failed when no worker holds its upload any more (see the
+    module's docstring); `job` is refreshed. The job's page and API call it."""
+    if job.status != ImportJob.RUNNING:
+        return
+    try:
+        f = open(job.path, "rb")
+    except FileNotFoundError:
+        return  # its worker is finishing: it removes the upload after recording the end
+    with f:
+        if not _lock(f):
+            return  # its worker is at work
+        reason = (
+            f"{job.file_name}: the import stopped during its {job.phase or 'read'} phase "
+            "(its worker was killed or crashed); nothing was imported. Upload the file again."
+        )
+        # Only a job still running: its worker may have ended it since it was read.
+        if ImportJob.objects.filter(pk=job.pk, status=ImportJob.RUNNING).update(
+            status=ImportJob.FAILED, errors=[reason], finished_at=timezone.now()
+        ):
+            Path(job.path).unlink(missing_ok=True)
+    job.refresh_from_db()

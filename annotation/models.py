@@ -237,7 +237,9 @@ class ClaimList(models.Model):
 
 
 class Claim(models.Model):
-    claim_list = models.ForeignKey(ClaimList, models.CASCADE, related_name="claims")
+    # Indexed by unique_claim_position (claim_list first): a second index would only slow
+    # down large imports (one more B-tree per claim).
+    claim_list = models.ForeignKey(ClaimList, models.CASCADE, related_name="claims", db_index=False)
     position = models.PositiveIntegerField()
     text = models.TextField()
     sentence_index = models.IntegerField(null=True, blank=True)
@@ -256,7 +258,9 @@ class Claim(models.Model):
 class Evidence(models.Model):
     """One search result retrieved for a claim, in rank order (1 = first)."""
 
-    claim = models.ForeignKey(Claim, models.CASCADE, related_name="evidence")
+    claim = models.ForeignKey(
+        Claim, models.CASCADE, related_name="evidence", db_index=False
+    )  # indexed by unique_evidence_rank
     rank = models.PositiveIntegerField()
     title = models.TextField(blank=True)
     snippet = models.TextField(blank=True)
@@ -279,7 +283,9 @@ class Segment(models.Model):
     """A piece of a response annotated on its own (FELM): a sentence or a step."""
 
     objects = SegmentQuerySet.as_manager()
-    document = models.ForeignKey(Document, models.CASCADE, related_name="segments")
+    document = models.ForeignKey(
+        Document, models.CASCADE, related_name="segments", db_index=False
+    )  # indexed by unique_segment_position
     position = models.PositiveIntegerField()
     text = models.TextField()
 

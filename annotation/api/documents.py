@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..import_jobs import fail_if_abandoned
 from ..ingest import FORMATS, ImportFailed
 from ..models import Document, ImportJob
 from ..operations import import_data, import_options
@@ -152,7 +153,9 @@ class ImportJobApi(APIView):
     @extend_schema(operation_id="import_job", responses={200: OpenApiTypes.OBJECT, **ERRORS})
     def get(self, request: Request, project_id: int, job_id: int) -> Response:
         project = researcher_project(request, project_id)
-        return Response(_job_body(get_object_or_404(ImportJob, pk=job_id, project=project)))
+        job = get_object_or_404(ImportJob, pk=job_id, project=project)
+        fail_if_abandoned(job)  # a worker killed mid-import: failed, nothing written
+        return Response(_job_body(job))
 
 
 class SystemListApi(APIView):

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from .. import exports, kinds
 from ..forms import ImportForm, InstructionsForm, MemberForm, PipelineRunForm, ProjectForm
+from ..import_jobs import fail_if_abandoned
 from ..ingest import ImportFailed
 from ..members import CREATE_PROJECTS, MemberError, add_member
 from ..models import Assignment, ImportJob, Item, PipelineRun, Project
@@ -192,6 +193,7 @@ def import_job(request: HtmxRequest, project_id: int, job_id: int) -> HttpRespon
     """A background import's progress (polled by htmx until it is over)."""
     project = project_for_researcher(request, project_id)
     job = get_object_or_404(ImportJob, pk=job_id, project=project)
+    fail_if_abandoned(job)
     template = "annotation/import_job.html" + ("#job-status" if request.htmx else "")
     response = render(request, template, {"project": project, "job": job})
     if request.htmx and job.is_over:

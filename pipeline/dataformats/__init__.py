@@ -24,12 +24,14 @@ from .common import (
     Line,
     LineError,
     Reader,
+    SeenIds,
     bad_value,
     check_lengths,
     decode,
     file_lines,
     read_lines,
     read_records,
+    stream_array,
 )
 
 PARSERS: dict[str, Callable[[Line], DocRecord | None]] = {
@@ -120,7 +122,11 @@ def _reader(file: str, fmt: str, options: dict[str, str]) -> Reader:
         raise ImportFailed(
             [LineError(file, 0, "", "a mapping file goes with the format 'mapping' (and only it)")]
         )
-    return Reader(file, options={k: v for k, v in options.items() if v})
+    kept = {k: v for k, v in options.items() if v}
+    problem = bad_value(kept)
+    if problem:
+        raise ImportFailed([LineError(file, 0, problem[0], problem[1])])
+    return Reader(file, options=kept)
 
 
 def _checked(reader: Reader, fmt: str) -> str:
@@ -130,18 +136,21 @@ def _checked(reader: Reader, fmt: str) -> str:
 
 
 def _rows(source: str | Path, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Records of a text, or of a file read line by line (a JSON array file is read whole)."""
+    """Records of a text, or of a file read as a stream (line by line, or value by value
+    for a JSON array or SAFE's one object)."""
     if isinstance(source, str):
         if safe.is_safe(source.removeprefix("\ufeff")):
             return safe.read_rows(source.removeprefix("\ufeff"), reader)
         return read_records(source, reader)
     with open(source, "rb") as f:
         first = f.readline().removeprefix(b"\xef\xbb\xbf").strip()
-    if (
-        first.startswith(b"[")
-        or (first.startswith(b"{") and not first.endswith(b"}"))
-        or (f'"{safe.KEY}"'.encode() in first)
-    ):  # a JSON array or one JSON object (SAFE): read whole
+        rest = f.read(1 << 20)  # SAFE's key may come after a few others
+    if first.startswith(b"["):  # a JSON array, streamed
+        return stream_array(source, reader)
+    key = f'"{safe.KEY}"'.encode()
+    if key in first or first.startswith(b"{") and not first.endswith(b"}") and key in rest:
+        return safe.read_rows(source, reader)  # SAFE's one object, streamed
+    if first.startswith(b"{") and not first.endswith(b"}"):  # another object: read whole
         return _rows(decode(source.read_bytes(), reader.file), reader)
     return read_lines(file_lines(source, reader.file), reader)
 
@@ -151,29 +160,35 @@ def _records(
 ) -> Iterator[DocRecord]:
     """Records of the rows; `check` = every value fits the database (off on a second
     reading of a file that was checked)."""
-    seen: dict[str, int] = {}
-    for number, obj in rows:
-        if len(reader.errors) >= MAX_ERRORS:
-            return
-        if fmt == "auto":
-            fmt = detect_format(set(obj))
-            reader.options["format"] = fmt
-        line = Line(obj, number, reader)
-        record = PARSERS[fmt](line)
-        if record is None or check and not _storable(line, record):
-            continue
-        if record.external_id in seen:
-            line.error(
-                "id",
-                f"duplicate id {record.external_id!r} (first on line {seen[record.external_id]})",
-            )
-            continue
-        seen[record.external_id] = number
-        yield record
+    seen = SeenIds()
+    try:
+        for number, obj in rows:
+            if len(reader.errors) >= MAX_ERRORS:
+                return
+            if fmt == "auto":
+                fmt = detect_format(set(obj))
+                reader.options["format"] = fmt
+            line = Line(obj, number, reader)
+            record = PARSERS[fmt](line)
+            if record is None:
+                continue
+            # A clean line read by a format that takes values only from it and the
+            # (checked) options holds nothing a database refuses: only lengths are checked.
+            clean = reader.clean and fmt != mapped.NAME
+            if check and not _storable(line, record, clean=clean):
+                continue
+            first = seen.first_line(record.external_id, number)
+            if first is not None:
+                line.error("id", f"duplicate id {record.external_id!r} (first on line {first})")
+                continue
+            yield record
+    finally:
+        seen.close()
 
 
-def _storable(line: Line, r: DocRecord) -> bool:
-    """Every value fits the database: lengths, NUL characters, lone surrogates, NaN."""
+def _storable(line: Line, r: DocRecord, *, clean: bool = False) -> bool:
+    """Every value fits the database: lengths, NUL characters, lone surrogates, NaN
+    (not looked for when the record is known `clean`)."""
     check_lengths(
         line,
         {
@@ -193,6 +208,8 @@ def _storable(line: Line, r: DocRecord) -> bool:
         for c in lst.claims:
             for e in c.evidence:
                 check_lengths(line, {"link": (e.link, MAX_LINK)})
+    if clean:
+        return not line.failed
     stored = {
         "id": r.external_id,
         "response": r.response,
@@ -202,7 +219,13 @@ def _storable(line: Line, r: DocRecord) -> bool:
         "metadata": r.metadata,
         "claim_lists": {
             name: [
-                [c.text, c.sentence, c.verdicts, c.raw_outputs, [vars(e) for e in c.evidence]]
+                [
+                    c.text,
+                    c.sentence,
+                    c.verdicts,
+                    c.raw_outputs,
+                    [[e.title, e.snippet, e.link] for e in c.evidence],
+                ]
                 for c in lst.claims
             ]
             for name, lst in r.lists.items()

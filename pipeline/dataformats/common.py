@@ -8,17 +8,23 @@ needs to give the record back as published).
 
 from __future__ import annotations
 
+import codecs
+import io
 import json
 import math
+import re
+import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 MAX_ERRORS = 50
 SOURCE = "_source"  # metadata key: {"format": name, ...what the writer needs}
 # Column sizes of the database, checked here so that no database sees a value it refuses.
 MAX_ID, MAX_DOMAIN, MAX_MODEL, MAX_SYSTEM, MAX_LABEL, MAX_LINK = 300, 100, 200, 200, 50, 2000
+# A NUL or a lone surrogate can only come from a JSON text through one of these escapes.
+BAD_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 REFERENCE = "reference"  # verdict kinds, as annotation.models.System names them
 VERIFIER = "verifier"
 
@@ -48,14 +54,14 @@ class ImportFailed(Exception):
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class EvidenceRecord:
     title: str
     snippet: str
     link: str
 
 
-@dataclass
+@dataclass(slots=True)
 class ClaimRecord:
     text: str
     sentence_index: int | None = None
@@ -112,6 +118,7 @@ class Reader:
     warnings: list[LineError] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)
     warned: set[str] = field(default_factory=set)
+    clean: bool = False  # the text of the row being read holds no value a database refuses
 
     def warn_once(self, key: str, warning: LineError) -> None:
         if key not in self.warned:
@@ -279,10 +286,8 @@ def read_records(text: str, reader: Reader) -> Iterator[tuple[int, dict[str, Any
     its list of records, with a warning that says so."""
     text = text.removeprefix("\ufeff")
     if text.lstrip().startswith("["):
-        array = _read_array(text, reader)
-        if array is not None:
-            yield from array
-            return
+        yield from stream_array(text, reader)
+        return
     yield from read_lines(enumerate(text.split("\n"), start=1), reader)
 
 
@@ -310,12 +315,22 @@ def file_lines(path: Path, file: str) -> Iterator[tuple[int, str]]:
 def read_lines(
     lines: Iterable[tuple[int, str]], reader: Reader
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every JSON Lines record of numbered lines."""
+    """(line number, object) for every JSON Lines record of numbered lines. A line whose
+    text cannot hold a value a database refuses is marked clean (`reader.clean`)."""
     n = 0
+    infinite: list[str] = []
+
+    def parse_float(text: str) -> float:
+        value = float(text)
+        if math.isinf(value):  # 1e999: JSON allows it, no database stores it
+            infinite.append(text)
+        return value
+
+    decoder = json.JSONDecoder(parse_float=parse_float)
     for number, raw in lines:
         if not raw.strip():
             continue
-        obj = _loads(raw, number, reader)
+        obj = _loads(raw, number, reader, decoder)
         if obj is None:
             continue
         if not isinstance(obj, dict):
@@ -324,14 +339,27 @@ def read_lines(
             )
             continue
         n += 1
+        reader.clean = not infinite and _clean(raw)
+        infinite.clear()
         yield number, obj
+        reader.clean = False
     if not n and not reader.errors:
         reader.errors.append(LineError(reader.file, 0, "", "the file holds no records"))
 
 
-def _loads(raw: str, number: int, reader: Reader) -> Any:
+def _clean(raw: str) -> bool:
+    """A JSON text that cannot decode to NaN, an infinity (but see read_lines), a NUL
+    character or a lone surrogate: the values of a record read from it need no check."""
+    return (
+        "NaN" not in raw
+        and "Infinity" not in raw
+        and ("\\u" not in raw or BAD_ESCAPE.search(raw) is None)
+    )
+
+
+def _loads(raw: str, number: int, reader: Reader, decoder: json.JSONDecoder) -> Any:
     try:
-        return json.loads(raw)
+        return decoder.decode(raw)
     except json.JSONDecodeError as e:
         reader.errors.append(LineError(reader.file, number, "", _json_error(e)))
     except RecursionError:
@@ -341,59 +369,190 @@ def _loads(raw: str, number: int, reader: Reader) -> Any:
     return None
 
 
-def _read_array(text: str, reader: Reader) -> list[tuple[int, dict[str, Any]]] | None:
-    """The records of a file holding one JSON array, each with the line it starts on;
-    None (and a hint) when the file is not one."""
-    decoder = json.JSONDecoder()
-    pos = text.index("[") + 1
-    rows: list[tuple[int, dict[str, Any]]] = []
-    try:
+class SeenIds:
+    """The ids of a file read so far and their lines, in a temporary SQLite file: memory
+    stays bounded whatever the number of records."""
+
+    def __init__(self) -> None:
+        self.db = sqlite3.connect("")  # "": a private temporary file, deleted on close
+        self.db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, line INTEGER) WITHOUT ROWID")
+
+    def first_line(self, external_id: str, line: int) -> int | None:
+        """The line `external_id` was first seen on; None when it is new (now seen here)."""
+        if self.db.execute(
+            "INSERT OR IGNORE INTO seen VALUES (?, ?)", (external_id, line)
+        ).rowcount:
+            return None
+        return int(
+            self.db.execute("SELECT line FROM seen WHERE id = ?", (external_id,)).fetchone()[0]
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class JsonStream:
+    """JSON values read one at a time from a UTF-8 file, each with the line it starts on
+    (JSON arrays, SAFE's one object): memory holds a chunk and one value, whatever the
+    file's size. A byte-order mark is dropped; a bad byte raises ImportFailed naming its
+    line."""
+
+    CHUNK = 1 << 20
+    SPACE = re.compile(r"[ \t\r\n]*")
+
+    def __init__(self, f: BinaryIO, file: str) -> None:
+        self.f, self.file = f, file
+        self.decoder = json.JSONDecoder()
+        self.text = codecs.getincrementaldecoder("utf-8-sig")()
+        self.buf, self.pos, self.eof = "", 0, False
+        self.line, self.mark, self.column = 1, 0, 0  # line and column of buf[mark]
+
+    def line_at(self, pos: int) -> int:
+        newlines = self.buf.count("\n", self.mark, pos)
+        if newlines:
+            self.column = pos - self.buf.rfind("\n", self.mark, pos) - 1
+        else:
+            self.column += pos - self.mark
+        self.line, self.mark = self.line + newlines, pos
+        return self.line
+
+    def _more(self, size: int) -> bool:
+        """Read on (dropping what was read); False at the end of the file."""
+        if self.eof:
+            return False
+        self.line_at(self.pos)
+        self.buf, self.pos, self.mark = self.buf[self.pos :], 0, 0
+        data = self.f.read(size)
+        try:
+            self.buf += self.text.decode(data, final=not data)
+        except UnicodeDecodeError as e:
+            line = self.line + self.buf.count("\n") + data[: e.start].count(b"\n")
+            raise ImportFailed(
+                [
+                    LineError(
+                        self.file,
+                        line,
+                        "",
+                        f"is not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as UTF-8",
+                    )
+                ]
+            ) from None
+        self.eof = not data
+        return not self.eof
+
+    def peek(self) -> str:
+        """The next character that is not white space ("" at the end of the file)."""
         while True:
-            while pos < len(text) and text[pos] in " \t\r\n":
-                pos += 1
-            if text.startswith("]", pos) and not rows:
-                break
-            line = text.count("\n", 0, pos) + 1
-            obj, pos = decoder.raw_decode(text, pos)
-            if not isinstance(obj, dict):
-                reader.errors.append(
-                    LineError(reader.file, line, "", f"must be a JSON object, not {json_type(obj)}")
+            self.pos = self.SPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more(self.CHUNK):
+                return ""
+
+    def take(self, char: str) -> bool:
+        if self.peek() != char:
+            return False
+        self.pos += 1
+        return True
+
+    def value(self) -> tuple[int, Any]:
+        """(line, value) of the next value; ValueError(line, message) when there is none."""
+        self.peek()
+        size = self.CHUNK
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as e:
+                # Cut off by the chunk's end (a string runs on, or the text stops near
+                # the end): read on, twice as much each time; otherwise a real error.
+                cut = e.msg.startswith("Unterminated string") or e.pos >= len(self.buf) - 1024
+                if cut and self._more(size):
+                    size *= 2
+                    continue
+                line = self.line_at(self.pos)
+                line += self.buf.count("\n", self.pos, e.pos)
+                start = self.buf.rfind("\n", self.pos, e.pos)
+                column = e.pos - start if start >= 0 else self.column + e.pos - self.pos + 1
+                msg = e.msg.removesuffix(" at")
+                raise ValueError(line, f"not valid JSON ({msg} at column {column})") from None
+            except RecursionError:
+                raise ValueError(
+                    self.line_at(self.pos), "not usable: the JSON is nested too deeply"
+                ) from None
+            except ValueError as e:  # e.g. an integer of more than 4,300 digits
+                raise ValueError(self.line_at(self.pos), f"not usable ({e})") from None
+            if end == len(self.buf) and not isinstance(value, (dict, list, str)):
+                if self._more(size):  # a number or literal may go on in the next chunk
+                    continue
+            line = self.line_at(self.pos)
+            self.pos = end
+            return line, value
+
+    def fail(self, expected: str) -> ValueError:
+        found = self.peek()
+        return ValueError(
+            self.line_at(self.pos),
+            f"not valid JSON (expecting {expected}, found {found!r} at column {self.column + 1})"
+            if found
+            else f"not valid JSON (expecting {expected}, found the end of the file)",
+        )
+
+    def array(self) -> Iterator[tuple[int, Any]]:
+        """(line, item) of the JSON array that comes next; ValueError when there is none."""
+        if not self.take("["):
+            raise self.fail("'['")
+        if self.take("]"):
+            return
+        while True:
+            yield self.value()
+            if self.take("]"):
+                return
+            if not self.take(","):
+                raise self.fail("',' or ']'")
+
+
+def stream_array(source: str | Path, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, object) of every record of a file (its text or its path) holding one JSON
+    array, read as a stream."""
+    n = 0
+    f = (
+        io.BytesIO(source.encode("utf-8", "surrogatepass"))
+        if isinstance(source, str)
+        else open(source, "rb")
+    )
+    with f:
+        stream = JsonStream(f, reader.file)
+        try:
+            for line, obj in stream.array():
+                if not isinstance(obj, dict):
+                    reader.errors.append(
+                        LineError(
+                            reader.file, line, "", f"must be a JSON object, not {json_type(obj)}"
+                        )
+                    )
+                    continue
+                n += 1
+                yield line, obj
+            if stream.peek():
+                raise stream.fail("the end of the file after the array")
+        except ValueError as e:
+            line, message = e.args
+            reader.errors.append(
+                LineError(
+                    reader.file,
+                    line,
+                    "",
+                    message + "; the file starts with '[', so it was read as one JSON array",
                 )
-            else:
-                rows.append((line, obj))
-            while pos < len(text) and text[pos] in " \t\r\n":
-                pos += 1
-            if text.startswith(",", pos):
-                pos += 1
-                continue
-            if text.startswith("]", pos) and not text[pos + 1 :].strip():
-                break
-            raise json.JSONDecodeError("Expecting ',' or ']'", text, pos)
-    except json.JSONDecodeError as e:
-        if "\n" not in text.strip():
-            return None  # one line: the JSONL reader names the problem
-        reader.errors.append(
-            LineError(
-                reader.file,
-                e.lineno,
-                "",
-                _json_error(e) + "; the file starts with '[', so it was read as one JSON array",
             )
-        )
-        return []
-    except RecursionError:
-        reader.errors.append(
-            LineError(reader.file, 0, "", "not usable: the JSON is nested too deeply")
-        )
-        return []
+            return
     reader.warnings.append(
         LineError(
             reader.file,
             0,
             "",
-            f"the file is a JSON array, not JSON Lines: read as a list of {len(rows)} record(s)",
+            f"the file is a JSON array, not JSON Lines: read as a list of {n} record(s)",
         )
     )
-    if not rows and not reader.errors:
+    if not n and not reader.errors:
         reader.errors.append(LineError(reader.file, 0, "", "the file holds no records"))
-    return rows

@@ -16,8 +16,9 @@ and written back by `write_file`.
 
 from __future__ import annotations
 
-import json
+import io
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from .common import (
@@ -25,6 +26,7 @@ from .common import (
     ClaimRecord,
     DocRecord,
     EvidenceRecord,
+    JsonStream,
     Line,
     LineError,
     ListRecord,
@@ -48,63 +50,63 @@ def is_safe(text: str) -> bool:
     return head == "{" and f'"{KEY}"' in text and "\n{" not in text.strip()
 
 
-def read_rows(text: str, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
-    """One row per (entry, side) holding a response, numbered by the line its entry starts on."""
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
-        reader.errors.append(LineError(reader.file, e.lineno, "", f"not valid JSON ({e.msg})"))
-        return
-    except RecursionError:
-        reader.errors.append(LineError(reader.file, 0, "", "not usable: nested too deeply"))
-        return
-    entries = obj.get(KEY) if isinstance(obj, dict) else None
-    if not isinstance(entries, list):
+def read_rows(source: str | Path, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
+    """One row per (entry, side) holding a response, numbered by the line its entry starts
+    on. The file (its text, or its path) is read as a stream, one entry at a time; the keys
+    beside per_prompt_data go with the rows of the last entry."""
+    f = io.BytesIO(source.encode()) if isinstance(source, str) else open(source, "rb")
+    top: dict[str, Any] = {}
+    found, pending = False, None
+    with f:
+        stream = JsonStream(f, reader.file)
+        try:
+            if not stream.take("{"):
+                raise stream.fail("'{'")
+            while not stream.take("}"):
+                if top or found:
+                    if not stream.take(","):
+                        raise stream.fail("',' or '}'")
+                line, key = stream.value()
+                if not stream.take(":"):
+                    raise stream.fail("':'")
+                if key != KEY:
+                    top[str(key)] = stream.value()[1]
+                    continue
+                found = True
+                if stream.peek() != "[":
+                    reader.errors.append(
+                        LineError(reader.file, line, KEY, "must be a list of prompts")
+                    )
+                    return
+                for i, (number, entry) in enumerate(stream.array()):
+                    if pending:
+                        yield from _sides(*pending, None, reader)
+                    pending = (i, number, entry)
+            if stream.peek():
+                raise stream.fail("the end of the file")
+        except ValueError as e:
+            line, message = e.args
+            reader.errors.append(LineError(reader.file, line, "", message))
+            return
+    if not found:
         reader.errors.append(LineError(reader.file, 1, KEY, "must be a list of prompts"))
-        return
-    lines = _entry_lines(text, len(entries))
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            reader.errors.append(
-                LineError(
-                    reader.file,
-                    lines[i],
-                    f"{KEY}[{i}]",
-                    f"must be an object, not {json_type(entry)}",
-                )
+    elif pending:
+        yield from _sides(*pending, top, reader)
+
+
+def _sides(
+    i: int, line: int, entry: Any, top: dict[str, Any] | None, reader: Reader
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    if not isinstance(entry, dict):
+        reader.errors.append(
+            LineError(
+                reader.file, line, f"{KEY}[{i}]", f"must be an object, not {json_type(entry)}"
             )
-            continue
-        for side in SIDES:
-            if entry.get(f"{side}_response") is not None or entry.get(f"{side}_posthoc_eval_data"):
-                yield (
-                    lines[i],
-                    {
-                        ROW: {"entry": i, "side": side, "top": _top(obj) if i == 0 else None},
-                        **entry,
-                    },
-                )
-
-
-def _top(obj: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in obj.items() if k != KEY}
-
-
-def _entry_lines(text: str, n: int) -> list[int]:
-    """The line each entry of per_prompt_data starts on (0 where it cannot be found)."""
-    decoder = json.JSONDecoder()
-    lines = []
-    pos = text.find("[", text.find(f'"{KEY}"'))
-    try:
-        for _ in range(n):
-            pos += 1
-            while text[pos] in " \t\r\n,":
-                pos += 1
-            lines.append(text.count("\n", 0, pos) + 1)
-            _, pos = decoder.raw_decode(text, pos)
-            pos -= 1
-    except (ValueError, IndexError):
-        pass
-    return lines + [0] * (n - len(lines))
+        )
+        return
+    for side in SIDES:
+        if entry.get(f"{side}_response") is not None or entry.get(f"{side}_posthoc_eval_data"):
+            yield line, {ROW: {"entry": i, "side": side, "top": top}, **entry}
 
 
 def parse(line: Line) -> DocRecord | None:

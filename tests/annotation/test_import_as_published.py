@@ -249,6 +249,19 @@ def test_a_broken_json_array_gives_one_error_with_a_hint(project: Project) -> No
             "field 'abstained[0]': must be a system name, not an object",
         ),
         (canonical_line(1, metadata={"score": math.nan}), "field 'metadata.score': holds nan"),
+        # JSON text that decodes to an infinity without the word Infinity in it
+        (
+            canonical_line(1, metadata={"score": 1.5}).replace("1.5", "1e999"),
+            "field 'metadata.score': holds inf",
+        ),
+        (
+            canonical_line(1, metadata={"s": 1.5}).replace("1.5", "1" * 400 + ".0"),
+            "field 'metadata.s': holds inf",
+        ),
+        (
+            canonical_line(1, claim_lists={"x": ["\x00"]}),
+            "field 'claim_lists.x[0][0]': contains a NUL",
+        ),
         (
             canonical_line(1, question="\ud800"),
             "field 'question': contains a lone surrogate (\\ud800)",
@@ -267,6 +280,15 @@ def test_inputs_that_crashed_are_line_errors(project: Project, line: str, expect
         import_file(project=project, text=line, file="c.jsonl")
     assert expected in str(e.value)
     assert Document.objects.count() == 0
+
+
+def test_escaped_text_that_is_fine_imports(project: Project) -> None:
+    """Lines holding escapes are checked value by value; clean values pass."""
+    line = canonical_line(1, question="Why 😀? NaN", metadata={"x": "\\u0000", "y": 2.5})
+    assert "\\ud83d\\ude00" in line
+    import_file(project=project, text=line, file="c.jsonl")
+    doc = Document.objects.get()
+    assert doc.question == "Why 😀? NaN" and doc.metadata == {"x": "\\u0000", "y": 2.5}
 
 
 def test_the_pipeline_input_format_maps_model_and_prompt_source(project: Project) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,8 @@ from annotation.ingest import ImportFailed, import_file
 from annotation.models import Claim, ClaimList, Document, Evidence, ImportJob, Project, Verdict
 from tests.annotation.api_helpers import token_client
 from tests.conftest import canonical_line
+
+from .test_pipeline_workers import database_env, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -237,6 +240,68 @@ def test_a_bad_background_upload_fails_whole_and_the_api_reports_it(
     assert Document.objects.count() == 0
 
 
+# A real worker process that stops for good after writing its first batch (inside the
+# import's transaction) and says so by creating a file.
+STOPPING_WORKER = """
+import os, sys, threading
+from pathlib import Path
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
+django.setup()
+from annotation import ingest
+from annotation.import_jobs import run_import
+ingest.BATCH = 5
+save_batch = ingest._save_batch
+def save_then_stop(*args, **kwargs):
+    save_batch(*args, **kwargs)
+    Path(sys.argv[2]).touch()
+    threading.Event().wait()  # until killed
+ingest._save_batch = save_then_stop
+run_import.call(int(sys.argv[1]))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_workers_import_fails_visibly_and_writes_nothing(
+    background: Any, tmp_path: Path
+) -> None:
+    alice, project = researcher_project()
+    path = write(tmp_path / "big.jsonl", [canonical_line(i) for i in range(20)])
+    client = token_client(alice)
+    with path.open("rb") as f:
+        url = client.post(
+            f"/api/projects/{project.pk}/documents/import/", {"file": f}, format="multipart"
+        ).json()["url"]
+    job = ImportJob.objects.get()
+    stopped = tmp_path / "first-batch-written"
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SQLITE_PATH")}
+    worker = subprocess.Popen(
+        [sys.executable, "-c", STOPPING_WORKER, str(job.pk), str(stopped)],
+        cwd=ROOT,
+        env={**env, **database_env()},
+    )
+    try:
+        wait_for("the worker's first batch", stopped.exists, [worker])
+        body = client.get(url).json()  # a live worker holds its upload: still running
+        assert (body["status"], body["phase"]) == ("running", "write")
+    finally:
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+    body = client.get(url).json()
+    assert body["status"] == "failed"
+    assert body["errors"] == [
+        "big.jsonl: the import stopped during its write phase (its worker was killed or "
+        "crashed); nothing was imported. Upload the file again."
+    ]
+    assert Document.objects.count() == 0 and Claim.objects.count() == 0
+    assert not Path(job.path).exists()
+    page = Client()
+    page.force_login(alice)
+    html = page.get(reverse("import_job", args=[project.pk, job.pk])).content.decode()
+    assert "Nothing was imported." in html and "its worker was killed or crashed" in html
+
+
 @pytest.mark.scale
 def test_a_million_line_file_imports_on_sqlite_within_500_mb() -> None:
     """`pytest -m scale`: the benchmark's 1,000,000-line SYNTHETIC file (about 1.9 GB)."""
@@ -254,3 +319,18 @@ def test_a_million_line_file_imports_on_sqlite_within_500_mb() -> None:
     assert "1,000,000 documents and 30,000,000 claims" in line
     peak = int(line.split("peak resident memory ")[1].split(" MB")[0])
     assert peak < 500, line
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_whose_upload_is_lost_fails_with_the_reason(background: Any, tmp_path: Path) -> None:
+    alice, project = researcher_project()
+    path = write(tmp_path / "lost.jsonl", [canonical_line(1)])
+    client = token_client(alice)
+    with path.open("rb") as f:
+        url = client.post(
+            f"/api/projects/{project.pk}/documents/import/", {"file": f}, format="multipart"
+        ).json()["url"]
+    Path(ImportJob.objects.get().path).unlink()
+    drain()
+    body = client.get(url).json()
+    assert body["status"] == "failed" and body["errors"][0].startswith("lost.jsonl: cannot read (")
