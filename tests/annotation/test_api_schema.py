@@ -13,6 +13,7 @@ from rest_framework.authtoken.models import Token
 from annotation.models import Item, Project
 
 
+@pytest.mark.slow
 def test_the_schema_generates_without_warnings() -> None:
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", "/dev/null")
 

@@ -280,6 +280,7 @@ def test_label_studio_round_trip(alpha_atomic: list[Item], users: dict[str, User
     assert a.item == alpha_atomic[0] and a.answers_dict() == answers
 
 
+@pytest.mark.slow
 def test_real_factscore_labels_replayed_by_two_annotators(
     alpha: Project, users: dict[str, User]
 ) -> None:

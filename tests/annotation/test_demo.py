@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
@@ -43,6 +44,7 @@ def test_the_demo_loads_once_and_prints_the_logins(db: None, capsys) -> None:  #
     assert counts() == first
 
 
+@pytest.mark.slow
 def test_the_demo_report_compares_extractors_and_scores(db: None) -> None:
     call_command("load_demo")
     project = Project.objects.get(name=DEMO_PROJECT)

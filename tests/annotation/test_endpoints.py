@@ -74,6 +74,7 @@ def operator(settings, tmp_path, monkeypatch) -> Iterator[FakeOpenAI]:  # type: 
         yield llm
 
 
+@pytest.mark.slow
 def test_a_user_chosen_url_never_receives_the_operators_key(  # type: ignore[no-untyped-def]
     client,
     operator: FakeOpenAI,

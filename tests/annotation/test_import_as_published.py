@@ -25,6 +25,7 @@ def records(text: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["InstructGPT", "ChatGPT", "PerplexityAI"])
 def test_factscore_labelled_files_import_and_export_unchanged(project: Project, name: str) -> None:
     path = peer_file(f"factscore_labeled/{name}.jsonl")
@@ -34,6 +35,7 @@ def test_factscore_labelled_files_import_and_export_unchanged(project: Project, 
     assert out == records(path.read_text())
 
 
+@pytest.mark.slow
 def test_factscore_files_of_three_models_keep_apart(project: Project) -> None:
     for name in ("InstructGPT", "ChatGPT"):
         path = peer_file(f"factscore_labeled/{name}.jsonl")
@@ -558,6 +560,7 @@ def test_pipeline_results_go_through_the_same_write_path(project: Project) -> No
     )
 
 
+@pytest.mark.slow
 def test_a_factscore_file_survives_a_trip_through_the_canonical_format(project: Project) -> None:
     path = peer_file("factscore_labeled/ChatGPT.jsonl")
     import_file(project=project, text=path.read_bytes(), file=path.name)

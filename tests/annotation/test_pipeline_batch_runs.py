@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from django.contrib.auth.models import User
 
 from annotation import tasks
@@ -12,6 +13,7 @@ from pipeline.fakes import FakeOpenAI
 from .test_pipeline_runs import bios, config_for, run_over, servers, work_until  # noqa: F401
 
 
+@pytest.mark.slow
 def test_a_chunk_waiting_on_a_batch_is_waiting_not_stalled(  # type: ignore[no-untyped-def]
     servers,  # noqa: F811
     bios: Project,  # noqa: F811
@@ -39,6 +41,7 @@ def test_a_chunk_waiting_on_a_batch_is_waiting_not_stalled(  # type: ignore[no-u
     assert Verdict.objects.filter(system__name=run.verifier_name).count() == run.counts["claims"]
 
 
+@pytest.mark.slow
 def test_the_run_form_starts_a_batch_run_whose_chunk_waits_and_is_never_taken_over(  # type: ignore[no-untyped-def]
     servers,  # noqa: F811
     bios: Project,  # noqa: F811

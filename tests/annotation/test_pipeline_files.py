@@ -44,6 +44,7 @@ def written_by_dataformats(path: Path) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flaky", [False, True], ids=["healthy", "failures"])
 def test_pipeline_files_are_dataformats_veriscore_and_round_trip_through_the_platform(
     db: None, tmp_path: Path, flaky: bool

@@ -138,6 +138,7 @@ def extraction_prompts(llm: FakeOpenAI) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
     llm, serper = servers
     alice = User.objects.get(username="alice")
@@ -201,6 +202,7 @@ def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Proje
     assert Item.objects.filter(project=bios).count() == 11
 
 
+@pytest.mark.slow
 def test_two_workers_share_one_run_and_claim_each_chunk_once(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
     llm, _ = servers
     llm.latency = 0.05
@@ -290,6 +292,7 @@ def test_a_killed_workers_chunk_is_taken_over_without_repeating_stored_calls(  #
     assert ClaimList.objects.count() == 6
 
 
+@pytest.mark.slow
 def test_faults_from_the_fakes_end_in_a_finished_run_with_errors_counted(  # type: ignore[no-untyped-def]
     servers, bios: Project, settings
 ) -> None:
@@ -394,6 +397,7 @@ def run_over(run: PipelineRun):  # type: ignore[no-untyped-def]
     return lambda: PipelineRun.objects.get(pk=run.pk).is_over
 
 
+@pytest.mark.slow
 def test_an_outage_fails_the_run_and_writes_nothing_into_the_project(  # type: ignore[no-untyped-def]
     servers, bios: Project, settings
 ) -> None:
@@ -460,6 +464,7 @@ def test_a_chunk_without_progress_is_taken_over_by_the_workers_sweep(  # type: i
     assert not ClaimList.objects.exists()
 
 
+@pytest.mark.slow
 def test_a_killed_workers_chunk_is_swept_without_a_page_visit(  # type: ignore[no-untyped-def]
     servers, bios: Project, settings
 ) -> None:

@@ -44,6 +44,7 @@ def test_everyone_but_the_projects_researcher_gets_404(
         assert client.get(url).status_code == 404, (person, url)
 
 
+@pytest.mark.slow
 def test_the_researcher_sees_every_page_and_export(
     client: Client, users: dict[str, User], verification: list[Item], alpha: Project
 ) -> None:
@@ -82,6 +83,7 @@ def test_the_page_says_when_there_is_no_data(
     assert "Verifiers against human labels" not in page
 
 
+@pytest.mark.slow
 def test_filters_and_names_reach_the_exports(
     client: Client, users: dict[str, User], verification: list[Item], alpha: Project
 ) -> None:
@@ -110,6 +112,7 @@ def test_filters_and_names_reach_the_exports(
     assert client.get(reverse("report_table", args=[alpha.pk, "effort", "xls"])).status_code == 404
 
 
+@pytest.mark.slow
 def test_downloads_are_self_contained(
     client: Client, users: dict[str, User], verification: list[Item], alpha: Project
 ) -> None:

@@ -106,6 +106,7 @@ def test_canonical_files_are_not_taken_for_safe(project: Project) -> None:
     )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     entry=st.dictionaries(

@@ -86,6 +86,7 @@ def verdicts(path: Path) -> list[Any]:
     return [(r.get("all_claims"), r.get("claim_verification_result")) for r in read(path)]
 
 
+@pytest.mark.slow
 def test_run_writes_veriscore_files_and_a_scores_table(
     fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path
 ) -> None:
@@ -158,6 +159,7 @@ def test_run_writes_veriscore_files_and_a_scores_table(
     assert (len(fake_llm.requests), len(fake_serper.requests)) == calls
 
 
+@pytest.mark.slow
 def test_stage_commands_chain_into_the_same_result(
     fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path
 ) -> None:
@@ -199,6 +201,7 @@ def test_estimate_prints_cost_and_calls_nothing(
     assert fake_llm.requests == [] and fake_serper.requests == []
 
 
+@pytest.mark.slow
 def test_endpoints_come_from_environment_variables(
     fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path
 ) -> None:
@@ -312,6 +315,7 @@ def test_a_killed_run_repeats_no_stored_call(tmp_path: Path) -> None:
     assert len(done) == 10 and all("claim_verification_result" in r for r in done)
 
 
+@pytest.mark.slow
 def test_an_outage_fails_loudly_and_is_never_a_score(
     fake_serper: FakeSerper, tmp_path: Path
 ) -> None:
@@ -336,6 +340,7 @@ def test_an_outage_fails_loudly_and_is_never_a_score(
     assert tolerated.returncode == 0 and "FAILED:" in tolerated.stderr
 
 
+@pytest.mark.slow
 def test_a_partial_failure_marks_only_the_responses_it_touched(
     fake_serper: FakeSerper, tmp_path: Path
 ) -> None:

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pipeline.cache import Cache, make_key
 from pipeline.fakes import FakeOpenAI, FakeSerper
 
@@ -32,6 +34,7 @@ def run_args(src: Path, out: Path, llm: FakeOpenAI, serper: FakeSerper, tmp: Pat
     return ["run", str(src), "--out", str(out), *endpoints(llm, serper, tmp)]
 
 
+@pytest.mark.slow
 def test_a_full_disk_leaves_the_previous_outputs_whole(
     fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path
 ) -> None:
@@ -69,6 +72,7 @@ def test_a_full_disk_leaves_the_previous_outputs_whole(
             assert data.endswith(b"\n") and all(json.loads(x) for x in data.splitlines())
 
 
+@pytest.mark.slow
 def test_a_corrupt_cache_fails_with_one_line_and_can_be_repaired(
     fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path
 ) -> None:
@@ -91,6 +95,7 @@ def test_a_corrupt_cache_fails_with_one_line_and_can_be_repaired(
     cli(*run_args(src, tmp_path / "out", fake_llm, fake_serper, tmp_path))
 
 
+@pytest.mark.slow
 def test_a_damaged_cached_answer_names_the_cache_and_repair_keeps_the_rest(
     fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path
 ) -> None:
@@ -120,6 +125,7 @@ def test_a_damaged_cached_answer_names_the_cache_and_repair_keeps_the_rest(
     assert len(fake_llm.requests) == calls + 1
 
 
+@pytest.mark.slow
 def test_two_processes_on_one_cache_pay_for_each_call_once(tmp_path: Path) -> None:
     src = write_input(tmp_path / "mixed.jsonl", n_bios=3)
     with FakeOpenAI(latency=0.05) as llm, FakeSerper(latency=0.05) as serper:
