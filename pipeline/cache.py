@@ -82,22 +82,41 @@ class Cache:
         # One connection guarded by a lock: the event loop thread does nearly all the work,
         # but sync callers on other threads must not interleave statements.
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(
-                self.path, timeout=60, isolation_level=None, check_same_thread=False
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL in WAL mode survives a killed process (only a power cut loses the tail).
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=60000")
-            self._db.execute(SCHEMA)
-            self._db.execute(LEASES)
-            self._db.execute(NOTES)
-        except sqlite3.DatabaseError as e:
-            raise CacheError(
-                f"the answer cache {self.path} is unusable ({e}): {_advice(self.path)}"
-            ) from None
+        # Two processes opening a new cache at once: switching it to WAL and creating the
+        # tables take locks for which SQLite may answer "locked" at once instead of
+        # waiting (its deadlock rule); that is the other process's set-up, not damage, so
+        # try again until it is done.
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self._db = self._open()
+                break
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise CacheError(
+                        f"the answer cache {self.path} is unusable ({e}): {_advice(self.path)}"
+                    ) from None
+                time.sleep(0.05)
+            except sqlite3.DatabaseError as e:
+                raise CacheError(
+                    f"the answer cache {self.path} is unusable ({e}): {_advice(self.path)}"
+                ) from None
         self._inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode survives a killed process (only a power cut loses the tail).
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA busy_timeout=60000")
+            db.execute(SCHEMA)
+            db.execute(LEASES)
+            db.execute(NOTES)
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def get(self, key: str) -> dict[str, Any] | None:
         try:

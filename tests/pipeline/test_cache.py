@@ -4,6 +4,7 @@ import asyncio
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from pipeline.cache import Cache, make_key
 
@@ -71,3 +72,28 @@ def test_a_call_in_flight_elsewhere_is_awaited_and_a_dead_holders_lease_runs_out
     assert calls == ["paid"]
     assert holder.get("k2") == {"text": "answer"}
     assert holder.claim("k2")  # the waiter released its lease with the answer
+
+
+def _open_and_store(path: str, barrier: Any, n: int) -> None:
+    barrier.wait()  # every process opens the new cache at the same moment
+    cache = Cache(path)
+    cache.put(f"k{n}", "chat", {"n": n}, {"text": "OK"})
+
+
+def test_processes_opening_a_new_cache_at_once_all_get_it(tmp_path: Path) -> None:
+    # Switching a new file to WAL and creating the tables can answer "locked" at once
+    # (SQLite's deadlock rule, no busy wait): that is another process's set-up, not a
+    # damaged cache, and must not fail a worker's run.
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    for attempt in range(3):
+        path = str(tmp_path / f"c{attempt}.sqlite")
+        barrier = ctx.Barrier(8)
+        procs = [ctx.Process(target=_open_and_store, args=(path, barrier, n)) for n in range(8)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+        assert [p.exitcode for p in procs] == [0] * 8
+        assert Cache(path).count() == 8
