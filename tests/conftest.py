@@ -182,3 +182,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if name:
         for suffix in ("-wal", "-shm"):
             Path(str(name) + suffix).unlink(missing_ok=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `database("postgresql")` or `database("sqlite")` test one database's
+    own behaviour: on the other database they are deselected (each CI pass runs its own),
+    never skipped."""
+    from django.db import connection
+
+    keep, drop = [], []
+    for item in items:
+        marker = item.get_closest_marker("database")
+        (drop if marker and marker.args[0] != connection.vendor else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

@@ -17,7 +17,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import Assignment, Item
 
-pytestmark = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's write lock only")
+pytestmark = pytest.mark.database("sqlite")  # SQLite's write lock only
 
 
 @contextmanager

@@ -12,6 +12,8 @@ from annotation.ingest import import_file
 from annotation.models import Claim, ClaimList, Project
 from tests.conftest import canonical_line, peer_file
 
+pytestmark = pytest.mark.database("postgresql")  # PostgreSQL's planner statistics only
+
 
 def estimated_rows(model: type) -> float:
     with connection.cursor() as cursor:
@@ -21,8 +23,6 @@ def estimated_rows(model: type) -> float:
 
 @pytest.fixture
 def sized_empty(db: None) -> Project:
-    if connection.vendor != "postgresql":
-        pytest.skip("PostgreSQL's planner statistics only")
     names = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in TABLES)
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {names}")  # as a fresh database: every table sized empty
