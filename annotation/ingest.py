@@ -219,7 +219,13 @@ def check_upload_size(upload: UploadedFile) -> None:
 def _system_specs(records: list[DocRecord], origin: str) -> dict[str, dict[str, str]]:
     specs: dict[str, dict[str, str]] = {}
     for r in records:
-        names = [v for lst in r.lists.values() for c in lst.claims for v in c.verdicts]
+        names = [
+            v
+            for lst in r.lists.values()
+            if lst.texts is None
+            for c in lst.claims
+            for v in c.verdicts
+        ]
         names += [v for seg in r.segments for v in seg.verdicts]
         for vname in names:
             specs.setdefault(
@@ -420,7 +426,9 @@ def _insert_claims(lists: list[tuple[int, ListRecord]]) -> None:
             return
         texts, full = [], []
         for pk, lst in lists:
-            if any(c.sentence or c.sentence_index is not None for c in lst.claims):
+            if lst.texts is not None:
+                texts.append((pk, json.dumps(lst.texts, ensure_ascii=False)))
+            elif any(c.sentence or c.sentence_index is not None for c in lst.claims):
                 rows3 = [[c.text, c.sentence_index, c.sentence] for c in lst.claims]
                 full.append((pk, json.dumps(rows3, ensure_ascii=False)))
             else:
@@ -484,7 +492,7 @@ def _create_documents(
     # plain claims, the bulk of a large file, go in as rows.
     plain, rich = [], []
     for cl, (_, _, lst) in zip(list_ids, lists, strict=True):
-        if any(c.evidence or c.verdicts for c in lst.claims):
+        if lst.texts is None and any(c.evidence or c.verdicts for c in lst.claims):
             rich.append((cl, lst))
         else:
             plain.append((cl, lst))
@@ -492,7 +500,7 @@ def _create_documents(
     claims = Claim.objects.bulk_create(
         c for cl, lst in rich for c in _claims(ClaimList(pk=cl), lst)
     )
-    summary.claims_created += sum(len(lst.claims) for _, lst in plain) + len(claims)
+    summary.claims_created += sum(len(lst.texts or lst.claims) for _, lst in plain) + len(claims)
     pairs = zip(claims, (c for _, lst in rich for c in lst.claims), strict=True)
     evidence, verdicts = [], []
     for claim, record in pairs:

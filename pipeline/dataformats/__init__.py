@@ -197,17 +197,17 @@ def _storable(line: Line, r: DocRecord, *, clean: bool = False) -> bool:
             "source_model": (r.source_model, MAX_MODEL),
         },
     )
-    names = set(r.lists) | {v for lst in r.lists.values() for c in lst.claims for v in c.verdicts}
+    claims = [c for lst in r.lists.values() if lst.texts is None for c in lst.claims]
+    names = set(r.lists) | {v for c in claims for v in c.verdicts}
     names |= {v for s in r.segments for v in s.verdicts}
     for name in names:
         check_lengths(line, {"system name": (name, MAX_SYSTEM)})
-    labels = {v for lst in r.lists.values() for c in lst.claims for v in c.verdicts.values()}
+    labels = {v for c in claims for v in c.verdicts.values()}
     for value in labels | {v for s in r.segments for v in s.verdicts.values()}:
         check_lengths(line, {"label": (value, MAX_LABEL)})
-    for lst in r.lists.values():
-        for c in lst.claims:
-            for e in c.evidence:
-                check_lengths(line, {"link": (e.link, MAX_LINK)})
+    for c in claims:
+        for e in c.evidence:
+            check_lengths(line, {"link": (e.link, MAX_LINK)})
     if clean:
         return not line.failed
     stored = {

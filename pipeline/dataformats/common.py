@@ -78,10 +78,37 @@ class SegmentRecord:
     verdicts: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
 class ListRecord:
-    claims: list[ClaimRecord]
-    abstained: bool = False
+    """A system's claim list. One of plain claim texts (the bulk of large files) is kept
+    as its `texts` until its claims are asked for (`texts` is None from then on)."""
+
+    __slots__ = ("_claims", "abstained", "texts")
+
+    def __init__(
+        self,
+        claims: list[ClaimRecord] | None = None,
+        abstained: bool = False,
+        *,
+        texts: list[str] | None = None,
+    ) -> None:
+        self._claims = claims if texts is None else None
+        self.texts = texts
+        self.abstained = abstained
+
+    @property
+    def claims(self) -> list[ClaimRecord]:
+        if self._claims is None:
+            self._claims = [ClaimRecord(t) for t in self.texts or ()]
+            self.texts = None
+        return self._claims
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ListRecord):
+            return NotImplemented
+        return (self.claims, self.abstained) == (other.claims, other.abstained)
+
+    def __repr__(self) -> str:
+        return f"ListRecord(claims={self.claims!r}, abstained={self.abstained!r})"
 
 
 @dataclass

@@ -176,3 +176,26 @@ def test_safe_files_are_read_as_a_stream_with_the_keys_around_the_entries(
     assert len(records) == 3
     back = safe.write_file(records, system="safe", verifier="safe-rater")
     assert back == published and list(back)[-1] == KEY
+
+
+def test_plain_claim_lists_read_as_texts_give_the_claims_of_claim_objects() -> None:
+    plain = canonical_line(1, claim_lists={"a": ["One.", " Two. "]})
+    objects = canonical_line(1, claim_lists={"a": [{"text": "One."}, {"text": " Two. "}]})
+    _, [p], _ = parse_file(plain, file="plain.jsonl")
+    _, [o], _ = parse_file(objects, file="objects.jsonl")
+    assert p.lists["a"].texts == ["One.", " Two. "]
+    assert p == o and [c.text for c in p.lists["a"].claims] == ["One.", " Two. "]
+
+
+@pytest.mark.parametrize(
+    ("claims", "message"),
+    [
+        (["One.", ""], r"line 1, field 'claim_lists\.a\[1\]': is an empty claim"),
+        ([" \t", "One."], r"line 1, field 'claim_lists\.a\[0\]': is an empty claim"),
+        (["One.", 3], r"field 'claim_lists\.a\[1\]': must be a string or an object"),
+        ("One.", r"field 'claim_lists\.a': must be a list of claims, not a string"),
+    ],
+)
+def test_a_claim_list_with_a_blank_or_odd_claim_names_it(claims: object, message: str) -> None:
+    with pytest.raises(ImportFailed, match=message):
+        parse_file(canonical_line(1, claim_lists={"a": claims}), file="f.jsonl")
