@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gc
 import json
+import queue
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -161,7 +163,7 @@ def import_file(
 
         return save_records(
             project=project,
-            records=iter_records(source, file=file, fmt=fmt, **options),
+            records=read_ahead(iter_records(source, file=file, fmt=fmt, **options)),
             fmt=fmt,
             file=file,
             update=update,
@@ -169,6 +171,44 @@ def import_file(
             total=count,
             before_commit=finish,
         )
+
+
+def read_ahead(records: Iterator[DocRecord]) -> Iterator[DocRecord]:
+    """The records, read by a thread one batch ahead of the caller: the sqlite3 module
+    lets go of the GIL while SQLite writes a batch, so the next one is read meanwhile
+    (memory: two batches). An error of the reading is raised here, at its place in the
+    stream; when the caller stops early, the thread stops too (and closes `records`)."""
+    batches: queue.Queue[list[DocRecord] | BaseException | None] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            for batch in batched(records, BATCH):
+                if stop.is_set():
+                    return
+                batches.put(list(batch))
+            batches.put(None)
+        except BaseException as e:  # handed to the caller, who raises it
+            batches.put(e)
+        finally:
+            close = getattr(records, "close", None)
+            if close:
+                close()
+
+    thread = threading.Thread(target=read, name="import-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while (item := batches.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield from item
+    finally:
+        stop.set()
+        while thread.is_alive():  # let a blocked put through until the thread ends
+            try:
+                batches.get(timeout=0.1)
+            except queue.Empty:
+                pass
 
 
 @contextmanager
