@@ -467,14 +467,18 @@ def _insert_claims(lists: list[tuple[int, ListRecord]]) -> None:
         texts, full = [], []
         for pk, lst in lists:
             if lst.texts is not None:
-                texts.append((pk, json.dumps(lst.texts, ensure_ascii=False)))
+                texts.append((pk, lst.texts))
             elif any(c.sentence or c.sentence_index is not None for c in lst.claims):
                 rows3 = [[c.text, c.sentence_index, c.sentence] for c in lst.claims]
                 full.append((pk, json.dumps(rows3, ensure_ascii=False)))
             else:
-                plain = [c.text for c in lst.claims]
-                texts.append((pk, json.dumps(plain, ensure_ascii=False)))
-        cursor.executemany(insert + "SELECT %s, key, value, NULL, '' FROM json_each(%s)", texts)
+                texts.append((pk, [c.text for c in lst.claims]))
+        if texts:  # the whole batch in one JSON text: [[list id, [claim text, ...]], ...]
+            cursor.execute(
+                insert + "SELECT json_extract(l.value, '$[0]'), c.key, c.value, NULL, '' "
+                "FROM json_each(%s) AS l, json_each(l.value, '$[1]') AS c",
+                [json.dumps(texts, ensure_ascii=False)],
+            )
         cursor.executemany(
             insert + "SELECT %s, key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), "
             "json_extract(value, '$[2]') FROM json_each(%s)",
