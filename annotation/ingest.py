@@ -493,6 +493,7 @@ def _create_documents(
     if not records:
         return
     metadata = Document._meta.get_field("metadata")
+    no_metadata = metadata.get_db_prep_save({}, connection)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     doc_ids = _insert_returning(
         Document,
@@ -514,7 +515,7 @@ def _create_documents(
                 r.question,
                 r.domain,
                 r.source_model,
-                metadata.get_db_prep_save(r.metadata, connection),
+                metadata.get_db_prep_save(r.metadata, connection) if r.metadata else no_metadata,
                 now,
             )
             for r in records
