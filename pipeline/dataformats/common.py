@@ -16,6 +16,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import batched
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -404,15 +405,22 @@ class SeenIds:
         self.db = sqlite3.connect("")  # "": a private temporary file, deleted on close
         self.db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, line INTEGER) WITHOUT ROWID")
 
-    def first_line(self, external_id: str, line: int) -> int | None:
-        """The line `external_id` was first seen on; None when it is new (now seen here)."""
-        if self.db.execute(
-            "INSERT OR IGNORE INTO seen VALUES (?, ?)", (external_id, line)
-        ).rowcount:
-            return None
-        return int(
-            self.db.execute("SELECT line FROM seen WHERE id = ?", (external_id,)).fetchone()[0]
-        )
+    def first_lines(self, ids: list[tuple[str, int]]) -> list[int | None]:
+        """For each (id, line), in order: the line the id was first seen on, or None when
+        it is new (now seen there). Two statements for the whole list."""
+        found: dict[str, int] = {}
+        for chunk in batched(dict.fromkeys(i for i, _ in ids), 500):
+            marks = ", ".join("?" * len(chunk))
+            found.update(self.db.execute(f"SELECT id, line FROM seen WHERE id IN ({marks})", chunk))
+        new: dict[str, int] = {}
+        firsts = []
+        for external_id, line in ids:
+            first = found.get(external_id, new.get(external_id))
+            if first is None:
+                new[external_id] = line
+            firsts.append(first)
+        self.db.executemany("INSERT INTO seen VALUES (?, ?)", new.items())
+        return firsts
 
     def close(self) -> None:
         self.db.close()

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pipeline import dataformats
 from pipeline.dataformats import (
     ImportFailed,
     factscore,
@@ -199,3 +200,27 @@ def test_plain_claim_lists_read_as_texts_give_the_claims_of_claim_objects() -> N
 def test_a_claim_list_with_a_blank_or_odd_claim_names_it(claims: object, message: str) -> None:
     with pytest.raises(ImportFailed, match=message):
         parse_file(canonical_line(1, claim_lists={"a": claims}), file="f.jsonl")
+
+
+def test_duplicate_ids_are_errors_in_the_order_of_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ids are looked up a few records at a time (here 3): a duplicate found after later
+    lines were read still takes its place among the errors."""
+    monkeypatch.setattr(dataformats, "SEEN_BATCH", 3)
+    lines = [
+        canonical_line(0),
+        canonical_line(0),
+        '{"id": "x"}',
+        canonical_line(4),
+        canonical_line(4),
+        canonical_line(1),
+        '{"id": "y"}',
+        canonical_line(8),
+    ]
+    with pytest.raises(ImportFailed) as e:
+        parse_file("\n".join(lines), file="dup.jsonl")
+    assert [str(error) for error in e.value.errors] == [
+        "dup.jsonl, line 2, field 'id': duplicate id 'doc-0' (first on line 1)",
+        "dup.jsonl, line 3, field 'response': is missing",
+        "dup.jsonl, line 5, field 'id': duplicate id 'doc-4' (first on line 4)",
+        "dup.jsonl, line 7, field 'response': is missing",
+    ]
