@@ -358,11 +358,13 @@ def _save_batch(
     summary: ImportSummary,
 ) -> None:
     specs = {**_system_specs(records, f"import:{fmt}"), **(systems or {})}
+    # Unordered: ordered by id, SQLite walks every document of the project (by the
+    # project index) instead of looking the ids up, and each batch takes longer.
     existing = {
         d.external_id: d
         for d in Document.objects.filter(
             project=project, external_id__in=[r.external_id for r in records]
-        )
+        ).order_by()
     }
     if check_identity:
         _check_identity(records, existing, file, update)

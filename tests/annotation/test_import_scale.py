@@ -17,6 +17,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
@@ -158,6 +159,27 @@ def test_an_error_of_the_writer_stops_the_read_ahead_thread(
         import_file(project=project, path=path, file=path.name, progress=fail)
     assert Document.objects.count() == 0
     assert read_ahead_threads() == []
+
+
+@pytest.mark.database("sqlite")
+def test_each_batch_looks_its_ids_up_by_the_unique_index(project: Project, tmp_path: Path) -> None:
+    """Not by walking every document of the project (what SQLite did for the lookup
+    ordered by id: each batch of a large import took longer than the one before)."""
+    path = write(tmp_path / "ids.jsonl", [canonical_line(i) for i in range(3)])
+    lookups: list[tuple[str, Any]] = []
+
+    def keep(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if sql.startswith('SELECT "annotation_document"') and " IN (" in sql:
+            lookups.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(keep):
+        import_file(project=project, path=path, file=path.name)
+    [(sql, params)] = lookups
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+        plan = " ".join(row[-1] for row in cursor.fetchall())
+    assert "(project_id=? AND external_id=?)" in plan, plan
 
 
 def test_the_command_streams_the_file_and_reports(project: Project, tmp_path: Path) -> None:
