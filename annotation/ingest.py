@@ -12,8 +12,8 @@ import gc
 import json
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from itertools import batched
 from pathlib import Path
@@ -161,19 +161,20 @@ def import_file(
             if before_commit:
                 before_commit(summary)
 
-        return save_records(
-            project=project,
-            records=read_ahead(iter_records(source, file=file, fmt=fmt, **options)),
-            fmt=fmt,
-            file=file,
-            update=update,
-            progress=progress,
-            total=count,
-            before_commit=finish,
-        )
+        with closing(read_ahead(iter_records(source, file=file, fmt=fmt, **options))) as records:
+            return save_records(
+                project=project,
+                records=records,
+                fmt=fmt,
+                file=file,
+                update=update,
+                progress=progress,
+                total=count,
+                before_commit=finish,
+            )
 
 
-def read_ahead(records: Iterator[DocRecord]) -> Iterator[DocRecord]:
+def read_ahead(records: Iterator[DocRecord]) -> Generator[DocRecord]:
     """The records, read by a thread one batch ahead of the caller: the sqlite3 module
     lets go of the GIL while SQLite writes a batch, so the next one is read meanwhile
     (memory: two batches). An error of the reading is raised here, at its place in the
