@@ -173,11 +173,11 @@ class Line:
         self.reader.warnings.append(LineError(self.file, self.line, field_name, message))
 
     def get(self, name: str, types: type | tuple[type, ...], *, required: bool = False) -> Any:
-        if name not in self.obj or self.obj[name] is None:
+        value = self.obj.get(name)
+        if value is None:
             if required:
                 self.error(name, "is missing")
             return None
-        value = self.obj[name]
         if not isinstance(value, types) or isinstance(value, bool) and bool not in _tuple(types):
             self.error(name, f"must be {_type_names(types)}, not {json_type(value)}")
             return None
