@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+import queue
+import threading
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from itertools import batched
 from pathlib import Path
@@ -159,16 +161,55 @@ def import_file(
             if before_commit:
                 before_commit(summary)
 
-        return save_records(
-            project=project,
-            records=iter_records(source, file=file, fmt=fmt, **options),
-            fmt=fmt,
-            file=file,
-            update=update,
-            progress=progress,
-            total=count,
-            before_commit=finish,
-        )
+        with closing(read_ahead(iter_records(source, file=file, fmt=fmt, **options))) as records:
+            return save_records(
+                project=project,
+                records=records,
+                fmt=fmt,
+                file=file,
+                update=update,
+                progress=progress,
+                total=count,
+                before_commit=finish,
+            )
+
+
+def read_ahead(records: Iterator[DocRecord]) -> Generator[DocRecord]:
+    """The records, read by a thread one batch ahead of the caller: the sqlite3 module
+    lets go of the GIL while SQLite writes a batch, so the next one is read meanwhile
+    (memory: two batches). An error of the reading is raised here, at its place in the
+    stream; when the caller stops early, the thread stops too (and closes `records`)."""
+    batches: queue.Queue[list[DocRecord] | BaseException | None] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            for batch in batched(records, BATCH):
+                if stop.is_set():
+                    return
+                batches.put(list(batch))
+            batches.put(None)
+        except BaseException as e:  # handed to the caller, who raises it
+            batches.put(e)
+        finally:
+            close = getattr(records, "close", None)
+            if close:
+                close()
+
+    thread = threading.Thread(target=read, name="import-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while (item := batches.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield from item
+    finally:
+        stop.set()
+        while thread.is_alive():  # let a blocked put through until the thread ends
+            try:
+                batches.get(timeout=0.1)
+            except queue.Empty:
+                pass
 
 
 @contextmanager
@@ -219,7 +260,13 @@ def check_upload_size(upload: UploadedFile) -> None:
 def _system_specs(records: list[DocRecord], origin: str) -> dict[str, dict[str, str]]:
     specs: dict[str, dict[str, str]] = {}
     for r in records:
-        names = [v for lst in r.lists.values() for c in lst.claims for v in c.verdicts]
+        names = [
+            v
+            for lst in r.lists.values()
+            if lst.texts is None
+            for c in lst.claims
+            for v in c.verdicts
+        ]
         names += [v for seg in r.segments for v in seg.verdicts]
         for vname in names:
             specs.setdefault(
@@ -312,11 +359,13 @@ def _save_batch(
     summary: ImportSummary,
 ) -> None:
     specs = {**_system_specs(records, f"import:{fmt}"), **(systems or {})}
+    # Unordered: ordered by id, SQLite walks every document of the project (by the
+    # project index) instead of looking the ids up, and each batch takes longer.
     existing = {
         d.external_id: d
         for d in Document.objects.filter(
             project=project, external_id__in=[r.external_id for r in records]
-        )
+        ).order_by()
     }
     if check_identity:
         _check_identity(records, existing, file, update)
@@ -420,13 +469,19 @@ def _insert_claims(lists: list[tuple[int, ListRecord]]) -> None:
             return
         texts, full = [], []
         for pk, lst in lists:
-            if any(c.sentence or c.sentence_index is not None for c in lst.claims):
+            if lst.texts is not None:
+                texts.append((pk, lst.texts))
+            elif any(c.sentence or c.sentence_index is not None for c in lst.claims):
                 rows3 = [[c.text, c.sentence_index, c.sentence] for c in lst.claims]
                 full.append((pk, json.dumps(rows3, ensure_ascii=False)))
             else:
-                plain = [c.text for c in lst.claims]
-                texts.append((pk, json.dumps(plain, ensure_ascii=False)))
-        cursor.executemany(insert + "SELECT %s, key, value, NULL, '' FROM json_each(%s)", texts)
+                texts.append((pk, [c.text for c in lst.claims]))
+        if texts:  # the whole batch in one JSON text: [[list id, [claim text, ...]], ...]
+            cursor.execute(
+                insert + "SELECT json_extract(l.value, '$[0]'), c.key, c.value, NULL, '' "
+                "FROM json_each(%s) AS l, json_each(l.value, '$[1]') AS c",
+                [json.dumps(texts, ensure_ascii=False)],
+            )
         cursor.executemany(
             insert + "SELECT %s, key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), "
             "json_extract(value, '$[2]') FROM json_each(%s)",
@@ -441,6 +496,7 @@ def _create_documents(
     if not records:
         return
     metadata = Document._meta.get_field("metadata")
+    no_metadata = metadata.get_db_prep_save({}, connection)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     doc_ids = _insert_returning(
         Document,
@@ -462,7 +518,7 @@ def _create_documents(
                 r.question,
                 r.domain,
                 r.source_model,
-                metadata.get_db_prep_save(r.metadata, connection),
+                metadata.get_db_prep_save(r.metadata, connection) if r.metadata else no_metadata,
                 now,
             )
             for r in records
@@ -484,7 +540,7 @@ def _create_documents(
     # plain claims, the bulk of a large file, go in as rows.
     plain, rich = [], []
     for cl, (_, _, lst) in zip(list_ids, lists, strict=True):
-        if any(c.evidence or c.verdicts for c in lst.claims):
+        if lst.texts is None and any(c.evidence or c.verdicts for c in lst.claims):
             rich.append((cl, lst))
         else:
             plain.append((cl, lst))
@@ -492,7 +548,7 @@ def _create_documents(
     claims = Claim.objects.bulk_create(
         c for cl, lst in rich for c in _claims(ClaimList(pk=cl), lst)
     )
-    summary.claims_created += sum(len(lst.claims) for _, lst in plain) + len(claims)
+    summary.claims_created += sum(len(lst.texts or lst.claims) for _, lst in plain) + len(claims)
     pairs = zip(claims, (c for _, lst in rich for c in lst.claims), strict=True)
     evidence, verdicts = [], []
     for claim, record in pairs:

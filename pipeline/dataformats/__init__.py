@@ -6,6 +6,7 @@ every error with its file, line and field; warnings are returned beside the reco
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ PARSERS: dict[str, Callable[[Line], DocRecord | None]] = {
     mapped.NAME: mapped.parse,
 }
 FORMATS = tuple(PARSERS)
+SEEN_BATCH = 1000  # records whose ids are looked up at once
 
 __all__ = [
     "FORMATS",
@@ -161,10 +163,11 @@ def _records(
     """Records of the rows; `check` = every value fits the database (off on a second
     reading of a file that was checked)."""
     seen = SeenIds()
+    pending: list[tuple[int, DocRecord]] = []
     try:
         for number, obj in rows:
             if len(reader.errors) >= MAX_ERRORS:
-                return
+                break
             if fmt == "auto":
                 fmt = detect_format(set(obj))
                 reader.options["format"] = fmt
@@ -177,13 +180,32 @@ def _records(
             clean = reader.clean and fmt != mapped.NAME
             if check and not _storable(line, record, clean=clean):
                 continue
-            first = seen.first_line(record.external_id, number)
-            if first is not None:
-                line.error("id", f"duplicate id {record.external_id!r} (first on line {first})")
-                continue
-            yield record
+            pending.append((number, record))
+            if len(pending) == SEEN_BATCH:
+                yield from _unseen(pending, seen, reader)
+                pending = []
+        yield from _unseen(pending, seen, reader)
     finally:
         seen.close()
+
+
+def _unseen(
+    records: list[tuple[int, DocRecord]], seen: SeenIds, reader: Reader
+) -> Iterator[DocRecord]:
+    """The records whose id is new; a duplicate id is an error, put among the errors in
+    the order of lines (the ids are looked up a batch at a time, after later lines)."""
+    firsts = seen.first_lines([(r.external_id, number) for number, r in records])
+    for (number, record), first in zip(records, firsts, strict=True):
+        if first is None:
+            yield record
+            continue
+        error = LineError(
+            reader.file,
+            number,
+            "id",
+            f"duplicate id {record.external_id!r} (first on line {first})",
+        )
+        bisect.insort(reader.errors, error, key=lambda e: e.line)
 
 
 def _storable(line: Line, r: DocRecord, *, clean: bool = False) -> bool:
@@ -197,17 +219,17 @@ def _storable(line: Line, r: DocRecord, *, clean: bool = False) -> bool:
             "source_model": (r.source_model, MAX_MODEL),
         },
     )
-    names = set(r.lists) | {v for lst in r.lists.values() for c in lst.claims for v in c.verdicts}
+    claims = [c for lst in r.lists.values() if lst.texts is None for c in lst.claims]
+    names = set(r.lists) | {v for c in claims for v in c.verdicts}
     names |= {v for s in r.segments for v in s.verdicts}
     for name in names:
         check_lengths(line, {"system name": (name, MAX_SYSTEM)})
-    labels = {v for lst in r.lists.values() for c in lst.claims for v in c.verdicts.values()}
+    labels = {v for c in claims for v in c.verdicts.values()}
     for value in labels | {v for s in r.segments for v in s.verdicts.values()}:
         check_lengths(line, {"label": (value, MAX_LABEL)})
-    for lst in r.lists.values():
-        for c in lst.claims:
-            for e in c.evidence:
-                check_lengths(line, {"link": (e.link, MAX_LINK)})
+    for c in claims:
+        for e in c.evidence:
+            check_lengths(line, {"link": (e.link, MAX_LINK)})
     if clean:
         return not line.failed
     stored = {

@@ -78,6 +78,9 @@ def parse(line: Line) -> DocRecord | None:
         if not name.strip():
             line.error("claim_lists", "a system name is empty")
             continue
+        if _plain_texts(value):  # the bulk of large files: kept as texts
+            lists[name] = ListRecord(texts=value, abstained=name in abstained)
+            continue
         claims = claims_field(line, f"claim_lists.{name}", value)
         if claims is not None:
             lists[name] = ListRecord(claims=claims, abstained=name in abstained)
@@ -106,12 +109,20 @@ def parse(line: Line) -> DocRecord | None:
     )
 
 
+def _plain_texts(value: Any) -> bool:
+    """A non-empty list of claim texts, none blank (checked without a Python call per claim)."""
+    return (
+        type(value) is list
+        and set(map(type, value)) == {str}
+        and all(value)
+        and not any(map(str.isspace, value))
+    )
+
+
 def claims_field(line: Line, name: str, value: Any) -> list[ClaimRecord] | None:
     if not isinstance(value, list):
         line.error(name, f"must be a list of claims, not {json_type(value)}")
         return None
-    if all(type(c) is str and c and not c.isspace() for c in value):  # the bulk of large files
-        return [ClaimRecord(c) for c in value]
     claims = []
     for i, c in enumerate(value):
         where = f"{name}[{i}]"

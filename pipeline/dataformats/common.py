@@ -16,6 +16,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import batched
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -78,10 +79,37 @@ class SegmentRecord:
     verdicts: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
 class ListRecord:
-    claims: list[ClaimRecord]
-    abstained: bool = False
+    """A system's claim list. One of plain claim texts (the bulk of large files) is kept
+    as its `texts` until its claims are asked for (`texts` is None from then on)."""
+
+    __slots__ = ("_claims", "abstained", "texts")
+
+    def __init__(
+        self,
+        claims: list[ClaimRecord] | None = None,
+        abstained: bool = False,
+        *,
+        texts: list[str] | None = None,
+    ) -> None:
+        self._claims = claims if texts is None else None
+        self.texts = texts
+        self.abstained = abstained
+
+    @property
+    def claims(self) -> list[ClaimRecord]:
+        if self._claims is None:
+            self._claims = [ClaimRecord(t) for t in self.texts or ()]
+            self.texts = None
+        return self._claims
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ListRecord):
+            return NotImplemented
+        return (self.claims, self.abstained) == (other.claims, other.abstained)
+
+    def __repr__(self) -> str:
+        return f"ListRecord(claims={self.claims!r}, abstained={self.abstained!r})"
 
 
 @dataclass
@@ -145,11 +173,11 @@ class Line:
         self.reader.warnings.append(LineError(self.file, self.line, field_name, message))
 
     def get(self, name: str, types: type | tuple[type, ...], *, required: bool = False) -> Any:
-        if name not in self.obj or self.obj[name] is None:
+        value = self.obj.get(name)
+        if value is None:
             if required:
                 self.error(name, "is missing")
             return None
-        value = self.obj[name]
         if not isinstance(value, types) or isinstance(value, bool) and bool not in _tuple(types):
             self.error(name, f"must be {_type_names(types)}, not {json_type(value)}")
             return None
@@ -377,15 +405,22 @@ class SeenIds:
         self.db = sqlite3.connect("")  # "": a private temporary file, deleted on close
         self.db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, line INTEGER) WITHOUT ROWID")
 
-    def first_line(self, external_id: str, line: int) -> int | None:
-        """The line `external_id` was first seen on; None when it is new (now seen here)."""
-        if self.db.execute(
-            "INSERT OR IGNORE INTO seen VALUES (?, ?)", (external_id, line)
-        ).rowcount:
-            return None
-        return int(
-            self.db.execute("SELECT line FROM seen WHERE id = ?", (external_id,)).fetchone()[0]
-        )
+    def first_lines(self, ids: list[tuple[str, int]]) -> list[int | None]:
+        """For each (id, line), in order: the line the id was first seen on, or None when
+        it is new (now seen there). Two statements for the whole list."""
+        found: dict[str, int] = {}
+        for chunk in batched(dict.fromkeys(i for i, _ in ids), 500):
+            marks = ", ".join("?" * len(chunk))
+            found.update(self.db.execute(f"SELECT id, line FROM seen WHERE id IN ({marks})", chunk))
+        new: dict[str, int] = {}
+        firsts = []
+        for external_id, line in ids:
+            first = found.get(external_id, new.get(external_id))
+            if first is None:
+                new[external_id] = line
+            firsts.append(first)
+        self.db.executemany("INSERT INTO seen VALUES (?, ?)", new.items())
+        return firsts
 
     def close(self) -> None:
         self.db.close()

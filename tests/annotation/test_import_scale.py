@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
@@ -115,6 +117,69 @@ def test_a_bad_byte_in_a_streamed_file_names_its_line(project: Project, tmp_path
     with pytest.raises(ImportFailed, match=r"latin1.jsonl, line 2: is not UTF-8 text \(byte 0xe9"):
         import_file(project=project, path=path, file=path.name)
     assert Document.objects.count() == 0
+
+
+def read_ahead_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "import-read-ahead"]
+
+
+def test_an_error_met_by_the_read_ahead_thread_names_its_line_and_writes_nothing(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write pass reads the file again in a thread; a bad byte found there (the file
+    changed after it was validated) reaches the importer, and the batches written so far
+    are undone."""
+    monkeypatch.setattr(ingest, "BATCH", 5)
+    lines = [canonical_line(i).encode() for i in range(30)]
+    path = tmp_path / "changing.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+    def spoil(phase: str, done: int, total: int) -> None:
+        if phase == "validated":  # between the two passes
+            lines[22] = lines[22].replace(b"Person", b"Pers\xe9n")
+            path.write_bytes(b"\n".join(lines) + b"\n")
+
+    with pytest.raises(ImportFailed, match=r"changing.jsonl, line 23: is not UTF-8 text"):
+        import_file(project=project, path=path, file=path.name, progress=spoil)
+    assert Document.objects.count() == 0 and Claim.objects.count() == 0
+    assert read_ahead_threads() == []
+
+
+def test_an_error_of_the_writer_stops_the_read_ahead_thread(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "BATCH", 5)
+    path = write(tmp_path / "many.jsonl", [canonical_line(i) for i in range(40)])
+
+    def fail(phase: str, done: int, total: int) -> None:
+        if phase == "write" and done == 10:
+            raise RuntimeError("the writer failed")
+
+    with pytest.raises(RuntimeError, match="the writer failed"):
+        import_file(project=project, path=path, file=path.name, progress=fail)
+    assert Document.objects.count() == 0
+    assert read_ahead_threads() == []
+
+
+@pytest.mark.database("sqlite")
+def test_each_batch_looks_its_ids_up_by_the_unique_index(project: Project, tmp_path: Path) -> None:
+    """Not by walking every document of the project (what SQLite did for the lookup
+    ordered by id: each batch of a large import took longer than the one before)."""
+    path = write(tmp_path / "ids.jsonl", [canonical_line(i) for i in range(3)])
+    lookups: list[tuple[str, Any]] = []
+
+    def keep(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if sql.startswith('SELECT "annotation_document"') and " IN (" in sql:
+            lookups.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(keep):
+        import_file(project=project, path=path, file=path.name)
+    [(sql, params)] = lookups
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+        plan = " ".join(row[-1] for row in cursor.fetchall())
+    assert "(project_id=? AND external_id=?)" in plan, plan
 
 
 def test_the_command_streams_the_file_and_reports(project: Project, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pipeline import dataformats
 from pipeline.dataformats import (
     ImportFailed,
     factscore,
@@ -176,3 +177,50 @@ def test_safe_files_are_read_as_a_stream_with_the_keys_around_the_entries(
     assert len(records) == 3
     back = safe.write_file(records, system="safe", verifier="safe-rater")
     assert back == published and list(back)[-1] == KEY
+
+
+def test_plain_claim_lists_read_as_texts_give_the_claims_of_claim_objects() -> None:
+    plain = canonical_line(1, claim_lists={"a": ["One.", " Two. "]})
+    objects = canonical_line(1, claim_lists={"a": [{"text": "One."}, {"text": " Two. "}]})
+    _, [p], _ = parse_file(plain, file="plain.jsonl")
+    _, [o], _ = parse_file(objects, file="objects.jsonl")
+    assert p.lists["a"].texts == ["One.", " Two. "]
+    assert p == o and [c.text for c in p.lists["a"].claims] == ["One.", " Two. "]
+
+
+@pytest.mark.parametrize(
+    ("claims", "message"),
+    [
+        (["One.", ""], r"line 1, field 'claim_lists\.a\[1\]': is an empty claim"),
+        ([" \t", "One."], r"line 1, field 'claim_lists\.a\[0\]': is an empty claim"),
+        (["One.", 3], r"field 'claim_lists\.a\[1\]': must be a string or an object"),
+        ("One.", r"field 'claim_lists\.a': must be a list of claims, not a string"),
+    ],
+)
+def test_a_claim_list_with_a_blank_or_odd_claim_names_it(claims: object, message: str) -> None:
+    with pytest.raises(ImportFailed, match=message):
+        parse_file(canonical_line(1, claim_lists={"a": claims}), file="f.jsonl")
+
+
+def test_duplicate_ids_are_errors_in_the_order_of_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ids are looked up a few records at a time (here 3): a duplicate found after later
+    lines were read still takes its place among the errors."""
+    monkeypatch.setattr(dataformats, "SEEN_BATCH", 3)
+    lines = [
+        canonical_line(0),
+        canonical_line(0),
+        '{"id": "x"}',
+        canonical_line(4),
+        canonical_line(4),
+        canonical_line(1),
+        '{"id": "y"}',
+        canonical_line(8),
+    ]
+    with pytest.raises(ImportFailed) as e:
+        parse_file("\n".join(lines), file="dup.jsonl")
+    assert [str(error) for error in e.value.errors] == [
+        "dup.jsonl, line 2, field 'id': duplicate id 'doc-0' (first on line 1)",
+        "dup.jsonl, line 3, field 'response': is missing",
+        "dup.jsonl, line 5, field 'id': duplicate id 'doc-4' (first on line 4)",
+        "dup.jsonl, line 7, field 'response': is missing",
+    ]
