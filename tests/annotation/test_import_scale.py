@@ -374,7 +374,7 @@ def test_a_million_line_file_imports_on_sqlite_within_500_mb() -> None:
         [sys.executable, str(ROOT / "bench" / "import_scale.py"), "--lines", "1000000"],
         capture_output=True,
         text=True,
-        timeout=5400,
+        timeout=1800,
         cwd=ROOT,
         check=False,
         env={k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
