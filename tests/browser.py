@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.requires import unavailable
+
 CHROMIUM = os.getenv("CHROMIUM", "/usr/bin/chromium")
 FLAGS = [
     "--headless",
@@ -27,17 +29,16 @@ FLAGS = [
 
 @pytest.fixture
 def page(live_server) -> Iterator[object]:  # type: ignore[no-untyped-def]
-    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-        if os.environ.get("CI"):  # in CI a missing browser is a broken install step
-            pytest.fail(f"Chromium is not installed at {CHROMIUM}: scripts/ensure-chromium failed")
-        pytest.skip(f"Chromium is not installed at {CHROMIUM} (make test installs it as root)")
+    executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    if executable is None:
+        unavailable(f"Chromium is not installed at {CHROMIUM} (make test installs it as root)")
     from playwright.sync_api import sync_playwright
 
     # Playwright's sync API runs an event loop in this thread; the ORM calls the test
     # makes between browser steps are still plain synchronous code.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        browser = p.chromium.launch(executable_path=executable, args=FLAGS)
         context = browser.new_context(base_url=live_server.url)
         pg = context.new_page()
         pg.set_default_timeout(60000)  # a limit for states that never come, not a wait

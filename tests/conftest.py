@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from annotation.kinds.comparison import comparison_items
 from annotation.members import researchers_group
 from annotation.models import Item, Membership, Project, System, assign
 from tests.browser import page  # noqa: F401  (the browser fixture, for every test)
+from tests.requires import unavailable
 
 # The field's released files, beside the repository as in CI (a fresh clone with shared/).
 PEER_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "peer-data"
@@ -24,9 +24,7 @@ def peer_file(name: str) -> Path:
     """A file of ../shared/peer-data; skips when it is absent, except in CI where that fails."""
     path = PEER_DATA / name
     if not path.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{path} is missing: CI runs beside ../shared")
-        pytest.skip(f"{path} is not here (../shared is absent)")
+        unavailable(f"{path} is not here (../shared is absent)")
     return path
 
 
