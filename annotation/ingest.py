@@ -161,7 +161,10 @@ def import_file(
             if before_commit:
                 before_commit(summary)
 
-        with closing(read_ahead(iter_records(source, file=file, fmt=fmt, **options))) as records:
+        records = iter_records(source, file=file, fmt=fmt, **options)
+        if count > BATCH:  # a file of one batch gains nothing from a reading thread
+            records = read_ahead(records)
+        with closing(records):
             return save_records(
                 project=project,
                 records=records,
@@ -455,9 +458,13 @@ def _insert_claims(lists: list[tuple[int, ListRecord]]) -> None:
     with connection.cursor() as cursor:
         if connection.vendor != "sqlite":
             rows = [
-                (pk, i, c.text, c.sentence_index, c.sentence)
+                (pk, i, *claim)
                 for pk, lst in lists
-                for i, c in enumerate(lst.claims)
+                for i, claim in enumerate(
+                    ((text, None, "") for text in lst.texts)
+                    if lst.texts is not None  # plain texts: no ClaimRecords
+                    else ((c.text, c.sentence_index, c.sentence) for c in lst.claims)
+                )
             ]
             if not rows:  # lists without claims (abstentions)
                 return

@@ -91,13 +91,11 @@ class Cache:
             try:
                 self._db = self._open()
                 break
-            except sqlite3.OperationalError as e:
-                if "locked" not in str(e) or time.monotonic() > deadline:
-                    raise CacheError(
-                        f"the answer cache {self.path} is unusable ({e}): {_advice(self.path)}"
-                    ) from None
-                time.sleep(0.05)
             except sqlite3.DatabaseError as e:
+                locked = isinstance(e, sqlite3.OperationalError) and "locked" in str(e)
+                if locked and time.monotonic() <= deadline:
+                    time.sleep(0.05)
+                    continue
                 raise CacheError(
                     f"the answer cache {self.path} is unusable ({e}): {_advice(self.path)}"
                 ) from None

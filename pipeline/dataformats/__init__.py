@@ -7,7 +7,7 @@ every error with its file, line and field; warnings are returned beside the reco
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,9 @@ def scan_file(
     return _checked(reader, fmt), count, reader.warnings
 
 
-def iter_records(source: str | Path, *, file: str, fmt: str, **options: str) -> Iterator[DocRecord]:
+def iter_records(
+    source: str | Path, *, file: str, fmt: str, **options: str
+) -> Generator[DocRecord]:
     """The records of a file that `scan_file` accepted, one at a time (the write pass)."""
     reader = _reader(file, fmt, options)
     yield from _records(_rows(source, reader), reader, fmt, check=False)
@@ -146,13 +148,14 @@ def _rows(source: str | Path, reader: Reader) -> Iterator[tuple[int, dict[str, A
         return read_records(source, reader)
     with open(source, "rb") as f:
         first = f.readline().removeprefix(b"\xef\xbb\xbf").strip()
-        rest = f.read(1 << 20)  # SAFE's key may come after a few others
+        multiline = first.startswith(b"{") and not first.endswith(b"}")
+        rest = f.read(1 << 20) if multiline else b""  # SAFE's key may come after a few others
     if first.startswith(b"["):  # a JSON array, streamed
         return stream_array(source, reader)
     key = f'"{safe.KEY}"'.encode()
-    if key in first or first.startswith(b"{") and not first.endswith(b"}") and key in rest:
+    if key in first or multiline and key in rest:
         return safe.read_rows(source, reader)  # SAFE's one object, streamed
-    if first.startswith(b"{") and not first.endswith(b"}"):  # another object: read whole
+    if multiline:  # another object: read whole
         return _rows(decode(source.read_bytes(), reader.file), reader)
     return read_lines(file_lines(source, reader.file), reader)
 
