@@ -23,6 +23,7 @@ from ..gold import Gold, LabelRow, label_rows
 from ..models import Project
 from .agreement import _agreement_sections
 from .effort import _effort_section
+from .options import DEFAULT_BOOTSTRAP
 from .pipeline_scores import _factscore_section, _pipeline_section
 from .preference import _preference_section
 from .queries import (
@@ -81,7 +82,7 @@ def build_report(
     *,
     filters: Filters | None = None,
     real_names: bool = False,
-    bootstrap: int = 1000,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
     k_rule: str = "upper",
     with_charts: bool = True,
@@ -125,7 +126,7 @@ def build_report(
     sections += _isolated(
         "verifiers",
         "Verifiers against human labels",
-        lambda: _verifier_sections(project, golds_of, filters),
+        lambda: _verifier_sections(project, golds_of),
     )
     sections += _isolated(
         "pipeline", "Pipeline scores", lambda: _pipeline_section(project, filters, k_rule=k_rule)

@@ -10,7 +10,7 @@ from .. import kinds, stats
 from ..gold import Gold, fetch
 from ..kinds import ITEM, KindSpec
 from ..models import Claim, Project, Segment, System, Verdict, validate_verifier_collapse
-from .tables import Cell, Filters, Section, Table
+from .tables import Cell, Section, Table
 
 # --------------------------------------------------------------------------- verifiers
 
@@ -45,9 +45,7 @@ class _Scores:
     aligned: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
 
 
-def _verifier_sections(
-    project: Project, golds_of: dict[str, list[Gold]], filters: Filters
-) -> list[Section]:
+def _verifier_sections(project: Project, golds_of: dict[str, list[Gold]]) -> list[Section]:
     verdicts = list(
         Verdict.objects.filter(
             system__project=project, system__kind__in=[System.VERIFIER, System.REFERENCE]
