@@ -313,10 +313,11 @@ def _run_pipeline(chunk: PipelineChunk, worker: str) -> list[ResponseResult]:
                 return future.result(timeout=HEARTBEAT_SECONDS)
             except FutureTimeout:
                 now = _progress(clients, done[0])
-                if getattr(clients.llm, "waiting", False) or waiting or now != seen:
+                batch_waiting = getattr(clients.llm, "waiting", False)
+                if batch_waiting or waiting or now != seen:
                     # While the provider holds a batch the worker is alive, not stalled:
                     # "waiting", and the heartbeat goes on between the polls.
-                    waiting, seen = getattr(clients.llm, "waiting", False), now
+                    waiting, seen = batch_waiting, now
                     still_mine = mine.update(
                         heartbeat_at=timezone.now(),
                         done=done[0],

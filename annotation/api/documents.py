@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
@@ -143,7 +144,7 @@ def _job_body(job: ImportJob) -> dict[str, Any]:
         "records": job.records,
         "summary": job.summary,
         "errors": job.errors,
-        "url": f"/api/projects/{job.project_id}/imports/{job.pk}/",
+        "url": reverse("api_import_job", args=[job.project_id, job.pk]),
     }
 
 

@@ -120,10 +120,7 @@ class PipelineRunDetailApi(APIView):
         operation_id="pipeline_runs_retrieve", responses={200: OutputSerializer, **READ_ERRORS}
     )
     def get(self, request: Request, project_id: int, run_id: int) -> Response:
-        project = researcher_project(request, project_id)
-        run = PipelineRun.objects.filter(pk=run_id, project=project).first()
-        if run is None:
-            raise ApiError(404, "not_found", "No such pipeline run.")
+        run = _run_of(request, project_id, run_id)
         if not run.is_over and requeue_stale_chunks(run):
             run.refresh_from_db()
         return Response(self.OutputSerializer(run).data)
