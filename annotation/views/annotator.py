@@ -78,7 +78,7 @@ def queue(request: HtmxRequest, project_id: int) -> HttpResponse:
             "membership": membership,
             "project": membership.project,
             "rows": rows,
-            "progress": _progress(membership),
+            "progress": _progress(membership, [a.status for a, _ in rows]),
         },
     )
 
