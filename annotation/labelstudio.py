@@ -11,8 +11,8 @@ as our answers.
 - `import_annotations(project, export)` reads Label Studio's JSON export
   (tasks with `annotations[].result[]` of from_name/to_name/type/value and
   `completed_by`), maps each Label Studio user to a pseudonymous annotator (an inactive
-  account `ls-<id>`) and stores the answers through the same forms and Assignment
-  methods as the pages.
+  account `ls-<id>`) and stores the answers through the pages' answer operation
+  (`operations.answer`: the same forms, and the hiring rules after each).
 - `push`/`pull` do the same against a running server through label-studio-sdk 2.x.
 """
 
@@ -29,7 +29,7 @@ from django.db import transaction
 from . import kinds
 from .kinds.base import NO_TEXT, ls_text
 from .models import Assignment, Item, Membership, Project
-from .operations import answers_form
+from .operations import Action, Result, answer, answers_data
 
 # --- config and tasks ----------------------------------------------------------------
 
@@ -119,18 +119,20 @@ def ls_user_id(completed_by: Any) -> str:
     return str(completed_by)
 
 
-def annotator_for(project: Project, completed_by: Any) -> User:
-    """The pseudonymous annotator standing for one Label Studio user: an inactive
-    account `ls-<id>` (it cannot log in) and a member of the project."""
+def annotator_for(project: Project, completed_by: Any) -> Membership:
+    """The membership of the pseudonymous annotator standing for one Label Studio user:
+    an inactive account `ls-<id>` (it cannot log in), a member of the project."""
     user, created = User.objects.get_or_create(
         username=f"ls-{ls_user_id(completed_by)}", defaults={"is_active": False}
     )
     if created:
         user.set_unusable_password()
         user.save(update_fields=["password"])
-    if project.role_of(user) != Membership.ANNOTATOR:
-        project.add_member(user, Membership.ANNOTATOR)
-    return user
+    membership = Membership.objects.filter(project=project, user=user).first()
+    if membership is None or membership.role != Membership.ANNOTATOR:
+        membership = project.add_member(user, Membership.ANNOTATOR)
+    membership.project = project
+    return membership
 
 
 @dataclass
@@ -150,10 +152,10 @@ class PullSummary:
 
 
 def import_annotations(project: Project, export: list[dict[str, Any]]) -> PullSummary:
-    """Store Label Studio's exported annotations as our answers (validated by the forms
-    of the pages: an invalid annotation is kept as a draft and reported)."""
+    """Store Label Studio's exported annotations as our answers, through the pages' one
+    answer operation (the same forms, and the hiring rules after each): an invalid
+    annotation is kept as a draft and reported, a refused one reported."""
     summary = PullSummary()
-    version = project.instructions_version
     with transaction.atomic():
         for task in export:
             meta = (task.get("data") or {}).get("meta") or {}
@@ -163,37 +165,42 @@ def import_annotations(project: Project, export: list[dict[str, Any]]) -> PullSu
                     f"task {task.get('id')}: no item {meta.get('item')!r} in {project}"
                 )
                 continue
+            item.project = project
             for ann in task.get("annotations") or []:
-                user = annotator_for(project, ann.get("completed_by"))
+                membership = annotator_for(project, ann.get("completed_by"))
+                user = membership.user
                 position = Assignment.objects.filter(annotator=user).count()
                 assignment, _ = Assignment.objects.get_or_create(
                     item=item,
                     annotator=user,
                     defaults={"swapped": bool(meta.get("swapped")), "position": position},
                 )
+                assignment.item = item
+                where = f"task {task.get('id')}, {user.username}"
                 if ann.get("was_cancelled"):
-                    if assignment.status != Assignment.SKIPPED and assignment.skip(
-                        "skipped in Label Studio"
-                    ):
-                        summary.skipped += 1
-                    continue
-                answers = result_answers(ann.get("result") or [], kind=item.kind)
-                form = answers_form(assignment, answers)
-                if form.is_valid():
-                    values = form.answer_values()
-                    if (
-                        assignment.status == Assignment.SUBMITTED
-                        and assignment.answers_dict() == values
-                    ):
-                        summary.unchanged += 1
-                        continue
-                    assignment.resubmit(values, guideline_version=version)
-                    summary.submitted += 1
+                    outcome = answer(
+                        assignment, membership, {"reason": "skipped in Label Studio"}, Action.SKIP
+                    )
+                    summary.skipped += outcome.result == Result.SKIPPED
                 else:
-                    assignment.save_draft(form.draft_values(), guideline_version=version)
-                    summary.drafts += 1
-                    problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())  # type: ignore[arg-type]
-                    summary.errors.append(f"task {task.get('id')}, {user.username}: {problems}")
+                    data = answers_data(result_answers(ann.get("result") or [], kind=item.kind))
+                    outcome = answer(assignment, membership, data)
+                    if outcome.result == Result.CONFLICT:  # an edit made in Label Studio
+                        outcome = answer(assignment, membership, data, Action.RESUBMIT)
+                    if outcome.result == Result.INVALID:
+                        assert outcome.form is not None
+                        problems = "; ".join(
+                            f"{k}: {' '.join(map(str, v))}" for k, v in outcome.form.errors.items()
+                        )
+                        summary.errors.append(f"{where}: {problems}")
+                        outcome = answer(assignment, membership, data, Action.DRAFT)
+                        summary.drafts += outcome.result == Result.SAVED
+                    summary.submitted += outcome.result == Result.SUBMITTED
+                    summary.unchanged += outcome.result == Result.UNCHANGED
+                if outcome.result == Result.REFUSED:
+                    summary.errors.append(f"{where}: not stored ({outcome.reason})")
+                elif outcome.result == Result.CONFLICT:
+                    summary.errors.append(f"{where}: already submitted, kept as it was")
     return summary
 
 

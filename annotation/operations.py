@@ -1,8 +1,9 @@
 """What the pages, the API and the management commands all do, written once.
 
 Each surface parses its input (a form, a serializer, command-line options), calls one
-of these (or a model method: `Assignment.submit`/`skip`/`save_draft`/`record_activity`,
-`Project.create_with_owner`, `Membership.acknowledge`) and renders the result. Errors
+of these (or a model method: `Assignment.record_activity`, `Project.create_with_owner`,
+`Membership.acknowledge`) and renders the result; `answer` returns an Outcome each
+surface maps to its own response. Errors
 are exceptions that say what is wrong; each surface turns them into its own answer (a
 message, an API error, a CommandError). Other operations live in their own modules:
 `members.add_member`, `kinds.create_items`, `tasks.start_run`/`cancel_run`/`retry_run`,
@@ -11,17 +12,21 @@ message, an API error, a CommandError). Other operations live in their own modul
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
+from django import forms
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 
-from . import kinds
-from .forms import AnswerForm
+from . import hiring, kinds
+from .forms import SkipForm
 from .import_jobs import is_large, start_import
 from .ingest import ImportSummary, check_upload_size, decode, import_file, import_upload
 from .kinds.base import form_name
-from .models import Adjudication, Assignment, ImportJob, Item, PipelineRun, Project
+from .models import Adjudication, Assignment, ImportJob, Item, Membership, PipelineRun, Project
 from .tasks import run_config, start_run
 
 # --- import ------------------------------------------------------------------------------
@@ -68,14 +73,98 @@ def import_data(
 
 
 def answers_data(answers: list[dict[str, str]]) -> dict[str, str]:
-    """Long-format answers [{unit, field, value}] as the data of the kind's form."""
+    """Long-format answers [{unit, field, value}] as the data of the kind's form (the API
+    and Label Studio validate exactly like the page)."""
     return {form_name(a["unit"], a["field"]): a["value"] for a in answers}
 
 
-def answers_form(assignment: Assignment, answers: list[dict[str, str]]) -> AnswerForm:
-    """The page's form of the assignment's kind, bound to long-format answers (the API
-    and Label Studio validate exactly like the page)."""
-    return kinds.answer_form(assignment, answers_data(answers))
+class Action(StrEnum):
+    SUBMIT = "submit"
+    RESUBMIT = "resubmit"  # edit a submission
+    DRAFT = "draft"
+    SKIP = "skip"
+
+
+class Result(StrEnum):
+    SAVED = "saved"  # kept as a draft
+    SUBMITTED = "submitted"  # submitted, or a submission edited
+    SKIPPED = "skipped"
+    UNCHANGED = "unchanged"  # already stored as sent (a double click, a pull repeated)
+    INVALID = "invalid"  # the form refused the data: `form` holds the errors
+    CONFLICT = "conflict"  # submitted meanwhile (another tab or request): nothing stored
+    REFUSED = "refused"  # not this person's to answer now: `reason` says why
+
+
+@dataclass(frozen=True)
+class Outcome:
+    result: Result
+    form: forms.Form | None = None  # the bound answer (or skip) form
+    # REFUSED: "not_yours", or hiring.blocked's "paused" / "training"
+    reason: str = ""
+
+    @property
+    def stored(self) -> bool:
+        """The assignment now holds what was sent."""
+        return self.result in (Result.SAVED, Result.SUBMITTED, Result.SKIPPED, Result.UNCHANGED)
+
+
+def answer(
+    assignment: Assignment,
+    membership: Membership,
+    data: Mapping[str, Any],
+    action: Action = Action.SUBMIT,
+    *,
+    touch: bool = True,
+) -> Outcome:
+    """One answer to an assignment, from the pages, the API or the Label Studio sync
+    alike: the kind's form validates it, a submission that lost a race stores nothing,
+    and the hiring rules (training result, automatic pause) follow every submission and
+    skip. `data` is the form's data (`answers_data` turns long-format answers into it; a
+    skip reads "reason"); `membership` is the annotator's own. `touch=False`: the caller
+    counts active time itself (the pages: Assignment.record_page_time)."""
+    if (
+        membership.user_id != assignment.annotator_id
+        or membership.project_id != assignment.item.project_id
+        or membership.role != Membership.ANNOTATOR
+    ):
+        return Outcome(Result.REFUSED, reason="not_yours")
+    held = hiring.blocked(membership, assignment)
+    if held:
+        return Outcome(Result.REFUSED, reason=held)
+    version = membership.project.instructions_version
+    form: forms.Form
+    if action == Action.SKIP:
+        form = SkipForm(data)
+        if not form.is_valid():
+            return Outcome(Result.INVALID, form)
+        reason = form.cleaned_data["reason"]
+        if assignment.status == Assignment.SKIPPED and assignment.skip_reason == reason:
+            result = Result.UNCHANGED
+        elif assignment.skip(reason, touch=touch):
+            result = Result.SKIPPED
+        else:
+            return Outcome(Result.CONFLICT, form)
+    else:
+        form = kinds.answer_form(assignment, data)
+        if action == Action.DRAFT:
+            saved = assignment.save_draft(
+                form.draft_values(), guideline_version=version, touch=touch
+            )
+            return Outcome(Result.SAVED if saved else Result.CONFLICT, form)
+        if not form.is_valid():
+            return Outcome(Result.INVALID, form)
+        values = form.answer_values()
+        if action == Action.RESUBMIT:
+            assignment.resubmit(values, guideline_version=version, touch=touch)
+            result = Result.SUBMITTED
+        elif assignment.submit(values, guideline_version=version, touch=touch):
+            result = Result.SUBMITTED
+        elif assignment.answers_dict() == values:
+            result = Result.UNCHANGED
+        else:
+            return Outcome(Result.CONFLICT, form)
+    hiring.after_submit(membership)
+    return Outcome(result, form)
 
 
 # --- adjudication --------------------------------------------------------------------------

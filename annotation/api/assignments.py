@@ -13,10 +13,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import forms, hiring, kinds
+from .. import hiring, kinds
 from ..kinds.base import api_name
-from ..models import Assignment
-from ..operations import answers_form
+from ..models import Assignment, Membership
+from ..operations import Action, Result, answer, answers_data
 from .common import ERRORS, PAGE_PARAMS, READ_ERRORS, annotator_membership, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error, page_of, paginated
 
@@ -70,7 +70,9 @@ class AssignmentListApi(APIView):
         return paginated(request, self, rows, self.OutputSerializer)
 
 
-def _assignment_for(request: Request, assignment_id: int) -> Assignment:
+def _assignment_for(request: Request, assignment_id: int) -> tuple[Assignment, Membership]:
+    """The caller's assignment and their membership of its project; 409 when they may
+    not work on it now."""
     assignment = get_object_or_404(
         # What the kind's view shows comes with it (the claim lists, the claim).
         Assignment.objects.visible_to(user_of(request)).select_related(
@@ -89,19 +91,43 @@ def _assignment_for(request: Request, assignment_id: int) -> Assignment:
         )
     held = hiring.blocked(membership, assignment)
     if held:
+        raise _held(held)
+    return assignment, membership
+
+
+def _held(reason: str) -> ApiError:
+    return ApiError(
+        409,
+        f"hiring_{reason}",
+        "Finish your training items first (or wait for a researcher to let you through)."
+        if reason == "training"
+        else "Your work on this project is paused: no new items.",
+    )
+
+
+def _answer(
+    assignment: Assignment, membership: Membership, data: dict[str, Any], action: Action
+) -> Response:
+    """operations.answer, its outcome as the API's response."""
+    outcome = answer(assignment, membership, data, action)
+    if outcome.result == Result.REFUSED:
+        raise _held(outcome.reason)
+    if outcome.result == Result.INVALID:
+        assert outcome.form is not None
+        names = None if action == Action.SKIP else _field_names(outcome.form)
+        raise form_error(outcome.form, field_names=names)
+    if outcome.result == Result.CONFLICT or (
+        outcome.result == Result.UNCHANGED and action == Action.SUBMIT
+    ):
         raise ApiError(
             409,
-            f"hiring_{held}",
-            "Finish your training items first (or wait for a researcher to let you through)."
-            if held == "training"
-            else "Your work on this project is paused: no new items.",
+            "already_submitted",
+            {
+                Action.SKIP: "A submitted assignment cannot be skipped.",
+                Action.DRAFT: "This assignment was already submitted.",
+            }.get(action, "This assignment was already submitted; send edit=true to change it."),
         )
-    return assignment
-
-
-def _answered(request: Request, assignment: Assignment) -> None:
-    """Training results and the automatic pause follow each answer (hiring.py)."""
-    hiring.after_submit(annotator_membership(request, assignment.item.project_id))
+    return Response(AssignmentDetailApi.body(assignment))
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -157,7 +183,7 @@ class AssignmentDetailApi(APIView):
         responses={200: OutputSerializer, 409: ErrorSerializer, **READ_ERRORS},
     )
     def get(self, request: Request, assignment_id: int) -> Response:
-        assignment = _assignment_for(request, assignment_id)
+        assignment, _ = _assignment_for(request, assignment_id)
         assignment.record_activity()
         return Response(self.body(assignment))
 
@@ -180,14 +206,9 @@ class AssignmentDraftApi(APIView):
         responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer, **ERRORS},
     )
     def post(self, request: Request, assignment_id: int) -> Response:
-        assignment = _assignment_for(request, assignment_id)
+        assignment, membership = _assignment_for(request, assignment_id)
         answers = valid(AnswersInputSerializer, request.data)["answers"]
-        values = answers_form(assignment, answers).draft_values()
-        if not assignment.save_draft(
-            values, guideline_version=assignment.item.project.instructions_version
-        ):
-            raise ApiError(409, "already_submitted", "This assignment was already submitted.")
-        return Response(AssignmentDetailApi.body(assignment))
+        return _answer(assignment, membership, answers_data(answers), Action.DRAFT)
 
 
 class AssignmentSubmitApi(APIView):
@@ -203,22 +224,10 @@ class AssignmentSubmitApi(APIView):
         responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer, **ERRORS},
     )
     def post(self, request: Request, assignment_id: int) -> Response:
-        assignment = _assignment_for(request, assignment_id)
+        assignment, membership = _assignment_for(request, assignment_id)
         data = valid(self.InputSerializer, request.data)
-        form = answers_form(assignment, data["answers"])
-        if not form.is_valid():
-            raise form_error(form, field_names=_field_names(form))
-        version = assignment.item.project.instructions_version
-        if data["edit"]:
-            assignment.resubmit(form.answer_values(), guideline_version=version)
-        elif not assignment.submit(form.answer_values(), guideline_version=version):
-            raise ApiError(
-                409,
-                "already_submitted",
-                "This assignment was already submitted; send edit=true to change it.",
-            )
-        _answered(request, assignment)
-        return Response(AssignmentDetailApi.body(assignment))
+        action = Action.RESUBMIT if data["edit"] else Action.SUBMIT
+        return _answer(assignment, membership, answers_data(data["answers"]), action)
 
 
 class AssignmentSkipApi(APIView):
@@ -232,11 +241,6 @@ class AssignmentSkipApi(APIView):
         responses={200: AssignmentDetailApi.OutputSerializer, 409: ErrorSerializer, **ERRORS},
     )
     def post(self, request: Request, assignment_id: int) -> Response:
-        assignment = _assignment_for(request, assignment_id)
-        form = forms.SkipForm(valid(self.InputSerializer, request.data))
-        if not form.is_valid():
-            raise form_error(form)
-        if not assignment.skip(form.cleaned_data["reason"]):
-            raise ApiError(409, "already_submitted", "A submitted assignment cannot be skipped.")
-        _answered(request, assignment)
-        return Response(AssignmentDetailApi.body(assignment))
+        assignment, membership = _assignment_for(request, assignment_id)
+        data = valid(self.InputSerializer, request.data)
+        return _answer(assignment, membership, data, Action.SKIP)

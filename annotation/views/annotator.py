@@ -20,6 +20,7 @@ from .. import hiring, kinds
 from ..forms import AnswerForm, SkipForm
 from ..kinds import answer_form
 from ..models import Assignment, Membership, visible_projects
+from ..operations import Action, Result, answer
 from . import hiring as hiring_views
 from .common import HtmxRequest, assignment_for_annotator, membership_for
 
@@ -167,23 +168,27 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     page_token = request.POST.get("page", "")
     assignment.record_page_time(page_token, request.POST.get("seconds"))
     action = request.POST.get("action", "submit")
-    version = project.instructions_version
-    if action == "draft":
-        values = answer_form(assignment, request.POST).draft_values()
-        saved = assignment.save_draft(values, guideline_version=version, touch=False)
+    if action not in (Action.DRAFT, Action.SKIP):
+        action = Action.RESUBMIT if request.POST.get("editing") == "1" else Action.SUBMIT
+    outcome = answer(assignment, membership, request.POST, Action(action), touch=False)
+    if outcome.result == Result.REFUSED:
+        return redirect("next_item", project_id=project.pk)
+    if outcome.stored and action != Action.DRAFT:  # an unchanged one is a double click
+        return _go_next(request, project.pk, hiring_views.after_answer(membership, assignment))
+
+    if action == Action.DRAFT:
         if request.htmx:
             return render(
-                request, "annotation/_draft_status.html", {"assignment": assignment, "saved": saved}
+                request,
+                "annotation/_draft_status.html",
+                {"assignment": assignment, "saved": outcome.stored},
             )
         return redirect("assignment", assignment_id=assignment.pk)
 
-    if action == "skip":
-        skip_form = SkipForm(request.POST)
-        if skip_form.is_valid():
-            if assignment.skip(skip_form.cleaned_data["reason"], touch=False):
-                return _go_next(
-                    request, project.pk, hiring_views.after_answer(membership, assignment)
-                )
+    if action == Action.SKIP:
+        skip_form = outcome.form
+        assert skip_form is not None
+        if outcome.result == Result.CONFLICT:
             skip_form.add_error(
                 None,
                 "This item was already submitted (in another tab or window): it cannot be skipped.",
@@ -197,17 +202,10 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         messages.error(request, "Say why you skip this item.")
         return redirect("assignment", assignment_id=assignment.pk)
 
-    form = answer_form(assignment, request.POST)
+    form = outcome.form
+    assert isinstance(form, AnswerForm)
     status = 200
-    if form.is_valid():
-        if request.POST.get("editing") == "1":
-            stored = assignment.resubmit(
-                form.answer_values(), guideline_version=version, touch=False
-            )
-        else:
-            stored = assignment.submit(form.answer_values(), guideline_version=version, touch=False)
-        if stored or assignment.answers_dict() == form.answer_values():  # a double click
-            return _go_next(request, project.pk, hiring_views.after_answer(membership, assignment))
+    if outcome.result == Result.CONFLICT:
         # Submitted meanwhile by another tab or a double click: keep these answers on
         # screen, say so, store nothing (the API answers 409 in the same case).
         status = 409
