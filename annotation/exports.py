@@ -14,7 +14,7 @@ from django.http import Http404, HttpResponse
 
 from . import hiring, kinds, safecsv
 from .gold import gold_values
-from .kinds.base import Field
+from .kinds.base import Field, ItemInfo
 from .models import Answer, Assignment, Item, Project, pseudonyms
 from .reports.queries import _assignment_filter, annotator_choices, member_names
 from .reports.tables import Filters
@@ -153,18 +153,7 @@ def wide_rows(
     items = Item.objects.filter(project=project, quality__isnull=True)
     if filters.domains:
         items = items.filter(document__domain__in=filters.domains)
-    item_info = {
-        pk: (kind, external, domain, claim, doc, list_a)
-        for pk, kind, external, domain, claim, doc, list_a in items.values_list(
-            "pk",
-            "kind",
-            "document__external_id",
-            "document__domain",
-            "claim_id",
-            "document_id",
-            "list_a_id",
-        )
-    }
+    item_info = ItemInfo.read(items)
     systems = {
         pk: (a, b)
         for pk, a, b in items.values_list("pk", "list_a__system__name", "list_b__system__name")
@@ -190,15 +179,16 @@ def wide_rows(
     for item, annotator, swapped, unit, fld, value in answers.iterator(chunk_size=5000):
         info = item_info.get(item)
         if info:
-            spec = specs[info[0]]
+            spec = specs[info.kind]
             value = spec.export_value(fld, spec.comparable(fld, value, swapped), systems[item])
         answered[(item, unit, fld)][annotator] = value
 
+    by_kind: dict[str, dict[int, ItemInfo]] = defaultdict(dict)
+    for pk, info in item_info.items():
+        by_kind[info.kind][pk] = info
     expected: dict[int, list[tuple[str, str]]] = {}
-    for spec in specs.values():
-        of_kind = {pk: info for pk, info in item_info.items() if info[0] == spec.name}
-        if of_kind:
-            expected.update(spec.expected(project, of_kind))
+    for name, of_kind in by_kind.items():
+        expected.update(specs[name].expected(project, of_kind))
     keys: dict[tuple[int, str, str], None] = {}
     for pk in sorted(item_info):
         for unit, fld in expected.get(pk, []):
@@ -218,7 +208,8 @@ def wide_rows(
     ]
     out = []
     for item, unit, fld in keys:
-        kind, external, domain = item_info[item][:3]
+        info = item_info[item]
+        kind, external, domain = info.kind, info.external_id, info.domain
         given = answered.get((item, unit, fld), {})
         row = [str(item), kind, external, domain, unit, fld]
         for a in annotators:

@@ -25,7 +25,7 @@ from . import hiring, kinds
 from .forms import SkipForm
 from .import_jobs import is_large, start_import
 from .ingest import ImportSummary, check_upload_size, decode, import_file, import_upload
-from .kinds.base import form_name
+from .kinds.base import ItemInfo, form_name
 from .models import Adjudication, Assignment, ImportJob, Item, Membership, PipelineRun, Project
 from .tasks import run_config, start_run
 
@@ -176,10 +176,8 @@ class AdjudicationError(ValueError):
 
 def asked(item: Item) -> list[tuple[str, str]]:
     """The (unit, field) pairs the item asks, categorical fields only."""
-    doc = item.document
-    # KindSpec.expected reads (kind, external id, domain, claim, document, list_a) per item
-    info = (item.kind, doc.external_id, doc.domain, item.claim_id, doc.pk, item.list_a_id)
-    return kinds.get(item.kind).expected(item.project, {item.pk: info}).get(item.pk, [])
+    info = {item.pk: ItemInfo.of(item)}
+    return kinds.get(item.kind).expected(item.project, info).get(item.pk, [])
 
 
 def adjudicate(

@@ -21,6 +21,7 @@ from .base import (
     NO_TEXT,
     Agreement,
     Field,
+    ItemInfo,
     KindSpec,
     Target,
     form_name,
@@ -175,14 +176,16 @@ class AtomicFacts(KindSpec):
             ],
         }
 
-    def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
-        positions: dict[int, list[int]] = defaultdict(list)
-        lists = [info[5] for info in items.values()]
+    def expected(
+        self, project: Project, items: dict[int, ItemInfo]
+    ) -> dict[int, list[tuple[str, str]]]:
+        positions: dict[int | None, list[int]] = defaultdict(list)
+        lists = [info.list_a for info in items.values()]
         claims = Claim.objects.filter(claim_list__in=lists)
         for cl, pos in claims.values_list("claim_list_id", "position"):
             positions[cl].append(pos)
         return {
-            pk: [(f"fact:{p}", "label") for p in sorted(positions.get(info[5], []))]
+            pk: [(f"fact:{p}", "label") for p in sorted(positions.get(info.list_a, []))]
             for pk, info in items.items()
         }
 

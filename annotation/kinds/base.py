@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
 
 if TYPE_CHECKING:
-    from django.db.models import Model
+    from django.db.models import Model, QuerySet
 
     from ..forms import AnswerForm, PolicyForm
     from ..gold import Gold
@@ -86,6 +86,37 @@ class Agreement:
     level: str  # unit type
     field: str
     title: str
+
+
+@dataclass(frozen=True)
+class ItemInfo:
+    """What KindSpec.expected reads of an item, read for many items in one query."""
+
+    kind: str
+    external_id: str  # the document's
+    domain: str
+    document: int
+    claim: int | None  # verification: the claim judged
+    list_a: int | None  # comparison: the first list; atomic facts: the facts
+
+    COLUMNS = (
+        "kind",
+        "document__external_id",
+        "document__domain",
+        "document_id",
+        "claim_id",
+        "list_a_id",
+    )
+
+    @classmethod
+    def read(cls, items: QuerySet[Item]) -> dict[int, ItemInfo]:
+        """Item id -> its ItemInfo, for a queryset of items."""
+        return {pk: cls(*row) for pk, *row in items.values_list("pk", *cls.COLUMNS)}
+
+    @classmethod
+    def of(cls, item: Item) -> ItemInfo:
+        doc = item.document
+        return cls(item.kind, doc.external_id, doc.domain, doc.pk, item.claim_id, item.list_a_id)
 
 
 @dataclass(frozen=True)
@@ -237,9 +268,10 @@ class KindSpec:
     def page_context(self, view: dict[str, Any], form: AnswerForm) -> dict[str, Any]:
         return dict(view)
 
-    def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
-        """item id -> the (unit, field) pairs it asks, categorical fields only. `items`
-        maps ids to (kind, external id, domain, claim, document, list_a)."""
+    def expected(
+        self, project: Project, items: dict[int, ItemInfo]
+    ) -> dict[int, list[tuple[str, str]]]:
+        """item id -> the (unit, field) pairs it asks, categorical fields only."""
         raise NotImplementedError
 
     def unit_content(self, item: Item, unit: str, *, reveal: bool) -> dict[str, object]:

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from ..forms import AnswerForm, PolicyForm
 from ..models import Assignment, ClaimList, Item, Project, System
-from .base import ITEM, Agreement, Field, KindSpec, ls_choices, ls_text, ls_textarea
+from .base import ITEM, Agreement, Field, ItemInfo, KindSpec, ls_choices, ls_text, ls_textarea
 from .schema import COMPARISON
 
 # "At least a sentence": a few words ending in a full stop, or simply long enough.
@@ -181,7 +181,9 @@ class Comparison(KindSpec):
     ) -> AnswerForm:
         return ComparisonForm(data, initial=initial)
 
-    def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
+    def expected(
+        self, project: Project, items: dict[int, ItemInfo]
+    ) -> dict[int, list[tuple[str, str]]]:
         return {pk: [(ITEM, "choice"), (ITEM, "hard")] for pk in items}
 
     def unit_content(self, item: Item, unit: str, *, reveal: bool) -> dict[str, object]:

@@ -19,6 +19,7 @@ from .base import (
     ITEM,
     Agreement,
     Field,
+    ItemInfo,
     KindSpec,
     Target,
     ls_choices,
@@ -214,16 +215,18 @@ class Segments(KindSpec):
             ]
         }
 
-    def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
+    def expected(
+        self, project: Project, items: dict[int, ItemInfo]
+    ) -> dict[int, list[tuple[str, str]]]:
         positions: dict[int, list[int]] = defaultdict(list)
-        docs = [info[4] for info in items.values()]
+        docs = [info.document for info in items.values()]
         segments = Segment.objects.filter(document__in=docs).shown()
         for doc, pos in segments.values_list("document_id", "position"):
             positions[doc].append(pos)
         expected = {}
         for pk, info in items.items():
             pairs = []
-            for pos in sorted(positions.get(info[4], [])):
+            for pos in sorted(positions.get(info.document, [])):
                 pairs += [(f"segment:{pos}", "correct"), (f"segment:{pos}", "error_type")]
             expected[pk] = [*pairs, (ITEM, "keep")]
         return expected

@@ -14,7 +14,7 @@ from django.db.models import Max, Model
 from ..forms import AnswerForm, PolicyForm
 from ..gold import Gold
 from ..models import Claim, Evidence, Item, Project, System, sample_claims
-from .base import ITEM, NO_TEXT, Agreement, Field, KindSpec, Target, ls_choices, ls_text
+from .base import ITEM, NO_TEXT, Agreement, Field, ItemInfo, KindSpec, Target, ls_choices, ls_text
 from .schema import VERIFICATION
 
 STANCES = ["supports", "contradicts", "inconclusive"]
@@ -248,14 +248,16 @@ class Verification(KindSpec):
             ],
         }
 
-    def expected(self, project: Project, items: dict[int, Any]) -> dict[int, list[tuple[str, str]]]:
-        ranks: dict[int, list[int]] = defaultdict(list)
-        claims = [info[3] for info in items.values() if info[3]]
+    def expected(
+        self, project: Project, items: dict[int, ItemInfo]
+    ) -> dict[int, list[tuple[str, str]]]:
+        ranks: dict[int | None, list[int]] = defaultdict(list)
+        claims = [info.claim for info in items.values() if info.claim]
         evidence = Evidence.objects.filter(claim__in=claims)
         for claim, rank in evidence.values_list("claim_id", "rank"):
             ranks[claim].append(rank)
         return {
-            pk: [(f"evidence:{r}", "stance") for r in sorted(ranks.get(info[3], []))]
+            pk: [(f"evidence:{r}", "stance") for r in sorted(ranks.get(info.claim, []))]
             + [(ITEM, "label")]
             for pk, info in items.items()
         }
