@@ -100,7 +100,7 @@ def _assignment_for(request: Request, assignment_id: int) -> Assignment:
 
 
 def _answered(request: Request, assignment: Assignment) -> None:
-    """Training results and the automatic pause follow each answer (hiring.py)."""
+    """Training results and the automatic pause follow each answer (hiring.after_submit)."""
     hiring.after_submit(annotator_membership(request, assignment.item.project_id))
 
 

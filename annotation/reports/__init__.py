@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from django.utils import timezone
 
-from .. import hiring, kinds
+from .. import kinds
 from ..gold import Gold, LabelRow, label_rows
 from ..models import Project
 from .agreement import _agreement_sections
@@ -26,6 +26,7 @@ from .effort import _effort_section
 from .options import DEFAULT_BOOTSTRAP
 from .pipeline_scores import _factscore_section, _pipeline_section
 from .preference import _preference_section
+from .quality import quality_section
 from .queries import (
     _assignment_filter,
     _gold,
@@ -155,7 +156,7 @@ def build_report(
         "effort", "Annotation effort", lambda: _effort_section(project, filters, names)
     )
     sections += _isolated(
-        "annotator-quality", "Annotator quality", lambda: hiring.report_section(project, names)
+        "annotator-quality", "Annotator quality", lambda: quality_section(project, names)
     )
     return Report(
         project_id=project.pk,
