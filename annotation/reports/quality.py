@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from ..hiring import CHECK, TRAINING, QualityItem, score
-from ..models import Assignment, Membership, Project
+from ..models import Assignment, Membership
+from .queries import ReportData
 from .tables import Section, Table
 
 
-def quality_section(project: Project, names: dict[int, str]) -> Section | None:
+def quality_section(data: ReportData) -> Section | None:
     """The report's "Annotator quality" section: the training table (per annotator:
     training items, share matching the reference) and known-answer accuracy with its
     95% Wilson interval. None when the project has no training or check items."""
+    project, names = data.project, data.names
     if not QualityItem.objects.filter(item__project=project).exists():
         return None
     training, checks = [], []
