@@ -136,7 +136,7 @@ class PipelineChunkAdmin(admin.ModelAdmin):
     list_filter = ["status"]
 
 
-# hiring (annotation/hiring.py); keys and worker ids stay out of the list columns
+# hiring (annotation/hiring/models.py); keys and worker ids stay out of the list columns
 @admin.register(hiring.Invite)
 class InviteAdmin(admin.ModelAdmin):
     list_display = ("id", "project", "note", "cap", "expires_at", "revoked")

@@ -16,7 +16,7 @@ from . import hiring, kinds, safecsv
 from .gold import gold_values
 from .kinds.base import Field, ItemInfo
 from .models import Answer, Assignment, Item, Project, pseudonyms
-from .reports.queries import _assignment_filter, annotator_choices, member_names
+from .reports.queries import annotator_choices, assignment_filter, member_names
 from .reports.tables import Filters
 
 LONG_FIELDS = [
@@ -143,7 +143,7 @@ def wide_rows(
     if filters.annotators:
         annotators = [a for a in annotators if a in filters.annotators]
     assignments = Assignment.objects.filter(
-        Q(item__project=project) & _assignment_filter(filters) & hiring.REGULAR
+        Q(item__project=project) & assignment_filter(filters) & hiring.REGULAR
     ).values_list("item_id", "annotator_id", "status")
     status: dict[tuple[int, int], str] = {}
     for item, annotator, st in assignments.iterator(chunk_size=5000):
@@ -167,7 +167,7 @@ def wide_rows(
             field__in=fields,
             assignment__item__quality__isnull=True,
         )
-        & _assignment_filter(filters, "assignment__")
+        & assignment_filter(filters, "assignment__")
     ).values_list(
         "assignment__item_id",
         "assignment__annotator_id",

@@ -74,7 +74,7 @@ def label_rows(
     """Submitted answers to categorical fields, as each kind compares them; `where`
     narrows the assignments (reports' filters)."""
     assignments = Assignment.objects.filter(item__project=project, status=Assignment.SUBMITTED)
-    # Training and known-answer items never count for agreement or gold (hiring.py).
+    # Training and known-answer items never count for agreement or gold (hiring.REGULAR).
     assignments = assignments.filter(item__quality__isnull=True)
     if kind:
         assignments = assignments.filter(item__kind=kind)

@@ -924,6 +924,3 @@ class ImportJob(models.Model):
     def is_over(self) -> bool:
         return self.status in (self.FINISHED, self.FAILED)
 
-
-# Hiring (training items, known-answer checks, invite links): models in their own module.
-from .hiring import Hire, HiringPolicy, Invite, QualityItem  # noqa: E402, F401

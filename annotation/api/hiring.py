@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from .. import hiring
 from ..hiring import HiringPolicy, Invite, QualityItem
-from ..hiring_forms import InviteForm, PolicyForm
+from ..hiring.forms import InviteForm, PolicyForm
 from ..models import Assignment, Item, Membership
 from .common import ERRORS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error

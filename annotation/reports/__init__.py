@@ -1,4 +1,4 @@
-"""Agreement and validation reports: ORM queries -> stats.py -> frozen report objects.
+"""Agreement and validation reports: ORM queries -> stats -> frozen report objects.
 
 A report is a list of sections; a section holds tables (every one exportable as CSV,
 JSON and LaTeX) and inline SVG charts. A section exists only when its data does.
@@ -13,27 +13,21 @@ restricted to some annotators, domains or dates uses the gold of that subset.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
+from typing import NamedTuple
 
 from django.utils import timezone
 
-from .. import hiring, kinds
-from ..gold import Gold, LabelRow, label_rows
+from .. import kinds
 from ..models import Project
-from .agreement import _agreement_sections
-from .effort import _effort_section
+from .agreement import agreement_sections
+from .effort import effort_section
+from .metrics import metric_sections
 from .options import DEFAULT_BOOTSTRAP
-from .pipeline_scores import _factscore_section, _pipeline_section
-from .preference import _preference_section
-from .queries import (
-    _assignment_filter,
-    _gold,
-    _grouped,
-    annotator_choices,
-    domains_of,
-    member_names,
-)
+from .pipeline_scores import factscore_section, pipeline_section
+from .preference import preference_section
+from .quality import quality_section
+from .queries import ReportData, annotator_choices, domains_of, member_names, report_data
 from .tables import (
     DISPLAY_LIMIT,
     Cell,
@@ -42,25 +36,28 @@ from .tables import (
     Report,
     Section,
     Table,
-    _failed,
     all_tables_csv,
+    isolated,
     latex_escape,
     report_json,
     table_csv,
     table_json,
     table_latex,
 )
-from .verification import _claim_labels, _evidence_ranks, _fact_labels
-from .verifiers import _verifier_sections
+from .verification import claim_labels, evidence_ranks, fact_labels
+from .verifiers import verifier_sections
 
 __all__ = [
     "DISPLAY_LIMIT",
     "KIND_SECTIONS",
+    "SECTIONS",
     "Cell",
     "Chart",
     "Filters",
     "Report",
+    "ReportData",
     "Section",
+    "SectionBuilder",
     "Table",
     "all_tables_csv",
     "annotator_choices",
@@ -73,6 +70,53 @@ __all__ = [
     "table_json",
     "table_latex",
 ]
+
+# --------------------------------------------------------------------------- sections
+
+KIND_SECTIONS = {  # the sections a kind may ask for (KindSpec.report_sections)
+    "claim-labels": claim_labels,
+    "evidence-ranks": evidence_ranks,
+    "fact-labels": fact_labels,
+    "preference": preference_section,
+}
+
+
+def kind_sections(data: ReportData) -> list[Section]:
+    """The sections each kind asks for (KindSpec.report_sections), each on its own."""
+    sections: list[Section] = []
+    for spec in kinds.all_specs():
+        for slug in spec.report_sections:
+            sections += isolated(
+                f"{slug}-{spec.name}",
+                slug.capitalize(),
+                lambda slug=slug, spec=spec: KIND_SECTIONS[slug](  # type: ignore[misc]
+                    data.project,
+                    spec,
+                    data.rows_of[spec.name],
+                    data.golds_of[spec.name],
+                    with_charts=data.with_charts,
+                ),
+            )
+    return sections
+
+
+class SectionBuilder(NamedTuple):
+    title: str
+    build: Callable[[ReportData], list[Section] | Section | None]
+
+
+# slug -> builder, in the report's order. Each builder queries what it needs beyond
+# ReportData, computes with `stats`, and returns tables (None or [] when it has no data).
+SECTIONS: dict[str, SectionBuilder] = {
+    "agreement": SectionBuilder("Inter-annotator agreement", agreement_sections),
+    "kinds": SectionBuilder("Sections of the item kinds", kind_sections),
+    "verifiers": SectionBuilder("Verifiers against human labels", verifier_sections),
+    "pipeline": SectionBuilder("Pipeline scores", pipeline_section),
+    "factscore": SectionBuilder("FActScore from verdicts on atomic facts", factscore_section),
+    "metrics": SectionBuilder("Metric against metric", metric_sections),
+    "effort": SectionBuilder("Annotation effort", effort_section),
+    "annotator-quality": SectionBuilder("Annotator quality", quality_section),
+}
 
 # --------------------------------------------------------------------------- report
 
@@ -89,74 +133,18 @@ def build_report(
 ) -> Report:
     filters = filters or Filters()
     names = member_names(project, real_names=real_names)
-    rows = label_rows(project, where=_assignment_filter(filters))
-    item_kinds = {r.item: r.kind for r in rows}
-    grouped = _grouped(rows)
-    golds = _gold(grouped, item_kinds, project)
-
+    data = report_data(
+        project,
+        filters=filters,
+        names=names,
+        bootstrap=bootstrap,
+        seed=seed,
+        k_rule=k_rule,
+        with_charts=with_charts,
+    )
     sections: list[Section] = []
-    sections += _isolated(
-        "agreement",
-        "Inter-annotator agreement",
-        lambda: _agreement_sections(
-            project,
-            grouped,
-            item_kinds,
-            names,
-            bootstrap=bootstrap,
-            seed=seed,
-            with_charts=with_charts,
-        ),
-    )
-    rows_of: dict[str, list[LabelRow]] = defaultdict(list)
-    for r in rows:
-        rows_of[r.kind].append(r)
-    golds_of: dict[str, list[Gold]] = defaultdict(list)
-    for g in golds.values():
-        golds_of[g.kind].append(g)
-    for spec in kinds.all_specs():
-        for slug in spec.report_sections:
-            sections += _isolated(
-                f"{slug}-{spec.name}",
-                slug.capitalize(),
-                lambda slug=slug, spec=spec: KIND_SECTIONS[slug](  # type: ignore[misc]
-                    project, spec, rows_of[spec.name], golds_of[spec.name], with_charts=with_charts
-                ),
-            )
-    sections += _isolated(
-        "verifiers",
-        "Verifiers against human labels",
-        lambda: _verifier_sections(project, golds_of),
-    )
-    sections += _isolated(
-        "pipeline", "Pipeline scores", lambda: _pipeline_section(project, filters, k_rule=k_rule)
-    )
-    sections += _isolated(
-        "factscore",
-        "FActScore from verdicts on atomic facts",
-        lambda: _factscore_section(project, filters),
-    )
-    from ..metric_reports import metric_sections  # it builds on this module's tables
-
-    sections += _isolated(
-        "metrics",
-        "Metric against metric",
-        lambda: metric_sections(
-            project,
-            filters=filters,
-            golds=golds,
-            bootstrap=bootstrap,
-            seed=seed,
-            with_charts=with_charts,
-            k_rule=k_rule,
-        ),
-    )
-    sections += _isolated(
-        "effort", "Annotation effort", lambda: _effort_section(project, filters, names)
-    )
-    sections += _isolated(
-        "annotator-quality", "Annotator quality", lambda: hiring.report_section(project, names)
-    )
+    for slug, (title, build) in SECTIONS.items():
+        sections += isolated(slug, title, lambda build=build: build(data))  # type: ignore[misc]
     return Report(
         project_id=project.pk,
         project_name=project.name,
@@ -168,24 +156,3 @@ def build_report(
         seed=seed,
         sections=tuple(sections),
     )
-
-
-def _isolated(
-    slug: str, title: str, build: Callable[[], list[Section] | Section | None]
-) -> list[Section]:
-    """One section's computation; when it fails, the section shows the error, the rest stays."""
-    try:
-        built = build()
-    except Exception as error:  # noqa: BLE001 - any failure stays inside its section
-        return [_failed(slug, title, error)]
-    if built is None:
-        return []
-    return built if isinstance(built, list) else [built]
-
-
-KIND_SECTIONS = {  # the sections a kind may ask for (KindSpec.report_sections)
-    "claim-labels": _claim_labels,
-    "evidence-ranks": _evidence_ranks,
-    "fact-labels": _fact_labels,
-    "preference": _preference_section,
-}

@@ -7,24 +7,16 @@ from collections.abc import Hashable
 
 from .. import charts, kinds, stats
 from ..kinds import unit_type
-from ..models import Project
 from ..stats.ratings import Ratings
-from .queries import UnitKey
-from .tables import Cell, Chart, Section, Table, _failed
+from .queries import ReportData
+from .tables import Cell, Chart, Section, Table, failed_section
 
 # --------------------------------------------------------------------------- agreement
 
 
-def _agreement_sections(
-    project: Project,
-    grouped: dict[UnitKey, dict[int, str]],
-    item_kinds: dict[int, str],
-    names: dict[int, str],
-    *,
-    bootstrap: int,
-    seed: int,
-    with_charts: bool,
-) -> list[Section]:
+def agreement_sections(data: ReportData) -> list[Section]:
+    project, grouped, item_kinds, names = data.project, data.grouped, data.item_kinds, data.names
+    bootstrap, seed, with_charts = data.bootstrap, data.seed, data.with_charts
     # A field asked only when another one has a value (the error type of an incorrect
     # segment) is compared on the units where every annotator who judged it gave that value.
     conditions = {
@@ -41,7 +33,7 @@ def _agreement_sections(
         by_spec[(kind, unit_type(unit), fld)][f"{item}/{unit}"] = {
             names.get(a, f"A?{a}"): v for a, v in by_rater.items()
         }
-    rater_order = {name: i for i, name in enumerate(sorted(names.values(), key=_rater_key))}
+    rater_order = {name: i for i, name in enumerate(sorted(names.values(), key=rater_key))}
 
     overview_rows = []
     sections = []
@@ -64,7 +56,7 @@ def _agreement_sections(
                     slug, title, result, dropped=dropped, with_charts=with_charts
                 )
             except Exception as error:  # noqa: BLE001 - one field's failure stays in its section
-                sections.append(_failed(slug, title, error))
+                sections.append(failed_section(slug, title, error))
                 continue
             overview_rows.append(_overview_row(kind, level, fld, result))
             sections.append(built)
@@ -138,7 +130,7 @@ def _agreement_for(
     return stats.agreement(ratings, categories=categories, bootstrap=bootstrap, seed=seed), dropped
 
 
-def _rater_key(name: str) -> tuple[int, str]:
+def rater_key(name: str) -> tuple[int, str]:
     if name.startswith("A") and name[1:].isdigit():
         return int(name[1:]), ""
     return 10**9, name

@@ -9,17 +9,18 @@ from django.db.models import Q
 
 from .. import hiring
 from ..gold import fetch
-from ..models import Assignment, Project
-from .agreement import _rater_key
-from .queries import _assignment_filter
-from .tables import Filters, Section, Table
+from ..models import Assignment
+from .agreement import rater_key
+from .queries import ReportData, assignment_filter
+from .tables import Section, Table
 
 # --------------------------------------------------------------------------- effort
 
 
-def _effort_section(project: Project, filters: Filters, names: dict[int, str]) -> Section | None:
+def effort_section(data: ReportData) -> Section | None:
+    project, filters, names = data.project, data.filters, data.names
     rows = Assignment.objects.filter(
-        Q(item__project=project) & _assignment_filter(filters) & hiring.REGULAR
+        Q(item__project=project) & assignment_filter(filters) & hiring.REGULAR
     ).values_list("annotator_id", "item__kind", "status", "active_seconds")
     per: dict[tuple[int, str], list[tuple[str, float]]] = defaultdict(list)
     for annotator, kind, status, seconds in fetch(rows):
@@ -29,7 +30,7 @@ def _effort_section(project: Project, filters: Filters, names: dict[int, str]) -
         return None
     table_rows = []
     order = sorted(
-        per, key=lambda k: (_rater_key(names.get(k[0], f"A?{k[0]}")), k[1] != "all", k[1])
+        per, key=lambda k: (rater_key(names.get(k[0], f"A?{k[0]}")), k[1] != "all", k[1])
     )
     for annotator, kind in order:
         entries = per[(annotator, kind)]

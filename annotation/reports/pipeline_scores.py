@@ -11,10 +11,12 @@ from pipeline.types import Claim as PipelineClaim
 from pipeline.types import ClaimResult, ResponseResult
 from pipeline.types import Verdict as PipelineVerdict
 
-from .. import factscore_table, stats
-from ..models import Claim, ClaimList, Project, System, Verdict
-from .tables import Cell, Filters, Section, Table
-from .verifiers import _slug
+from .. import stats
+from ..models import Claim, ClaimList, System, Verdict
+from . import factscore_table
+from .queries import ReportData
+from .tables import Cell, Section, Table
+from .verifiers import slugify
 
 # --------------------------------------------------------------------------- pipeline
 
@@ -22,7 +24,8 @@ from .verifiers import _slug
 _BLANK_CLAIM = PipelineClaim("", 0, "")
 
 
-def _pipeline_section(project: Project, filters: Filters, *, k_rule: str) -> Section | None:
+def pipeline_section(data: ReportData) -> Section | None:
+    project, filters, k_rule = data.project, data.filters, data.k_rule
     verdicts = Verdict.objects.filter(
         system__project=project, system__kind=System.VERIFIER, claim__isnull=False
     )
@@ -59,7 +62,7 @@ def _pipeline_section(project: Project, filters: Filters, *, k_rule: str) -> Sec
         .values_list("claim_list_id", "n")
     )
     tables: list[Table] = []
-    data: dict[tuple[str, str], pipeline_score.ScoresTable] = {}
+    scores_of: dict[tuple[str, str], pipeline_score.ScoresTable] = {}
     for verifier in sorted(labels):
         by_extractor: dict[str, list[ResponseResult]] = defaultdict(list)
         seen_extractors = set()
@@ -86,7 +89,7 @@ def _pipeline_section(project: Project, filters: Filters, *, k_rule: str) -> Sec
                 )
         for extractor, results in sorted(by_extractor.items()):
             scores = pipeline_score.score_results(results, k_rule=k_rule)
-            data[(verifier, extractor)] = scores
+            scores_of[(verifier, extractor)] = scores
             tables += _score_tables(verifier, extractor, scores)
     return Section(
         "pipeline",
@@ -97,11 +100,12 @@ def _pipeline_section(project: Project, filters: Filters, *, k_rule: str) -> Sec
             "stored in the project; annotator and date filters do not apply here.",
         ),
         tuple(tables),
-        data=data,
+        data=scores_of,
     )
 
 
-def _factscore_section(project: Project, filters: Filters) -> list[Section]:
+def factscore_section(data: ReportData) -> list[Section]:
+    project, filters = data.project, data.filters
     docs = None
     if filters.domains:
         docs = list(
@@ -170,7 +174,7 @@ def _response(
 
 
 def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTable) -> list[Table]:
-    slug = f"{_slug(verifier)}-{_slug(extractor)}"
+    slug = f"{slugify(verifier)}-{slugify(extractor)}"
     domains = sorted(scores.k)
     models = sorted({r.model for r in scores.rows})
     cell = {(r.model, r.domain): r.veriscore for r in scores.rows if r.responses}

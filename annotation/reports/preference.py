@@ -11,7 +11,7 @@ from .tables import Chart, Section, Table
 # --------------------------------------------------------------------------- preference
 
 
-def _preference_section(
+def preference_section(
     project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
     choices = [r for r in rows if r.field == "choice" and r.raw in ("1", "2")]

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, time
 
 from django.db.models import Q
 from django.utils import timezone
 
 from .. import kinds
-from ..gold import Gold, LabelRow, decide
+from ..gold import Gold, LabelRow, decide, label_rows
 from ..models import Adjudication, Membership, Project
 from .tables import Filters
 
@@ -40,7 +41,7 @@ def domains_of(project: Project) -> list[str]:
     return sorted(project.documents.order_by().values_list("domain", flat=True).distinct())
 
 
-def _assignment_filter(filters: Filters, prefix: str = "") -> Q:
+def assignment_filter(filters: Filters, prefix: str = "") -> Q:
     q = Q()
     if filters.annotators:
         q &= Q(**{f"{prefix}annotator_id__in": filters.annotators})
@@ -59,14 +60,14 @@ def _assignment_filter(filters: Filters, prefix: str = "") -> Q:
 UnitKey = tuple[int, str, str]  # (item, unit, field)
 
 
-def _grouped(rows: Iterable[LabelRow]) -> dict[UnitKey, dict[int, str]]:
+def group_by_unit(rows: Iterable[LabelRow]) -> dict[UnitKey, dict[int, str]]:
     grouped: dict[UnitKey, dict[int, str]] = defaultdict(dict)
     for r in rows:
         grouped[(r.item, r.unit, r.field)][r.annotator] = r.value
     return grouped
 
 
-def _gold(
+def unit_golds(
     grouped: dict[UnitKey, dict[int, str]], item_kinds: dict[int, str], project: Project
 ) -> dict[UnitKey, Gold]:
     # the fields whose gold labels a report uses
@@ -85,3 +86,58 @@ def _gold(
                 item, item_kinds[item], unit, fld, list(by_rater.values()), adjudicated.get(key)
             )
     return golds
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """What every section builder reads: the report's options, and the submitted answers
+    (grouped per unit, per kind) with their gold labels, queried once per report."""
+
+    project: Project
+    filters: Filters
+    names: dict[int, str]
+    bootstrap: int
+    seed: int
+    k_rule: str
+    with_charts: bool
+    grouped: dict[UnitKey, dict[int, str]]
+    item_kinds: dict[int, str]
+    golds: dict[UnitKey, Gold]
+    rows_of: dict[str, list[LabelRow]]
+    golds_of: dict[str, list[Gold]]
+
+
+def report_data(
+    project: Project,
+    *,
+    filters: Filters,
+    names: dict[int, str],
+    bootstrap: int,
+    seed: int,
+    k_rule: str,
+    with_charts: bool,
+) -> ReportData:
+    rows = label_rows(project, where=assignment_filter(filters))
+    item_kinds = {r.item: r.kind for r in rows}
+    grouped = group_by_unit(rows)
+    golds = unit_golds(grouped, item_kinds, project)
+    rows_of: dict[str, list[LabelRow]] = defaultdict(list)
+    for r in rows:
+        rows_of[r.kind].append(r)
+    golds_of: dict[str, list[Gold]] = defaultdict(list)
+    for g in golds.values():
+        golds_of[g.kind].append(g)
+    return ReportData(
+        project=project,
+        filters=filters,
+        names=names,
+        bootstrap=bootstrap,
+        seed=seed,
+        k_rule=k_rule,
+        with_charts=with_charts,
+        grouped=grouped,
+        item_kinds=item_kinds,
+        golds=golds,
+        rows_of=rows_of,
+        golds_of=golds_of,
+    )

@@ -7,7 +7,7 @@ import io
 import json
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -219,10 +219,23 @@ def table_latex(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _failed(slug: str, title: str, error: Exception) -> Section:
+def failed_section(slug: str, title: str, error: Exception) -> Section:
     logger.exception("report section %s failed", slug, exc_info=error)
     message = f"{type(error).__name__}: {error}"
     return Section(slug, title, (f"This section could not be computed: {message}",), error=message)
+
+
+def isolated(
+    slug: str, title: str, build: Callable[[], list[Section] | Section | None]
+) -> list[Section]:
+    """One section's computation; when it fails, the section shows the error, the rest stays."""
+    try:
+        built = build()
+    except Exception as error:  # noqa: BLE001 - any failure stays inside its section
+        return [failed_section(slug, title, error)]
+    if built is None:
+        return []
+    return built if isinstance(built, list) else [built]
 
 
 def report_json(report: Report) -> str:

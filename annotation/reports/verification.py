@@ -56,7 +56,7 @@ def _label_distribution(
     )
 
 
-def _claim_labels(
+def claim_labels(
     project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
     return _label_distribution(
@@ -70,7 +70,7 @@ def _claim_labels(
     )
 
 
-def _fact_labels(
+def fact_labels(
     project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
     return _label_distribution(
@@ -83,7 +83,7 @@ def _fact_labels(
     )
 
 
-def _evidence_ranks(
+def evidence_ranks(
     project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
     stances = [r for r in rows if r.field == "stance"]

@@ -10,6 +10,7 @@ from .. import kinds, stats
 from ..gold import Gold, fetch
 from ..kinds import ITEM, KindSpec
 from ..models import Claim, Project, Segment, System, Verdict, validate_verifier_collapse
+from .queries import ReportData
 from .tables import Cell, Section, Table
 
 # --------------------------------------------------------------------------- verifiers
@@ -45,7 +46,8 @@ class _Scores:
     aligned: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
 
 
-def _verifier_sections(project: Project, golds_of: dict[str, list[Gold]]) -> list[Section]:
+def verifier_sections(data: ReportData) -> list[Section]:
+    project, golds_of = data.project, data.golds_of
     verdicts = list(
         Verdict.objects.filter(
             system__project=project, system__kind__in=[System.VERIFIER, System.REFERENCE]
@@ -162,7 +164,7 @@ def _score_system(
         ]
         scores.confusion_tables.append(
             Table(
-                f"confusion-{_slug(name)}-{level}-{mode}",
+                f"confusion-{slugify(name)}-{level}-{mode}",
                 f"{name}: confusion matrix ({level}, {mode}); rows human, columns system",
                 ("human \\ system", *rep.labels),  # type: ignore[arg-type]
                 tuple((label, *row) for label, row in zip(rep.labels, rep.confusion, strict=True)),  # type: ignore[arg-type]
@@ -421,5 +423,5 @@ def _add_texts(rows: list[tuple[Cell, ...]], models: dict[str, Any]) -> None:
         rows[i] = (*row, text if len(text) <= 300 else text[:297] + "...")
 
 
-def _slug(text: str) -> str:
+def slugify(text: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in text.lower()).strip("-") or "system"

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from .. import hiring, kinds
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
-from ..hiring_forms import InviteForm, PolicyForm
+from ..hiring.forms import InviteForm, PolicyForm
 from ..models import Assignment, Item, Membership
 from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
 

@@ -21,7 +21,7 @@ def test_a_failing_section_shows_its_error_and_the_rest_is_intact(
 ) -> None:
     project = verification[0].project
     intact = reports.build_report(project, bootstrap=0)
-    monkeypatch.setattr(reports, "_verifier_sections", _boom)
+    monkeypatch.setitem(reports.SECTIONS, "verifiers", reports.SectionBuilder("Verifiers", _boom))
     report = reports.build_report(project, bootstrap=0)
     failed = report.section("verifiers")
     assert failed is not None
@@ -58,7 +58,7 @@ def test_the_report_page_shows_the_failed_section(
     verification: list[Item],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(reports, "_verifier_sections", _boom)
+    monkeypatch.setitem(reports.SECTIONS, "verifiers", reports.SectionBuilder("Verifiers", _boom))
     client.force_login(users["alice"])
     response = client.get(reverse("report", args=[verification[0].project.pk]))
     page = response.content.decode()

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pipeline.dataformats.common import SOURCE
 from pipeline.dataformats.factscore import MODEL
 
-from .models import Claim, ClaimList, Document, Project, System, Verdict
+from ..kinds import fact_verdicts
+from ..models import Claim, ClaimList, Document, Project, System, Verdict
 
 SUPPORTED, NOT_SUPPORTED, IRRELEVANT = "S", "NS", "IR"
 _LABELS = {
@@ -77,8 +78,6 @@ GOLD = "annotators' gold labels"
 
 def gold_verdict_set(project: Project) -> VerdictSet | None:
     """The annotators' gold labels of atomic-fact items, as one more verdict set."""
-    from .kinds import fact_verdicts
-
     labels = {
         claim: value
         for claim, label in fact_verdicts(project).items()

@@ -22,40 +22,34 @@ from typing import Any
 
 from pipeline.split import sentences_for
 
-from . import charts, kinds
-from . import metric_stats as ms
-from .gold import Gold
-from .models import Claim, ClaimList, Document, Project, System, Verdict
-from .reports import Cell, Chart, Filters, Section, Table
-from .stats import Coefficient
+from .. import charts, kinds
+from .. import metric_stats as ms
+from ..gold import Gold
+from ..models import Claim, ClaimList, Document, Project, System, Verdict
+from ..stats import Coefficient
+from .queries import ReportData
+from .tables import Cell, Chart, Filters, Section, Table
 
 GOLD_SOURCE = "annotators (gold)"
 MAX_SCATTER_CHARTS = 6
 MAX_SCATTER_POINTS = 500
 
 
-def metric_sections(
-    project: Project,
-    *,
-    filters: Filters,
-    golds: dict[Any, Gold],
-    bootstrap: int,
-    seed: int,
-    with_charts: bool,
-    k_rule: str = "upper",
-) -> list[Section]:
+def metric_sections(data: ReportData) -> list[Section]:
     sections = []
-    extraction = _extraction_section(project, filters, bootstrap=bootstrap, seed=seed)
+    extraction = _extraction_section(
+        data.project, data.filters, bootstrap=data.bootstrap, seed=data.seed
+    )
     if extraction:
         sections.append(extraction)
     scores = _score_section(
-        project,
-        filters,
-        golds,
-        bootstrap=bootstrap,
-        seed=seed,
-        with_charts=with_charts,
-        k_rule=k_rule,
+        data.project,
+        data.filters,
+        data.golds,
+        bootstrap=data.bootstrap,
+        seed=data.seed,
+        with_charts=data.with_charts,
+        k_rule=data.k_rule,
     )
     if scores:
         sections.append(scores)

@@ -1,12 +1,5 @@
-"""Hiring annotators (issue 18): training items, known-answer checks and invite links.
-
-- A QualityItem marks an item as TRAINING (a reference answer and an explanation shown
-  after the annotator answers) or CHECK (a known answer, mixed into real queues). Answers
-  to both are left out of agreement and gold (`REGULAR`, used by gold.label_rows).
-- An Invite is a secret link that makes a pseudonymous annotator account (a Hire) in its
-  project; the Hire's own secret key is the personal URL that logs them back in.
-- HiringPolicy: the project's pass mark, check rate and automatic pause threshold.
-"""
+"""Hiring annotators (issue 18): the invite flow (join, a new annotator's queue), training
+and known-answer scores, the pause rule, marking training and check items."""
 
 from __future__ import annotations
 
@@ -17,101 +10,23 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
-from django.db.models import Q, QuerySet
-from django.utils import timezone
+from django.db.models import QuerySet
 from statsmodels.stats.proportion import proportion_confint
 
-from .models import Answer, Assignment, Item, Membership, Project, System
-
-TRAINING = "training"
-CHECK = "check"
-
-# Assignments whose answers count for agreement, gold and reports.
-REGULAR = Q(item__quality__isnull=True)
-
-
-def new_key() -> str:
-    return secrets.token_urlsafe(32)
-
-
-class QualityItem(models.Model):
-    ROLES = [(TRAINING, "Training"), (CHECK, "Known-answer check")]
-
-    item = models.OneToOneField(Item, models.CASCADE, related_name="quality")
-    role = models.CharField(max_length=20, choices=ROLES)
-    # "unit.field" -> the reference value (the gold value of a check)
-    reference = models.JSONField(default=dict)
-    explanation = models.TextField(blank=True)  # shown after a training item
-
-    def reference_pairs(self) -> dict[tuple[str, str], str]:
-        return {(k.split(".", 1)[0], k.split(".", 1)[1]): v for k, v in self.reference.items()}
-
-
-class HiringPolicy(models.Model):
-    project = models.OneToOneField(Project, models.CASCADE, related_name="hiring_policy")
-    pass_mark = models.FloatField(default=0.8)  # share of training units like the reference
-    check_rate = models.FloatField(default=0.0)  # share of a new queue that are checks
-    pause_below = models.FloatField(null=True, blank=True)  # check accuracy that pauses
-    pause_after = models.PositiveIntegerField(default=5)  # checks answered before it can
-
-    @classmethod
-    def of(cls, project: Project) -> HiringPolicy:
-        return cls.objects.get_or_create(project=project)[0]
-
-
-class Invite(models.Model):
-    project = models.ForeignKey(Project, models.CASCADE, related_name="invites")
-    key = models.CharField(max_length=64, unique=True, default=new_key)
-    note = models.CharField(max_length=300, blank=True)
-    cap = models.PositiveIntegerField(null=True, blank=True)  # at most this many people
-    expires_at = models.DateTimeField(null=True, blank=True)
-    revoked = models.BooleanField(default=False)
-    # URL parameters holding the external worker id, then extra ids stored with it
-    worker_param = models.CharField(max_length=50, default="PROLIFIC_PID")
-    extra_params = models.JSONField(default=list, blank=True)  # ["STUDY_ID", "SESSION_ID"]
-    items_per_person = models.PositiveIntegerField(default=0)  # real items given on joining
-    completion_code = models.CharField(max_length=100, blank=True)
-    completion_url = models.URLField(max_length=2000, blank=True)
-    created_by = models.ForeignKey(User, models.SET_NULL, null=True, related_name="+")
-    created_at = models.DateTimeField(default=timezone.now)
-
-    def problem(self) -> str | None:
-        """Why nobody may join through this link now, or None."""
-        if self.revoked:
-            return "This invite link was revoked."
-        if self.expires_at is not None and timezone.now() >= self.expires_at:
-            return "This invite link has expired."
-        if self.cap is not None and self.hires.count() >= self.cap:
-            return "This study is full."
-        return None
-
-
-class Hire(models.Model):
-    """An annotator who joined through an invite link (or whom quality rules apply to)."""
-
-    membership = models.OneToOneField(Membership, models.CASCADE, related_name="hire")
-    invite = models.ForeignKey(Invite, models.SET_NULL, null=True, blank=True, related_name="hires")
-    worker_id = models.CharField(max_length=200, blank=True)
-    worker_params = models.JSONField(default=dict, blank=True)
-    key = models.CharField(max_length=64, unique=True, default=new_key)  # personal URL
-    passed_training = models.BooleanField(default=False)
-    let_through = models.BooleanField(default=False)  # by a researcher
-    paused = models.BooleanField(default=False)
-    paused_reason = models.CharField(max_length=200, blank=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["invite", "worker_id"],
-                condition=~Q(worker_id=""),
-                name="one_worker_per_invite",
-            )
-        ]
-
-    @property
-    def cleared(self) -> bool:
-        return self.passed_training or self.let_through
-
+from .. import kinds
+from ..models import (
+    Answer,
+    Assignment,
+    Claim,
+    Document,
+    Item,
+    Membership,
+    Project,
+    Segment,
+    System,
+    Verdict,
+)
+from .models import CHECK, TRAINING, Hire, HiringPolicy, Invite, QualityItem
 
 # --- joining ---------------------------------------------------------------------------
 
@@ -225,8 +140,6 @@ class Score:
 def score(user: User | int, project: Project, role: str) -> Score:
     """How many of the reference units of this role's submitted items the annotator
     answered like the reference (compared as the kind compares answers)."""
-    from . import kinds
-
     references = {
         q.item_id: q.reference_pairs()
         for q in QualityItem.objects.filter(item__project=project, role=role)
@@ -261,8 +174,6 @@ def score(user: User | int, project: Project, role: str) -> Score:
 def presented(assignment: Assignment, field: str, value: str) -> str:
     """A reference value as this annotator's page names it (a comparison side as the
     list number they saw)."""
-    from . import kinds
-
     spec = kinds.get(assignment.item.kind)
     f = spec.field(field)
     for raw in f.values if f else []:
@@ -378,9 +289,6 @@ def reference_from(item: Item, system: System) -> dict[str, str]:
     """An item's reference answer from the verdicts of an imported system (a human
     reference set): the claim label of a verification item, the segment labels of a
     segment item."""
-    from . import kinds
-    from .models import Claim, Segment, Verdict
-
     spec = kinds.get(item.kind)
     verdicts = Verdict.objects.filter(system=system)
     if spec.verdict_target is Claim and item.claim_id:
@@ -406,8 +314,6 @@ def mark(
     """Mark an item as training or check. The reference's keys are "unit.field" of the
     item's categorical fields; without one it comes from `system`'s verdicts, or else
     from the item's adjudications."""
-    from . import kinds
-
     if role not in (TRAINING, CHECK):
         raise ValueError(f"role must be {TRAINING!r} or {CHECK!r}, not {role!r}")
     if not reference and system is not None:
@@ -431,61 +337,10 @@ def mark(
     return q
 
 
-def report_section(project: Project, names: dict[int, str]) -> Any:
-    """The report's "Annotator quality" section: the training table (per annotator:
-    training items, share matching the reference) and known-answer accuracy with its
-    95% Wilson interval. None when the project has no training or check items."""
-    from .reports import Section, Table
-
-    if not QualityItem.objects.filter(item__project=project).exists():
-        return None
-    training, checks = [], []
-    for m in project.memberships.filter(role=Membership.ANNOTATOR).order_by("number"):
-        name = names.get(m.user_id, m.pseudonym)
-        t, c = score(m.user_id, project, TRAINING), score(m.user_id, project, CHECK)
-        items = Assignment.objects.filter(
-            annotator_id=m.user_id,
-            status=Assignment.SUBMITTED,
-            item__project=project,
-            item__quality__role=TRAINING,
-        )
-        if t.units:
-            training.append((name, items.count(), t.units, t.share))
-        if c.units:
-            low, high = c.wilson() or (None, None)
-            checks.append((name, c.units, c.matching, c.share, low, high))
-    return Section(
-        "quality",
-        "Annotator quality",
-        (
-            "Training and known-answer items are left out of agreement, gold values and every "
-            "other section.",
-            "Check accuracy: share of known-answer units answered like the gold value, with its "
-            "95% Wilson score interval.",
-        ),
-        (
-            Table(
-                "training",
-                "Training",
-                ("annotator", "training items", "units", "share like the reference"),
-                tuple(training),
-            ),
-            Table(
-                "checks",
-                "Known-answer checks",
-                ("annotator", "units", "correct", "accuracy", "ci low", "ci high"),
-                tuple(checks),
-            ),
-        ),
-    )
-
-
 def mark_imported(items: list[Item]) -> int:
     """Mark new items from their document's import field `metadata.hiring.<kind>`:
     {"role": "training" | "check", "reference": {"unit.field": value}, "explanation": ...}.
     ValueError names the document and the problem. Returns how many were marked."""
-    from .models import Document
-
     if not items:
         return 0
     docs = {

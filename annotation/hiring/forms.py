@@ -7,7 +7,7 @@ import datetime as dt
 
 from django import forms
 
-from .hiring import HiringPolicy, Invite
+from .models import HiringPolicy, Invite
 
 
 class PolicyForm(forms.ModelForm):

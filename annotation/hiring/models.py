@@ -1,0 +1,111 @@
+"""The hiring models (issue 18): training and known-answer items, the project's hiring
+policy, invite links and the annotators who joined through them. They belong to the
+`annotation` app (app label `annotation`); `AnnotationConfig.import_models` loads them.
+
+- A QualityItem marks an item as TRAINING (a reference answer and an explanation shown
+  after the annotator answers) or CHECK (a known answer, mixed into real queues). Answers
+  to both are left out of agreement and gold (`REGULAR`, used by gold.label_rows).
+- An Invite is a secret link that makes a pseudonymous annotator account (a Hire) in its
+  project; the Hire's own secret key is the personal URL that logs them back in.
+- HiringPolicy: the project's pass mark, check rate and automatic pause threshold.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.contrib.auth.models import User
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from ..models import Item, Membership, Project
+
+TRAINING = "training"
+CHECK = "check"
+
+# Assignments whose answers count for agreement, gold and reports.
+REGULAR = Q(item__quality__isnull=True)
+
+
+def new_key() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class QualityItem(models.Model):
+    ROLES = [(TRAINING, "Training"), (CHECK, "Known-answer check")]
+
+    item = models.OneToOneField(Item, models.CASCADE, related_name="quality")
+    role = models.CharField(max_length=20, choices=ROLES)
+    # "unit.field" -> the reference value (the gold value of a check)
+    reference = models.JSONField(default=dict)
+    explanation = models.TextField(blank=True)  # shown after a training item
+
+    def reference_pairs(self) -> dict[tuple[str, str], str]:
+        return {(k.split(".", 1)[0], k.split(".", 1)[1]): v for k, v in self.reference.items()}
+
+
+class HiringPolicy(models.Model):
+    project = models.OneToOneField(Project, models.CASCADE, related_name="hiring_policy")
+    pass_mark = models.FloatField(default=0.8)  # share of training units like the reference
+    check_rate = models.FloatField(default=0.0)  # share of a new queue that are checks
+    pause_below = models.FloatField(null=True, blank=True)  # check accuracy that pauses
+    pause_after = models.PositiveIntegerField(default=5)  # checks answered before it can
+
+    @classmethod
+    def of(cls, project: Project) -> HiringPolicy:
+        return cls.objects.get_or_create(project=project)[0]
+
+
+class Invite(models.Model):
+    project = models.ForeignKey(Project, models.CASCADE, related_name="invites")
+    key = models.CharField(max_length=64, unique=True, default=new_key)
+    note = models.CharField(max_length=300, blank=True)
+    cap = models.PositiveIntegerField(null=True, blank=True)  # at most this many people
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked = models.BooleanField(default=False)
+    # URL parameters holding the external worker id, then extra ids stored with it
+    worker_param = models.CharField(max_length=50, default="PROLIFIC_PID")
+    extra_params = models.JSONField(default=list, blank=True)  # ["STUDY_ID", "SESSION_ID"]
+    items_per_person = models.PositiveIntegerField(default=0)  # real items given on joining
+    completion_code = models.CharField(max_length=100, blank=True)
+    completion_url = models.URLField(max_length=2000, blank=True)
+    created_by = models.ForeignKey(User, models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def problem(self) -> str | None:
+        """Why nobody may join through this link now, or None."""
+        if self.revoked:
+            return "This invite link was revoked."
+        if self.expires_at is not None and timezone.now() >= self.expires_at:
+            return "This invite link has expired."
+        if self.cap is not None and self.hires.count() >= self.cap:
+            return "This study is full."
+        return None
+
+
+class Hire(models.Model):
+    """An annotator who joined through an invite link (or whom quality rules apply to)."""
+
+    membership = models.OneToOneField(Membership, models.CASCADE, related_name="hire")
+    invite = models.ForeignKey(Invite, models.SET_NULL, null=True, blank=True, related_name="hires")
+    worker_id = models.CharField(max_length=200, blank=True)
+    worker_params = models.JSONField(default=dict, blank=True)
+    key = models.CharField(max_length=64, unique=True, default=new_key)  # personal URL
+    passed_training = models.BooleanField(default=False)
+    let_through = models.BooleanField(default=False)  # by a researcher
+    paused = models.BooleanField(default=False)
+    paused_reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["invite", "worker_id"],
+                condition=~Q(worker_id=""),
+                name="one_worker_per_invite",
+            )
+        ]
+
+    @property
+    def cleared(self) -> bool:
+        return self.passed_training or self.let_through
