@@ -174,7 +174,7 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     if outcome.result == Result.REFUSED:
         return redirect("next_item", project_id=project.pk)
     if outcome.stored and action != Action.DRAFT:  # an unchanged one is a double click
-        return _go_next(request, project.pk, hiring_views.after_answer(membership, assignment))
+        return _go_next(request, project.pk, hiring_views.after_answer(assignment))
 
     if action == Action.DRAFT:
         if request.htmx:

@@ -82,9 +82,9 @@ def gate(request: HtmxRequest, membership: Membership) -> HttpResponse | None:
     )
 
 
-def after_answer(membership: Membership, assignment: Assignment) -> str | None:
-    """The page after an answer: a training item's feedback, else None (the next item)."""
-    hiring.after_submit(membership)
+def after_answer(assignment: Assignment) -> str | None:
+    """The page after an answer (its hiring rules ran in operations.answer): a training
+    item's feedback, else None (the next item)."""
     if QualityItem.objects.filter(item_id=assignment.item_id, role=hiring.TRAINING).exists():
         return reverse("training_feedback", kwargs={"assignment_id": assignment.pk})
     return None
