@@ -17,12 +17,10 @@ from .. import kinds
 from ..models import (
     Answer,
     Assignment,
-    Claim,
     Document,
     Item,
     Membership,
     Project,
-    Segment,
     System,
     Verdict,
 )
@@ -287,20 +285,8 @@ def set_state(
 
 def reference_from(item: Item, system: System) -> dict[str, str]:
     """An item's reference answer from the verdicts of an imported system (a human
-    reference set): the claim label of a verification item, the segment labels of a
-    segment item."""
-    spec = kinds.get(item.kind)
-    verdicts = Verdict.objects.filter(system=system)
-    if spec.verdict_target is Claim and item.claim_id:
-        return {f"item.{spec.verdict_field}": v.label for v in verdicts.filter(claim=item.claim_id)}
-    if spec.verdict_target is Segment:
-        return {
-            f"{spec.verdict_level}:{pos}.{spec.verdict_field}": label
-            for pos, label in verdicts.filter(segment__document=item.document_id).values_list(
-                "segment__position", "label"
-            )
-        }
-    raise ValueError(f"{item.kind} items cannot take a reference from verdicts")
+    reference set), as the item's kind reads them (KindSpec.reference_from)."""
+    return kinds.get(item.kind).reference_from(item, Verdict.objects.filter(system=system))
 
 
 def mark(

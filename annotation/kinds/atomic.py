@@ -15,7 +15,7 @@ from django.db.models import Count, Model, QuerySet
 
 from ..forms import AnswerForm, PolicyForm
 from ..gold import Gold
-from ..models import Claim, ClaimList, Document, Evidence, Item, Project, System
+from ..models import Claim, ClaimList, Document, Evidence, Item, Project, System, Verdict
 from .base import (
     ITEM,
     NO_TEXT,
@@ -40,6 +40,14 @@ FACT_LABELS = (
 KEYS = {"supported": "s", "not-supported": "n", "irrelevant": "i"}
 # FActScore's S / NS / IR as stats.py's verdict labels
 VERDICTS = {"supported": "supported", "not-supported": "unsupported", "irrelevant": "irrelevant"}
+# A reference verdict as a fact label: FActScore's released S / NS / IR, or a verdict label
+REFERENCE_LABELS = {
+    "s": "supported",
+    "ns": "not-supported",
+    "ir": "irrelevant",
+    **{v: label for label, v in VERDICTS.items()},
+    **{label: label for label in VERDICTS},
+}
 
 
 def knowledge_of(claim_list: ClaimList) -> list[dict[str, str]]:
@@ -214,6 +222,21 @@ class AtomicFacts(KindSpec):
             if claim is not None:
                 targets.append(Target(g, claim, domain, doc))
         return targets
+
+    def reference_from(self, item: Item, verdicts: QuerySet[Verdict]) -> dict[str, str]:
+        """Each fact's label from the verdicts on the item's facts (FActScore's human
+        labels: factscore-human-labels)."""
+        reference = {}
+        found = verdicts.filter(claim__claim_list=item.list_a_id).order_by("claim__position")
+        for pos, label in found.values_list("claim__position", "label"):
+            value = REFERENCE_LABELS.get(label.strip().lower())
+            if value is None:
+                raise ValueError(
+                    f"fact {pos + 1}: the verdict {label!r} is not S, NS or IR "
+                    "(supported, not supported, irrelevant)"
+                )
+            reference[f"fact:{pos}.label"] = value
+        return reference
 
     def items_form(self, project: Project, data: Mapping[str, Any] | None = None) -> PolicyForm:
         return AtomicItemsForm(data, project=project)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from ..forms import AnswerForm, PolicyForm
     from ..gold import Gold
-    from ..models import Assignment, Item, Project
+    from ..models import Assignment, Item, Project, Verdict
 
 ITEM = "item"
 NO_TEXT = "(none)"  # Label Studio wants every $variable of the config in every task
@@ -280,6 +280,11 @@ class KindSpec:
 
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]:
         return []
+
+    def reference_from(self, item: Item, verdicts: QuerySet[Verdict]) -> dict[str, str]:
+        """A training or check item's reference answer ("unit.field" -> value) from the
+        verdicts of a reference system (human labels imported with the data)."""
+        raise ValueError(f"{self.name} items cannot take a reference from verdicts")
 
     # --- items -----------------------------------------------------------------------
 

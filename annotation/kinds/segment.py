@@ -14,7 +14,7 @@ from django.db.models import Max, Model, QuerySet
 
 from ..forms import AnswerForm, PolicyForm
 from ..gold import Gold
-from ..models import DEFAULT_ERROR_TYPES, Document, Item, Project, Segment
+from ..models import DEFAULT_ERROR_TYPES, Document, Item, Project, Segment, Verdict
 from .base import (
     ITEM,
     Agreement,
@@ -262,6 +262,14 @@ class Segments(KindSpec):
             if seg is not None:
                 targets.append(Target(g, seg, domain, doc))
         return targets
+
+    def reference_from(self, item: Item, verdicts: QuerySet[Verdict]) -> dict[str, str]:
+        """Each segment's label (FELM's true / false)."""
+        found = verdicts.filter(segment__document=item.document_id)
+        return {
+            f"segment:{pos}.correct": label
+            for pos, label in found.values_list("segment__position", "label")
+        }
 
     def items_form(self, project: Project, data: Mapping[str, Any] | None = None) -> PolicyForm:
         return SegmentItemsForm(data, project=project)

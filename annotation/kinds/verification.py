@@ -9,11 +9,11 @@ from typing import Any
 
 from django import forms
 from django.db import transaction
-from django.db.models import Max, Model
+from django.db.models import Max, Model, QuerySet
 
 from ..forms import AnswerForm, PolicyForm
 from ..gold import Gold
-from ..models import Claim, Evidence, Item, Project, System, sample_claims
+from ..models import Claim, Evidence, Item, Project, System, Verdict, sample_claims
 from .base import ITEM, NO_TEXT, Agreement, Field, ItemInfo, KindSpec, Target, ls_choices, ls_text
 from .schema import VERIFICATION
 
@@ -285,6 +285,10 @@ class Verification(KindSpec):
             for g in golds
             if g.field == self.verdict_field and g.value is not None and g.item in info
         ]
+
+    def reference_from(self, item: Item, verdicts: QuerySet[Verdict]) -> dict[str, str]:
+        """The claim label of the item's claim."""
+        return {f"{ITEM}.label": v.label for v in verdicts.filter(claim=item.claim_id)}
 
     def items_form(self, project: Project, data: Mapping[str, Any] | None = None) -> PolicyForm:
         return VerificationItemsForm(data, project=project)

@@ -599,3 +599,39 @@ def test_simultaneous_joins_give_one_account_per_worker_and_respect_the_cap(
     assert len(hires) == 2 and len(set(hires)) == 2  # the cap, and never two for one id
     assert sorted(statuses).count(410) == (1 if "same" in hires else 2)
     assert User.objects.filter(username__startswith="w-").count() == 2
+
+
+def test_an_atomic_check_takes_its_gold_from_factscores_human_labels(
+    alpha: Project, users: dict[str, User]
+) -> None:
+    """Issue 25, item 6: FActScore's released human S/NS/IR labels (the real file) as the
+    reference of an atomic-fact check, each fact's label as the kind names it."""
+    from annotation.ingest import FACTSCORE_HUMAN, FACTSCORE_LABELS, import_file
+    from annotation.kinds.atomic import atomic_items
+    from annotation.models import System, Verdict
+    from tests.conftest import peer_file
+
+    lines = peer_file("factscore_labeled/InstructGPT.jsonl").read_text().splitlines()[:3]
+    import_file(project=alpha, text="\n".join(lines), file="InstructGPT.jsonl")
+    human = System.objects.get(project=alpha, name=FACTSCORE_HUMAN)
+    item = next(i for i in atomic_items(project=alpha, system=human) if i.list_a is not None)
+    published = {
+        f"fact:{pos}.label": {"S": "supported", "NS": "not-supported", "IR": "irrelevant"}[label]
+        for pos, label in Verdict.objects.filter(
+            system__name=FACTSCORE_LABELS, claim__claim_list=item.list_a
+        ).values_list("claim__position", "label")
+    }
+    assert published and len(published) == item.list_a.claims.count()  # type: ignore[union-attr]
+    r = token_client(users["alice"]).post(
+        reverse("api_quality_items", args=[alpha.pk]),
+        {"item": item.pk, "role": "check", "reference_system": FACTSCORE_LABELS},
+        format="json",
+    )
+    assert r.status_code == 201, r.content
+    assert r.json()["reference"] == published
+    # a verdict the kind cannot read as a fact label is named, not guessed
+    Verdict.objects.filter(system__name=FACTSCORE_LABELS, claim__claim_list=item.list_a).update(
+        label="maybe"
+    )
+    with pytest.raises(ValueError, match="fact 1: the verdict 'maybe' is not S, NS or IR"):
+        hiring.mark(item, hiring.CHECK, {}, system=System.objects.get(name=FACTSCORE_LABELS))
