@@ -5,8 +5,9 @@ knowledge source shown beside it: the passages imported with the document
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django import forms
@@ -150,7 +151,6 @@ class AtomicFacts(KindSpec):
         "labelled Supported, Not supported or Irrelevant against the document's "
         "knowledge passages or search results (FActScore)."
     )
-    cli_systems = 1
 
     @property
     def verdict_target(self) -> type[Model]:
@@ -241,8 +241,11 @@ class AtomicFacts(KindSpec):
     def items_form(self, project: Project, data: Mapping[str, Any] | None = None) -> PolicyForm:
         return AtomicItemsForm(data, project=project)
 
-    def cli_data(self, system_ids: list[int], opts: dict[str, Any]) -> dict[str, Any]:
-        return {"system": system_ids[0]}
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("system", help="the system whose claim lists hold the facts")
+
+    def cli_data(self, opts: dict[str, Any], system: Callable[[str], int]) -> dict[str, Any]:
+        return {"system": system(opts["system"])}
 
     def ls_slots(self, items: list[Item]) -> int:
         return max(i.list_a.claims.count() for i in items if i.list_a)

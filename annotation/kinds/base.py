@@ -10,7 +10,8 @@ names `<unit>.<field>`, a Label Studio control `<field>_<index>` ("stance_3").
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from argparse import ArgumentParser
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
@@ -202,7 +203,6 @@ class KindSpec:
     # (keys, what they do); "/" and "–" between keys are shown as text
     keys: tuple[tuple[tuple[str, ...], str], ...] = ()
     items_help: str = ""  # on the project page
-    cli_systems = 0  # system names `create_items` takes
 
     @property
     def verdict_target(self) -> type[Model] | None:
@@ -291,8 +291,13 @@ class KindSpec:
     def items_form(self, project: Project, data: Mapping[str, Any] | None = None) -> PolicyForm:
         raise NotImplementedError
 
-    def cli_data(self, system_ids: list[int], opts: dict[str, Any]) -> dict[str, Any]:
-        """The items form's data from `create_items` arguments (systems, --n, ...)."""
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        """The arguments of `create_items <project> <kind>` besides the assignment policy:
+        the items form's systems (by name) and options. `cli_data` reads them back."""
+
+    def cli_data(self, opts: dict[str, Any], system: Callable[[str], int]) -> dict[str, Any]:
+        """The items form's data from the parsed `create_items` arguments; `system(name)`
+        is the id of the project's system of that name."""
         return {}
 
     # --- Label Studio ------------------------------------------------------------------

@@ -4,7 +4,8 @@ hidden: which list better covers the verifiable content (VeriScore §3.1, Fig. 5
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from argparse import ArgumentParser
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django import forms
@@ -136,7 +137,6 @@ class Comparison(KindSpec):
         "item goes to one annotator, balancing the load. The paper's study is f = 1, "
         "k = all."
     )
-    cli_systems = 2
 
     def categorical(self, project: Project | None = None) -> dict[str, list[str]]:
         return {"choice": SIDES, "hard": ["yes", "no"]}
@@ -202,8 +202,12 @@ class Comparison(KindSpec):
     def items_form(self, project: Project, data: Mapping[str, Any] | None = None) -> PolicyForm:
         return ComparisonItemsForm(data, project=project)
 
-    def cli_data(self, system_ids: list[int], opts: dict[str, Any]) -> dict[str, Any]:
-        return {"system_a": system_ids[0], "system_b": system_ids[1]}
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("system_a", help="the extractor system of list A")
+        parser.add_argument("system_b", help="the extractor system of list B")
+
+    def cli_data(self, opts: dict[str, Any], system: Callable[[str], int]) -> dict[str, Any]:
+        return {"system_a": system(opts["system_a"]), "system_b": system(opts["system_b"])}
 
     def label_config(self, slots: int, project: Project) -> str:
         return "".join(

@@ -3,8 +3,9 @@ claim-level label (VeriScore §3.3, Tables 2, 5, 8)."""
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django import forms
@@ -214,7 +215,6 @@ class Verification(KindSpec):
         "domain and source model; one item per claim. (VeriScore's study: 50 claims "
         "for all three annotators and 3 × 90 single, i.e. n = 320, f = 50/320, k = 3.)"
     )
-    cli_systems = 1
 
     @property
     def verdict_target(self) -> type[Model]:
@@ -293,8 +293,13 @@ class Verification(KindSpec):
     def items_form(self, project: Project, data: Mapping[str, Any] | None = None) -> PolicyForm:
         return VerificationItemsForm(data, project=project)
 
-    def cli_data(self, system_ids: list[int], opts: dict[str, Any]) -> dict[str, Any]:
-        return {"system": system_ids[0], "n": opts["n"], "stratify": opts["stratify"]}
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("system", help="the extractor system whose claims are sampled")
+        parser.add_argument("--n", type=int, default=50, help="claims to sample")
+        parser.add_argument("--stratify", nargs="*", default=[], choices=["domain", "source_model"])
+
+    def cli_data(self, opts: dict[str, Any], system: Callable[[str], int]) -> dict[str, Any]:
+        return {"system": system(opts["system"]), "n": opts["n"], "stratify": opts["stratify"]}
 
     def ls_slots(self, items: list[Item]) -> int:
         return max((i.claim.evidence.aggregate(n=Max("rank"))["n"] or 0) for i in items if i.claim)

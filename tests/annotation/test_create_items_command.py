@@ -29,7 +29,7 @@ def test_it_creates_each_kind_of_item(alpha: Project) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["comparison", SYSTEM_A], "comparison items need 2 system name"),
+        (["comparison", SYSTEM_A], "the following arguments are required: system_b"),
         (["verification", "nope"], "No system 'nope' in alpha; known:"),
         (["comparison", SYSTEM_A, SYSTEM_A], "Pick two different systems"),
         (["comparison", SYSTEM_A, SYSTEM_B, "--k", "5"], "k must be between 1 and 2"),
