@@ -4,6 +4,7 @@ import math
 import random
 import secrets
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -12,7 +13,7 @@ from django.db import models, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from .kinds.schema import KIND_CHOICES, KindNames, item_constraints
+from .kinds.schema import KindNames, item_constraints, validate_kind
 
 DEFAULT_ERROR_TYPES = ["knowledge error", "reasoning error", "irrelevant", "overclaim"]
 
@@ -347,7 +348,9 @@ class ItemQuerySet(QuerySet["Item"]):
 
 class Item(KindNames, models.Model):
     project = models.ForeignKey(Project, models.CASCADE, related_name="items")
-    kind = models.CharField(max_length=20, choices=KIND_CHOICES)
+    # a registered kind (kinds/schema.py): validated, not choices, so a new kind needs
+    # no migration
+    kind = models.CharField(max_length=20, validators=[validate_kind])
     document = models.ForeignKey(Document, models.CASCADE, related_name="items")
     # comparison: the two claim lists; "a" and "b" are storage order, never shown.
     # atomic facts: list_a holds the facts.
@@ -365,6 +368,10 @@ class Item(KindNames, models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        validate_kind(self.kind)  # ValidationError: never an item of an unknown kind
+        super().save(*args, **kwargs)
 
 
 class AssignmentQuerySet(QuerySet["Assignment"]):
@@ -923,4 +930,3 @@ class ImportJob(models.Model):
     @property
     def is_over(self) -> bool:
         return self.status in (self.FINISHED, self.FAILED)
-

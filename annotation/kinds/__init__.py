@@ -13,8 +13,10 @@ import importlib
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from django.core.exceptions import ImproperlyConfigured
+
+from . import schema
 from .base import ITEM, KindSpec, unit_type
-from .schema import KIND_CHOICES
 
 if TYPE_CHECKING:
     from django.db.models import Model
@@ -38,9 +40,13 @@ __all__ = [
 @cache
 def _registry() -> dict[str, KindSpec]:
     specs = {}
-    for name, _ in KIND_CHOICES:
+    for name in schema.NAMES:
         spec = importlib.import_module(f"{__name__}.{name}").SPEC
-        assert spec.name == name, (spec.name, name)
+        missing = spec.missing_parts() + ([] if spec.name == name else [f"name {name!r}"])
+        if missing:
+            raise ImproperlyConfigured(
+                f"The item kind {name!r} (annotation/kinds/{name}.py) lacks: " + ", ".join(missing)
+            )
         specs[name] = spec
     return specs
 
@@ -57,7 +63,7 @@ def all_specs() -> list[KindSpec]:
 
 
 def names() -> list[str]:
-    return [name for name, _ in KIND_CHOICES]
+    return list(schema.NAMES)
 
 
 def categorical_fields(kind: str, project: Project | None = None) -> dict[str, list[str]]:

@@ -180,8 +180,8 @@ def ls_parts(name: str, parts: list[dict[str, Any]], slots: int) -> dict[str, An
 
 
 class KindSpec:
-    """One kind of item. Subclasses fill in the attributes and the methods marked as
-    required; the defaults suit a kind whose answers need no translation."""
+    """One kind of item. Subclasses fill in the attributes and the methods in REQUIRED;
+    the defaults suit a kind whose answers need no translation."""
 
     name: str
     title: str  # "Verification"
@@ -204,9 +204,29 @@ class KindSpec:
     keys: tuple[tuple[tuple[str, ...], str], ...] = ()
     items_help: str = ""  # on the project page
 
+    # What every kind has of its own: these methods (the base raises NotImplementedError)
+    # and, checked by missing_parts, a name, title, template, fields, keys and view_keys.
+    REQUIRED = ("view", "form", "expected", "items_form", "label_config", "ls_task")
+
     @property
     def verdict_target(self) -> type[Model] | None:
         return None
+
+    def missing_parts(self) -> list[str]:
+        """The parts every kind needs that this one lacks (the registry refuses it)."""
+        from django.template import TemplateDoesNotExist
+        from django.template.loader import get_template
+
+        missing = [m for m in self.REQUIRED if getattr(type(self), m) is getattr(KindSpec, m)]
+        for attr in ("name", "title", "template", "fields", "keys", "view_keys", "items_help"):
+            if not getattr(self, attr, None):
+                missing.append(attr)
+        if getattr(self, "template", None):
+            try:
+                get_template(self.template)
+            except TemplateDoesNotExist:
+                missing.append(f"template {self.template}")
+        return missing
 
     # --- fields and values -----------------------------------------------------------
 
@@ -311,7 +331,7 @@ class KindSpec:
 
     def ls_task(self, view: dict[str, Any], slots: int) -> dict[str, Any]:
         """The task `data` Label Studio's config reads, from the blinded view."""
-        return {}
+        raise NotImplementedError
 
     def ls_to_name(self, unit: str, field: str) -> str:
         return "response"

@@ -3,12 +3,25 @@ registry. This scans the code for what would say otherwise."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
+import sys
+import types
+from argparse import ArgumentParser
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.core.management import call_command
 
 from annotation import kinds
+from annotation.forms import AnswerForm, PolicyForm
+from annotation.kinds import ITEM, KindSpec, schema
+from annotation.kinds.base import Field, ItemInfo, ls_choices
+from annotation.models import Item, Project
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = "|".join(kinds.names())
@@ -86,4 +99,102 @@ def test_every_kind_is_registered_with_its_module() -> None:
         if spec.verdict_field:
             assert spec.verdict_field in categorical and spec.verdict_target is not None
     with pytest.raises(ValueError, match="unknown item kind 'ranking'"):
+        kinds.get("ranking")
+
+
+# --- adding a kind: a module and its name -------------------------------------------------
+
+
+class Ranking(KindSpec):
+    """A complete kind for the tests: every part the registry asks for."""
+
+    name = "ranking"
+    title = "Ranking"
+    template = "annotation/comparison.html"  # an existing page, for the test only
+    fields = (Field("rank", "Rank", choices=(("1", "First"), ("2", "Second"))),)
+    keys = ((("1", "/", "2"), "rank first or second"),)
+    view_keys = {"ranked": "ranking: the texts to rank"}
+    items_help = "One item per document."
+
+    def view(self, item: Item, *, swapped: bool = False) -> dict[str, Any]:
+        return {"ranked": [item.document.response]}
+
+    def form(self, item: Item, data: Any, initial: Any) -> AnswerForm:
+        return AnswerForm(data, initial=initial)
+
+    def expected(self, project: Project, items: dict[int, ItemInfo]) -> dict[int, Any]:
+        return {pk: [(ITEM, "rank")] for pk in items}
+
+    def items_form(self, project: Project, data: Any = None) -> PolicyForm:
+        return PolicyForm(data)
+
+    def label_config(self, slots: int, project: Project) -> str:
+        return ls_choices("rank", "response", ["1", "2"])
+
+    def ls_task(self, view: dict[str, Any], slots: int) -> dict[str, Any]:
+        return {"ranked": view["ranked"]}
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--depth", type=int, default=3, help="ranking: how deep")
+
+
+@pytest.fixture
+def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[KindSpec], None]]:
+    """Register a kind as a new one would be: a module annotation/kinds/<name>.py with its
+    SPEC, and its name in kinds/schema.py."""
+
+    def register(spec: KindSpec) -> None:
+        module = types.ModuleType(f"annotation.kinds.{spec.name}")
+        module.SPEC = spec  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+        monkeypatch.setattr(schema, "NAMES", [*schema.NAMES, spec.name])
+        kinds._registry.cache_clear()
+
+    yield register
+    kinds._registry.cache_clear()
+
+
+def test_every_registered_kind_has_all_its_parts() -> None:
+    for spec in kinds.all_specs():
+        assert spec.missing_parts() == [], spec.name
+
+
+def test_adding_a_kind_is_a_module_and_its_name_and_needs_no_migration(
+    registered: Callable[[KindSpec], None], alpha: Project
+) -> None:
+    with pytest.raises(ValidationError, match="Unknown item kind 'ranking'"):
+        Item.objects.create(project=alpha, kind="ranking", document=alpha.documents.first())
+    registered(Ranking())
+    assert kinds.names()[-1] == "ranking" and kinds.get("ranking").title == "Ranking"
+    # no choices on Item.kind: the database schema does not change with the registry
+    call_command("makemigrations", "annotation", "--check", "--dry-run", verbosity=0)
+    _, _, _, field = Item._meta.get_field("kind").deconstruct()
+    assert "choices" not in field
+    item = Item.objects.create(project=alpha, kind="ranking", document=alpha.documents.first())
+    item.full_clean()
+    with pytest.raises(ValidationError, match="Unknown item kind 'nope'"):
+        Item(project=alpha, kind="nope", document=item.document).full_clean()
+    # create_items takes the kind and its own options from the registry
+    out = io.StringIO()
+    with pytest.raises(SystemExit), contextlib.redirect_stdout(out):
+        call_command("create_items", "alpha", "ranking", "--help")
+    assert "--depth" in out.getvalue() and "--fraction" in out.getvalue()
+
+
+@pytest.mark.parametrize("part", [*KindSpec.REQUIRED, "title", "template", "fields", "keys"])
+def test_a_kind_that_lacks_a_part_is_refused(
+    registered: Callable[[KindSpec], None], part: str
+) -> None:
+    incomplete = type("Incomplete", (Ranking,), {part: getattr(KindSpec, part, "")})()
+    assert incomplete.missing_parts() == [part]
+    registered(incomplete)
+    with pytest.raises(ImproperlyConfigured, match=rf"'ranking' .* lacks: {part}$"):
+        kinds.all_specs()
+
+
+def test_a_kind_whose_template_is_missing_is_refused(
+    registered: Callable[[KindSpec], None],
+) -> None:
+    registered(type("NoPage", (Ranking,), {"template": "annotation/ranking.html"})())
+    with pytest.raises(ImproperlyConfigured, match="lacks: template annotation/ranking.html"):
         kinds.get("ranking")
