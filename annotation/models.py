@@ -923,4 +923,3 @@ class ImportJob(models.Model):
     @property
     def is_over(self) -> bool:
         return self.status in (self.FINISHED, self.FAILED)
-
