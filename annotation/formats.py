@@ -76,7 +76,7 @@ def _system(project: Project, name: str | None, *, kind: str, default: str | Non
 
 def _claim_gold(project: Project) -> dict[int, gold.Gold]:
     """claim id -> the human gold label of the claim (verification or atomic-fact items)."""
-    return kinds.gold_by_target(project, Claim)
+    return gold.gold_by_target(project, Claim)
 
 
 # --- database -> format records -----------------------------------------------------

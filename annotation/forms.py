@@ -4,8 +4,9 @@ from typing import Any
 
 from django import forms
 
+from pipeline.dataformats import FORMATS
+
 from . import endpoints
-from .ingest import FORMATS
 from .kinds.base import form_name, unit_field
 from .models import Item, Membership, Project
 
@@ -62,7 +63,7 @@ class ImportForm(forms.Form):
 
 class PolicyForm(forms.Form):
     """How items are spread over annotators (models.assignment_plan). The rules on k and
-    f live in models.check_policy, which kinds.create_items applies."""
+    f live in models.check_policy, which operations.create_items applies."""
 
     k = forms.IntegerField(initial=2, label="Annotators per overlap item (k)")
     all_annotators = forms.BooleanField(required=False, label="k = all annotators")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from django.db import connections
-from django.db.models import Q, QuerySet
+from django.db.models import Model, Q, QuerySet
 
 from . import kinds
 from .models import Adjudication, Answer, Assignment, Project
@@ -165,3 +165,13 @@ def gold_values(
         decide(item, item_kind, unit, field, values, adjudicated.get((item, unit, field)))
         for (item, item_kind, unit, field), values in grouped.items()
     ]
+
+
+def gold_by_target(project: Project, model: type[Model]) -> dict[int, Gold]:
+    """Claim (or segment) id -> its human gold label, from every kind that judges it;
+    a later kind does not override an earlier one."""
+    found: dict[int, Gold] = {}
+    for spec in kinds.judging(model):
+        for t in spec.verdict_targets(project, gold_values(project, kind=spec.name)):
+            found.setdefault(t.target, t.gold)
+    return found

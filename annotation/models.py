@@ -656,7 +656,7 @@ class Adjudication(models.Model):
 
 def check_policy(*, k: int, fraction: float, annotators: int) -> None:
     """The rules of an assignment policy, in one place (pages, API and command line reach
-    them through `kinds.create_items`): ValueError says which one is broken."""
+    them through `operations.create_items`): ValueError says which one is broken."""
     if not annotators:
         raise ValueError("the project has no annotators")
     if not 1 <= k <= annotators:

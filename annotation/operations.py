@@ -3,11 +3,10 @@
 Each surface parses its input (a form, a serializer, command-line options), calls one
 of these (or a model method: `Assignment.record_activity`, `Project.create_with_owner`,
 `Membership.acknowledge`) and renders the result; `answer` returns an Outcome each
-surface maps to its own response. Errors
-are exceptions that say what is wrong; each surface turns them into its own answer (a
-message, an API error, a CommandError). Other operations live in their own modules:
-`members.add_member`, `kinds.create_items`, `tasks.start_run`/`cancel_run`/`retry_run`,
-`reports.build_report` with `reports.options.ReportOptionsForm`.
+surface maps to its own response. Errors are exceptions that say what is wrong; each
+surface turns them into its own answer (a message, an API error, a CommandError). Other
+operations live in their own modules: `members.add_member`, `tasks.start_run`/
+`cancel_run`/`retry_run`, `reports.build_report` with `reports.options.ReportOptionsForm`.
 """
 
 from __future__ import annotations
@@ -20,13 +19,24 @@ from typing import Any
 from django import forms
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
 
 from . import hiring, kinds
-from .forms import SkipForm
+from .forms import PolicyForm, SkipForm
 from .import_jobs import is_large, start_import
 from .ingest import ImportSummary, check_upload_size, decode, import_file, import_upload
 from .kinds.base import ItemInfo, form_name
-from .models import Adjudication, Assignment, ImportJob, Item, Membership, PipelineRun, Project
+from .models import (
+    Adjudication,
+    Assignment,
+    ImportJob,
+    Item,
+    Membership,
+    PipelineRun,
+    Project,
+    assign,
+    check_policy,
+)
 from .tasks import run_config, start_run
 
 # --- import ------------------------------------------------------------------------------
@@ -215,3 +225,21 @@ def start_pipeline_run(*, project: Project, user: User, data: dict[str, Any]) ->
     if not project.documents.exists():
         raise NoDocuments("The project has no documents to run the pipeline on.")
     return start_run(project=project, user=user, config=run_config(**data))
+
+
+# --- items ---------------------------------------------------------------------------------
+
+
+def create_items(project: Project, form: PolicyForm) -> tuple[list[Item], int]:
+    """Make the items a valid items form describes and assign them (pages, API and the
+    create_items command). ValueError says why nothing was made."""
+    policy = form.policy(project)
+    # before any item is made
+    check_policy(
+        k=policy["k"], fraction=policy["fraction"], annotators=project.annotators().count()
+    )
+    with transaction.atomic():
+        items = form.make(project)
+        hiring.mark_imported(items)  # training / check items named by an import field
+        n = assign(items, project=project, **policy)
+    return items, n

@@ -20,6 +20,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
+from pipeline.errors import LLMError
 from pipeline.ratelimits import Clock
 
 if TYPE_CHECKING:
@@ -154,8 +155,6 @@ class BatchQueue:
 
 
 def _error(why: str) -> Exception:
-    from pipeline.llm import LLMError
-
     return LLMError(why)
 
 

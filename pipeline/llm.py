@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cache import Cache, CacheError, make_key
+from pipeline.errors import LLMError as LLMError  # re-exported: callers import it from here
 from pipeline.ratelimits import REAL_TIME, Clock, ProviderLimits
 from pipeline.types import Usage
 
@@ -112,10 +113,6 @@ def count_tokens(text: str) -> int:
 def count_message_tokens(messages: list[dict[str, str]]) -> int:
     # ~4 tokens of chat framing per message, as in OpenAI's cookbook.
     return sum(count_tokens(m.get("content", "")) + 4 for m in messages) + 3
-
-
-class LLMError(RuntimeError):
-    """A call that failed for good (after retries, or a request the server refuses)."""
 
 
 @dataclass

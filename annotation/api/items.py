@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import kinds
+from .. import kinds, operations
 from ..models import Item, Project
 from .common import ERRORS, PAGE_PARAMS, researcher_project, valid
 from .errors import ApiError, form_error, page_of, paginated
@@ -156,7 +156,7 @@ class ItemsCreateApi(APIView):
         if not form.is_valid():
             raise form_error(form)
         try:
-            items, n = kinds.create_items(project, form)
+            items, n = operations.create_items(project, form)
         except ValueError as e:
             raise ApiError(400, "invalid", str(e)) from None
         return Response(

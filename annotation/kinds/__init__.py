@@ -21,9 +21,8 @@ from .base import ITEM, KindSpec, unit_type
 if TYPE_CHECKING:
     from django.db.models import Model
 
-    from ..forms import AnswerForm, PolicyForm
-    from ..gold import Gold
-    from ..models import Assignment, Item, Project
+    from ..forms import AnswerForm
+    from ..models import Assignment, Project
 
 __all__ = [
     "ITEM",
@@ -85,26 +84,6 @@ def view(assignment: Assignment) -> dict[str, Any]:
     return get(assignment.item.kind).view(assignment.item, swapped=assignment.swapped)
 
 
-def create_items(project: Project, form: PolicyForm) -> tuple[list[Item], int]:
-    """Make the items a valid items form describes and assign them (pages, API and the
-    create_items command). ValueError says why nothing was made."""
-    from django.db import transaction
-
-    from ..hiring import mark_imported
-    from ..models import assign, check_policy
-
-    policy = form.policy(project)
-    # before any item is made
-    check_policy(
-        k=policy["k"], fraction=policy["fraction"], annotators=project.annotators().count()
-    )
-    with transaction.atomic():
-        items = form.make(project)
-        mark_imported(items)  # training / check items named by an import field
-        n = assign(items, project=project, **policy)
-    return items, n
-
-
 def judging(model: type[Model]) -> list[KindSpec]:
     """The kinds whose gold labels are compared with verdicts on `model` (Claim, Segment)."""
     return [s for s in all_specs() if s.verdict_target is model]
@@ -116,16 +95,4 @@ def fact_verdicts(project: Project) -> dict[int, str]:
     found: dict[int, str] = {}
     for spec in all_specs():
         found.update(spec.fact_verdicts(project))
-    return found
-
-
-def gold_by_target(project: Project, model: type[Model]) -> dict[int, Gold]:
-    """Claim (or segment) id -> its human gold label, from every kind that judges it;
-    a later kind does not override an earlier one."""
-    from ..gold import gold_values
-
-    found: dict[int, Gold] = {}
-    for spec in judging(model):
-        for t in spec.verdict_targets(project, gold_values(project, kind=spec.name)):
-            found.setdefault(t.target, t.gold)
     return found

@@ -1,4 +1,4 @@
-"""Report sections comparing metrics with each other (metric_stats.py does the numbers):
+"""Report sections comparing metrics with each other (stats.metric_comparison does the numbers):
 
 - "Extractor against extractor": every two extraction systems on the documents both
   extracted claims from, per sentence when both lists are sentence-aligned, else per
@@ -23,10 +23,10 @@ from typing import Any
 from pipeline.split import sentences_for
 
 from .. import charts, kinds
-from .. import metric_stats as ms
 from ..gold import Gold
 from ..models import Claim, ClaimList, Document, Project, System, Verdict
 from ..stats import Coefficient
+from ..stats import metric_comparison as ms
 from .queries import ReportData
 from .tables import Cell, Chart, Filters, Section, Table
 

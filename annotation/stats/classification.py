@@ -11,6 +11,12 @@ label -> label, e.g. VeriScore's ternary -> binary) is applied to both sides fir
 labels in `exclude` (e.g. FActScore's IR) and missing labels (None, NaN) leave the
 unit out and are counted in `excluded`. A label outside the label set is an error
 that names its position.
+
+Verifier verdicts: `normalise_verdict` reads the spellings of the published datasets,
+`verifier_vs_reference` scores a verifier's verdicts against reference labels (binary
+or ternary, as VeriScore Table 11), `response_labels` per response, and `mcnemar_test`
+compares two verifiers on the same reference (statsmodels; exact below
+MCNEMAR_EXACT_BELOW discordant pairs).
 """
 
 from __future__ import annotations
@@ -19,13 +25,19 @@ import warnings
 from collections import Counter
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 from sklearn import metrics
+from statsmodels.stats.contingency_tables import mcnemar
 
 from .coefficient import Coefficient
-from .ratings import Label, is_missing, label_set
+from .ratings import (
+    Label,
+    is_missing,
+    label_set,
+)
 
 # VeriScore (Song et al. 2024), Table 11: contradicted and inconclusive count as unsupported.
 VERISCORE_BINARY: dict[Label, Label] = {
@@ -379,3 +391,282 @@ def _mcc(
             n_units=n,
         )
     return Coefficient(name, float(metrics.matthews_corrcoef(true, pred)), n_units=n)
+
+
+# --------------------------------------------------------------------------- verdict labels
+
+Mode = Literal["binary", "ternary"]
+
+SUPPORTED = "supported"
+UNSUPPORTED = "unsupported"
+CONTRADICTED = "contradicted"
+INCONCLUSIVE = "inconclusive"
+IRRELEVANT = "irrelevant"
+BINARY_LABELS: tuple[str, ...] = (SUPPORTED, UNSUPPORTED)
+TERNARY_LABELS: tuple[str, ...] = (SUPPORTED, CONTRADICTED, INCONCLUSIVE)
+
+# Below this many discordant pairs McNemar's chi-square approximation is poor, so the
+# exact binomial version is used (the rule of thumb in the statsmodels docs).
+MCNEMAR_EXACT_BELOW = 25
+
+
+# --------------------------------------------------------------------------- verifier
+
+
+_VERDICT_SPELLINGS = {
+    "supported": SUPPORTED,
+    "s": SUPPORTED,
+    "unsupported": UNSUPPORTED,
+    "not supported": UNSUPPORTED,
+    "ns": UNSUPPORTED,
+    "contradicted": CONTRADICTED,
+    "inconclusive": INCONCLUSIVE,
+    "inconclusive-not-enough": INCONCLUSIVE,
+    "inconclusive-conflicting": INCONCLUSIVE,
+    "ir": IRRELEVANT,
+    "irrelevant": IRRELEVANT,
+}
+_NO_VERDICT = {"", "unparsed", "error"}
+
+
+def normalise_verdict(label: str | None, *, mode: Mode | None = None) -> str | None:
+    """One canonical spelling for a verdict label, or None when there is no usable label.
+
+    Accepts our labels (supported, contradicted, inconclusive, inconclusive-not-enough,
+    inconclusive-conflicting, unsupported), VeriScore's "Supported." / "Unsupported." /
+    "Contradicted." / "Inconclusive." and FActScore's S / NS / IR, in any case.
+    "unparsed", "error" and empty strings give None. IR gives "irrelevant" in every
+    mode. With mode="binary", contradicted and inconclusive become unsupported; with
+    mode="ternary", a bare "unsupported" is an error because it does not say which.
+    """
+    if label is None:
+        return None
+    key = label.strip().lower().rstrip(".").strip()
+    if key in _NO_VERDICT:
+        return None
+    try:
+        canonical = _VERDICT_SPELLINGS[key]
+    except KeyError:
+        raise ValueError(f"unknown verdict label {label!r}") from None
+    if mode == "binary" and canonical in (CONTRADICTED, INCONCLUSIVE):
+        return UNSUPPORTED
+    if mode == "ternary" and canonical == UNSUPPORTED:
+        raise ValueError(
+            f"{label!r} is a binary label: it does not say contradicted or inconclusive; "
+            "use mode='binary'"
+        )
+    return canonical
+
+
+VerifierReport = ClassificationReport
+
+
+def verifier_vs_reference(
+    *args: object,
+    y_true: Sequence[Label | None] | None = None,
+    y_pred: Sequence[Label | None] | None = None,
+    mode: Mode | None = None,
+    labels: Sequence[Label] | None = None,
+    collapse: Mapping[Label, Label] | None = None,
+    exclude: Collection[Label] | None = None,
+    beta: float = 1.0,
+    units: Sequence[Hashable] | None = None,
+) -> VerifierReport:
+    """A verifier's labels (`y_pred`) scored against reference labels (`y_true`).
+
+    Precision, recall, F1 and F-beta per class and averaged (macro, weighted, micro),
+    accuracy, balanced accuracy, Cohen's kappa, MCC and the confusion matrix.
+
+    Without `labels`, the labels are our verdicts in any of their spellings (see
+    `normalise_verdict`), and `mode` picks the collapse rule: "binary" (the default,
+    VeriScore's Table 11: contradicted and inconclusive count as unsupported) or
+    "ternary". With `labels`, any label set is scored as given (binary, FELM's
+    true/false, a dataset's own), after the optional `collapse` mapping; a `collapse`
+    mapping also replaces `mode`'s rule for our verdicts. Units without a usable label
+    (missing, NaN, "unparsed", "error") or with a label in `exclude` (default: IR,
+    "irrelevant") are left out and counted in `excluded`.
+    """
+    if args:
+        raise TypeError(
+            "verifier_vs_reference takes its labels by name: y_true= (the reference, e.g. "
+            "human labels) and y_pred= (the verifier), as scikit-learn names them"
+        )
+    if y_true is None or y_pred is None:
+        raise TypeError("verifier_vs_reference needs y_true= and y_pred=")
+    if labels is not None:
+        if mode is not None:
+            raise ValueError("mode names a rule for our verdict labels; with labels= use collapse=")
+        return classification_scores(
+            y_true=y_true,
+            y_pred=y_pred,
+            labels=labels,
+            collapse=collapse,
+            exclude=() if exclude is None else exclude,
+            beta=beta,
+            units=units,
+            name="custom" if collapse else "as labelled",
+        )
+    if mode not in (None, "binary", "ternary"):
+        raise ValueError(f"mode must be 'binary' or 'ternary', not {mode!r}")
+    name: str
+    if collapse is None:
+        rule: Mapping[Label, Label] = VERISCORE_BINARY if mode in (None, "binary") else {}
+        name = mode or "binary"
+    else:
+        rule, name = collapse, mode or "custom"
+    kinds = [SUPPORTED, UNSUPPORTED, CONTRADICTED, INCONCLUSIVE]
+    image = [rule.get(k, k) for k in kinds if k != UNSUPPORTED or k in rule.values()]
+    verdict_labels = tuple(dict.fromkeys(image))
+    true = [_verdict(x, rule, verdict_labels) for x in y_true]
+    pred = [_verdict(x, rule, verdict_labels) for x in y_pred]
+    return classification_scores(
+        y_true=true,
+        y_pred=pred,
+        labels=verdict_labels,
+        exclude=(IRRELEVANT,) if exclude is None else exclude,
+        beta=beta,
+        units=units,
+        name=name,
+    )
+
+
+def _verdict(
+    label: Label | None, rule: Mapping[Label, Label], labels: tuple[Label, ...]
+) -> Label | None:
+    if is_missing(label):
+        return None
+    try:
+        canonical = normalise_verdict(label if isinstance(label, str) else str(label))
+    except ValueError as error:
+        raise ValueError(
+            f"{error}; to score another label set, pass it as labels=[...] (and a collapse= "
+            "mapping if some labels count as others)"
+        ) from None
+    if canonical is None or canonical == IRRELEVANT:
+        return canonical
+    value = rule.get(canonical, canonical)
+    if value not in labels:
+        raise ValueError(
+            f"{label!r} is a binary label: it does not say contradicted or inconclusive; "
+            "use mode='binary'"
+            if canonical == UNSUPPORTED
+            else f"{label!r} is not one of the labels {list(labels)}"
+        )
+    return value
+
+
+def response_labels(
+    segment_labels: Sequence[str | None], response_ids: Sequence[Hashable], *, mode: Mode = "binary"
+) -> dict[Hashable, str | None]:
+    """Response-level labels from segment labels, as FELM scores responses.
+
+    A response is unsupported when any of its segments is; supported when every
+    segment is; None (no usable label) otherwise. Binary mode only: a response with
+    one contradicted and one inconclusive segment has no single ternary label.
+    """
+    if mode != "binary":
+        raise ValueError("response-level labels are binary: a response is right or has an error")
+    if len(segment_labels) != len(response_ids):
+        raise ValueError(f"{len(segment_labels)} labels for {len(response_ids)} response ids")
+    grouped: dict[Hashable, list[str | None]] = {}
+    for label, response in zip(segment_labels, response_ids, strict=True):
+        grouped.setdefault(response, []).append(normalise_verdict(label, mode="binary"))
+    result: dict[Hashable, str | None] = {}
+    for response, labels in grouped.items():
+        scored = [label for label in labels if label != IRRELEVANT]
+        if UNSUPPORTED in scored:
+            result[response] = UNSUPPORTED
+        elif scored and all(label == SUPPORTED for label in scored):
+            result[response] = SUPPORTED
+        else:
+            result[response] = None
+    return result
+
+
+# --------------------------------------------------------------------------- McNemar
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """McNemar's test between two verifiers scored against the same reference.
+
+    `only_a_correct` and `only_b_correct` are the discordant pairs. `method` is
+    "exact" (binomial, used below 25 discordant pairs) or "chi-square" (without
+    continuity correction unless asked).
+    """
+
+    n: int
+    both_correct: int
+    only_a_correct: int
+    only_b_correct: int
+    both_wrong: int
+    excluded: int
+    method: str | None
+    statistic: float | None
+    p_value: float | None
+    undefined_reason: str | None = None
+
+
+def mcnemar_test(
+    pred_a: Sequence[str | None],
+    pred_b: Sequence[str | None],
+    ref: Sequence[str | None],
+    *,
+    mode: Mode = "binary",
+    exact: bool | None = None,
+    correction: bool = False,
+    collapse: Mapping[Label, Label] | None = None,
+) -> McNemarResult:
+    """`collapse`, when given, replaces `mode`'s rule (as in `verifier_vs_reference`)."""
+    if not len(pred_a) == len(pred_b) == len(ref):
+        raise ValueError("pred_a, pred_b and ref must have the same length")
+    table = np.zeros((2, 2), dtype=np.int64)
+    excluded = 0
+
+    def verdict(label: str | None) -> Label | None:
+        if collapse is None:
+            return normalise_verdict(label, mode=mode)
+        canonical = normalise_verdict(label)
+        return None if canonical is None else collapse.get(canonical, canonical)
+
+    for a_raw, b_raw, r_raw in zip(pred_a, pred_b, ref, strict=True):
+        a, b, r = (verdict(x) for x in (a_raw, b_raw, r_raw))
+        if a is None or b is None or r is None or IRRELEVANT in (a, b, r):
+            excluded += 1
+            continue
+        table[int(a != r), int(b != r)] += 1
+    n = int(table.sum())
+
+    def result(
+        method: str | None, statistic: float | None, p_value: float | None, reason: str | None
+    ) -> McNemarResult:
+        return McNemarResult(
+            n=n,
+            both_correct=int(table[0, 0]),
+            only_a_correct=int(table[0, 1]),
+            only_b_correct=int(table[1, 0]),
+            both_wrong=int(table[1, 1]),
+            excluded=excluded,
+            method=method,
+            statistic=statistic,
+            p_value=p_value,
+            undefined_reason=reason,
+        )
+
+    if not n:
+        return result(
+            None, None, None, "no unit has usable labels from both verifiers and the reference"
+        )
+    discordant = int(table[0, 1] + table[1, 0])
+    use_exact = discordant < MCNEMAR_EXACT_BELOW if exact is None else exact
+    if not use_exact and not discordant:
+        return result(
+            "chi-square",
+            None,
+            None,
+            "no discordant pairs: the chi-square statistic is 0/0 (use the exact test)",
+        )
+    test = mcnemar(table, exact=use_exact, correction=correction)
+    return result(
+        "exact" if use_exact else "chi-square", float(test.statistic), float(test.pvalue), None
+    )

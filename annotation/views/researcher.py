@@ -11,7 +11,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from .. import exports, kinds
+from .. import exports, kinds, operations
 from ..forms import ImportForm, InstructionsForm, MemberForm, PipelineRunForm, ProjectForm
 from ..import_jobs import fail_if_abandoned
 from ..ingest import ImportFailed
@@ -172,7 +172,7 @@ def project_items(request: HtmxRequest, project_id: int, kind: str) -> HttpRespo
         messages.error(request, f"Could not create {kind} items: " + form.errors.as_text())
         return redirect("project", project_id=project.pk)
     try:
-        items, n = kinds.create_items(project, form)
+        items, n = operations.create_items(project, form)
     except ValueError as e:
         messages.error(request, f"Could not create {kind} items: {e}.")
     else:

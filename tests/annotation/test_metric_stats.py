@@ -1,4 +1,4 @@
-"""metric_stats: checked against the libraries' documented examples and by hand. No database."""
+"""stats.metric_comparison: checked against documented examples and by hand. No database."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from annotation import metric_stats as ms
+from annotation.stats import metric_comparison as ms
 
 # --------------------------------------------------------------------------- ROUGE-L
 

@@ -15,6 +15,7 @@ import pytest
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from annotation import stats
+from annotation.stats import inter_rater
 
 
 def approx(value: float, places: int) -> object:
@@ -219,11 +220,11 @@ def test_vectorised_bootstrap_formula_equals_the_libraries_on_explicit_resamples
     # the slow way and check the libraries agree with the fast formula on each resample.
     rng = np.random.default_rng(7)
     counts = np.array([[int(x) for x in row] for row in DISTRIB_6RATERS])
-    delta = stats._delta_fn(level, tuple(DIAGNOSES))
+    delta = inter_rater._delta_fn(level, tuple(DIAGNOSES))
     for _ in range(5):
         sample = _resampled_counts(counts, rng)
         patterns, freq = np.unique(sample, axis=0, return_counts=True)
-        fast = stats._coefficients_from_patterns(
+        fast = inter_rater._coefficients_from_patterns(
             patterns, freq[np.newaxis, :].astype(float), delta=delta
         )
         assert fast["fleiss"][0] == pytest.approx(fleiss_kappa(sample), abs=1e-12)

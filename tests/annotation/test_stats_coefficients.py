@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from annotation import stats
+from annotation.stats import inter_rater
 from tests.annotation.test_stats import DISTRIB_6RATERS, KRIPPENDORFF_C, ONE_TO_FIVE, approx
 
 DIAGNOSES_1971 = [
@@ -142,13 +143,13 @@ def test_a_failing_consistency_check_withholds_only_that_interval(
 ) -> None:
     # Force the vectorised bootstrap formula to disagree with the library on alpha: alpha
     # keeps the library's value and says why it has no interval; nothing else is lost.
-    real = stats._coefficients_from_patterns
+    real = inter_rater._coefficients_from_patterns
 
     def off_by_a_bit(*args: object, **kwargs: object) -> dict[str, np.ndarray]:
         result = real(*args, **kwargs)  # type: ignore[arg-type]
         return {**result, "alpha": result["alpha"] + 0.01}
 
-    monkeypatch.setattr(stats, "_coefficients_from_patterns", off_by_a_bit)
+    monkeypatch.setattr(inter_rater, "_coefficients_from_patterns", off_by_a_bit)
     report = stats.agreement(
         stats.Ratings.from_units_by_raters(KRIPPENDORFF_C), categories=ONE_TO_FIVE, bootstrap=100
     )
@@ -165,9 +166,9 @@ def test_conger_resampling_formula_equals_conger_on_explicit_resamples() -> None
     rng = np.random.default_rng(11)
     codes = np.array(DIAGNOSES_1971) - 1
     codes[rng.random(codes.shape) < 0.2] = -1  # missing ratings too
-    rows, freq = stats._conger_patterns(codes)
+    rows, freq = inter_rater._conger_patterns(codes)
     for _ in range(5):
         weights = rng.multinomial(freq.sum(), freq / freq.sum())
         explicit = np.repeat(rows, weights, axis=0)
-        fast = stats._conger_from_weights(rows, weights[np.newaxis, :].astype(float), 5)
+        fast = inter_rater._conger_from_weights(rows, weights[np.newaxis, :].astype(float), 5)
         assert fast[0] == pytest.approx(stats.gwet.conger_kappa(explicit, 5).value, abs=1e-12)

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import kinds
+from ... import kinds, operations
 from ._project import find_project
 
 
@@ -54,7 +54,7 @@ class Command(BaseCommand):
                 )
             )
         try:
-            items, n = kinds.create_items(project, form)
+            items, n = operations.create_items(project, form)
         except ValueError as e:
             raise CommandError(str(e)) from e
         self.stdout.write(

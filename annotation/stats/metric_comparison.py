@@ -33,8 +33,9 @@ from scipy import stats as scipy_stats
 
 from pipeline.score import f1_at_k, median_k
 
-from .stats import SUPPORTED, UNSUPPORTED, _percentile_ci, normalise_verdict
-from .stats import Coefficient as Estimate  # a value with its interval, or why it has none
+from .classification import SUPPORTED, UNSUPPORTED, normalise_verdict
+from .coefficient import Coefficient as Estimate
+from .inter_rater import percentile_ci  # a value with its interval, or why it has none
 
 NO_CLAIM = "No verifiable claim."  # VeriScore's extractor output for a sentence without claims
 CONFIDENCE = 0.95
@@ -216,7 +217,7 @@ def _clustered_mean(
         return Estimate("mean", value, n_units=len(kept))
     with np.errstate(invalid="ignore", divide="ignore"):
         resampled = (weights @ sums) / (weights @ counts)
-    low, high, note = _percentile_ci(resampled, CONFIDENCE)
+    low, high, note = percentile_ci(resampled, CONFIDENCE)
     return Estimate("mean", value, low, high, note=note, n_units=len(kept))
 
 
@@ -348,7 +349,7 @@ def correlate(
                 raise AssertionError(
                     f"{name}: vectorised {observed[name][0]!r} != scipy {result.statistic!r}"
                 )
-            low, high, note = _percentile_ci(replicates[name], CONFIDENCE)
+            low, high, note = percentile_ci(replicates[name], CONFIDENCE)
         coefficients.append(
             CorrelationCoefficient(float(result.statistic), low, high, float(result.pvalue), note)
         )

@@ -1,0 +1,844 @@
+"""Agreement across raters (Fleiss' kappa, Krippendorff's alpha, Gwet's AC1, Conger's
+kappa, raw agreement) with bootstrap intervals, per category, per rater pair and per
+rater; majority votes.
+
+Point estimates come from the libraries that already compute them (statsmodels for
+Fleiss' kappa, scikit-learn for Cohen's kappa, `krippendorff` for alpha). Gwet's AC1 has
+no mainstream Python library and is written from Gwet (2014).
+
+Bootstrap confidence intervals resample units. Every coefficient here depends on a
+unit only through its per-category count vector, so units are grouped by count
+vector and a bootstrap resample is a multinomial draw over those groups; the
+coefficients are then computed for all resamples at once with numpy.
+`agreement()` checks that this vectorised formula reproduces the library value on
+the data it was given before it trusts the resamples.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import krippendorff
+import numpy as np
+import numpy.typing as npt
+from sklearn import metrics
+from statsmodels.stats.inter_rater import fleiss_kappa
+
+from . import gwet
+from .coefficient import Coefficient
+from .ratings import (
+    Label,
+    Ratings,
+    RatingsInput,
+    as_number,
+    as_ratings,
+    label_distribution,
+    label_set,
+    order_categories,
+)
+
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+FloatArray = npt.NDArray[np.float64]
+
+LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
+TIE = "tie"
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class CategoryKappa:
+    """Fleiss' (1971) kappa for one category against all the others."""
+
+    category: Label
+    kappa: Coefficient
+
+
+@dataclass(frozen=True)
+class ExcludedUnit:
+    unit: Hashable
+    reason: str
+
+
+@dataclass(frozen=True)
+class PairwiseKappa:
+    rater_a: Hashable
+    rater_b: Hashable
+    n_units: int
+    kappa: Coefficient
+
+
+@dataclass(frozen=True)
+class RaterAgreement:
+    """How one rater agrees with the others on the units they share."""
+
+    rater: Hashable
+    n_units: int
+    n_pairs: int
+    percent_agreement: float | None
+    mean_kappa: float | None
+    undefined_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    categories: tuple[Label, ...]
+    level: str
+    raters: tuple[Hashable, ...]
+    n_units_total: int
+    n_units_used: int
+    n_ratings: int
+    raters_per_unit: dict[int, int]
+    min_raters: int
+    max_raters: int
+    mean_raters: float
+    excluded: tuple[ExcludedUnit, ...]
+    label_distribution: dict[Label, int]
+    percent_agreement: Coefficient
+    full_agreement: Coefficient
+    fleiss_kappa: Coefficient
+    krippendorff_alpha: Coefficient
+    gwet_ac1: Coefficient
+    pairwise: tuple[PairwiseKappa, ...]
+    per_rater: tuple[RaterAgreement, ...]
+    bootstrap: int
+    confidence: float
+    seed: int
+    conger_kappa: Coefficient = Coefficient("Conger's kappa", None, undefined_reason="not computed")
+    brennan_prediger: Coefficient = Coefficient(
+        "Brennan-Prediger", None, undefined_reason="not computed"
+    )
+    per_category: tuple[CategoryKappa, ...] = ()
+
+    @property
+    def coefficients(self) -> tuple[Coefficient, ...]:
+        return (
+            self.percent_agreement,
+            self.full_agreement,
+            self.fleiss_kappa,
+            self.conger_kappa,
+            self.krippendorff_alpha,
+            self.gwet_ac1,
+            self.brennan_prediger,
+        )
+
+    def kappa_matrix(self) -> tuple[tuple[float | None, ...], ...]:
+        """Pairwise Cohen's kappa as a square matrix in `raters` order (1.0 on the diagonal)."""
+        index = {rater: i for i, rater in enumerate(self.raters)}
+        size = len(self.raters)
+        rows: list[list[float | None]] = [
+            [1.0 if i == j else None for j in range(size)] for i in range(size)
+        ]
+        for pair in self.pairwise:
+            i, j = index[pair.rater_a], index[pair.rater_b]
+            rows[i][j] = rows[j][i] = pair.kappa.value
+        return tuple(tuple(row) for row in rows)
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def agreement(
+    ratings: RatingsInput,
+    *,
+    categories: Sequence[Label] | None = None,
+    level: Level = "nominal",
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> AgreementReport:
+    """Inter-rater agreement for one categorical field.
+
+    `ratings` is a `Ratings` (build one with the constructor that names your layout:
+    `Ratings.from_units_by_raters`, `from_raters_by_units`, `from_counts`, `from_table`,
+    `from_long`), a {unit: {rater: label}} mapping, or a units x raters matrix (refused
+    when it has more columns than rows). Labels are any hashable values; None and NaN
+    are missing ratings. `categories` is the label set in order; without it the labels
+    seen are used, in numeric order when they are all numbers ("2" before "10").
+
+    Units with fewer than two ratings carry no agreement information and are listed
+    in `excluded`; Gwet's AC1 and Fleiss' kappa still count single ratings in the
+    category prevalence, as Gwet (2014) does. When every rated unit has the same
+    number of ratings, Fleiss' kappa is statsmodels' value; otherwise it is Gwet's
+    (2014) generalisation to unequal counts (irrCAC's `fleiss.kappa.raw`), and the
+    coefficient's note says so. `label_distribution` counts every rating given,
+    including those on excluded units. `level` applies to Krippendorff's
+    alpha; the other coefficients are nominal. For ordinal alpha the order of
+    `categories` is the order (a warning says so when numeric categories are declared
+    out of numeric order); interval and ratio alpha use the categories as numbers
+    when they all parse as numbers, otherwise their positions 0, 1, 2, ...
+
+    Each coefficient carries its parts: p_o and p_e (d_o and d_e for alpha), the
+    asymptotic standard error of Gwet (2014) with its Wald interval (t with n - 1
+    degrees of freedom, as irrCAC prints it), and a bootstrap percentile interval:
+    `bootstrap` resamples of the rated units, with replacement, from
+    `np.random.default_rng(seed)`. Pairwise kappas resample the units the two raters
+    share. `bootstrap=0` gives no bootstrap intervals.
+    """
+    data = as_ratings(ratings)
+    categories = _categories(data, categories, level)
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
+    if bootstrap < 0:
+        raise ValueError("bootstrap must be 0 (no intervals) or a positive count")
+
+    codes = _encode(data, categories)
+    counts = _count_matrix(codes, len(categories))
+    per_unit = counts.sum(axis=1)
+    used = per_unit >= 2
+    excluded = tuple(
+        ExcludedUnit(unit, "no ratings" if n == 0 else "only one rating")
+        for unit, n in zip(data.units, per_unit.tolist(), strict=True)
+        if n < 2
+    )
+    histogram = dict(sorted(Counter(per_unit.tolist()).items()))
+    used_counts = per_unit[used]
+    all_labels = [label for row in data.labels for label in row]
+
+    population = counts[per_unit >= 1]
+    if population.shape[0]:
+        patterns, freq = np.unique(population, axis=0, return_counts=True)
+    else:
+        patterns, freq = np.zeros((0, len(categories)), dtype=np.int64), np.zeros(0, np.int64)
+    delta = _delta_fn(level, categories)
+
+    observed = _coefficients_from_patterns(
+        patterns, freq[np.newaxis, :].astype(np.float64), delta=delta
+    )
+    resampled: dict[str, FloatArray] = {}
+    if bootstrap and population.shape[0]:
+        rng = np.random.default_rng(seed)
+        weights = rng.multinomial(population.shape[0], freq / freq.sum(), size=bootstrap)
+        resampled = _coefficients_from_patterns(patterns, weights.astype(np.float64), delta=delta)
+        if not data.anonymous_raters:
+            rows, row_freq = _conger_patterns(codes)
+            draws = rng.multinomial(row_freq.sum(), row_freq / row_freq.sum(), size=bootstrap)
+            resampled["conger"] = _conger_from_weights(
+                rows, draws.astype(np.float64), len(categories)
+            )
+            observed["conger"] = _conger_from_weights(
+                rows, row_freq[np.newaxis, :].astype(np.float64), len(categories)
+            )
+
+    def ci(key: str) -> tuple[float | None, float | None, str | None]:
+        return percentile_ci(resampled.get(key), confidence)
+
+    n_used = int(used.sum())
+    estimates = _point_estimates(
+        counts=counts,
+        codes=None if data.anonymous_raters else codes,
+        used=used,
+        categories=categories,
+        level=level,
+        observed=observed,
+        ci=ci,
+        confidence=confidence,
+    )
+    pairwise = (
+        ()
+        if data.anonymous_raters
+        else _pairwise_kappas(
+            codes, data.raters, categories, bootstrap=bootstrap, seed=seed, confidence=confidence
+        )
+    )
+    return AgreementReport(
+        categories=categories,
+        level=level,
+        raters=() if data.anonymous_raters else data.raters,
+        n_units_total=len(data.units),
+        n_units_used=n_used,
+        n_ratings=int(per_unit.sum()),
+        raters_per_unit=histogram,
+        min_raters=int(np.min(used_counts)) if n_used else 0,
+        max_raters=int(np.max(used_counts)) if n_used else 0,
+        mean_raters=float(used_counts.mean()) if n_used else 0.0,
+        excluded=excluded,
+        label_distribution=label_distribution(all_labels),
+        percent_agreement=estimates["percent"],
+        full_agreement=estimates["full"],
+        fleiss_kappa=estimates["fleiss"],
+        krippendorff_alpha=estimates["alpha"],
+        gwet_ac1=estimates["ac1"],
+        conger_kappa=estimates["conger"],
+        brennan_prediger=estimates["bp"],
+        per_category=_per_category(counts, categories, confidence) if n_used else (),
+        pairwise=pairwise,
+        per_rater=() if data.anonymous_raters else _per_rater(codes, data.raters, pairwise),
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
+    )
+
+
+def _categories(data: Ratings, declared: Sequence[Label] | None, level: str) -> tuple[Label, ...]:
+    categories = label_set(declared, data.categories_seen())
+    numeric = all(as_number(c) is not None for c in categories)
+    if declared is None and level == "ordinal" and not numeric:
+        raise ValueError(
+            "ordinal alpha needs the order of the categories: pass categories=[...] in order "
+            f"(the labels seen, {', '.join(map(repr, categories))}, are not all numbers)"
+        )
+    if level == "ordinal" and numeric and order_categories(categories) != categories:
+        warnings.warn(
+            f"the categories {list(categories)} are numbers but not in numeric order; "
+            "ordinal alpha uses the order given. Pass them in numeric order if that is the "
+            "scale (as text, '10' sorts before '2').",
+            UserWarning,
+            stacklevel=3,
+        )
+    return categories
+
+
+def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int64]:
+    index = {label: i for i, label in enumerate(categories)}
+    codes = np.full((len(data.units), len(data.raters)), -1, dtype=np.int64)
+    for u, (unit, row) in enumerate(zip(data.units, data.labels, strict=True)):
+        for r, label in enumerate(row):
+            if label is None:
+                continue
+            try:
+                codes[u, r] = index[label]
+            except KeyError:
+                raise ValueError(
+                    f"label {label!r} of rater {data.raters[r]!r} on unit {unit!r} "
+                    f"is not one of the declared categories {categories}"
+                ) from None
+    return codes
+
+
+def _count_matrix(codes: npt.NDArray[np.int64], n_categories: int) -> npt.NDArray[np.int64]:
+    """units x categories: how many raters gave each category to each unit."""
+    n_units = codes.shape[0]
+    unit_index, rater_index = np.nonzero(codes >= 0)
+    flat = unit_index * n_categories + codes[unit_index, rater_index]
+    return np.bincount(flat, minlength=n_units * n_categories).reshape(n_units, n_categories)
+
+
+_NAMES = {
+    "percent": "Percent agreement",
+    "full": "Full agreement",
+    "fleiss": "Fleiss' kappa",
+    "conger": "Conger's kappa",
+    "ac1": "Gwet's AC1",
+    "bp": "Brennan-Prediger",
+}
+
+
+def _point_estimates(
+    *,
+    counts: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.int64] | None,
+    used: npt.NDArray[np.bool_],
+    categories: tuple[Label, ...],
+    level: str,
+    observed: dict[str, FloatArray],
+    ci: Callable[[str], tuple[float | None, float | None, str | None]],
+    confidence: float,
+) -> dict[str, Coefficient]:
+    n_used = int(used.sum())
+    names = {**_NAMES, "alpha": f"Krippendorff's alpha ({level})"}
+    if n_used == 0:
+        reason = "no unit has two or more ratings, so there is nothing to compare"
+        return {
+            key: Coefficient(name, None, undefined_reason=reason) for key, name in names.items()
+        }
+
+    used_counts = counts[used]
+    pairable_labels = used_counts.sum(axis=0)
+    single_category = int((pairable_labels > 0).sum()) == 1
+    only = categories[int(np.argmax(pairable_labels))]
+    one_category_reason = (
+        f"every rating on the {n_used} units with two or more ratings is {only!r}: "
+        "expected agreement is 1, so a chance-corrected coefficient is 0/0"
+    )
+    one_category_note = (
+        f"every rating is {only!r}: the coefficient is 1 by its formula, but the data "
+        "cannot show that the raters tell the categories apart"
+    )
+
+    def make(
+        key: str,
+        value: float | None,
+        *,
+        undefined_reason: str | None = None,
+        note: str | None = None,
+        parts: gwet.Parts | None = None,
+        check: float | None = None,
+        d_o: float | None = None,
+        d_e: float | None = None,
+    ) -> Coefficient:
+        if value is None:
+            return Coefficient(names[key], None, undefined_reason=undefined_reason, n_units=n_used)
+        low, high, ci_note = ci(key)
+        if check is not None and not math.isclose(value, check, rel_tol=1e-9, abs_tol=1e-9):
+            # The bootstrap trusts the vectorised formula; withhold intervals built on a
+            # formula that does not reproduce the library's value on this very data, and
+            # say so, rather than lose the coefficient (or the report).
+            low = high = None
+            ci_note = (
+                f"no bootstrap interval: the resampling formula gives {check!r}, the library "
+                f"{value!r}; please report this"
+            )
+        wald_low, wald_high = (
+            gwet.wald_interval(parts.value, parts.se, parts.n, confidence)
+            if parts
+            else (None, None)
+        )
+        return Coefficient(
+            names[key],
+            value,
+            low,
+            high,
+            note="; ".join(n for n in (note, ci_note) if n) or None,
+            n_units=n_used,
+            p_o=parts.p_o if parts else None,
+            p_e=parts.p_e if parts else None,
+            se=parts.se if parts else None,
+            wald_low=wald_low,
+            wald_high=wald_high,
+            d_o=d_o,
+            d_e=d_e,
+        )
+
+    result: dict[str, Coefficient] = {}
+    percent_parts = gwet.percent_agreement(counts)
+    result["percent"] = make(
+        "percent", float(observed["percent"][0]), parts=percent_parts, check=percent_parts.value
+    )
+    result["full"] = make(
+        "full", float(observed["full"][0]), note="share of units on which every rating is the same"
+    )
+
+    rated_counts = counts[counts.sum(axis=1) >= 1]
+    sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
+    if single_category:
+        result["fleiss"] = make("fleiss", None, undefined_reason=one_category_reason)
+    elif len(sizes) == 1:
+        value = float(fleiss_kappa(rated_counts, method="fleiss"))
+        result["fleiss"] = make(
+            "fleiss", value, parts=gwet.fleiss_kappa(counts), check=float(observed["fleiss"][0])
+        )
+    else:
+        result["fleiss"] = make(
+            "fleiss",
+            float(observed["fleiss"][0]),
+            parts=gwet.fleiss_kappa(counts),
+            note=f"units have {sizes[0]} to {sizes[-1]} ratings: Fleiss' kappa generalised to "
+            "unequal counts as in Gwet (2014) (irrCAC fleiss.kappa.raw); chance agreement "
+            "uses every rated unit",
+        )
+
+    if codes is None:
+        result["conger"] = make(
+            "conger",
+            None,
+            undefined_reason="the raters are anonymous (counts per category), and Conger's "
+            "kappa needs each rater's own category shares",
+        )
+    elif single_category:
+        result["conger"] = make("conger", None, undefined_reason=one_category_reason)
+    else:
+        parts = gwet.conger_kappa(codes, len(categories))
+        vectorised = observed.get("conger")
+        result["conger"] = make(
+            "conger",
+            parts.value,
+            parts=parts,
+            check=None if vectorised is None else float(vectorised[0]),
+        )
+
+    if single_category:
+        result["alpha"] = make("alpha", None, undefined_reason=one_category_reason)
+    else:
+        value = float(
+            krippendorff.alpha(
+                value_counts=used_counts,
+                value_domain=_value_domain(level, categories),
+                level_of_measurement=level,  # type: ignore[arg-type]
+            )
+        )
+        result["alpha"] = make(
+            "alpha",
+            value,
+            check=float(observed["alpha"][0]),
+            parts=gwet.krippendorff_alpha_se(counts) if level == "nominal" else None,
+            note=None
+            if level == "nominal"
+            else f"no asymptotic standard error for {level} alpha here; use the bootstrap interval",
+            d_o=float(observed["d_o"][0]),
+            d_e=float(observed["d_e"][0]),
+        )
+        if level == "nominal":
+            # p_o and p_e in Gwet's form of alpha are not Krippendorff's; keep d_o, d_e only.
+            result["alpha"] = replace(result["alpha"], p_o=None, p_e=None)
+
+    if len(categories) < 2:
+        reason = "only one category is declared; chance agreement divides by (categories - 1)"
+        result["ac1"] = make("ac1", None, undefined_reason=reason)
+        result["bp"] = make("bp", None, undefined_reason=reason)
+    else:
+        note = one_category_note if single_category else None
+        ac1_parts = gwet.gwet_ac1(counts)
+        result["ac1"] = make(
+            "ac1",
+            gwet_ac1_from_counts(counts, n_categories=len(categories)),
+            note=note,
+            parts=ac1_parts,
+            check=float(observed["ac1"][0]),
+        )
+        bp_parts = gwet.brennan_prediger(counts)
+        result["bp"] = make(
+            "bp", bp_parts.value, note=note, parts=bp_parts, check=float(observed["bp"][0])
+        )
+    return result
+
+
+def _per_category(
+    counts: npt.NDArray[np.int64], categories: tuple[Label, ...], confidence: float
+) -> tuple[CategoryKappa, ...]:
+    """Fleiss' (1971) kappa of each category against the rest (Gwet's form, missing data)."""
+    rated = counts[counts.sum(axis=1) >= 1]
+    total = rated.sum(axis=1)
+    result = []
+    for j, category in enumerate(categories):
+        binary = np.column_stack([rated[:, j], total - rated[:, j]])
+        name = f"kappa for {category!r}"
+        if not binary[:, 0].any() or not binary[:, 1].any():
+            which = "never given" if not binary[:, 0].any() else "the only label given"
+            kappa = Coefficient(
+                name, None, undefined_reason=f"{category!r} is {which}: expected agreement is 1"
+            )
+        else:
+            parts = gwet.fleiss_kappa(binary)
+            low, high = gwet.wald_interval(parts.value, parts.se, parts.n, confidence)
+            kappa = Coefficient(
+                name,
+                parts.value,
+                n_units=int((total >= 2).sum()),
+                p_o=parts.p_o,
+                p_e=parts.p_e,
+                se=parts.se,
+                wald_low=low,
+                wald_high=high,
+            )
+        result.append(CategoryKappa(category, kappa))
+    return tuple(result)
+
+
+def _conger_patterns(
+    codes: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct rows of codes (who said what on a unit) and how many units have each.
+
+    Conger's chance agreement needs each rater's category shares, which the count
+    patterns behind the other intervals do not keep, so its resamples draw whole rows.
+    """
+    rated = codes[(codes >= 0).any(axis=1)]
+    if not len(rated):
+        return rated, np.zeros(0, dtype=np.int64)
+    return np.unique(rated, axis=0, return_counts=True)
+
+
+def _conger_from_weights(rows: npt.NDArray[np.int64], weights: FloatArray, q: int) -> FloatArray:
+    """Conger's kappa for B weightings (B, P) of the distinct rows of codes (P, R)."""
+    onehot = (rows[:, :, np.newaxis] == np.arange(q)).astype(np.float64)  # (P, R, q)
+    table = onehot.sum(axis=1)
+    r = table.sum(axis=1)
+    pairable = (r >= 2).astype(np.float64)
+    agree = np.where(pairable > 0, (table * (table - 1)).sum(1) / np.maximum(r * (r - 1), 1), 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pa = (weights @ agree) / (weights @ pairable)
+        shares = np.einsum("bp,prq->brq", weights, onehot)
+        shares /= shares.sum(axis=2, keepdims=True)  # a rater with no rating gives NaN
+        present = np.isfinite(shares).all(axis=2)  # (B, R)
+        shares = np.where(present[:, :, np.newaxis], shares, 0.0)
+        raters = present.sum(axis=1).astype(np.float64)
+        mean = shares.sum(axis=1) / raters[:, np.newaxis]
+        cross = np.einsum("brk,brk->b", shares, shares)
+        s2_trace = (cross - raters * (mean**2).sum(axis=1)) / (raters - 1)
+        pe = (mean**2).sum(axis=1) - s2_trace / raters
+        kappa: FloatArray = (pa - pe) / (1 - pe)
+    return kappa
+
+
+def gwet_ac1_from_counts(counts: npt.ArrayLike, *, n_categories: int | None = None) -> float:
+    """Gwet's AC1 from a units x categories count matrix (Gwet 2014, ch. 2 and 5).
+
+    pa = mean over units with r_i >= 2 of sum_k r_ik (r_ik - 1) / (r_i (r_i - 1));
+    pi_k = mean over units with r_i >= 1 of r_ik / r_i;
+    pe = sum_k pi_k (1 - pi_k) / (q - 1);  AC1 = (pa - pe) / (1 - pe).
+    `n_categories` (q) defaults to the number of columns.
+    """
+    table = np.asarray(counts, dtype=np.float64)
+    q = n_categories if n_categories is not None else table.shape[1]
+    if q < 2:
+        raise ValueError("AC1 needs at least two categories")
+    r = table.sum(axis=1)
+    rated, pairable = r >= 1, r >= 2
+    if not pairable.any():
+        raise ValueError("AC1 needs at least one unit with two or more ratings")
+    rp = r[pairable]
+    pa = float(((table[pairable] * (table[pairable] - 1)).sum(axis=1) / (rp * (rp - 1))).mean())
+    pi = (table[rated] / r[rated, np.newaxis]).mean(axis=0)
+    pe = float((pi * (1 - pi)).sum() / (q - 1))
+    return (pa - pe) / (1 - pe)
+
+
+def _value_domain(level: str, categories: tuple[Label, ...]) -> FloatArray:
+    if level in ("interval", "ratio"):
+        try:
+            return np.array([float(c) for c in categories], dtype=np.float64)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            pass
+    return np.arange(len(categories), dtype=np.float64)
+
+
+DeltaFn = Callable[[FloatArray], FloatArray]
+
+
+def _delta_fn(level: str, categories: tuple[Label, ...]) -> DeltaFn:
+    """Squared difference function for alpha: (B, q) pairable value totals -> (B, q, q)."""
+    q = len(categories)
+    values = _value_domain(level, categories)
+    i, j = np.meshgrid(np.arange(q), np.arange(q), indexing="ij")
+    if level == "nominal":
+        fixed = (i != j).astype(np.float64)
+    elif level == "interval":
+        fixed = (values[i] - values[j]) ** 2
+    elif level == "ratio":
+        total = values[i] + values[j]
+        diff = values[i] - values[j]
+        fixed = np.divide(diff, total, out=np.zeros_like(diff), where=total != 0) ** 2
+    else:
+        lo, hi = np.minimum(i, j), np.maximum(i, j)
+
+        def ordinal(n_c: FloatArray) -> FloatArray:
+            # Krippendorff's ordinal metric depends on the value totals of each resample.
+            cum = np.cumsum(n_c, axis=1)
+            between = cum[:, hi] - cum[:, lo] + n_c[:, lo]
+            return (between - (n_c[:, lo] + n_c[:, hi]) / 2) ** 2
+
+        return ordinal
+    return lambda n_c: np.broadcast_to(fixed, (n_c.shape[0], q, q))
+
+
+def _coefficients_from_patterns(
+    patterns: npt.NDArray[np.int64],
+    weights: FloatArray,
+    *,
+    delta: DeltaFn,
+) -> dict[str, FloatArray]:
+    """All multi-rater coefficients for B weightings of the distinct count vectors.
+
+    `patterns` (P, q) are the distinct per-unit count vectors, `weights` (B, P) how
+    many units carry each one (the observed frequencies, or a bootstrap resample).
+    Returns arrays of length B; NaN marks a resample where a coefficient is 0/0.
+    """
+    p = patterns.astype(np.float64)
+    q = p.shape[1]
+    r = p.sum(axis=1)
+    pairable = r >= 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        agree = np.where(pairable, (p * (p - 1)).sum(axis=1) / (r * (r - 1)), 0.0)
+        full = np.where(pairable, p.max(axis=1, initial=0) == r, False).astype(np.float64)
+        n_pairable = weights @ pairable.astype(np.float64)
+        percent = (weights @ agree) / n_pairable
+
+        # Category prevalence over every rated unit (Gwet 2014). With equal counts per
+        # unit this is Fleiss' p_j, so the kappa below is exactly Fleiss' kappa.
+        share = p / r[:, np.newaxis]
+        pi = (weights @ share) / weights.sum(axis=1)[:, np.newaxis]
+        fleiss_pe = (pi**2).sum(axis=1)
+        fleiss = (percent - fleiss_pe) / (1 - fleiss_pe)
+        pe = (pi * (1 - pi)).sum(axis=1) / (q - 1) if q > 1 else np.full(len(weights), np.nan)
+        ac1 = (percent - pe) / (1 - pe)
+        bp = (percent - 1 / q) / (1 - 1 / q) if q > 1 else np.full(len(weights), np.nan)
+
+        # Krippendorff's alpha from the coincidence matrix.
+        within = p[:, :, np.newaxis] * p[:, np.newaxis, :] - np.einsum("pk,kl->pkl", p, np.eye(q))
+        within = np.where(pairable[:, np.newaxis, np.newaxis], within, 0.0)
+        within /= np.where(pairable, r - 1, 1.0)[:, np.newaxis, np.newaxis]
+        coincidences = (weights @ within.reshape(len(p), q * q)).reshape(-1, q, q)
+        n_c = coincidences.sum(axis=2)
+        n = n_c.sum(axis=1)
+        d = delta(n_c)
+        observed = (coincidences * d).sum(axis=(1, 2))
+        expected = (n_c[:, :, np.newaxis] * n_c[:, np.newaxis, :] * d).sum(axis=(1, 2)) / (n - 1)
+        alpha = 1 - observed / expected
+        full_share = (weights @ full) / n_pairable
+        # Krippendorff's D_o and D_e (alpha = 1 - D_o / D_e), per pairable value.
+        d_o, d_e = observed / n, expected / n
+    return {
+        "percent": percent,
+        "full": full_share,
+        "fleiss": fleiss,
+        "ac1": ac1,
+        "bp": bp,
+        "alpha": alpha,
+        "d_o": d_o,
+        "d_e": d_e,
+    }
+
+
+def percentile_ci(
+    values: FloatArray | None, confidence: float
+) -> tuple[float | None, float | None, str | None]:
+    if values is None or not len(values):
+        return None, None, None
+    finite = values[np.isfinite(values)]
+    dropped = len(values) - len(finite)
+    if not len(finite):
+        return None, None, "no bootstrap resample gave a defined value, so there is no interval"
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(finite, [tail, 1 - tail])
+    note = (
+        f"{dropped} of {len(values)} bootstrap resamples were undefined and left out"
+        if dropped
+        else None
+    )
+    return float(low), float(high), note
+
+
+# --------------------------------------------------------------------------- pairs
+
+
+def _pairwise_kappas(
+    codes: npt.NDArray[np.int64],
+    raters: tuple[Hashable, ...],
+    categories: tuple[Label, ...],
+    *,
+    bootstrap: int,
+    seed: int,
+    confidence: float,
+) -> tuple[PairwiseKappa, ...]:
+    q = len(categories)
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for i in range(len(raters)):
+        for j in range(i + 1, len(raters)):
+            both = (codes[:, i] >= 0) & (codes[:, j] >= 0)
+            a, b = codes[both, i], codes[both, j]
+            pairs.append(
+                PairwiseKappa(
+                    raters[i],
+                    raters[j],
+                    int(both.sum()),
+                    _pair_kappa(
+                        a, b, raters[i], raters[j], categories, q, rng, bootstrap, confidence
+                    ),
+                )
+            )
+    return tuple(pairs)
+
+
+def _pair_kappa(
+    a: npt.NDArray[np.int64],
+    b: npt.NDArray[np.int64],
+    rater_a: Hashable,
+    rater_b: Hashable,
+    categories: tuple[Label, ...],
+    q: int,
+    rng: np.random.Generator,
+    bootstrap: int,
+    confidence: float,
+) -> Coefficient:
+    name = "Cohen's kappa"
+    n = len(a)
+    if n == 0:
+        return Coefficient(
+            name, None, undefined_reason=f"{rater_a!r} and {rater_b!r} rated no unit in common"
+        )
+    if len(set(a.tolist()) | set(b.tolist())) == 1:
+        return Coefficient(
+            name,
+            None,
+            undefined_reason=f"both raters gave {categories[int(a[0])]!r} to all {n} shared "
+            "units: expected agreement is 1, so kappa is 0/0",
+            n_units=n,
+        )
+    value = float(metrics.cohen_kappa_score(a, b, labels=list(range(q))))
+    if not bootstrap:
+        return Coefficient(name, value, n_units=n)
+    table = np.bincount(a * q + b, minlength=q * q).astype(np.float64)
+    draws = rng.multinomial(n, table / n, size=bootstrap).reshape(-1, q, q).astype(np.float64)
+    low, high, note = percentile_ci(_kappa_from_tables(draws), confidence)
+    return Coefficient(name, value, low, high, note=note, n_units=n)
+
+
+def _kappa_from_tables(tables: FloatArray) -> FloatArray:
+    """Cohen's kappa for a stack of (B, q, q) contingency tables."""
+    n = tables.sum(axis=(1, 2))
+    observed = np.trace(tables, axis1=1, axis2=2) / n
+    expected = (tables.sum(axis=2) * tables.sum(axis=1)).sum(axis=1) / n**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa: FloatArray = (observed - expected) / (1 - expected)
+    return kappa
+
+
+def _per_rater(
+    codes: npt.NDArray[np.int64],
+    raters: tuple[Hashable, ...],
+    pairwise: tuple[PairwiseKappa, ...],
+) -> tuple[RaterAgreement, ...]:
+    result = []
+    for i, rater in enumerate(raters):
+        mine = codes[:, i]
+        others = np.delete(codes, i, axis=1)
+        present = (mine[:, np.newaxis] >= 0) & (others >= 0)
+        n_pairs = int(present.sum())
+        n_units = int(present.any(axis=1).sum())
+        kappas = [
+            p.kappa.value
+            for p in pairwise
+            if rater in (p.rater_a, p.rater_b) and p.kappa.value is not None
+        ]
+        if not n_pairs:
+            result.append(
+                RaterAgreement(rater, 0, 0, None, None, "shares no unit with another rater")
+            )
+            continue
+        agree = int(((mine[:, np.newaxis] == others) & present).sum())
+        result.append(
+            RaterAgreement(
+                rater,
+                n_units,
+                n_pairs,
+                agree / n_pairs,
+                float(np.mean(kappas)) if kappas else None,
+                None if kappas else "no pairwise kappa with this rater is defined",
+            )
+        )
+    return tuple(result)
+
+
+# --------------------------------------------------------------------------- majority
+
+
+@dataclass(frozen=True)
+class Majority:
+    """Plurality vote. `label` is None when there are no votes, the tie value on a tie."""
+
+    label: Label | None
+    is_tie: bool
+    n_votes: int
+    distribution: dict[Label, int]
+
+
+def majority(labels: Iterable[Label | None], *, tie: Label = TIE) -> Majority:
+    """Most frequent label; a tie for first place gives `tie` (e.g. "inconclusive")."""
+    distribution = label_distribution(labels)
+    n_votes = sum(distribution.values())
+    if not distribution:
+        return Majority(None, False, 0, distribution)
+    ranked = list(distribution.items())
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return Majority(tie, True, n_votes, distribution)
+    return Majority(ranked[0][0], False, n_votes, distribution)
