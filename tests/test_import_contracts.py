@@ -4,6 +4,7 @@ import, to show each one fails (and an import under `if TYPE_CHECKING:` does not
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -81,3 +82,47 @@ def test_django_in_the_statistics_fails(project: Path) -> None:
     assert result.returncode == 1
     assert "plain Python: no Django, no annotation app BROKEN" in result.stdout
     assert "annotation.stats.ratings -> django" in result.stdout
+
+
+def private_uses(path: Path) -> list[str]:
+    """`from x import _name` and `module._name` (a module this file imported) in one file."""
+    tree = ast.parse(path.read_text())
+    modules: set[str] = set()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{path}:{node.lineno}: from {node.module} import {alias.name}")
+                elif node.level or (node.module or "").startswith(("annotation", "pipeline")):
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname or a.name.split(".")[0] for a in node.names)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and node.attr != "_meta"  # Django's documented model API
+        ):
+            found.append(f"{path}:{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_uses_another_modules_private_names(tmp_path: Path) -> None:
+    found = [
+        use
+        for package in ("annotation", "pipeline")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "migrations" not in path.parts
+        for use in private_uses(path)
+    ]
+    assert found == []
+    # the check finds both spellings
+    (tmp_path / "m.py").write_text("from .x import _hidden\nfrom . import y\ny._inner()\n")
+    assert [u.split(": ", 1)[1] for u in private_uses(tmp_path / "m.py")] == [
+        "from x import _hidden",
+        "y._inner",
+    ]
