@@ -61,9 +61,10 @@ test-fast: install-test
 	$(BIN)/python -m pytest -q -m 'not slow and not browser and not scale' -n $${TEST_PROCESSES:-auto} $(PYTEST_ARGS)
 
 lint: install-test
-	$(BIN)/ruff format --check annotation pipeline tests bench manage.py
-	$(BIN)/ruff check annotation pipeline tests bench manage.py
-	$(BIN)/mypy annotation pipeline
+	$(BIN)/ruff format --check annotation pipeline tests bench manage.py scripts/import_contracts.py
+	$(BIN)/ruff check annotation pipeline tests bench manage.py scripts/import_contracts.py
+	$(BIN)/mypy annotation pipeline scripts/import_contracts.py
+	$(BIN)/lint-imports  # layers and no import cycle (pyproject.toml [tool.importlinter])
 
 lock: $(BIN)/python
 	$(BIN)/pip install -q uv

@@ -9,9 +9,9 @@ import pytest
 from django.core.management import call_command
 
 from annotation import reports
-from annotation.reports.factscore_table import VerdictSet, factscore_rows, system_verdict_sets
 from annotation.ingest import FACTSCORE_HUMAN, FACTSCORE_LABELS, import_file
 from annotation.models import Claim, Project
+from annotation.reports.factscore_table import VerdictSet, factscore_rows, system_verdict_sets
 from tests.conftest import peer_file
 
 
@@ -162,9 +162,9 @@ def test_the_table_reads_the_annotators_gold_labels_of_atomic_facts(
 ) -> None:
     """Atomic-fact items on the human facts, labelled by two annotators as FActScore's
     annotators did: the gold labels give a row with the same FActScore as the released labels."""
-    from annotation.reports.factscore_table import GOLD
     from annotation.kinds.atomic import atomic_items
     from annotation.models import Assignment, System, Verdict, assign
+    from annotation.reports.factscore_table import GOLD
 
     import_file(project=alpha, text="\n".join(json.dumps(r) for r in ROWS), file="M.jsonl")
     items = atomic_items(
