@@ -170,7 +170,7 @@ def import_annotations(project: Project, export: list[dict[str, Any]]) -> PullSu
                 membership = annotator_for(project, ann.get("completed_by"))
                 user = membership.user
                 position = Assignment.objects.filter(annotator=user).count()
-                assignment, _ = Assignment.objects.get_or_create(
+                assignment, created = Assignment.objects.get_or_create(
                     item=item,
                     annotator=user,
                     defaults={"swapped": bool(meta.get("swapped")), "position": position},
@@ -199,6 +199,8 @@ def import_annotations(project: Project, export: list[dict[str, Any]]) -> PullSu
                     summary.unchanged += outcome.result == Result.UNCHANGED
                 if outcome.result == Result.REFUSED:
                     summary.errors.append(f"{where}: not stored ({outcome.reason})")
+                    if created:  # no queue entry for an answer that was refused
+                        assignment.delete()
                 elif outcome.result == Result.CONFLICT:
                     summary.errors.append(f"{where}: already submitted, kept as it was")
     return summary
