@@ -8,6 +8,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3; do \
 	then echo $$p; break; fi; done)
 HOST ?= 127.0.0.1
 PORT ?= 8000
+FAKE_PORT ?= 8010
 # gunicorn's web workers: two per core unless WEB_CONCURRENCY says otherwise.
 WEB_CONCURRENCY ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
 
@@ -32,10 +33,20 @@ install: $(VENV)/.installed
 
 install-test: $(VENV)/.installed-test
 
+# Beside the server, `make demo` runs a pipeline worker and the project's fake provider
+# (pipeline/fakes.py: a deterministic fake OpenAI server on FAKE_PORT and a fake Serper on
+# FAKE_PORT+1, not a model), so a run on the endpoint "fake" finishes without any key.
+# Without SERPER_API_KEY the demo's searches go to the fake Serper too. All stop with the server.
 demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
-	$(BIN)/python manage.py load_demo
+	PIPELINE_DEMO_FAKE=127.0.0.1:$(FAKE_PORT) $(BIN)/python manage.py load_demo
+	export PIPELINE_DEMO_FAKE=127.0.0.1:$(FAKE_PORT); \
+	if [ -z "$${SERPER_API_KEY:-}" ]; then \
+		export PIPELINE_SERPER_URL=http://127.0.0.1:$$(($(FAKE_PORT) + 1)) SERPER_API_KEY=none-for-the-fake; fi; \
+	$(BIN)/python -m pipeline.fakes --port $(FAKE_PORT) --serper-port $$(($(FAKE_PORT) + 1)) & fakes=$$!; \
+	$(BIN)/python manage.py db_worker --no-reload --no-startup-delay --worker-id demo & worker=$$!; \
+	trap 'kill $$fakes $$worker 2>/dev/null' EXIT; \
 	$(BIN)/python manage.py runserver --insecure $(HOST):$(PORT)
 
 # The production server: gunicorn against the configured database (DATABASE_URL, or the

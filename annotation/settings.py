@@ -254,6 +254,9 @@ TASKS = {"default": {"BACKEND": os.getenv("TASKS_BACKEND", "django_tasks_db.Data
 # {"name", "base_url", "api_key_env", "models": [...], "prices": {model: [in, out]}};
 # empty: one endpoint "default" from OPENAI_BASE_URL and OPENAI_API_KEY.
 PIPELINE_ENDPOINTS = json.loads(os.getenv("PIPELINE_ENDPOINTS") or "[]")
+# host:port of the demo's fake provider (`python -m pipeline.fakes`, started by `make demo`):
+# adds the endpoint "fake", a deterministic fake server, not a model (annotation/endpoints.py).
+PIPELINE_DEMO_FAKE = os.getenv("PIPELINE_DEMO_FAKE", "")
 PIPELINE_CACHE_PATH = os.getenv("PIPELINE_CACHE_PATH", str(VAR_DIR / "pipeline-cache.sqlite"))
 PIPELINE_SERPER_URL = os.getenv("PIPELINE_SERPER_URL", "https://google.serper.dev")
 PIPELINE_BM25_CORPUS = os.getenv("PIPELINE_BM25_CORPUS", "")
