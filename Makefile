@@ -12,7 +12,7 @@ FAKE_PORT ?= 8010
 # gunicorn's web workers: two per core unless WEB_CONCURRENCY says otherwise.
 WEB_CONCURRENCY ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
 
-.PHONY: demo test test-fast install install-test serve worker lint lock clean
+.PHONY: demo test test-fast install install-test install-docs docs docs-build serve worker lint lock clean
 
 $(BIN)/python:
 	@if [ -z "$(PYTHON)" ]; then echo "error: Python 3.12 or newer is needed (tried python3.13, python3.12, python3)" >&2; exit 1; fi
@@ -32,6 +32,12 @@ $(VENV)/.installed-test: $(VENV)/.installed
 install: $(VENV)/.installed
 
 install-test: $(VENV)/.installed-test
+
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(BIN)/pip install -q -c requirements.lock -e '.[docs,postgres]'
+	touch $@
+
+install-docs: $(VENV)/.installed-docs
 
 # Beside the server, `make demo` runs a pipeline worker and the project's fake provider
 # (pipeline/fakes.py: a deterministic fake OpenAI server on FAKE_PORT and a fake Serper on
@@ -71,6 +77,14 @@ test: install-test
 test-fast: install-test
 	$(BIN)/python -m pytest -q -m 'not slow and not browser and not scale' -n $${TEST_PROCESSES:-auto} $(PYTEST_ARGS)
 
+# The manual (docs/, mkdocs.yml): served with live reload on 127.0.0.1:8001, or built
+# strictly into site/ (a broken link, a missing anchor or a page outside the nav fails).
+docs: install-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8001
+
+docs-build: install-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 lint: install-test
 	$(BIN)/ruff format --check annotation pipeline tests bench manage.py
 	$(BIN)/ruff check annotation pipeline tests bench manage.py
@@ -78,8 +92,8 @@ lint: install-test
 
 lock: $(BIN)/python
 	$(BIN)/pip install -q uv
-	$(BIN)/uv pip compile pyproject.toml --extra test --extra postgres --extra redis \
+	$(BIN)/uv pip compile pyproject.toml --extra test --extra postgres --extra redis --extra docs \
 		--python-version 3.12 -o requirements.lock
 
 clean:
-	rm -rf $(VENV) var staticfiles
+	rm -rf $(VENV) var staticfiles site
