@@ -267,6 +267,10 @@ PIPELINE_CHUNK_ATTEMPTS = int(os.getenv("PIPELINE_CHUNK_ATTEMPTS", "3"))
 # While a run is unfinished, workers look for stale chunks this often (a deferred task).
 PIPELINE_SWEEP_SECONDS = float(os.getenv("PIPELINE_SWEEP_SECONDS", "30"))
 
+# Where the operator publishes the manual (docs/, built by `make docs-build`); the
+# researcher pages link to their guide there, or name its file in the repository.
+DOCS_URL = os.getenv("DOCS_URL", "")
+
 # Idle gaps longer than this are not counted as active annotation time.
 IDLE_SECONDS = int(os.getenv("IDLE_SECONDS", "60"))
 
