@@ -56,7 +56,7 @@ demo: install
 	$(BIN)/python manage.py runserver --insecure $(HOST):$(PORT)
 
 # The production server: gunicorn against the configured database (DATABASE_URL, or the
-# SQLite file in var/), static files from WhiteNoise. Settings: README, "Deploying for a lab".
+# SQLite file in var/), static files from WhiteNoise. Settings: docs/deployment.md.
 serve: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0

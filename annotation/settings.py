@@ -30,7 +30,7 @@ SECRET_KEY = os.getenv("SECRET_KEY") or _local_secret_key()
 DEBUG = envbool("DEBUG")
 ALLOWED_HOSTS = os.getenv("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
 CSRF_TRUSTED_ORIGINS = [o for o in os.getenv("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
-# HTTPS hardening (`manage.py check --deploy`); the README lists the production values.
+# HTTPS hardening (`manage.py check --deploy`); docs/deployment.md lists the production values.
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT")
 SECURE_HSTS_SECONDS = int(os.getenv("SECURE_HSTS_SECONDS", "0"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS")
