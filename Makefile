@@ -68,7 +68,7 @@ worker: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py db_worker $(WORKER_ARGS)
 
-test: install-test
+test: install-test install-docs
 	scripts/ensure-chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
@@ -77,7 +77,7 @@ test: install-test
 # run), on several processes. Not under a minute: measured 146 s wall (824 tests, pytest
 # 132 s) on 2 cores under load average 6-7 from other jobs, 24 Nov 2026; since then two
 # tests (17 s of that) are marked slow.
-test-fast: install-test
+test-fast: install-test install-docs
 	$(BIN)/python -m pytest -q -m 'not slow and not browser and not scale' -n $${TEST_PROCESSES:-auto} $(PYTEST_ARGS)
 
 # The manual (docs/, mkdocs.yml): served with live reload on 127.0.0.1:8001, or built
