@@ -6,6 +6,11 @@ the models it may be asked for and, optionally, prices. A run names an endpoint;
 worker resolves its URL and key here at run time, so no user can make a worker send the
 operator's key to a URL of their choosing. Without configuration there is one endpoint,
 `default`, built from OPENAI_BASE_URL and OPENAI_API_KEY.
+
+The demo adds one more (`PIPELINE_DEMO_FAKE`, set by `make demo`): `fake`, the project's
+deterministic fake OpenAI server (pipeline/fakes.py), so a newcomer can watch a run finish
+without a key. It answers from recorded outputs and word overlap; it is not a model, and its
+one model name, `deterministic-fake`, says so in every run and system it makes.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import URLValidator
 
 DEFAULT = "default"
+FAKE = "fake"
+FAKE_MODEL = "deterministic-fake"
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,7 @@ class Endpoint:
     models: tuple[str, ...] = ()  # empty: any model
     # model -> (USD per million input tokens, per million output tokens)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    description: str = ""  # shown beside the name in forms
 
     def allows(self, model: str) -> bool:
         return not self.models or model in self.models
@@ -75,14 +83,39 @@ def _parse(entry: Any, n: int) -> Endpoint:
     )
 
 
+def fake(address: str) -> Endpoint:
+    """The demo's fake provider at `address` (host:port of `python -m pipeline.fakes`).
+    No key goes to it (api_key_env is empty): the operator's OpenAI key never leaves for it."""
+    base_url = f"http://{address}/v1"
+    try:
+        URLValidator(schemes=["http"])(base_url)
+    except ValidationError:
+        raise ImproperlyConfigured(f"PIPELINE_DEMO_FAKE: not host:port: {address!r}") from None
+    return Endpoint(
+        FAKE,
+        base_url,
+        api_key_env="",
+        models=(FAKE_MODEL,),
+        prices={FAKE_MODEL: (0.0, 0.0)},
+        description="a deterministic fake server for the demo, not a model",
+    )
+
+
 def endpoints() -> dict[str, Endpoint]:
     """The configured endpoints by name, read from settings on every call (so the
-    worker sees the operator's current configuration, not what a run was started with)."""
+    worker sees the operator's current configuration, not what a run was started with).
+    The demo's fake, when configured, comes first: the form offers it by default."""
     configured = getattr(settings, "PIPELINE_ENDPOINTS", None) or []
-    if not configured:
-        return {DEFAULT: Endpoint(DEFAULT, os.environ.get("OPENAI_BASE_URL", ""))}
-    parsed = [_parse(e, n) for n, e in enumerate(configured)]
-    return {e.name: e for e in parsed}
+    if configured:
+        found = {e.name: e for e in (_parse(e, n) for n, e in enumerate(configured))}
+    else:
+        found = {DEFAULT: Endpoint(DEFAULT, os.environ.get("OPENAI_BASE_URL", ""))}
+    address = getattr(settings, "PIPELINE_DEMO_FAKE", "")
+    if not address:
+        return found
+    if FAKE in found:
+        raise ImproperlyConfigured(f"PIPELINE_DEMO_FAKE: PIPELINE_ENDPOINTS already has {FAKE!r}")
+    return {FAKE: fake(address), **found}
 
 
 def get(name: str) -> Endpoint:
@@ -112,9 +145,21 @@ def first() -> str:
 def choices() -> list[tuple[str, str]]:
     """(name, label) for forms: names only, never a URL or a key."""
     return [
-        (e.name, e.name + (f" ({', '.join(e.models)})" if e.models else ""))
+        (
+            e.name,
+            e.name
+            + (f" ({', '.join(e.models)})" if e.models else "")
+            + (f": {e.description}" if e.description else ""),
+        )
         for e in endpoints().values()
     ]
+
+
+def default_model() -> str:
+    """The model a form offers first: PIPELINE_MODEL, else the first endpoint's first
+    model when it names its models, else gpt-4o-mini."""
+    first_models = next(iter(endpoints().values())).models
+    return os.environ.get("PIPELINE_MODEL") or (first_models[0] if first_models else "gpt-4o-mini")
 
 
 def run_cost(config: dict[str, Any], usage: Any) -> float:

@@ -164,12 +164,10 @@ class PipelineRunForm(forms.Form):
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        import os
-
         super().__init__(*args, **kwargs)
         self.fields["endpoint"].choices = endpoints.choices()  # type: ignore[attr-defined]
         self.fields["endpoint"].initial = endpoints.first()
-        self.fields["model"].initial = os.environ.get("PIPELINE_MODEL") or "gpt-4o-mini"
+        self.fields["model"].initial = endpoints.default_model()
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

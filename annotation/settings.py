@@ -30,7 +30,7 @@ SECRET_KEY = os.getenv("SECRET_KEY") or _local_secret_key()
 DEBUG = envbool("DEBUG")
 ALLOWED_HOSTS = os.getenv("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
 CSRF_TRUSTED_ORIGINS = [o for o in os.getenv("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
-# HTTPS hardening (`manage.py check --deploy`); the README lists the production values.
+# HTTPS hardening (`manage.py check --deploy`); docs/deployment.md lists the production values.
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT")
 SECURE_HSTS_SECONDS = int(os.getenv("SECURE_HSTS_SECONDS", "0"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS")
@@ -254,6 +254,9 @@ TASKS = {"default": {"BACKEND": os.getenv("TASKS_BACKEND", "django_tasks_db.Data
 # {"name", "base_url", "api_key_env", "models": [...], "prices": {model: [in, out]}};
 # empty: one endpoint "default" from OPENAI_BASE_URL and OPENAI_API_KEY.
 PIPELINE_ENDPOINTS = json.loads(os.getenv("PIPELINE_ENDPOINTS") or "[]")
+# host:port of the demo's fake provider (`python -m pipeline.fakes`, started by `make demo`):
+# adds the endpoint "fake", a deterministic fake server, not a model (annotation/endpoints.py).
+PIPELINE_DEMO_FAKE = os.getenv("PIPELINE_DEMO_FAKE", "")
 PIPELINE_CACHE_PATH = os.getenv("PIPELINE_CACHE_PATH", str(VAR_DIR / "pipeline-cache.sqlite"))
 PIPELINE_SERPER_URL = os.getenv("PIPELINE_SERPER_URL", "https://google.serper.dev")
 PIPELINE_BM25_CORPUS = os.getenv("PIPELINE_BM25_CORPUS", "")
@@ -263,6 +266,10 @@ PIPELINE_CHUNK_TIMEOUT = int(os.getenv("PIPELINE_CHUNK_TIMEOUT", "300"))
 PIPELINE_CHUNK_ATTEMPTS = int(os.getenv("PIPELINE_CHUNK_ATTEMPTS", "3"))
 # While a run is unfinished, workers look for stale chunks this often (a deferred task).
 PIPELINE_SWEEP_SECONDS = float(os.getenv("PIPELINE_SWEEP_SECONDS", "30"))
+
+# Where the operator publishes the manual (docs/, built by `make docs-build`); the
+# researcher pages link to their guide there, or name its file in the repository.
+DOCS_URL = os.getenv("DOCS_URL", "")
 
 # Idle gaps longer than this are not counted as active annotation time.
 IDLE_SECONDS = int(os.getenv("IDLE_SECONDS", "60"))

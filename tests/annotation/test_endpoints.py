@@ -161,3 +161,37 @@ def test_a_run_body_that_is_not_an_object_is_a_400(bios: Project) -> None:  # no
         f"/api/projects/{bios.pk}/pipeline-runs/", [{"base_url": "http://x"}], format="json"
     )
     assert response.status_code == 400 and not PipelineRun.objects.exists()
+
+
+def test_the_demos_fake_comes_first_takes_no_key_and_is_named_as_a_fake(  # type: ignore[no-untyped-def]
+    settings,
+    monkeypatch,
+    listener: Listener,
+    bios: Project,  # noqa: F811
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    monkeypatch.delenv("PIPELINE_MODEL", raising=False)
+    settings.PIPELINE_ENDPOINTS = []
+    settings.PIPELINE_DEMO_FAKE = f"127.0.0.1:{listener.server_address[1]}"
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    assert list(endpoints.endpoints()) == ["fake", "default"] and endpoints.first() == "fake"
+    assert endpoints.default_model() == "deterministic-fake"
+    assert endpoints.choices()[0] == (
+        "fake",
+        "fake (deterministic-fake): a deterministic fake server for the demo, not a model",
+    )
+    with pytest.raises(ValueError, match="does not serve model 'gpt-4o-mini'"):
+        run_config(endpoint="fake", model="gpt-4o-mini")  # no real model's name on a fake
+    # a run on the fake: its calls carry no key, never the operator's (the listener records them)
+    settings.PIPELINE_CHUNK_ATTEMPTS = 1
+    config = run_config(endpoint="fake", model="deterministic-fake", max_retries=0, backoff=0.0)
+    start_run(project=bios, user=None, config=config)
+    drain()
+    assert listener.seen and all(CANARY not in auth for _, auth in listener.seen)
+    settings.PIPELINE_DEMO_FAKE = "not an address/x"
+    with pytest.raises(ImproperlyConfigured, match="PIPELINE_DEMO_FAKE: not host:port"):
+        endpoints.endpoints()
+    settings.PIPELINE_DEMO_FAKE = "127.0.0.1:8010"
+    settings.PIPELINE_ENDPOINTS = [{"name": "fake", "base_url": "http://10.0.0.5/v1"}]
+    with pytest.raises(ImproperlyConfigured, match="already has 'fake'"):
+        endpoints.endpoints()

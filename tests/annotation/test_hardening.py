@@ -1,4 +1,4 @@
-"""Deployment hardening: `check --deploy` is clean with the README's production settings
+"""Deployment hardening: `check --deploy` is clean with the production settings (docs/deployment.md)
 (and warns without them); every page carries the CSP and has no inline script, event
 handler attribute or style attribute that the policy would block."""
 
@@ -16,7 +16,7 @@ from django.test import Client
 from annotation.models import Assignment, Item, Project
 from tests.servers import ROOT
 
-# The README's "Roles and security" section lists these values.
+# docs/deployment.md, "Roles and security", lists these values.
 PRODUCTION = {
     "DEBUG": "0",
     "SECRET_KEY": "a-production-secret-key-of-more-than-fifty-characters-0123456789-xyz",

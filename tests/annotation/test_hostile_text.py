@@ -57,6 +57,7 @@ def assert_no_formula(text: str, where: str) -> None:
         assert not c.startswith(safecsv.TRIGGERS) or safecsv._NUMBER.fullmatch(c), (where, c)
 
 
+@pytest.mark.slow  # fuzzing: the slowest test of make test-fast (11 s on 2 loaded cores)
 @given(value=st.one_of(HOSTILE, st.text()))
 def test_a_neutralised_cell_is_never_a_formula_and_keeps_its_text(value: str) -> None:
     out = safecsv.cell(value)

@@ -1,5 +1,5 @@
 """Any other layout through a mapping file of JMESPath expressions: FELM's combined file
-and an invented nested claim-level benchmark, as the README shows them."""
+and an invented nested claim-level benchmark, as docs/researchers/importing.md shows them."""
 
 from __future__ import annotations
 

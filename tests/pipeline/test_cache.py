@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pipeline.cache import Cache, make_key
 
 WRITER = """
@@ -80,6 +82,7 @@ def _open_and_store(path: str, barrier: Any, n: int) -> None:
     cache.put(f"k{n}", "chat", {"n": n}, {"text": "OK"})
 
 
+@pytest.mark.slow  # starts several processes (6 s on 2 loaded cores)
 def test_processes_opening_a_new_cache_at_once_all_get_it(tmp_path: Path) -> None:
     # Switching a new file to WAL and creating the tables can answer "locked" at once
     # (SQLite's deadlock rule, no busy wait): that is another process's set-up, not a

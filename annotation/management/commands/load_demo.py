@@ -7,6 +7,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from ... import endpoints
 from ...ingest import import_file
 from ...kinds.atomic import atomic_items
 from ...kinds.comparison import comparison_items
@@ -65,6 +66,12 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS("Demo logins (http://127.0.0.1:8000/):"))
         for username, password in [RESEARCHER, *ANNOTATORS]:
             self.stdout.write(f"  {username:<12} {password}")
+        if settings.PIPELINE_DEMO_FAKE:  # set by `make demo`, which starts the fake beside
+            self.stdout.write(
+                f"Pipeline runs need no key: the endpoint {endpoints.FAKE!r} (model "
+                f"{endpoints.FAKE_MODEL!r}) is a deterministic fake server at "
+                f"{settings.PIPELINE_DEMO_FAKE} (pipeline/fakes.py), not a model."
+            )
 
     @transaction.atomic
     def _build(self, researcher: User, annotators: list[User]) -> None:
