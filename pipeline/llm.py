@@ -257,7 +257,10 @@ class LLMClient:
         model: str | None = None,
         temperature: float = 0.0,
         max_tokens: int = 1000,
+        seed: int | None = None,
     ) -> ChatResult:
+        """`seed` is sent only when given (the released VeriScore sends 1130), so the
+        cache keys of calls without one stay as they were."""
         model = model or self.model
         request: dict[str, Any] = {
             "model": model,
@@ -265,6 +268,8 @@ class LLMClient:
             "temperature": temperature,
             "max_tokens": max_tokens,
         }
+        if seed is not None:
+            request["seed"] = seed
         key = make_key("chat", request)
 
         def call() -> Awaitable[dict[str, Any]]:

@@ -83,7 +83,10 @@ def f1_at_k(supported: int, claims: int, k: float) -> tuple[float, float, float]
     return precision, recall, 2 * precision * recall / (precision + recall)
 
 
-def score_response(r: ResponseResult, k: float) -> ResponseScore:
+MODES = ("default", "reference")
+
+
+def score_response(r: ResponseResult, k: float, *, mode: str = "default") -> ResponseScore:
     # Unparsed or failed verdicts leave |C| for P: counting them as unsupported would
     # report a parsing problem as a factuality problem. They are reported on their own.
     verified = r.n_claims - r.n_unverified
@@ -105,17 +108,23 @@ def score_response(r: ResponseResult, k: float) -> ResponseScore:
 
 
 def score_results(
-    results: list[ResponseResult], *, fixed_k: float | None = None, k_rule: str = "upper"
+    results: list[ResponseResult],
+    *,
+    fixed_k: float | None = None,
+    k_rule: str = "upper",
+    mode: str = "default",
 ) -> ScoresTable:
     """Scores over a whole run: K needs every model's responses in a domain. Incomplete
     responses (failed calls) count neither for K nor in the means; their number is kept."""
+    if mode not in MODES:
+        raise ValueError(f"unknown scoring mode {mode!r} (one of {', '.join(MODES)})")
     counts: dict[str, list[int]] = defaultdict(list)
     for r in results:
         if not r.abstained and not r.incomplete:
             counts[r.domain].append(r.n_claims)
     domains = sorted({r.domain for r in results})
     k = {d: float(fixed_k) if fixed_k is not None else median_k(counts[d], k_rule) for d in domains}
-    scored = [score_response(r, k[r.domain]) for r in results]
+    scored = [score_response(r, k[r.domain], mode=mode) for r in results]
 
     groups: dict[tuple[str, str], list[ResponseScore]] = defaultdict(list)
     for s in scored:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,19 @@ def test_a_restarted_run_polls_the_batch_it_created_instead_of_paying_again(
         # A second batch would never end (batch_delay): a limit turns that into a failure.
         assert asyncio.run(asyncio.wait_for(again(), 600)) == ["OK"] * 3
         assert len(server.batches) == 1  # no second batch: nothing paid twice
+
+
+def test_a_seed_goes_into_the_batch_line_body() -> None:
+    with FakeOpenAI() as server:
+        llm = LLMClient(
+            base_url=server.base_url, api_key="x", model="m", batch=True, batch_poll=0.01,
+            batch_gather=0.01,
+        )  # fmt: skip
+
+        async def go() -> str:
+            return (await llm.chat([{"role": "user", "content": "hi"}], seed=1130)).text
+
+        assert asyncio.run(go()) == "OK"
+        [batch] = server.batches.values()
+        [line] = server.files[batch["input_file_id"]].splitlines()
+    assert json.loads(line)["body"]["seed"] == 1130

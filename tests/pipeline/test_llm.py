@@ -159,3 +159,18 @@ def test_the_timeout_is_a_total_deadline_against_a_server_that_drips_bytes() -> 
         with pytest.raises(LLMError, match="no answer within 1 s"):
             chat(llm)
         assert len(server.requests) == 2 and llm.retries == 1
+
+
+def test_a_seed_is_sent_only_when_given(fake_llm: FakeOpenAI) -> None:
+    llm = client(fake_llm)
+
+    async def go() -> None:
+        try:
+            await llm.chat([{"role": "user", "content": "a"}], seed=1130)
+            await llm.chat([{"role": "user", "content": "b"}])
+        finally:
+            await llm.aclose()
+
+    asyncio.run(go())
+    seeded, plain = (r["body"] for r in fake_llm.requests)
+    assert seeded["seed"] == 1130 and "seed" not in plain
