@@ -298,6 +298,37 @@ class FakeLimits:
             return ok, headers
 
 
+# OpenAI's reasoning models, as its model list names them (not the client's table in
+# pipeline/llm.py, so a gap there fails a test), and the errors its API answers when a
+# request sends them max_tokens or a temperature other than 1.
+REASONING_MODELS = re.compile(
+    r"^(o1|o1-mini|o1-preview|o3|o3-mini|o3-pro|o4-mini|gpt-5|gpt-5-mini|gpt-5-nano|gpt-5\.\d+)"
+    r"(-\d{4}-\d{2}-\d{2})?$"
+)
+
+
+def reasoning_refusal(model: str, body: dict[str, Any]) -> dict[str, Any] | None:
+    if not REASONING_MODELS.match(model):
+        return None
+    if "max_tokens" in body:
+        return {
+            "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            "type": "invalid_request_error",
+            "param": "max_tokens",
+            "code": "unsupported_parameter",
+        }
+    if "temperature" in body and body["temperature"] != 1:
+        return {
+            "message": f"Unsupported value: 'temperature' does not support {body['temperature']} "
+            "with this model. Only the default (1) value is supported.",
+            "type": "invalid_request_error",
+            "param": "temperature",
+            "code": "unsupported_value",
+        }
+    return None
+
+
 class FakeOpenAI(_FakeBase):
     """POST /v1/chat/completions, answering extraction and verification prompts.
 
@@ -396,7 +427,8 @@ class FakeOpenAI(_FakeBase):
     def _finish(self, batch: dict[str, Any]) -> None:
         lines = [json.loads(x) for x in self.files[batch["input_file_id"]].splitlines() if x]
         answered = len(lines) // 2 if batch["_expire"] else len(lines)
-        out, err = [], []
+        out: list[dict[str, Any]] = []
+        err: list[dict[str, Any]] = []
         for i, line in enumerate(lines):
             cid = line["custom_id"]
             draw = int(hashlib.sha256(f"{len(self.batches)}:{cid}".encode()).hexdigest(), 16)
@@ -409,9 +441,10 @@ class FakeOpenAI(_FakeBase):
                 err.append({"custom_id": cid, "error": None,
                             "response": {"status_code": 500, "body": body}})  # fmt: skip
             else:
-                _, answer = self.answer("/v1/chat/completions", {}, line["body"])
-                out.append({"id": f"batch_req_{i}", "custom_id": cid, "error": None,
-                            "response": {"status_code": 200, "body": answer}})  # fmt: skip
+                status, answer = self.answer("/v1/chat/completions", {}, line["body"])
+                row = {"id": f"batch_req_{i}", "custom_id": cid, "error": None,
+                       "response": {"status_code": status, "body": answer}}  # fmt: skip
+                (out if status == 200 else err).append(row)
         for rows, field in ((out, "output_file_id"), (err, "error_file_id")):
             if rows:
                 file_id = f"file-{len(self.files) + 1}"
@@ -426,7 +459,8 @@ class FakeOpenAI(_FakeBase):
         if self.limits is None or not path.endswith("/chat/completions"):
             return super()._respond(path, headers, data, fault)
         messages = data.get("messages") or []
-        need = _prompt_tokens(messages) + int(data.get("max_tokens") or 0)
+        budget = data.get("max_tokens") or data.get("max_completion_tokens") or 0
+        need = _prompt_tokens(messages) + int(budget)
         ok, limit_headers = self.limits.take(need)
         if not ok:
             message = b'{"error": {"message": "Rate limit reached (fake)", "type": "requests"}}'
@@ -446,6 +480,9 @@ class FakeOpenAI(_FakeBase):
             return 400, {
                 "error": {"message": "messages is required", "type": "invalid_request_error"}
             }
+        refused = reasoning_refusal(str(data.get("model", "")), data)
+        if refused:
+            return 400, {"error": refused}
         system = str(messages[0].get("content", "")) if len(messages) > 1 else ""
         prompt = str(messages[-1].get("content", ""))
         text = self.reply(system, prompt)

@@ -114,6 +114,38 @@ def count_message_tokens(messages: list[dict[str, str]]) -> int:
     return sum(count_tokens(m.get("content", "")) + 4 for m in messages) + 3
 
 
+# Model families that reason before answering (OpenAI's o-series and GPT-5): their chat
+# completions refuse `max_tokens` ("Use 'max_completion_tokens' instead") and any
+# temperature but the default 1, so they get max_completion_tokens (which also bounds
+# their reasoning tokens) and no temperature. Dated snapshots ("o3-2025-04-16") and
+# versions ("gpt-5.1") belong to their family; a router's "openai/o3" too.
+REASONING_FAMILIES = ("o1", "o3", "o4", "gpt-5")
+
+
+def is_reasoning_model(model: str) -> bool:
+    name = model.rsplit("/", 1)[-1].lower()
+    return any(name == f or name.startswith((f + "-", f + ".")) for f in REASONING_FAMILIES)
+
+
+def chat_request(
+    model: str,
+    messages: list[dict[str, str]],
+    temperature: float = 0.0,
+    max_tokens: int = 1000,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """The body of a chat completion as LLMClient.chat sends it (and caches it under)."""
+    request: dict[str, Any] = {"model": model, "messages": messages}
+    if is_reasoning_model(model):
+        request["max_completion_tokens"] = max_tokens
+    else:
+        request["temperature"] = temperature
+        request["max_tokens"] = max_tokens
+    if seed is not None:
+        request["seed"] = seed
+    return request
+
+
 class LLMError(RuntimeError):
     """A call that failed for good (after retries, or a request the server refuses)."""
 
@@ -260,16 +292,10 @@ class LLMClient:
         seed: int | None = None,
     ) -> ChatResult:
         """`seed` is sent only when given (the released VeriScore sends 1130), so the
-        cache keys of calls without one stay as they were."""
+        cache keys of calls without one stay as they were. Reasoning models get
+        `max_completion_tokens` and no temperature (chat_request)."""
         model = model or self.model
-        request: dict[str, Any] = {
-            "model": model,
-            "messages": messages,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-        }
-        if seed is not None:
-            request["seed"] = seed
+        request = chat_request(model, messages, temperature, max_tokens, seed)
         key = make_key("chat", request)
 
         def call() -> Awaitable[dict[str, Any]]:
@@ -309,7 +335,8 @@ class LLMClient:
         attempt = 0
         while True:
             if not need_tokens and self._limits.tokens is not None:
-                need_tokens = count_message_tokens(request["messages"]) + request["max_tokens"]
+                budget = request.get("max_tokens") or request.get("max_completion_tokens") or 0
+                need_tokens = count_message_tokens(request["messages"]) + budget
             await self._limits.acquire(need_tokens)
             headers: Any = None
             limited = False
@@ -331,7 +358,16 @@ class LLMClient:
                 finally:
                     await self._limits.release(headers, rate_limited=limited)
                     self.rate_limited += limited
-                text = completion.choices[0].message.content
+                choice = completion.choices[0]
+                text = choice.message.content
+                if not text and choice.finish_reason == "length":
+                    # A reasoning model that spent the whole budget thinking: the same
+                    # request would do it again, and "" is no answer ("no claim").
+                    budget = request.get("max_completion_tokens") or request.get("max_tokens")
+                    raise LLMError(
+                        f"the answer was cut off at {budget} tokens before any text (a "
+                        "reasoning model spends them on reasoning too): allow more tokens"
+                    )
                 if text is None:
                     raise ValueError("answer without text")
                 usage = completion.usage
