@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cache import Cache, CacheError, make_key
-from pipeline.ratelimits import REAL_TIME, Clock, ProviderLimits
+from pipeline.ratelimits import REAL_TIME, Clock, ProviderLimits, retry_after
 from pipeline.types import Usage
 
 # USD per million tokens (input, output, cached input), list prices as of 2025. Dated
@@ -196,11 +196,9 @@ def _retryable(e: Exception) -> bool:
 
 def _retry_after(e: Exception) -> float | None:
     response = getattr(e, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
+    if response is None:
         return None
+    return retry_after({k.lower(): v for k, v in response.headers.items()})
 
 
 class LLMClient:
