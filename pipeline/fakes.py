@@ -346,6 +346,8 @@ class FakeOpenAI(_FakeBase):
         batch_delay: float = 0.0,
         batch_fail_rate: float = 0.0,
         batch_expire: int = 0,
+        batch_max_requests: int = 50_000,
+        batch_max_bytes: int = 200_000_000,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -359,6 +361,10 @@ class FakeOpenAI(_FakeBase):
         self.batch_delay = batch_delay  # seconds of `clock` before a batch completes
         self.batch_fail_rate = batch_fail_rate  # share of lines answered with an error
         self.batch_expire = batch_expire  # this many batches expire, half answered
+        # The Batch API's limits per input file: a larger upload is refused, a batch of
+        # more requests fails as a whole (its `errors` say why).
+        self.batch_max_requests = batch_max_requests
+        self.batch_max_bytes = batch_max_bytes
 
     def handle(
         self, path: str, headers: dict[str, str], body: bytes
@@ -386,6 +392,10 @@ class FakeOpenAI(_FakeBase):
             }
             if fields.get("purpose") != b"batch" or not fields.get("file"):
                 return 400, {"error": {"message": "a batch file upload needs file and purpose"}}
+            if len(fields["file"]) > self.batch_max_bytes:
+                return 400, {"error": {"message": "File is too large.",
+                                       "type": "invalid_request_error", "param": None,
+                                       "code": None}}  # fmt: skip
             file_id = f"file-{len(self.files) + 1}"
             self.files[file_id] = fields["file"]
             return 200, _file_object(file_id, len(fields["file"]))
@@ -416,6 +426,15 @@ class FakeOpenAI(_FakeBase):
                 "_ready": self.clock.now() + self.batch_delay,
                 "_expire": expire,
             }
+            requests = len(self.files[data["input_file_id"]].splitlines())
+            if requests > self.batch_max_requests:
+                why = (
+                    f"The batch input file has {requests} requests, more than the maximum "
+                    f"of {self.batch_max_requests}."
+                )
+                self.batches[batch_id].update(status="failed", errors={"object": "list",
+                    "data": [{"code": "too_many_tasks", "line": None, "message": why,
+                              "param": None}]})  # fmt: skip
             return 200, _public(self.batches[batch_id])
         if len(parts) == 2 and parts[0] == "batches" and parts[1] in self.batches:
             batch = self.batches[parts[1]]

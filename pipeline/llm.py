@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.batch import MAX_BYTES, MAX_REQUESTS
 from pipeline.cache import Cache, CacheError, make_key
 from pipeline.ratelimits import REAL_TIME, Clock, ProviderLimits, retry_after
 from pipeline.types import Usage
@@ -146,6 +147,16 @@ def chat_request(
     return request
 
 
+def cut_off(request: dict[str, Any]) -> str:
+    """Why an answer that ran out of tokens before any text is a failed call: a reasoning
+    model that spent the budget thinking would do it again, and "" is no answer."""
+    budget = request.get("max_completion_tokens") or request.get("max_tokens")
+    return (
+        f"the answer was cut off at {budget} tokens before any text (a reasoning model "
+        "spends them on reasoning too): allow more tokens"
+    )
+
+
 class LLMError(RuntimeError):
     """A call that failed for good (after retries, or a request the server refuses)."""
 
@@ -221,6 +232,8 @@ class LLMClient:
         batch: bool = False,
         batch_poll: float = 10.0,
         batch_gather: float = 0.5,
+        batch_max_requests: int = MAX_REQUESTS,
+        batch_max_bytes: int = MAX_BYTES,
     ) -> None:
         self.base_url = base_url
         self.api_key = api_key or "not-needed"  # local servers accept any key
@@ -241,6 +254,8 @@ class LLMClient:
         self.batch = batch  # calls go through the Batch API (pipeline/batch.py)
         self.batch_poll = batch_poll
         self.batch_gather = batch_gather
+        self.batch_max_requests = batch_max_requests  # per input file: larger runs split
+        self.batch_max_bytes = batch_max_bytes
         self.batches = 0  # batches created, over the client's life
         self.batch_polls = 0  # answers from the provider about batches in progress
         self._batch: Any = None
@@ -277,7 +292,8 @@ class LLMClient:
                 self.batches += self._batch.batches
             self._batch = BatchQueue(
                 self, self._client, poll=self.batch_poll, gather=self.batch_gather,
-                clock=self.clock,
+                clock=self.clock, max_requests=self.batch_max_requests,
+                max_bytes=self.batch_max_bytes,
             )  # fmt: skip
 
     async def chat(
@@ -359,13 +375,7 @@ class LLMClient:
                 choice = completion.choices[0]
                 text = choice.message.content
                 if not text and choice.finish_reason == "length":
-                    # A reasoning model that spent the whole budget thinking: the same
-                    # request would do it again, and "" is no answer ("no claim").
-                    budget = request.get("max_completion_tokens") or request.get("max_tokens")
-                    raise LLMError(
-                        f"the answer was cut off at {budget} tokens before any text (a "
-                        "reasoning model spends them on reasoning too): allow more tokens"
-                    )
+                    raise LLMError(cut_off(request))
                 if text is None:
                     raise ValueError("answer without text")
                 usage = completion.usage
