@@ -2,7 +2,15 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.score import f1_at_k, format_table, median_k, no_verdict_parsed, score_results
+from pipeline.formats import load_results
+from pipeline.score import (
+    MODES,
+    f1_at_k,
+    format_table,
+    median_k,
+    no_verdict_parsed,
+    score_results,
+)
 from pipeline.types import (
     Claim,
     ClaimResult,
@@ -10,6 +18,9 @@ from pipeline.types import (
     SentenceClaims,
     Verdict,
 )
+from tests.requires import unavailable
+
+from .conftest import PEER_DATA
 
 
 def result(
@@ -185,3 +196,23 @@ def test_an_outage_is_no_score() -> None:
     assert (table.rows[0].responses, table.rows[0].incomplete, table.incomplete) == (0, 1, 1)
     assert "1 incomplete response(s) left out" in format_table(table)
     assert "0.0" not in format_table(table).splitlines()[3]
+
+
+def test_the_released_sample_scores_as_the_paper_defines_in_both_modes() -> None:
+    # VeriScore's published data_sample: 25 claims, 24 verified "supported" by its gpt-4o.
+    path = PEER_DATA / "veriscore" / "data_sample.jsonl"
+    if not path.exists():
+        unavailable(f"{path} (the shared peer data) is missing")
+    [sample] = load_results(path)
+    assert (sample.n_claims, sample.n_supported, sample.n_unverified) == (25, 24, 0)
+    for mode in MODES:
+        (r,) = score_results([sample], mode=mode).responses
+        assert (r.k, r.precision, r.recall) == (25.0, 24 / 25, 24 / 25)
+    # Two of its verdicts unreadable: the released code counts them as not supported
+    # (P = 22/25); our default leaves the response out rather than rescore it on 23.
+    for c in sample.claims[:2]:
+        c.verdict = Verdict("unparsed", "The claim is supported.", False)
+    (ref,) = score_results([sample], fixed_k=25, mode="reference").responses
+    assert (ref.precision, ref.f1) == (22 / 25, pytest.approx(22 / 25))
+    table = score_results([sample], fixed_k=25)
+    assert table.responses[0].incomplete and table.rows[0].veriscore is None
