@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from pipeline.ratelimits import Clock
@@ -105,10 +106,10 @@ class BatchQueue:
 
     def _split(
         self, items: dict[str, tuple[dict[str, Any], Any]]
-    ) -> list[tuple[dict[str, Any], str]]:
-        """Input files within max_requests lines and max_bytes bytes; a call whose line
-        alone is too large fails (no batch could take it)."""
-        parts: list[tuple[dict[str, Any], str]] = []
+    ) -> Iterator[tuple[dict[str, Any], str]]:
+        """Input files within max_requests lines and max_bytes bytes, one at a time (a
+        large run never holds more than one file's text); a call whose line alone is too
+        large fails (no batch could take it)."""
         part: dict[str, Any] = {}
         lines: list[str] = []
         size = 0
@@ -121,14 +122,13 @@ class BatchQueue:
                            f"{self.max_bytes} bytes per input file")  # fmt: skip
                 continue
             if part and (len(part) >= self.max_requests or size + n > self.max_bytes):
-                parts.append((part, "".join(lines)))
+                yield part, "".join(lines)
                 part, lines, size = {}, [], 0
             part[key] = item
             lines.append(line)
             size += n
         if part:
-            parts.append((part, "".join(lines)))
-        return parts
+            yield part, "".join(lines)
 
     async def _create(self, items: dict[str, Any], lines: str) -> str:
         file = await self.client.files.create(file=("calls.jsonl", lines.encode()), purpose="batch")
