@@ -15,6 +15,7 @@ from pipeline.extract import plan
 from pipeline.llm import (
     CACHE_MIN_TOKENS,
     LLMClient,
+    chat_request,
     cost_usd,
     count_message_tokens,
     count_tokens,
@@ -82,12 +83,7 @@ def estimate_run(
         for inp in inputs:
             for _, messages in plan(inp.response, inp.question, extractor, prompts):
                 sentences += 1
-                request = {
-                    "model": ex_model,
-                    "messages": messages,
-                    "temperature": 0.0,
-                    "max_tokens": 1000,
-                }
+                request = chat_request(ex_model, messages)
                 if llm.cache is not None and llm.cache.get(make_key("chat", request)) is not None:
                     cached += 1
                     continue
