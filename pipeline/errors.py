@@ -1,5 +1,5 @@
-"""The pipeline's shared exception (and the text of one failure): its own module so that `llm` and `batch` both import it
-without importing each other back."""
+"""The pipeline's shared exception and the text of one failure: their own module so
+that `llm` and `batch` both import them without importing each other back."""
 
 from __future__ import annotations
 
