@@ -18,6 +18,7 @@ import itertools
 import random
 from collections import defaultdict
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from pipeline.split import sentences_for
@@ -63,9 +64,25 @@ def _ci(e: Coefficient) -> tuple[Cell, Cell, Cell]:
     return e.value, e.ci_low, e.ci_high
 
 
-def _extraction_section(
-    project: Project, filters: Filters, *, bootstrap: int, seed: int
-) -> Section | None:
+@dataclass(frozen=True)
+class _Extractions:
+    """The extractors' claim lists a report compares (the section's query)."""
+
+    claims: dict[int, list[tuple[str, int | None]]]  # list -> (text, sentence index)
+    by_doc: dict[int, dict[str, int]]  # document -> system -> list (abstentions left out)
+    domains: dict[int, str]  # document -> domain
+    n_sentences: dict[int, int]  # document -> sentences
+    n_abstained: int
+
+    @property
+    def names(self) -> list[str]:
+        return sorted({name for systems in self.by_doc.values() for name in systems})
+
+    def aligned(self, list_id: int) -> bool:
+        return all(s is not None for _, s in self.claims[list_id])
+
+
+def _extractions(project: Project, filters: Filters) -> _Extractions | None:
     lists = ClaimList.objects.filter(document__project=project, system__kind=System.EXTRACTOR)
     if filters.domains:
         lists = lists.filter(document__domain__in=filters.domains)
@@ -84,7 +101,7 @@ def _extraction_section(
         .values_list("claim_list_id", "text", "sentence_index")
     ):
         claims[list_id].append((text, sentence))
-    by_doc: dict[int, dict[str, int]] = defaultdict(dict)  # document -> system -> list
+    by_doc: dict[int, dict[str, int]] = defaultdict(dict)
     for pk, (doc, name, abstained) in info.items():
         if not abstained:
             by_doc[doc][name] = pk
@@ -94,10 +111,6 @@ def _extraction_section(
             "pk", "domain", "response", "question"
         )
     }
-
-    def aligned(list_id: int) -> bool:
-        return all(s is not None for _, s in claims[list_id])
-
     # Sentences: the pipeline's splitter (its extraction windows), extended to the
     # highest sentence index a list uses when a list was split differently.
     n_sentences: dict[int, int] = {}
@@ -107,18 +120,29 @@ def _extraction_section(
             (s for pk in systems.values() for _, s in claims[pk] if s is not None), default=-1
         )
         n_sentences[doc] = max(sentence_count(response, question), highest + 1)
+    return _Extractions(
+        claims=claims,
+        by_doc=by_doc,
+        domains={doc: domain for doc, (domain, _, _) in documents.items()},
+        n_sentences=n_sentences,
+        n_abstained=sum(1 for _, _, abstained in info.values() if abstained),
+    )
 
-    names = sorted({name for systems in by_doc.values() for name in systems})
-    pair_rows: list[tuple[Cell, ...]] = []
-    data: dict[str, Any] = {"pairs": {}, "density": {}}
-    for a, b in itertools.combinations(names, 2):
+
+def _similarities(
+    ex: _Extractions, *, bootstrap: int, seed: int
+) -> dict[tuple[str, str, str], ms.ListSimilarity]:
+    """(system A, system B, unit) -> the similarity of their claim lists, per sentence when
+    both lists give each claim's sentence, else per document."""
+    found = {}
+    for a, b in itertools.combinations(ex.names, 2):
         units: dict[str, list[ms.ListPair]] = {"sentence": [], "document": []}
-        for doc, systems in by_doc.items():
+        for doc, systems in ex.by_doc.items():
             if a not in systems or b not in systems:
                 continue
-            la, lb = claims[systems[a]], claims[systems[b]]
-            if aligned(systems[a]) and aligned(systems[b]):
-                for i in range(n_sentences[doc]):
+            la, lb = ex.claims[systems[a]], ex.claims[systems[b]]
+            if ex.aligned(systems[a]) and ex.aligned(systems[b]):
+                for i in range(ex.n_sentences[doc]):
                     units["sentence"].append(
                         ms.ListPair(
                             doc,
@@ -131,57 +155,76 @@ def _extraction_section(
                     ms.ListPair(doc, tuple(t for t, _ in la), tuple(t for t, _ in lb))
                 )
         for level, pairs in units.items():
-            if not pairs:
-                continue
-            r = ms.list_similarity(pairs, bootstrap=bootstrap, seed=seed)
-            data["pairs"][(a, b, level)] = r
-            pair_rows.append(
-                (
-                    a,
-                    b,
-                    level,
-                    r.documents,
-                    r.units,
-                    r.both_empty,
-                    *_ci(r.exact_match),
-                    r.exact_match_with_claims.value,
-                    *_ci(r.rouge_l),
-                    r.a_claims_per_unit.value,
-                    r.b_claims_per_unit.value,
-                    _pct(r.a_empty_share.value),
-                    _pct(r.b_empty_share.value),
-                )
-            )
+            if pairs:
+                found[(a, b, level)] = ms.list_similarity(pairs, bootstrap=bootstrap, seed=seed)
+    return found
 
-    density_rows: list[tuple[Cell, ...]] = []
-    for name in names:
+
+def _densities(
+    ex: _Extractions, *, bootstrap: int, seed: int
+) -> dict[tuple[str, str | None], ms.ClaimDensity]:
+    """(system, domain or None for all) -> claims per sentence."""
+    found = {}
+    for name in ex.names:
         responses = []
-        for doc, systems in by_doc.items():
+        for doc, systems in ex.by_doc.items():
             if name not in systems:
                 continue
-            lst = claims[systems[name]]
+            lst = ex.claims[systems[name]]
             empty = None
-            if aligned(systems[name]):
-                empty = n_sentences[doc] - len({s for _, s in lst})
+            if ex.aligned(systems[name]):
+                empty = ex.n_sentences[doc] - len({s for _, s in lst})
             responses.append(
-                ms.ResponseExtraction(doc, documents[doc][0], len(lst), n_sentences[doc], empty)
+                ms.ResponseExtraction(doc, ex.domains[doc], len(lst), ex.n_sentences[doc], empty)
             )
         for d in ms.claim_density(responses, bootstrap=bootstrap, seed=seed):
-            data["density"][(name, d.domain)] = d
-            density_rows.append(
-                (
-                    name,
-                    "all" if d.domain is None else d.domain or "(no domain)",
-                    d.responses,
-                    d.sentences,
-                    d.claims,
-                    *_ci(d.ratio),
-                    d.aligned_responses,
-                    _pct(d.empty_share.value),
-                    _pct(d.empty_share.ci_low),
-                    _pct(d.empty_share.ci_high),
-                )
-            )
+            found[(name, d.domain)] = d
+    return found
+
+
+def _extraction_section(
+    project: Project, filters: Filters, *, bootstrap: int, seed: int
+) -> Section | None:
+    ex = _extractions(project, filters)
+    if ex is None:
+        return None
+    names = ex.names
+    similarities = _similarities(ex, bootstrap=bootstrap, seed=seed)
+    densities = _densities(ex, bootstrap=bootstrap, seed=seed)
+    data: dict[str, Any] = {"pairs": similarities, "density": densities}
+    pair_rows: list[tuple[Cell, ...]] = [
+        (
+            a,
+            b,
+            level,
+            r.documents,
+            r.units,
+            r.both_empty,
+            *_ci(r.exact_match),
+            r.exact_match_with_claims.value,
+            *_ci(r.rouge_l),
+            r.a_claims_per_unit.value,
+            r.b_claims_per_unit.value,
+            _pct(r.a_empty_share.value),
+            _pct(r.b_empty_share.value),
+        )
+        for (a, b, level), r in similarities.items()
+    ]
+    density_rows: list[tuple[Cell, ...]] = [
+        (
+            name,
+            "all" if d.domain is None else d.domain or "(no domain)",
+            d.responses,
+            d.sentences,
+            d.claims,
+            *_ci(d.ratio),
+            d.aligned_responses,
+            _pct(d.empty_share.value),
+            _pct(d.empty_share.ci_low),
+            _pct(d.empty_share.ci_high),
+        )
+        for (name, _), d in densities.items()
+    ]
     tables = []
     if pair_rows:
         tables.append(
@@ -236,7 +279,6 @@ def _extraction_section(
             "with no claim are counted on responses whose list gives each claim's sentence.",
         )
     )
-    n_abstained = sum(1 for _, _, ab in info.values() if ab)
     notes = [
         "Sentences are counted with the pipeline's splitter (pysbd, the sentences its "
         "extraction windows are built on), extended to the highest sentence index a list uses. "
@@ -246,8 +288,8 @@ def _extraction_section(
         else "No confidence intervals (bootstrap=0).",
         "ROUGE-L F1 is rouge-score's rougeL (no stemming) on the newline-joined lists.",
     ]
-    if n_abstained:
-        notes.append(f"{n_abstained} abstained claim list(s) are left out.")
+    if ex.n_abstained:
+        notes.append(f"{ex.n_abstained} abstained claim list(s) are left out.")
     if len(names) < 2:
         notes.append("Only one extraction system: nothing to compare it with yet.")
     return Section(
@@ -280,16 +322,17 @@ def _pct(value: float | None) -> float | None:
 # --------------------------------------------------------------------------- scores
 
 
-def _score_section(
-    project: Project,
-    filters: Filters,
-    golds: dict[Any, Gold],
-    *,
-    bootstrap: int,
-    seed: int,
-    with_charts: bool,
-    k_rule: str,
-) -> Section | None:
+@dataclass(frozen=True)
+class _Scored:
+    """Every label source's labels on every extractor's claims, per response (the query)."""
+
+    by_source: dict[tuple[str, str], list[ms.ResponseLabels]]  # (source, extractor)
+    unlabelled: dict[tuple[str, str], int]  # (source, extractor) -> claims with no label
+    model_of: dict[Hashable, str]  # document -> source model
+    model_domain: dict[Hashable, str]  # document -> "source model / domain"
+
+
+def _scored(project: Project, filters: Filters, golds: dict[Any, Gold]) -> _Scored | None:
     verdicts = Verdict.objects.filter(
         system__project=project,
         system__kind__in=[System.VERIFIER, System.REFERENCE],
@@ -336,14 +379,82 @@ def _score_section(
         by_source[(source, extractor)].append(
             ms.ResponseLabels(doc, model, domain, sizes[list_id], tuple(claim_labels.values()))
         )
-    model_of: dict[Hashable, str] = {doc: model for doc, model, _, _ in info.values()}
-    model_domain: dict[Hashable, str] = {
-        doc: f"{model} / {domain or '(no domain)'}" for doc, model, domain, _ in info.values()
-    }
+    return _Scored(
+        by_source=by_source,
+        unlabelled=unlabelled,
+        model_of={doc: model for doc, model, _, _ in info.values()},
+        model_domain={
+            doc: f"{model} / {domain or '(no domain)'}" for doc, model, domain, _ in info.values()
+        },
+    )
 
+
+def _correlations(
+    scores: dict[str, dict[Hashable, float]], scored: _Scored, *, bootstrap: int, seed: int
+) -> dict[tuple[str, str], list[ms.Correlation]]:
+    """(score A, score B) -> their correlations per example, per source model and per
+    source model and domain; only pairs that share a response."""
+    found = {}
+    for a, b in itertools.combinations(sorted(scores), 2):
+        x, y = scores[a], scores[b]
+        if not any(k in y for k in x):
+            continue
+        found[(a, b)] = [
+            ms.example_correlation(x, y, bootstrap=bootstrap, seed=seed),
+            ms.system_correlation(
+                x,
+                y,
+                scored.model_of,
+                level="system: source model",
+                bootstrap=bootstrap,
+                seed=seed,
+            ),
+            ms.system_correlation(
+                x,
+                y,
+                scored.model_domain,
+                level="system: source model and domain",
+                bootstrap=bootstrap,
+                seed=seed,
+            ),
+        ]
+    return found
+
+
+def _scatter_charts(
+    correlations: dict[tuple[str, str], list[ms.Correlation]], *, seed: int
+) -> list[Chart]:
+    chart_list: list[Chart] = []
+    for (a, b), levels in correlations.items():
+        if levels[0].undefined_reason or len(chart_list) >= MAX_SCATTER_CHARTS:
+            continue
+        points = [(p[1], p[2]) for p in levels[0].points]
+        title = f"{a} against {b}"
+        if len(points) > MAX_SCATTER_POINTS:  # an inline SVG of every point gets heavy
+            points = random.Random(seed).sample(points, MAX_SCATTER_POINTS)
+            title += f" ({MAX_SCATTER_POINTS} of {len(levels[0].points)} responses drawn)"
+        chart_list.append(
+            Chart(title, charts.scatter(points, levels[1].points, xlabel=a, ylabel=b))
+        )
+    return chart_list
+
+
+def _score_section(
+    project: Project,
+    filters: Filters,
+    golds: dict[Any, Gold],
+    *,
+    bootstrap: int,
+    seed: int,
+    with_charts: bool,
+    k_rule: str,
+) -> Section | None:
+    scored = _scored(project, filters, golds)
+    if scored is None:
+        return None
     scores: dict[str, dict[Hashable, float]] = {}
     system_rows: list[tuple[Cell, ...]] = []
-    for (source, extractor), responses in sorted(by_source.items()):
+    for (source, extractor), responses in sorted(scored.by_source.items()):
         for metric, values in ms.response_scores(responses, k_rule=k_rule).items():
             if not values:
                 continue
@@ -356,7 +467,7 @@ def _score_section(
                     source,
                     extractor,
                     len(values),
-                    unlabelled[(source, extractor)],
+                    scored.unlabelled[(source, extractor)],
                     sum(values.values()) / len(values),
                 )
             )
@@ -364,57 +475,30 @@ def _score_section(
         return None
     per_model_rows: list[tuple[Cell, ...]] = []
     for name, values in scores.items():
-        for label, groups in (("all", model_of), ("by domain", model_domain)):
+        for label, groups in (("all", scored.model_of), ("by domain", scored.model_domain)):
             grouped: dict[str, list[float]] = defaultdict(list)
             for d, v in values.items():
                 grouped[groups[d]].append(v)
             for system, vs in sorted(grouped.items()):
                 per_model_rows.append((name, label, system, len(vs), sum(vs) / len(vs)))
 
-    corr_rows: list[tuple[Cell, ...]] = []
-    chart_list: list[Chart] = []
-    data: dict[tuple[str, str, str], ms.Correlation] = {}
-    for a, b in itertools.combinations(sorted(scores), 2):
-        x, y = scores[a], scores[b]
-        if not any(k in y for k in x):
-            continue
-        levels = [
-            ms.example_correlation(x, y, bootstrap=bootstrap, seed=seed),
-            ms.system_correlation(
-                x, y, model_of, level="system: source model", bootstrap=bootstrap, seed=seed
-            ),
-            ms.system_correlation(
-                x,
-                y,
-                model_domain,
-                level="system: source model and domain",
-                bootstrap=bootstrap,
-                seed=seed,
-            ),
-        ]
-        for c in levels:
-            data[(a, b, c.level)] = c
-            corr_rows.append(
-                (
-                    a,
-                    b,
-                    c.level,
-                    c.n,
-                    *_coefficient(c.pearson),
-                    *_coefficient(c.spearman),
-                    *_coefficient(c.kendall),
-                    c.undefined_reason or _notes(c),
-                )
-            )
-        if with_charts and not levels[0].undefined_reason and len(chart_list) < MAX_SCATTER_CHARTS:
-            points = [(p[1], p[2]) for p in levels[0].points]
-            title = f"{a} against {b}"
-            if len(points) > MAX_SCATTER_POINTS:  # an inline SVG of every point gets heavy
-                points = random.Random(seed).sample(points, MAX_SCATTER_POINTS)
-                title += f" ({MAX_SCATTER_POINTS} of {len(levels[0].points)} responses drawn)"
-            chart_list.append(
-                Chart(title, charts.scatter(points, levels[1].points, xlabel=a, ylabel=b))
-            )
+    correlations = _correlations(scores, scored, bootstrap=bootstrap, seed=seed)
+    data = {(a, b, c.level): c for (a, b), levels in correlations.items() for c in levels}
+    corr_rows: list[tuple[Cell, ...]] = [
+        (
+            a,
+            b,
+            c.level,
+            c.n,
+            *_coefficient(c.pearson),
+            *_coefficient(c.spearman),
+            *_coefficient(c.kendall),
+            c.undefined_reason or _notes(c),
+        )
+        for (a, b), levels in correlations.items()
+        for c in levels
+    ]
+    chart_list = _scatter_charts(correlations, seed=seed) if with_charts else []
     tables = [
         Table(
             "score-systems",

@@ -332,6 +332,64 @@ _NAMES = {
 }
 
 
+@dataclass(frozen=True)
+class _Maker:
+    """One estimate as a Coefficient: its bootstrap interval (withheld when the resampling
+    formula does not reproduce the library's value), Wald interval and Gwet's parts."""
+
+    names: dict[str, str]
+    n_units: int
+    ci: Callable[[str], tuple[float | None, float | None, str | None]]
+    confidence: float
+
+    def make(
+        self,
+        key: str,
+        value: float | None,
+        *,
+        undefined_reason: str | None = None,
+        note: str | None = None,
+        parts: gwet.Parts | None = None,
+        check: float | None = None,
+        d_o: float | None = None,
+        d_e: float | None = None,
+    ) -> Coefficient:
+        if value is None:
+            return Coefficient(
+                self.names[key], None, undefined_reason=undefined_reason, n_units=self.n_units
+            )
+        low, high, ci_note = self.ci(key)
+        if check is not None and not math.isclose(value, check, rel_tol=1e-9, abs_tol=1e-9):
+            # The bootstrap trusts the vectorised formula; withhold intervals built on a
+            # formula that does not reproduce the library's value on this very data, and
+            # say so, rather than lose the coefficient (or the report).
+            low = high = None
+            ci_note = (
+                f"no bootstrap interval: the resampling formula gives {check!r}, the library "
+                f"{value!r}; please report this"
+            )
+        wald_low, wald_high = (
+            gwet.wald_interval(parts.value, parts.se, parts.n, self.confidence)
+            if parts
+            else (None, None)
+        )
+        return Coefficient(
+            self.names[key],
+            value,
+            low,
+            high,
+            note="; ".join(n for n in (note, ci_note) if n) or None,
+            n_units=self.n_units,
+            p_o=parts.p_o if parts else None,
+            p_e=parts.p_e if parts else None,
+            se=parts.se if parts else None,
+            wald_low=wald_low,
+            wald_high=wald_high,
+            d_o=d_o,
+            d_e=d_e,
+        )
+
+
 def _point_estimates(
     *,
     counts: npt.NDArray[np.int64],
@@ -364,49 +422,7 @@ def _point_estimates(
         "cannot show that the raters tell the categories apart"
     )
 
-    def make(
-        key: str,
-        value: float | None,
-        *,
-        undefined_reason: str | None = None,
-        note: str | None = None,
-        parts: gwet.Parts | None = None,
-        check: float | None = None,
-        d_o: float | None = None,
-        d_e: float | None = None,
-    ) -> Coefficient:
-        if value is None:
-            return Coefficient(names[key], None, undefined_reason=undefined_reason, n_units=n_used)
-        low, high, ci_note = ci(key)
-        if check is not None and not math.isclose(value, check, rel_tol=1e-9, abs_tol=1e-9):
-            # The bootstrap trusts the vectorised formula; withhold intervals built on a
-            # formula that does not reproduce the library's value on this very data, and
-            # say so, rather than lose the coefficient (or the report).
-            low = high = None
-            ci_note = (
-                f"no bootstrap interval: the resampling formula gives {check!r}, the library "
-                f"{value!r}; please report this"
-            )
-        wald_low, wald_high = (
-            gwet.wald_interval(parts.value, parts.se, parts.n, confidence)
-            if parts
-            else (None, None)
-        )
-        return Coefficient(
-            names[key],
-            value,
-            low,
-            high,
-            note="; ".join(n for n in (note, ci_note) if n) or None,
-            n_units=n_used,
-            p_o=parts.p_o if parts else None,
-            p_e=parts.p_e if parts else None,
-            se=parts.se if parts else None,
-            wald_low=wald_low,
-            wald_high=wald_high,
-            d_o=d_o,
-            d_e=d_e,
-        )
+    make = _Maker(names, n_used, ci, confidence).make
 
     result: dict[str, Coefficient] = {}
     percent_parts = gwet.percent_agreement(counts)
