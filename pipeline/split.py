@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import pysbd
 
@@ -78,3 +79,70 @@ def windows_for(response: str, question: str | None) -> list[Window]:
 def sentences_for(response: str, question: str | None) -> list[str]:
     """The sentences the windows are built on, in index order."""
     return [w.sentence for w in windows_for(response, question)]
+
+
+# The sentence splitter as a named component: "pysbd" (line by line, our default) or
+# "spacy:<pipeline>" over the whole response, as the released VeriScore splits
+# (spacy.load('en_core_web_sm')). "spacy:sentencizer" is spaCy's blank English pipeline
+# with its rule-based sentencizer: no model weights, and the stand-in the parity harness
+# registers as en_core_web_sm in the released code's environment (scripts/veriscore-venv).
+PYSBD = "pysbd"
+SPACY_STANDIN = "spacy:sentencizer"
+
+
+@functools.cache
+def _spacy(pipeline: str) -> Callable[[str], list[str]]:
+    try:
+        import spacy
+    except ImportError:
+        raise ValueError(
+            f"splitter spacy:{pipeline}: spaCy is not installed "
+            "(pip install 'factuality-annotation[spacy]')"
+        ) from None
+    if pipeline == "sentencizer":
+        nlp = spacy.blank("en")
+        nlp.add_pipe("sentencizer")
+    else:
+        try:
+            nlp = spacy.load(pipeline)
+        except OSError as e:
+            raise ValueError(
+                f"splitter spacy:{pipeline}: {e}; without that model, "
+                f"--splitter {SPACY_STANDIN} splits by punctuation rules alone"
+            ) from None
+
+    def split(text: str) -> list[str]:
+        return [s.text.strip() for s in nlp(text).sents]  # veriscore's get_sentence
+
+    return split
+
+
+def splitter(name: str) -> Callable[[str], list[str]]:
+    """The sentences of a whole response, by the named splitter; a bad name is an error."""
+    if name == PYSBD:
+        return lambda text: [s for para in split_paragraphs(text) for s in para]
+    kind, _, pipeline = name.partition(":")
+    if kind != "spacy" or not pipeline:
+        raise ValueError(f"unknown splitter {name!r} (pysbd, or spacy:<pipeline>)")
+    return _spacy(pipeline)
+
+
+def reference_windows(response: str, question: str | None, sentences: list[str]) -> list[Window]:
+    """The windows exactly as the released VeriScore builds them (claim_extractor.py,
+    qa_scanner_extractor / non_qa_scanner_extractor with an API model): over the whole
+    response's sentences, "Response: " plus a space before an empty context1 (two spaces
+    in front of the first sentence), and in a response of more than five sentences the
+    first one in front of every window, repeated in sentences 0-3."""
+    windows = []
+    for i, text in enumerate(sentences):
+        context1 = " ".join(sentences[max(0, i - PREVIOUS) : i]).strip()
+        focus = f"<SOS>{text.strip()}<EOS>"
+        context2 = " ".join(sentences[i + 1 : i + 1 + NEXT]).strip()
+        if question:
+            snippet = f"Question: {question.strip()}\nResponse: {context1} {focus} {context2}"
+        elif len(sentences) <= LONG_PARAGRAPH:
+            snippet = f"{context1} {focus} {context2}"
+        else:
+            snippet = f"{sentences[0].strip()} {context1} {focus} {context2}"
+        windows.append(Window(i, text.strip(), snippet.strip()))
+    return windows
