@@ -89,6 +89,25 @@ def why_no_venv() -> str:
     return f"the released VeriScore venv ({base}) is missing: {reason}"
 
 
+def factscore_inputs(path: Path, n: int) -> list[dict[str, Any]]:
+    """The first n FActScore bios of a labelled file as VeriScore input."""
+    inputs = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if len(inputs) == n:
+                break
+            row = json.loads(line)
+            inputs.append(
+                {
+                    "question": row["input"].removeprefix("Question: "),
+                    "response": row["output"],
+                    "model": path.stem,
+                    "prompt_source": "factscore",
+                }
+            )
+    return inputs
+
+
 def _tiktoken_cache(folder: Path) -> Path:
     import tiktoken_ext
 
