@@ -171,7 +171,7 @@ def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Proje
         "gpt-4o-mini",
     )
     assert extractor.prompt_version == "veriscore-extract-v1"
-    assert (verifier.kind, verifier.prompt_version) == ("verifier", "veriscore-verify-v1")
+    assert (verifier.kind, verifier.prompt_version) == ("verifier", "veriscore-verify-v2")
     assert ClaimList.objects.filter(system=extractor).count() == 6
     claims = Claim.objects.filter(claim_list__system=extractor)
     assert claims.count() == run.counts["claims"]
