@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from pipeline import verifastscore
 from pipeline.cache import CacheError, OfflineMiss, check, repair
 from pipeline.estimate import EstimateRow, estimate_run, format_estimate
 from pipeline.formats import (
@@ -108,9 +109,10 @@ def parser() -> argparse.ArgumentParser:
     )
     g.add_argument(
         "--reference",
-        choices=["veriscore"],
-        help="every request as the released VeriScore 2.0.3 CLI makes it (needs --prompt-dir; "
-        "see docs/reference-mode.md); scores as the paper defines them",
+        choices=["veriscore", "verifastscore"],
+        help="every request as the released VeriScore 2.0.3 CLI (or VeriFastScore 0.1.5) "
+        "makes it (needs --prompt-dir; see docs/reference-mode.md); scores as the paper "
+        "defines them",
     )
     g.add_argument(
         "--splitter",
@@ -185,7 +187,9 @@ def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
     )
     client.cache_path = args.cache
     config = PipelineConfig(
-        extractor="verifastscore" if args.method == "verifastscore" else args.extractor,
+        extractor="verifastscore"
+        if "verifastscore" in (args.method, args.reference)
+        else args.extractor,
         label_mode=args.label_mode,
         extraction_model=args.extraction_model,
         verification_model=args.verification_model,
@@ -213,6 +217,9 @@ def write_scores(
     table = score_results(results, fixed_k=args.fixed_k, k_rule=args.k_rule, mode=config.mode)
     out = Path(args.out) / f"scores_{name}.json"
     scores = {"run": scores_metadata(config), **scores_json(table)}
+    if config.extractor == "verifastscore":
+        # The released code's own score beside ours: K fixed at 17, recall = claims / K.
+        scores["verifastscore_k17"] = verifastscore.released_scores(results)
     write_atomic(out, [json.dumps(scores, indent=2)])
     print(format_table(table))
     print(f"scores written to {out}")

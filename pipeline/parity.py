@@ -63,6 +63,70 @@ SITECUSTOMIZE = textwrap.dedent(
 )
 
 
+# Runs the released VeriFastScore CLI (verifastscore 0.1.5) with its model call answered by
+# the fake provider. It imports torch and transformers and loads a local model: those two
+# modules are stubbed, and the chat the model would see (the system message added by its
+# own PromptCausalLM, then the user message) is sent to the fake as one chat request with
+# its sampling settings, so both sides' requests are compared alike. Its
+# get_verifastscore() calls an int (`dict_idx(...)`, a TypeError on every input): the
+# driver gives that index a __call__, and says so.
+VFS_DRIVER = textwrap.dedent(
+    """
+    import builtins, json, os, sys, types, urllib.request
+
+    class Dummy:
+        def __init__(self, n=1): self.n = n
+        def to(self, *a, **k): return self
+        def eval(self): return self
+        def __len__(self): return self.n
+        def __getitem__(self, key): return Dummy()
+
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(is_available=lambda: False)
+    torch.ones_like = lambda x: Dummy()
+    sys.modules["torch"] = torch
+    transformers = types.ModuleType("transformers")
+    state = {}
+
+    class Model(Dummy):
+        def generate(self, **kw):
+            body = {"model": state["model"], "messages": state["conversation"],
+                    "temperature": kw["temperature"], "max_tokens": kw["max_new_tokens"]}
+            request = urllib.request.Request(
+                os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+                data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request) as r:
+                state["answer"] = json.load(r)["choices"][0]["message"]["content"]
+            return Dummy()
+
+    class Tokenizer(Dummy):
+        def batch_decode(self, ids, **kw): return [state["answer"]]
+
+    transformers.AutoModelForCausalLM = types.SimpleNamespace(
+        from_pretrained=lambda name, **k: state.update(model=name) or Model())
+    transformers.AutoTokenizer = types.SimpleNamespace(from_pretrained=lambda n, **k: Tokenizer())
+    sys.modules["transformers"] = transformers
+
+    from verifastscore import verifastscore as vfs
+    from verifastscore.prompts.PromptCausalLM import PromptCausalLM
+
+    def get_inputs(self, messages, response=None, add_generation_prompt=False):
+        state["conversation"] = self._get_system_prompt(list(messages))  # its own code
+        return Dummy(), Dummy()
+
+    PromptCausalLM.get_inputs = get_inputs
+
+    class CallableIndex(int):  # the released dict_idx(...) bug
+        def __call__(self, value): return str(value)
+
+    vfs.enumerate = lambda items: ((CallableIndex(i), x) for i, x in builtins.enumerate(items))
+    vfs.extract_response_ids = lambda outputs, input_ids, num_return_sequences=1: [Dummy()]
+    sys.argv = ["verifastscore", *sys.argv[1:]]
+    vfs.main()
+    """
+)
+
+
 def venv_python(build: bool = True) -> Path | None:
     """The reference venv's python (built by scripts/veriscore-venv when `build`), or
     None when it is not there; the reason is in <venv>.failed."""
@@ -91,7 +155,7 @@ def why_no_venv() -> str:
 
 def factscore_inputs(path: Path, n: int) -> list[dict[str, Any]]:
     """The first n FActScore bios of a labelled file as VeriScore input."""
-    inputs = []
+    inputs: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as f:
         for line in f:
             if len(inputs) == n:
@@ -215,6 +279,52 @@ def run_released(
     return side
 
 
+def run_released_verifastscore(
+    python: Path, inputs: list[dict[str, Any]], work: Path, *, model: str, latency: float
+) -> Side:
+    """The released VeriFastScore CLI in `work` (see VFS_DRIVER), on its own fakes."""
+    (work / "data").mkdir(parents=True)
+    (work / "data" / "input.jsonl").write_text(
+        "".join(json.dumps(i) + "\n" for i in inputs), encoding="utf-8"
+    )
+    hook = work / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    (work / "driver.py").write_text(VFS_DRIVER, encoding="utf-8")
+    side = Side()
+    with FakeOpenAI(latency=latency) as llm, FakeSerper(latency=latency) as serper:
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(work),
+            "PYTHONPATH": str(hook),
+            "OPENAI_BASE_URL": llm.base_url,
+            "SERPER_KEY_PRIVATE": "fake-key",
+            "PARITY_SERPER_URL": serper.url,
+        }
+        command = [str(python), "driver.py", "--data_dir", "data", "--input_file",
+                   "input.jsonl", "--output_dir", "out", "--model_name", model]  # fmt: skip
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
+        side.seconds = time.perf_counter() - start
+        _record(llm, serper, side)
+    if done.returncode != 0:
+        lines = [x for x in done.stderr.strip().splitlines() if x.strip()]
+        side.error = lines[-1] if lines else f"exit status {done.returncode}"
+    out = work / "out" / "model_output" / "decomposition_verification_input_2.jsonl"
+    rows = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
+    by_response = {r["response"].strip(): r for r in rows}
+    for i in inputs:
+        row = by_response.get(i["response"].strip())
+        verdicts = (row or {}).get("claim_verification_result") or []
+        side.claims.append([v["claim"] for v in verdicts])
+        if row is None or row.get("abstained"):
+            side.scores.append(None)
+        else:
+            supported = sum(v["verification_result"] == "supported" for v in verdicts)
+            side.scores.append((supported, len(verdicts)))
+    return side
+
+
 def run_ours(
     inputs: list[dict[str, Any]],
     work: Path,
@@ -224,8 +334,10 @@ def run_ours(
     label_n: int,
     latency: float,
     splitter: str,
+    concurrency: int = 32,
+    method: str = "veriscore",
 ) -> Side:
-    """`python -m pipeline run --reference veriscore`, in this process, on its own fakes."""
+    """`python -m pipeline run --reference <method>`, in this process, on its own fakes."""
     from pipeline.__main__ import main
     from pipeline.formats import load_results
 
@@ -237,14 +349,14 @@ def run_ours(
         FakeOpenAI(latency=latency, verdicts="label-first") as llm,
         FakeSerper(latency=latency) as serper,
     ):
-        args = [
-            "run", str(data), "--reference", "veriscore", "--splitter", splitter,
-            "--prompt-dir", str(templates / "prompt"), "--model", model,
-            "--label-mode", "binary" if label_n == 2 else "ternary",
+        args: list[str] = [
+            "run", str(data), "--reference", method, "--splitter", splitter,
+            "--prompt-dir", str(templates / "prompt" if method == "veriscore" else templates),
+            "--model", model, "--label-mode", "binary" if label_n == 2 else "ternary",
             "--base-url", llm.base_url, "--api-key", "fake-key",
             "--serper-url", serper.url, "--serper-key", "fake-key",
             "--cache", str(work / "cache.sqlite"), "--out", str(work / "out"),
-            "--no-progress", "--max-retries", "0",
+            "--no-progress", "--max-retries", "0", "--concurrency", str(concurrency),
         ]  # fmt: skip
         start = time.perf_counter()
         status = main(args)

@@ -68,6 +68,7 @@ def is_abstained(response: str) -> bool:
     return response.strip() in ABSTAIN_RESPONSES
 
 
+REFERENCES = (None, "veriscore", "verifastscore")
 REFERENCE_EVIDENCE = 10
 REFERENCE_SEED = 1130
 REFERENCE_SPLITTER = "spacy:en_core_web_sm"
@@ -94,20 +95,27 @@ class PipelineConfig:
     splitter: str | None = None  # None: pysbd, or in the reference mode the released spaCy
 
     def __post_init__(self) -> None:
-        if self.reference not in (None, "veriscore"):
-            raise ValueError(f"unknown reference {self.reference!r} (veriscore)")
+        if self.reference not in REFERENCES:
+            raise ValueError(
+                f"unknown reference {self.reference!r} ({', '.join(map(str, REFERENCES[1:]))})"
+            )
         ref = self.reference == "veriscore"
-        if ref and self.extractor != "veriscore":
-            raise ValueError("--reference veriscore extracts with the veriscore extractor")
+        if self.reference and self.extractor != self.reference:
+            raise ValueError(f"--reference {self.reference} needs the {self.reference} method")
         if ref and not self.prompt_dir:
             raise ValueError(
                 "--reference veriscore needs --prompt-dir: the released templates' folder "
                 "(prompt/*.txt and few_shot_examples.jsonl), read at run time"
             )
+        if self.reference == "verifastscore" and not self.prompt_dir:
+            raise ValueError(
+                "--reference verifastscore needs --prompt-dir: a folder with the released "
+                "model's system_message.txt, read at run time"
+            )
         defaults = {
             "label_mode": "ternary" if ref else "binary",  # the released CLI: --label_n 3
             "evidence_in_prompt": REFERENCE_EVIDENCE if ref else 5,
-            "splitter": REFERENCE_SPLITTER if ref else split.PYSBD,
+            "splitter": REFERENCE_SPLITTER if self.reference else split.PYSBD,
         }
         for name, value in defaults.items():
             if getattr(self, name) is None:
@@ -359,7 +367,10 @@ async def process_response(
             searcher=searcher,
             prompt_dir=config.prompt_dir,
             model=config.verification_model,
-            search_n=min(config.search_n, verifastscore.SEARCH_N),
+            search_n=verifastscore.REFERENCE_SEARCH_N
+            if config.reference
+            else min(config.search_n, verifastscore.SEARCH_N),
+            reference=config.split if config.reference else None,
         )
         return result
     await extract_stage(result, config=config, llm=llm)

@@ -171,3 +171,46 @@ def test_a_reference_run_sends_ten_results_seed_and_records_its_mode(tmp_path: A
     assert scores["run"]["templates"].startswith("dir:prompt:")
     assert scores["run"]["package_version"]
     assert read(tmp_path / "out" / "claims_in.jsonl")
+
+
+def test_a_verifastscore_reference_run_is_the_released_ones(tmp_path: Any) -> None:
+    # Row 7: every organic result joined (ours: 5), sampled at 0.7 (ours: 0), and the
+    # released score (K = 17, recall = claims / 17) recorded beside ours.
+    data = tmp_path / "in.jsonl"
+    data.write_text(
+        json.dumps({"question": "", "model": "m", "prompt_source": "bio",
+                    "response": "Ada Lovelace was an English mathematician born in London in "
+                    "1815. Ada Lovelace was an English mathematician born in London in 1815."})
+        + "\n"
+    )  # fmt: skip
+    with FakeOpenAI() as llm, TwelveResults() as serper:
+        args = endpoints(llm, serper, tmp_path)
+        folder = str(PEER_DATA / "verifastscore")
+        cli("run", str(data), *args, "--reference", "verifastscore", "--splitter", SPACY_STANDIN,
+            "--prompt-dir", folder, "--out", str(tmp_path / "out"))  # fmt: skip
+    (body,) = [r["body"] for r in llm.requests]
+    assert (body["temperature"], body["max_tokens"]) == (0.7, 2048)
+    assert (
+        body["messages"][0]["content"]
+        == (PEER_DATA / "verifastscore" / "system_message.txt").read_text()
+    )
+    evidence = body["messages"][1]["content"].split("\n### Evidence\n", 1)[1]
+    assert evidence == "\n".join(f"Text {i}." for i in range(1, 11))  # the repeat searched once
+    assert len(serper.requests) == 1
+    scores = json.loads(next((tmp_path / "out").glob("scores_*.json")).read_text())
+    assert scores["run"]["mode"] == "verifastscore"
+    ((group, score),) = scores["verifastscore_k17"].items()
+    assert group == "m / bio" and score is not None and 0 <= score <= 1
+
+
+def test_the_released_verifastscore_score() -> None:
+    from pipeline.verifastscore import reference_facts, released_f1
+
+    assert released_f1(17, 17) == 1.0
+    assert released_f1(0, 0) == 0.0
+    assert released_f1(2, 4) == pytest.approx(2 * 0.5 * (4 / 17) / (0.5 + 4 / 17))
+    assert reference_facts("### Facts\nNo verifiable claim.") == []
+    assert reference_facts("### Facts\nA: Supported\nB: Unsupported") == [
+        ("A", "supported"),
+        ("B", "unsupported"),
+    ]

@@ -98,3 +98,30 @@ def test_non_qa_input_and_binary_labels_make_the_same_requests(
     assert result.released.requests and result.differences == [], result.differences[:3]
     assert result.unexpected_score_differences == []
     crashes(result)
+
+
+def test_verifastscore_sends_what_the_released_code_would_send_its_model(
+    released_python: Path, tmp_path: Path
+) -> None:
+    """The released VeriFastScore (0.1.5) runs a local Hugging Face model: in the venv it is
+    installed without torch and transformers, which pipeline.parity.VFS_DRIVER stubs; the
+    chat its own PromptCausalLM builds for the model (system message + user message) goes
+    to the fake with its sampling settings (temperature 0.7, 2048 new tokens). Its
+    get_verifastscore() crashes on every input (`dict_idx(...)` calls an int); the driver
+    makes that index callable to get past it."""
+    inputs = parity.factscore_inputs(BIOS, 20)
+    model = "rishanthrajendhran/VeriFastScore"
+    released = parity.run_released_verifastscore(
+        released_python, inputs, tmp_path / "released", model=model, latency=0.0
+    )
+    ours = parity.run_ours(
+        inputs, tmp_path / "ours", templates=PEER_DATA / "verifastscore", model=model,
+        label_n=2, latency=0.0, splitter=SPACY_STANDIN, method="verifastscore",
+    )  # fmt: skip
+    result = parity.compare(released, ours, inputs)
+    print(parity.report(result))
+    assert released.error == "" and ours.error == ""
+    assert len(released.requests) == 20 and released.queries
+    assert {b["temperature"] for b in released.requests} == {0.7}
+    assert result.differences == [], result.differences[:3]
+    assert result.score_differences == []
