@@ -9,7 +9,13 @@ from collections.abc import Callable
 from pipeline.llm import ChatResult, LLMClient, LLMError
 from pipeline.prompts import atomic_messages, extraction_messages
 from pipeline.prompts.folder import PromptDir
-from pipeline.split import reference_windows, split_paragraphs, windows_for
+from pipeline.split import (
+    PYSBD,
+    line_splitter,
+    reference_windows,
+    split_paragraphs,
+    windows_for,
+)
 from pipeline.types import Claim, SentenceClaims, Usage, Window
 
 NO_CLAIM = "No verifiable claim."
@@ -91,9 +97,9 @@ def reference_dedupe(sentences: list[SentenceClaims]) -> list[Claim]:
     return claims
 
 
-def atomic_units(response: str) -> list[Window]:
+def atomic_units(response: str, splitter: str = PYSBD) -> list[Window]:
     """The baseline sees each sentence alone, so its window is the sentence itself."""
-    sentences = [s for para in split_paragraphs(response) for s in para]
+    sentences = [s for para in split_paragraphs(response, line_splitter(splitter)) for s in para]
     return [Window(i, s, s) for i, s in enumerate(sentences)]
 
 
@@ -104,6 +110,7 @@ def plan(
     prompts: PromptDir | None = None,
     *,
     reference: Callable[[str], list[str]] | None = None,
+    splitter: str = PYSBD,
 ) -> list[tuple[Window, list[dict[str, str]]]]:
     """The extraction calls one response needs: (window, messages) per sentence. With
     `prompts` (a --prompt-dir), the VeriScore extractor's messages come from its templates.
@@ -114,10 +121,10 @@ def plan(
         windows = reference_windows(response, question, reference(response))
         return [(w, prompts.extraction_messages(w, qa=bool(question))) for w in windows]
     if extractor == "atomic":
-        return [(w, atomic_messages(w.sentence)) for w in atomic_units(response)]
+        return [(w, atomic_messages(w.sentence)) for w in atomic_units(response, splitter)]
     qa = bool(question and question.strip())
     render = prompts.extraction_messages if prompts else extraction_messages
-    return [(w, render(w, qa=qa)) for w in windows_for(response, question)]
+    return [(w, render(w, qa=qa)) for w in windows_for(response, question, splitter)]
 
 
 async def extract_claims(
@@ -133,6 +140,7 @@ async def extract_claims(
     reference: Callable[[str], list[str]] | None = None,
     seed: int | None = None,
     temperature: float = 0.0,
+    splitter: str = PYSBD,
 ) -> list[SentenceClaims]:
     """One call per sentence, all at once; the LLM client bounds the concurrency.
     With `reference` (the splitter), windows and claims are the released code's."""
@@ -149,5 +157,5 @@ async def extract_claims(
         result.add_to(usage)
         return SentenceClaims(window.index, window.sentence, parse(result.text), result.text)
 
-    calls = plan(response, question, extractor, prompts, reference=reference)
+    calls = plan(response, question, extractor, prompts, reference=reference, splitter=splitter)
     return list(await asyncio.gather(*(one(w, m) for w, m in calls)))

@@ -313,6 +313,7 @@ async def extract_stage(result: ResponseResult, *, config: PipelineConfig, llm: 
         reference=config.split if config.reference else None,
         seed=config.seed(result.extraction_model),
         temperature=config.temperature,
+        splitter=str(config.splitter),
     )
     unique = reference_dedupe if config.reference else dedupe
     result.claims = [ClaimResult(claim=c) for c in unique(result.sentences)]

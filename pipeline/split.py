@@ -23,14 +23,16 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _segmenter().segment(text) if s.strip()]
 
 
-def split_paragraphs(text: str) -> list[list[str]]:
-    """Lines are paragraphs (as in the reference code); each is split into sentences.
+def split_paragraphs(
+    text: str, split: Callable[[str], list[str]] = split_sentences
+) -> list[list[str]]:
+    """Lines are paragraphs; each is split into sentences (by `split`, pysbd by default).
 
     Splitting on lines first also keeps list items and headings out of each other's
     sentences, which pysbd alone would glue together across a newline.
     """
     paragraphs = [line.strip() for line in text.split("\n") if line.strip()]
-    return [sents for sents in (split_sentences(p) for p in paragraphs) if sents]
+    return [sents for sents in (split(p) for p in paragraphs) if sents]
 
 
 def _join(*parts: str) -> str:
@@ -43,9 +45,9 @@ def _window(sentences: list[str], i: int) -> tuple[str, str]:
     return before, after
 
 
-def qa_windows(question: str, response: str) -> list[Window]:
+def qa_windows(question: str, response: str, splitter: str = "pysbd") -> list[Window]:
     """QA input: the question is always prepended; context runs across paragraphs."""
-    sentences = [s for para in split_paragraphs(response) for s in para]
+    sentences = [s for para in split_paragraphs(response, line_splitter(splitter)) for s in para]
     windows = []
     for i, sentence in enumerate(sentences):
         before, after = _window(sentences, i)
@@ -54,13 +56,13 @@ def qa_windows(question: str, response: str) -> list[Window]:
     return windows
 
 
-def non_qa_windows(response: str) -> list[Window]:
+def non_qa_windows(response: str, splitter: str = "pysbd") -> list[Window]:
     """Non-QA input: windows stay inside a paragraph; long paragraphs lead with their first
     sentence. The lead is only added when it is not already inside context1 (the reference
     code repeats it for the first four sentences, which adds nothing for the model)."""
     windows = []
     index = 0
-    for sentences in split_paragraphs(response):
+    for sentences in split_paragraphs(response, line_splitter(splitter)):
         for i, sentence in enumerate(sentences):
             before, after = _window(sentences, i)
             lead = sentences[0] if len(sentences) > LONG_PARAGRAPH and i > PREVIOUS else ""
@@ -70,10 +72,11 @@ def non_qa_windows(response: str) -> list[Window]:
     return windows
 
 
-def windows_for(response: str, question: str | None) -> list[Window]:
+def windows_for(response: str, question: str | None, splitter: str = "pysbd") -> list[Window]:
+    """Our windows; `splitter` names the sentence splitter used on each line."""
     if question and question.strip():
-        return qa_windows(question, response)
-    return non_qa_windows(response)
+        return qa_windows(question, response, splitter)
+    return non_qa_windows(response, splitter)
 
 
 def sentences_for(response: str, question: str | None) -> list[str]:
@@ -117,14 +120,27 @@ def _spacy(pipeline: str) -> Callable[[str], list[str]]:
     return split
 
 
-def splitter(name: str) -> Callable[[str], list[str]]:
-    """The sentences of a whole response, by the named splitter; a bad name is an error."""
-    if name == PYSBD:
-        return lambda text: [s for para in split_paragraphs(text) for s in para]
+def _spacy_pipeline(name: str) -> str:
     kind, _, pipeline = name.partition(":")
     if kind != "spacy" or not pipeline:
         raise ValueError(f"unknown splitter {name!r} (pysbd, or spacy:<pipeline>)")
-    return _spacy(pipeline)
+    return pipeline
+
+
+def splitter(name: str) -> Callable[[str], list[str]]:
+    """The sentences of a whole response, by the named splitter (the reference mode's;
+    spaCy's keep the released code's empty sentences); a bad name is an error."""
+    if name == PYSBD:
+        return lambda text: [s for para in split_paragraphs(text) for s in para]
+    return _spacy(_spacy_pipeline(name))
+
+
+def line_splitter(name: str) -> Callable[[str], list[str]]:
+    """The sentences of one line (our default mode's windows), by the named splitter."""
+    if name == PYSBD:
+        return split_sentences
+    split = _spacy(_spacy_pipeline(name))
+    return lambda line: [s for s in split(line) if s]
 
 
 def reference_windows(response: str, question: str | None, sentences: list[str]) -> list[Window]:

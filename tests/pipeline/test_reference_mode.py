@@ -214,3 +214,22 @@ def test_the_released_verifastscore_score() -> None:
         ("A", "supported"),
         ("B", "unsupported"),
     ]
+
+
+def test_the_default_mode_takes_a_named_splitter_line_by_line() -> None:
+    from pipeline.split import windows_for
+
+    text = "1. First item. 2. Second item.\nA heading"
+    assert [w.sentence for w in windows_for(text, "q")] == [
+        "1. First item.",
+        "2. Second item.",
+        "A heading",
+    ]
+    # spaCy's rule-based sentencizer cuts after a list number's full stop; lines stay apart.
+    assert [w.sentence for w in windows_for(text, "q", SPACY_STANDIN)] == [
+        "1.",
+        "First item.",
+        "2.",
+        "Second item.",
+        "A heading",
+    ]
