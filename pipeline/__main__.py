@@ -310,6 +310,10 @@ async def execute(args: argparse.Namespace) -> int:
                 stages=stages,
                 prompts=config.prompts,
                 batch=client_cfg.batch,
+                reference=config.split if config.reference else None,
+                splitter=str(config.splitter),
+                seed=config.seed(config.extraction_model or clients.llm.model),
+                temperature=config.temperature,
             )
 
         if args.estimate:
