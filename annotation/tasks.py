@@ -53,6 +53,7 @@ from pipeline.run import (
     score_results,
     scores_metadata,
 )
+from pipeline.score import no_verdict_parsed
 from pipeline.types import (
     ERROR,
     SUPPORTED,
@@ -461,6 +462,11 @@ def finalize(run: PipelineRun) -> None:
         run.status = PipelineRun.FAILED
         return
     results = [result_from_dict(r) for c in run.chunks.order_by("index") for r in c.results]
+    unparsed = no_verdict_parsed(results)
+    if unparsed:  # a verifier that never answers as asked: a failure, never a VERIScore of 0
+        _add_errors(run, [unparsed])
+        run.status = PipelineRun.FAILED
+        return
     if results:
         ingest_results(
             project=run.project,

@@ -10,7 +10,7 @@ cache check|repair PATH   check the answer cache, or rebuild it keeping every re
 
 Exit status: 0 done; 2 bad input, an offline cache miss or an unusable cache; 3 some calls
 failed after their retries (their responses are marked incomplete and left out of the
-scores; --allow-failures exits 0 anyway).
+scores; --allow-failures exits 0 anyway), or not one verifier answer could be parsed.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from pipeline.run import (
     run_stage,
     scores_metadata,
 )
-from pipeline.score import format_table, score_results
+from pipeline.score import format_table, no_verdict_parsed, score_results
 from pipeline.types import ResponseInput, ResponseResult
 
 FAILED_CALLS = 3  # the exit status when calls failed after their retries
@@ -247,6 +247,15 @@ def failure_summary(results: list[ResponseResult]) -> str:
     return "\n".join(lines)
 
 
+def _unparsed(results: list[ResponseResult]) -> int:
+    """FAILED_CALLS when not one verifier answer could be parsed: that is a broken verifier
+    or prompt, never a VERIScore of 0 (--allow-failures does not cover it)."""
+    why = no_verdict_parsed(results)
+    if why:
+        print(why, file=sys.stderr)
+    return FAILED_CALLS if why else 0
+
+
 def summary(results: list[ResponseResult], clients: Clients) -> str:
     calls = sum(r.usage.calls for r in results)
     cached = sum(r.usage.cached_calls for r in results)
@@ -286,7 +295,7 @@ async def execute(args: argparse.Namespace) -> int:
     if args.command == "score":
         results = [r for path in args.input for r in load_results(path)]
         write_scores(results, args, name, config)
-        return 0
+        return _unparsed(results)
 
     if args.estimate:
         client_cfg.offline = True  # belt and braces: an estimate never calls anything
@@ -389,8 +398,9 @@ async def execute(args: argparse.Namespace) -> int:
         failed = failure_summary(results)
         if failed:
             print(failed, file=sys.stderr)
-            return 0 if args.allow_failures else FAILED_CALLS
-        return 0
+            if not args.allow_failures:
+                return FAILED_CALLS
+        return _unparsed(results) if args.command in ("run", "verify") else 0
     finally:
         await clients.aclose()
         clients.close()

@@ -16,6 +16,7 @@ from pipeline.extract import plan
 from pipeline.llm import (
     CACHE_MIN_TOKENS,
     LLMClient,
+    chat_request,
     cost_usd,
     count_message_tokens,
     count_tokens,
@@ -100,13 +101,7 @@ def estimate_run(
             )
             for _, messages in calls_of:
                 sentences += 1
-                request = {
-                    "model": ex_model,
-                    "messages": messages,
-                    "temperature": temperature,
-                    "max_tokens": 1000,
-                    **({"seed": seed} if seed is not None else {}),
-                }
+                request = chat_request(ex_model, messages, temperature, seed=seed)
                 if llm.cache is not None and llm.cache.get(make_key("chat", request)) is not None:
                     cached += 1
                     continue

@@ -310,6 +310,37 @@ def reasons_first(claim: str) -> bool:
     return int(hashlib.sha256(claim.encode()).hexdigest(), 16) % 5 == 0
 
 
+# OpenAI's reasoning models, as its model list names them (not the client's table in
+# pipeline/llm.py, so a gap there fails a test), and the errors its API answers when a
+# request sends them max_tokens or a temperature other than 1.
+REASONING_MODELS = re.compile(
+    r"^(o1|o1-mini|o1-preview|o3|o3-mini|o3-pro|o4-mini|gpt-5|gpt-5-mini|gpt-5-nano|gpt-5\.\d+)"
+    r"(-\d{4}-\d{2}-\d{2})?$"
+)
+
+
+def reasoning_refusal(model: str, body: dict[str, Any]) -> dict[str, Any] | None:
+    if not REASONING_MODELS.match(model):
+        return None
+    if "max_tokens" in body:
+        return {
+            "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            "type": "invalid_request_error",
+            "param": "max_tokens",
+            "code": "unsupported_parameter",
+        }
+    if "temperature" in body and body["temperature"] != 1:
+        return {
+            "message": f"Unsupported value: 'temperature' does not support {body['temperature']} "
+            "with this model. Only the default (1) value is supported.",
+            "type": "invalid_request_error",
+            "param": "temperature",
+            "code": "unsupported_value",
+        }
+    return None
+
+
 class FakeOpenAI(_FakeBase):
     """POST /v1/chat/completions, answering extraction and verification prompts.
 
@@ -328,6 +359,8 @@ class FakeOpenAI(_FakeBase):
         batch_fail_rate: float = 0.0,
         batch_expire: int = 0,
         verdicts: str = "explained",
+        batch_max_requests: int = 50_000,
+        batch_max_bytes: int = 200_000_000,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -344,6 +377,10 @@ class FakeOpenAI(_FakeBase):
         self.batch_delay = batch_delay  # seconds of `clock` before a batch completes
         self.batch_fail_rate = batch_fail_rate  # share of lines answered with an error
         self.batch_expire = batch_expire  # this many batches expire, half answered
+        # The Batch API's limits per input file: a larger upload is refused, a batch of
+        # more requests fails as a whole (its `errors` say why).
+        self.batch_max_requests = batch_max_requests
+        self.batch_max_bytes = batch_max_bytes
 
     def handle(
         self, path: str, headers: dict[str, str], body: bytes
@@ -371,6 +408,10 @@ class FakeOpenAI(_FakeBase):
             }
             if fields.get("purpose") != b"batch" or not fields.get("file"):
                 return 400, {"error": {"message": "a batch file upload needs file and purpose"}}
+            if len(fields["file"]) > self.batch_max_bytes:
+                return 400, {"error": {"message": "File is too large.",
+                                       "type": "invalid_request_error", "param": None,
+                                       "code": None}}  # fmt: skip
             file_id = f"file-{len(self.files) + 1}"
             self.files[file_id] = fields["file"]
             return 200, _file_object(file_id, len(fields["file"]))
@@ -401,6 +442,15 @@ class FakeOpenAI(_FakeBase):
                 "_ready": self.clock.now() + self.batch_delay,
                 "_expire": expire,
             }
+            requests = len(self.files[data["input_file_id"]].splitlines())
+            if requests > self.batch_max_requests:
+                why = (
+                    f"The batch input file has {requests} requests, more than the maximum "
+                    f"of {self.batch_max_requests}."
+                )
+                self.batches[batch_id].update(status="failed", errors={"object": "list",
+                    "data": [{"code": "too_many_tasks", "line": None, "message": why,
+                              "param": None}]})  # fmt: skip
             return 200, _public(self.batches[batch_id])
         if len(parts) == 2 and parts[0] == "batches" and parts[1] in self.batches:
             batch = self.batches[parts[1]]
@@ -412,7 +462,8 @@ class FakeOpenAI(_FakeBase):
     def _finish(self, batch: dict[str, Any]) -> None:
         lines = [json.loads(x) for x in self.files[batch["input_file_id"]].splitlines() if x]
         answered = len(lines) // 2 if batch["_expire"] else len(lines)
-        out, err = [], []
+        out: list[dict[str, Any]] = []
+        err: list[dict[str, Any]] = []
         for i, line in enumerate(lines):
             cid = line["custom_id"]
             draw = int(hashlib.sha256(f"{len(self.batches)}:{cid}".encode()).hexdigest(), 16)
@@ -425,9 +476,10 @@ class FakeOpenAI(_FakeBase):
                 err.append({"custom_id": cid, "error": None,
                             "response": {"status_code": 500, "body": body}})  # fmt: skip
             else:
-                _, answer = self.answer("/v1/chat/completions", {}, line["body"])
-                out.append({"id": f"batch_req_{i}", "custom_id": cid, "error": None,
-                            "response": {"status_code": 200, "body": answer}})  # fmt: skip
+                status, answer = self.answer("/v1/chat/completions", {}, line["body"])
+                row = {"id": f"batch_req_{i}", "custom_id": cid, "error": None,
+                       "response": {"status_code": status, "body": answer}}  # fmt: skip
+                (out if status == 200 else err).append(row)
         for rows, field in ((out, "output_file_id"), (err, "error_file_id")):
             if rows:
                 file_id = f"file-{len(self.files) + 1}"
@@ -442,7 +494,8 @@ class FakeOpenAI(_FakeBase):
         if self.limits is None or not path.endswith("/chat/completions"):
             return super()._respond(path, headers, data, fault)
         messages = data.get("messages") or []
-        need = _prompt_tokens(messages) + int(data.get("max_tokens") or 0)
+        budget = data.get("max_tokens") or data.get("max_completion_tokens") or 0
+        need = _prompt_tokens(messages) + int(budget)
         ok, limit_headers = self.limits.take(need)
         if not ok:
             message = b'{"error": {"message": "Rate limit reached (fake)", "type": "requests"}}'
@@ -462,6 +515,9 @@ class FakeOpenAI(_FakeBase):
             return 400, {
                 "error": {"message": "messages is required", "type": "invalid_request_error"}
             }
+        refused = reasoning_refusal(str(data.get("model", "")), data)
+        if refused:
+            return 400, {"error": refused}
         system = str(messages[0].get("content", "")) if len(messages) > 1 else ""
         prompt = str(messages[-1].get("content", ""))
         text = self.reply(system, prompt)

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.batch import MAX_BYTES, MAX_REQUESTS
 from pipeline.cache import Cache, CacheError, make_key
-from pipeline.ratelimits import REAL_TIME, Clock, ProviderLimits
+from pipeline.ratelimits import REAL_TIME, Clock, ProviderLimits, retry_after
 from pipeline.types import Usage
 
 # USD per million tokens (input, output, cached input), list prices as of 2025. Dated
@@ -114,6 +115,48 @@ def count_message_tokens(messages: list[dict[str, str]]) -> int:
     return sum(count_tokens(m.get("content", "")) + 4 for m in messages) + 3
 
 
+# Model families that reason before answering (OpenAI's o-series and GPT-5): their chat
+# completions refuse `max_tokens` ("Use 'max_completion_tokens' instead") and any
+# temperature but the default 1, so they get max_completion_tokens (which also bounds
+# their reasoning tokens) and no temperature. Dated snapshots ("o3-2025-04-16") and
+# versions ("gpt-5.1") belong to their family; a router's "openai/o3" too.
+REASONING_FAMILIES = ("o1", "o3", "o4", "gpt-5")
+
+
+def is_reasoning_model(model: str) -> bool:
+    name = model.rsplit("/", 1)[-1].lower()
+    return any(name == f or name.startswith((f + "-", f + ".")) for f in REASONING_FAMILIES)
+
+
+def chat_request(
+    model: str,
+    messages: list[dict[str, str]],
+    temperature: float = 0.0,
+    max_tokens: int = 1000,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """The body of a chat completion as LLMClient.chat sends it (and caches it under)."""
+    request: dict[str, Any] = {"model": model, "messages": messages}
+    if is_reasoning_model(model):
+        request["max_completion_tokens"] = max_tokens
+    else:
+        request["temperature"] = temperature
+        request["max_tokens"] = max_tokens
+    if seed is not None:
+        request["seed"] = seed
+    return request
+
+
+def cut_off(request: dict[str, Any]) -> str:
+    """Why an answer that ran out of tokens before any text is a failed call: a reasoning
+    model that spent the budget thinking would do it again, and "" is no answer."""
+    budget = request.get("max_completion_tokens") or request.get("max_tokens")
+    return (
+        f"the answer was cut off at {budget} tokens before any text (a reasoning model "
+        "spends them on reasoning too): allow more tokens"
+    )
+
+
 class LLMError(RuntimeError):
     """A call that failed for good (after retries, or a request the server refuses)."""
 
@@ -164,11 +207,9 @@ def _retryable(e: Exception) -> bool:
 
 def _retry_after(e: Exception) -> float | None:
     response = getattr(e, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
+    if response is None:
         return None
+    return retry_after({k.lower(): v for k, v in response.headers.items()})
 
 
 class LLMClient:
@@ -191,6 +232,8 @@ class LLMClient:
         batch: bool = False,
         batch_poll: float = 10.0,
         batch_gather: float = 0.5,
+        batch_max_requests: int = MAX_REQUESTS,
+        batch_max_bytes: int = MAX_BYTES,
     ) -> None:
         self.base_url = base_url
         self.api_key = api_key or "not-needed"  # local servers accept any key
@@ -211,6 +254,8 @@ class LLMClient:
         self.batch = batch  # calls go through the Batch API (pipeline/batch.py)
         self.batch_poll = batch_poll
         self.batch_gather = batch_gather
+        self.batch_max_requests = batch_max_requests  # per input file: larger runs split
+        self.batch_max_bytes = batch_max_bytes
         self.batches = 0  # batches created, over the client's life
         self.batch_polls = 0  # answers from the provider about batches in progress
         self._batch: Any = None
@@ -247,7 +292,8 @@ class LLMClient:
                 self.batches += self._batch.batches
             self._batch = BatchQueue(
                 self, self._client, poll=self.batch_poll, gather=self.batch_gather,
-                clock=self.clock,
+                clock=self.clock, max_requests=self.batch_max_requests,
+                max_bytes=self.batch_max_bytes,
             )  # fmt: skip
 
     async def chat(
@@ -260,16 +306,10 @@ class LLMClient:
         seed: int | None = None,
     ) -> ChatResult:
         """`seed` is sent only when given (the released VeriScore sends 1130), so the
-        cache keys of calls without one stay as they were."""
+        cache keys of calls without one stay as they were. Reasoning models get
+        `max_completion_tokens` and no temperature (chat_request)."""
         model = model or self.model
-        request: dict[str, Any] = {
-            "model": model,
-            "messages": messages,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-        }
-        if seed is not None:
-            request["seed"] = seed
+        request = chat_request(model, messages, temperature, max_tokens, seed)
         key = make_key("chat", request)
 
         def call() -> Awaitable[dict[str, Any]]:
@@ -309,7 +349,8 @@ class LLMClient:
         attempt = 0
         while True:
             if not need_tokens and self._limits.tokens is not None:
-                need_tokens = count_message_tokens(request["messages"]) + request["max_tokens"]
+                budget = request.get("max_tokens") or request.get("max_completion_tokens") or 0
+                need_tokens = count_message_tokens(request["messages"]) + budget
             await self._limits.acquire(need_tokens)
             headers: Any = None
             limited = False
@@ -331,7 +372,10 @@ class LLMClient:
                 finally:
                     await self._limits.release(headers, rate_limited=limited)
                     self.rate_limited += limited
-                text = completion.choices[0].message.content
+                choice = completion.choices[0]
+                text = choice.message.content
+                if not text and choice.finish_reason == "length":
+                    raise LLMError(cut_off(request))
                 if text is None:
                     raise ValueError("answer without text")
                 usage = completion.usage

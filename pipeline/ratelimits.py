@@ -6,7 +6,8 @@ OpenAI (and vLLM, Azure, most OpenAI-compatible gateways) answer every call with
     x-ratelimit-remaining-requests / -tokens   what is left of them now
     x-ratelimit-reset-requests / -tokens       when they are whole again ("6m0s", "20ms")
 
-and a 429 with `Retry-After` (seconds). `ProviderLimits` learns the limits from the first
+and a 429 with `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date
+(`retry_after`). `ProviderLimits` learns the limits from the first
 answer, paces calls with a token bucket per limit at that rate (synced down to what the
 provider says is left), waits out a Retry-After for every call rather than only the one
 that got it, and adapts the number of calls in flight: halved on a 429, one more per
@@ -19,6 +20,8 @@ so the fake server and the benchmark can simulate minutes of rate-limited work q
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import re
 import time
 from collections.abc import Mapping
@@ -58,6 +61,27 @@ def parse_duration(text: str | None) -> float | None:
         return None
     unit = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
     return sum(float(n) * unit[u] for n, u in parts)
+
+
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait as the answer asks: `retry-after-ms` (OpenAI's), else `Retry-After`
+    as seconds or as an HTTP date (RFC 9110), counted from `now` (epoch seconds, default
+    the wall clock); None when the answer says nothing readable. `headers`' names in
+    lower case."""
+    ms = _number(headers, "retry-after-ms")
+    if ms is not None and ms >= 0:
+        return ms / 1000
+    value = headers.get("retry-after")
+    seconds = parse_duration(value)
+    if seconds is not None or not value:
+        return seconds
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _number(headers: Mapping[str, str], name: str) -> float | None:
@@ -172,7 +196,7 @@ class ProviderLimits:
             if rate_limited:
                 self.rate_limited += 1
                 self.allowed = max(1.0, self.allowed / 2)
-                wait = parse_duration(h.get("retry-after"))
+                wait = retry_after(h)
                 if wait is None:
                     wait = parse_duration(h.get("x-ratelimit-reset-requests")) or 1.0
                 self.blocked_until = max(self.blocked_until, self.clock.now() + wait)

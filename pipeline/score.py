@@ -7,7 +7,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
-from pipeline.types import ResponseResult
+from pipeline.types import ERROR, UNPARSED, ResponseResult
 
 
 @dataclass(frozen=True)
@@ -16,14 +16,15 @@ class ResponseScore:
     model: str
     domain: str
     abstained: bool
-    incomplete: bool  # some calls failed: left out of K and of the means
+    incomplete: bool  # left out of K and the means: failed calls, or (default mode) unparsed
     claims: int
     supported: int
     unverified: int  # unparsed or failed verdicts: neither supported nor unsupported
-    k: float
-    precision: float
-    recall: float
-    f1: float
+    k: float | None
+    # None when nothing was measured: abstained or incomplete (never a 0 that looks real)
+    precision: float | None
+    recall: float | None
+    f1: float | None
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,13 @@ class ModelDomainScore:
     domain: str
     responses: int  # scored (neither abstained nor incomplete)
     abstained: int
-    incomplete: int  # left out because some of their calls failed
-    k: float
-    veriscore: float  # mean F1@K over scored responses, x100 as in the paper
-    precision: float
-    recall: float
-    mean_claims: float
+    incomplete: int  # left out: some of their calls failed or verdicts were unparsed
+    k: float | None
+    # Means over scored responses, None (JSON null) when there is none.
+    veriscore: float | None  # mean F1@K over scored responses, x100 as in the paper
+    precision: float | None
+    recall: float | None
+    mean_claims: float | None
     unverified: int
 
 
@@ -53,12 +55,13 @@ class DomainCorrelation:
 
 @dataclass(frozen=True)
 class ScoresTable:
-    k: dict[str, float]
+    k: dict[str, float | None]  # None: no response of the domain was scored
     k_rule: str
     responses: list[ResponseScore]
     rows: list[ModelDomainScore]
     correlations: list[DomainCorrelation]
-    incomplete: int = 0  # responses left out because some of their calls failed
+    incomplete: int = 0  # responses left out of K and the means (failed calls or unparsed)
+    unparsed: int = 0  # of those, left out for unparsed verdicts only (default mode)
 
 
 def median_k(counts: list[int], rule: str = "upper") -> float:
@@ -83,20 +86,33 @@ def f1_at_k(supported: int, claims: int, k: float) -> tuple[float, float, float]
     return precision, recall, 2 * precision * recall / (precision + recall)
 
 
+# default: a response with an unparsed verdict is incomplete (left out, as a failed call
+# is); reference: an unparsed verdict counts as not supported, as the released code does.
 MODES = ("default", "reference")
 
 
-def score_response(r: ResponseResult, k: float, *, mode: str = "default") -> ResponseScore:
-    # Unparsed or failed verdicts leave |C| for P: counting them as unsupported would
-    # report a parsing problem as a factuality problem. They are reported on their own.
-    verified = r.n_claims - r.n_unverified
-    p, rec, f1 = f1_at_k(r.n_supported, verified, k)
+def left_out(r: ResponseResult, mode: str = "default") -> bool:
+    """Not scored: some of its calls failed, or (default mode) a verdict is unparsed or
+    missing. P is always S / |C| (paper §2): never rescored on a smaller |C|."""
+    if r.abstained:
+        return False
+    if r.incomplete:
+        return True
+    return mode == "default" and r.n_unverified > 0
+
+
+def score_response(r: ResponseResult, k: float | None, *, mode: str = "default") -> ResponseScore:
+    out = left_out(r, mode)
+    if r.abstained or out or k is None:
+        p = rec = f1 = None
+    else:
+        p, rec, f1 = f1_at_k(r.n_supported, r.n_claims, k)
     return ResponseScore(
         r.id,
         r.model,
         r.domain,
         r.abstained,
-        r.incomplete,
+        out,
         r.n_claims,
         r.n_supported,
         r.n_unverified,
@@ -107,6 +123,11 @@ def score_response(r: ResponseResult, k: float, *, mode: str = "default") -> Res
     )
 
 
+def _mean(values: list[float | None], scale: float = 1.0) -> float | None:
+    known = [v for v in values if v is not None]
+    return scale * sum(known) / len(known) if known else None
+
+
 def score_results(
     results: list[ResponseResult],
     *,
@@ -114,16 +135,22 @@ def score_results(
     k_rule: str = "upper",
     mode: str = "default",
 ) -> ScoresTable:
-    """Scores over a whole run: K needs every model's responses in a domain. Incomplete
-    responses (failed calls) count neither for K nor in the means; their number is kept."""
+    """Scores over a whole run: K needs every model's responses in a domain. Responses
+    left out (failed calls; in the default mode also unparsed verdicts) count neither for
+    K nor in the means; their number is kept. Nothing measured is None, never 0."""
     if mode not in MODES:
         raise ValueError(f"unknown scoring mode {mode!r} (one of {', '.join(MODES)})")
     counts: dict[str, list[int]] = defaultdict(list)
     for r in results:
-        if not r.abstained and not r.incomplete:
+        if not r.abstained and not left_out(r, mode):
             counts[r.domain].append(r.n_claims)
     domains = sorted({r.domain for r in results})
-    k = {d: float(fixed_k) if fixed_k is not None else median_k(counts[d], k_rule) for d in domains}
+    k: dict[str, float | None] = {
+        d: float(fixed_k)
+        if fixed_k is not None
+        else (median_k(counts[d], k_rule) if counts[d] else None)
+        for d in domains
+    }
     scored = [score_response(r, k[r.domain], mode=mode) for r in results]
 
     groups: dict[tuple[str, str], list[ResponseScore]] = defaultdict(list)
@@ -132,33 +159,49 @@ def score_results(
     rows = []
     for (model, domain), group in sorted(groups.items()):
         live = [s for s in group if not s.abstained and not s.incomplete]
-        n = len(live)
         abstained = sum(s.abstained for s in group)
         rows.append(
             ModelDomainScore(
                 model=model,
                 domain=domain,
-                responses=n,
+                responses=len(live),
                 abstained=abstained,
-                incomplete=len(group) - n - abstained,
+                incomplete=len(group) - len(live) - abstained,
                 k=k[domain],
-                veriscore=100 * sum(s.f1 for s in live) / n if n else 0.0,
-                precision=sum(s.precision for s in live) / n if n else 0.0,
-                recall=sum(s.recall for s in live) / n if n else 0.0,
-                mean_claims=sum(s.claims for s in live) / n if n else 0.0,
+                veriscore=_mean([s.f1 for s in live], 100),
+                precision=_mean([s.precision for s in live]),
+                recall=_mean([s.recall for s in live]),
+                mean_claims=_mean([s.claims for s in live]),
                 unverified=sum(s.unverified for s in live),
             )
         )
     rule = f"fixed K={fixed_k}" if fixed_k is not None else f"{k_rule} median"
-    incomplete = sum(1 for r in results if r.incomplete and not r.abstained)
-    return ScoresTable(k, rule, scored, rows, domain_correlations(rows), incomplete)
+    incomplete = sum(1 for s in scored if s.incomplete)
+    unparsed = sum(1 for r in results if left_out(r, mode) and not r.incomplete)
+    return ScoresTable(k, rule, scored, rows, domain_correlations(rows), incomplete, unparsed)
+
+
+def no_verdict_parsed(results: list[ResponseResult]) -> str:
+    """'' unless the run verified claims and not one answer could be parsed: then the
+    verifier does not follow the prompt (no ###label###), and that is a failure to report,
+    not a VERIScore of 0."""
+    verdicts = [c.verdict for r in results for c in r.claims if c.verdict is not None]
+    unparsed = [v for v in verdicts if v.label == UNPARSED]
+    if not unparsed or len(unparsed) < sum(v.label != ERROR for v in verdicts):
+        return ""
+    first = " ".join(unparsed[0].raw_output.split())[:120]
+    return (
+        f"FAILED: none of the {len(unparsed)} verifier answer(s) could be parsed (no "
+        f"###label###; the first: {first!r}); nothing was scored. Check the verification "
+        "model and prompt."
+    )
 
 
 def domain_correlations(rows: list[ModelDomainScore]) -> list[DomainCorrelation]:
     """Kendall tau of the models' VERIScores between every pair of domains (paper Fig. 4)."""
     by_domain: dict[str, dict[str, float]] = defaultdict(dict)
     for row in rows:
-        if row.responses:
+        if row.veriscore is not None:
             by_domain[row.domain][row.model] = row.veriscore
     out = []
     for a, b in itertools.combinations(sorted(by_domain), 2):
@@ -183,8 +226,12 @@ def domain_correlations(rows: list[ModelDomainScore]) -> list[DomainCorrelation]
     return out
 
 
+def _k(k: float | None) -> str:
+    return "-" if k is None else f"{k:g}"
+
+
 def format_table(table: ScoresTable) -> str:
-    lines = [f"K ({table.k_rule}): " + ", ".join(f"{d or '-'}={k:g}" for d, k in table.k.items())]
+    lines = [f"K ({table.k_rule}): " + ", ".join(f"{d or '-'}={_k(k)}" for d, k in table.k.items())]
     head = (
         f"{'model':<28} {'domain':<16} {'n':>4} {'abst':>4} {'inc':>4} {'K':>5} {'VERIScore':>9} "
         f"{'P':>6} {'R':>6} {'claims':>6} {'unver':>5}"
@@ -192,20 +239,28 @@ def format_table(table: ScoresTable) -> str:
     lines += [head, "-" * len(head)]
     for r in table.rows:
         if r.responses:
-            p, rec = r.precision, r.recall
-            means = f"{r.veriscore:>9.1f} {p:>6.3f} {rec:>6.3f} {r.mean_claims:>6.1f}"
+            means = (
+                f"{r.veriscore or 0.0:>9.1f} {r.precision or 0.0:>6.3f} "
+                f"{r.recall or 0.0:>6.3f} {r.mean_claims or 0.0:>6.1f}"
+            )
         else:  # nothing scored (all abstained or incomplete): no number, not a zero
             means = f"{'-':>9} {'-':>6} {'-':>6} {'-':>6}"
         lines.append(
             f"{r.model[:28]:<28} {(r.domain or '-')[:16]:<16} {r.responses:>4} {r.abstained:>4} "
-            f"{r.incomplete:>4} {r.k:>5g} {means} {r.unverified:>5}"
+            f"{r.incomplete:>4} {_k(r.k):>5} {means} {r.unverified:>5}"
         )
     for c in table.correlations:
         tau = f"tau={c.tau:.3f} p={c.p_value:.3f}" if c.tau is not None else f"undefined: {c.note}"
         lines.append(f"Kendall {c.domain_a} vs {c.domain_b} ({c.models} models): {tau}")
-    if table.incomplete:
+    failed = table.incomplete - table.unparsed
+    if failed:
         lines.append(
-            f"{table.incomplete} incomplete response(s) left out of K and VERIScore "
+            f"{failed} incomplete response(s) left out of K and VERIScore "
             "(some of their calls failed; rerun to fill them in)"
+        )
+    if table.unparsed:
+        lines.append(
+            f"{table.unparsed} incomplete response(s) left out of K and VERIScore "
+            "(a verifier answer could not be parsed; see the verification file)"
         )
     return "\n".join(lines)

@@ -116,7 +116,7 @@ class PipelineRunListApi(APIView):
 
 class PipelineRunDetailApi(APIView):
     """A run's status and progress; when finished, `scores` holds F1@K per response and
-    VERIScore per (model, domain)."""
+    VERIScore per (model, domain), null where nothing was measured (never 0)."""
 
     @extend_schema_serializer(component_name="PipelineRunDetail")
     class OutputSerializer(PipelineRunSerializer):

@@ -169,6 +169,11 @@ def _response(
     )
 
 
+def _k(k: float | None) -> Cell:
+    """K as the paper prints it; None (no scored response in the domain) stays empty."""
+    return None if k is None else int(k) if float(k).is_integer() else k
+
+
 def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTable) -> list[Table]:
     slug = f"{_slug(verifier)}-{_slug(extractor)}"
     domains = sorted(scores.k)
@@ -178,10 +183,7 @@ def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTa
     wide_rows: list[tuple[Cell, ...]] = [
         (
             "K",
-            *[
-                int(scores.k[d]) if float(scores.k[d]).is_integer() else scores.k[d]
-                for d in domains
-            ],
+            *[_k(scores.k[d]) for d in domains],
             None,
         )
     ]

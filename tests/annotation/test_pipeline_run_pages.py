@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 
 import pytest
@@ -11,9 +12,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from annotation.models import PipelineChunk, PipelineRun, Project
+from annotation.models import PipelineChunk, PipelineRun, Project, System
 from annotation.tasks import replay_run, run_config
 from pipeline.formats import load_results
+from pipeline.types import UNPARSED, ResponseResult, Verdict
 from tests.annotation.test_pipeline_runs import REPO
 from tests.conftest import login
 
@@ -252,3 +254,38 @@ def test_only_the_projects_researchers_cancel_or_retry(  # type: ignore[no-untyp
         assert client.post(run_url(running), {"action": action}).status_code == 404
     running.refresh_from_db()
     assert running.status == PipelineRun.RUNNING
+
+
+def _unparsed(result: ResponseResult, id: str, model: str) -> ResponseResult:
+    other = copy.deepcopy(result)
+    other.id, other.model = id, model
+    for c in other.claims:
+        c.verdict = Verdict(UNPARSED, "Having read the results, the claim is supported.", False)
+    return other
+
+
+def test_a_row_with_nothing_measured_shows_a_dash_not_a_zero(  # type: ignore[no-untyped-def]
+    client: Client, alpha: Project, users
+) -> None:
+    [sample] = load_results(REPO / "fixtures/pipeline/data_sample.jsonl")
+    results = [sample, _unparsed(sample, "other", "model-b")]
+    run = replay_run(project=alpha, results=results, config=run_config(model="recorded"))
+    assert run.status == PipelineRun.FINISHED
+    row = next(r for r in run.scores["rows"] if r["model"] == "model-b")  # type: ignore[index]
+    assert row["veriscore"] is None and row["precision"] is None and row["responses"] == 0
+    page = login(client, users["alice"]).get(run_url(run)).content.decode()
+    cells = page.split("model-b", 1)[1].split("</tr>", 1)[0]
+    assert cells.count("—") == 4 and "0.0" not in cells
+    assert "1 incomplete response(s) (failed calls or unparsed verdicts)" in page
+
+
+def test_a_run_without_one_parsed_verdict_fails_and_writes_nothing(alpha: Project) -> None:
+    [sample] = load_results(REPO / "fixtures/pipeline/data_sample.jsonl")
+    run = replay_run(
+        project=alpha,
+        results=[_unparsed(sample, "x", "model-b")],
+        config=run_config(model="recorded"),
+    )
+    assert run.status == PipelineRun.FAILED and run.scores is None
+    assert "none of the 25 verifier answer(s) could be parsed" in run.errors[0]
+    assert not System.objects.filter(project=alpha, pipeline_run=run).exists()

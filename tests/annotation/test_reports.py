@@ -239,3 +239,17 @@ def test_wide_export_marks_missing_answers(
     assert new and new[0][6:] == [exports.NO_ANSWER, exports.NOT_ASSIGNED]
     named, _ = exports.wide_rows(alpha, real_names=True)
     assert named[6:] == ["bob", "carol"]
+
+
+def test_a_domain_with_nothing_scored_has_no_k_and_no_veriscore() -> None:
+    from annotation.reports.pipeline_scores import _response, _score_tables
+    from pipeline.score import score_results
+
+    only_abstained = _response("a", "model-x", "Wiki", True, 0, [], "e", "v")
+    scored = _response("b", "model-x", "Bio", False, 2, ["supported", "unsupported"], "e", "v")
+    tables = _score_tables("v", "e", score_results([only_abstained, scored]))
+    wide = {r["model"]: r for r in tables[0].as_dicts()}
+    assert wide["K"]["Wiki"] is None and wide["K"]["Bio"] == 2
+    assert wide["model-x"]["Wiki"] is None and wide["model-x"]["Bio"] == pytest.approx(50.0)
+    detail = {r["domain"]: r for r in tables[1].as_dicts()}
+    assert detail["Wiki"]["VERIScore"] is None and detail["Wiki"]["precision"] is None

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.__main__ import main
 from pipeline.cache import Cache, make_key
 from pipeline.fakes import FakeOpenAI, FakeSerper
 
@@ -334,6 +335,8 @@ def test_an_outage_fails_loudly_and_is_never_a_score(
     scores = json.loads((out / "scores_mixed.json").read_text())
     assert scores["incomplete"] == len(live)
     assert all(r["responses"] == 0 for r in scores["rows"])
+    # nothing was measured: null, never 0.0
+    assert all(r["veriscore"] is None and r["precision"] is None for r in scores["rows"])
     assert all(not s["incomplete"] for s in scores["responses"] if s["abstained"])
 
     tolerated = cli(*args, "--max-retries", "0", "--allow-failures", check=False)
@@ -362,3 +365,26 @@ def test_a_partial_failure_marks_only_the_responses_it_touched(
         proc = cli("run", str(src), "--out", str(out), *ep)
         assert 0 < len(healthy.requests) < sum(len(r["sentences"]) for r in results)
     assert json.loads((out / "scores_mixed.json").read_text())["incomplete"] == 0
+
+
+def test_a_verifier_whose_answers_cannot_be_parsed_fails_the_run(
+    fake_llm: FakeOpenAI,
+    fake_serper: FakeSerper,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # No ###label###: every verdict is unparsed. That was VERIScore 0.0 and exit 0.
+    fake_llm.judge = lambda system, prompt: "Having read the results, the claim is supported."  # type: ignore[method-assign]
+    src = tmp_path / "d.jsonl"
+    src.write_text(json.dumps({"response": DANUBE, "model": "M", "prompt_source": "Wiki"}) + "\n")
+    out = tmp_path / "out"
+    argv = ["run", str(src), "--out", str(out), *endpoints(fake_llm, fake_serper, tmp_path)]
+    assert main([*argv, "--no-progress"]) == 3
+    err = capsys.readouterr().err
+    assert "FAILED: none of the 2 verifier answer(s) could be parsed" in err
+    scores = json.loads((out / "scores_d.json").read_text())
+    assert scores["k"] == {"Wiki": None} and scores["incomplete"] == 1
+    [row] = scores["rows"]
+    assert row["veriscore"] is None and row["precision"] is None and row["responses"] == 0
+    # scoring the file again says the same
+    assert main(["score", str(out / "verification_d.jsonl"), "--out", str(out)]) == 3

@@ -1,13 +1,24 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pipeline.cache import Cache, OfflineMiss
 from pipeline.fakes import FakeOpenAI
-from pipeline.llm import LLMClient, LLMError, cost_usd, count_tokens, price
+from pipeline.llm import (
+    LLMClient,
+    LLMError,
+    cost_usd,
+    count_tokens,
+    is_reasoning_model,
+    price,
+)
 from pipeline.ratelimits import ProviderLimits
 
 from .test_ratelimits import ManualClock
@@ -174,3 +185,65 @@ def test_a_seed_is_sent_only_when_given(fake_llm: FakeOpenAI) -> None:
     asyncio.run(go())
     seeded, plain = (r["body"] for r in fake_llm.requests)
     assert seeded["seed"] == 1130 and "seed" not in plain
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["o1", "o3-mini", "o3-2025-04-16", "o4-mini", "gpt-5", "gpt-5-nano-2025-08-07", "gpt-5.1"],
+)
+def test_a_reasoning_model_gets_max_completion_tokens_and_no_temperature(
+    fake_llm: FakeOpenAI, model: str
+) -> None:
+    # The fake answers these models as OpenAI does: 400 for max_tokens or temperature 0.
+    result = chat(client(fake_llm, model=model))
+    assert result.text == "OK"  # type: ignore[attr-defined]
+    [request] = fake_llm.requests
+    assert request["body"]["max_completion_tokens"] == 1000
+    assert "max_tokens" not in request["body"] and "temperature" not in request["body"]
+
+
+def test_other_models_keep_max_tokens_and_temperature(fake_llm: FakeOpenAI) -> None:
+    for model in ("gpt-4o-mini", "gpt-4-0125-preview", "llama3.1:8b", "o1lama"):
+        assert not is_reasoning_model(model)
+        chat(client(fake_llm, model=model))
+    assert all(r["body"]["temperature"] == 0 for r in fake_llm.requests)
+    assert all(r["body"]["max_tokens"] == 1000 for r in fake_llm.requests)
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "text"),
+    [
+        ({"max_tokens": 1000}, "max_tokens", "Use 'max_completion_tokens' instead."),
+        ({"temperature": 0.0}, "temperature", "does not support 0.0 with this model"),
+    ],
+)
+def test_the_fake_refuses_what_the_real_api_refuses(
+    fake_llm: FakeOpenAI, body: dict[str, object], param: str, text: str
+) -> None:
+    # What the client sent before reasoning models had their own request: a 400, not retried.
+    request = {"model": "o4-mini", "messages": MESSAGES, **body}
+    post = urllib.request.Request(
+        f"{fake_llm.base_url}/chat/completions",
+        json.dumps(request).encode(),
+        {"Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(post, timeout=10)
+    error = json.loads(refused.value.read())["error"]
+    assert refused.value.code == 400 and error["param"] == param and text in error["message"]
+    assert error["type"] == "invalid_request_error"
+
+
+def test_an_answer_cut_off_before_any_text_is_a_failure_not_an_empty_answer() -> None:
+    class Thinking(FakeOpenAI):  # a reasoning model whose reasoning used the whole budget
+        def answer(self, path: str, headers: dict[str, str], data: dict[str, Any]) -> Any:
+            status, body = super().answer(path, headers, data)
+            body["choices"][0].update(message={"role": "assistant", "content": ""})
+            body["choices"][0].update(finish_reason="length")
+            return status, body
+
+    with Thinking() as server:
+        llm = client(server, model="o4-mini", max_retries=3)
+        with pytest.raises(LLMError, match="cut off at 1000 tokens before any text"):
+            chat(llm)
+        assert len(server.requests) == 1  # the same request would end the same way

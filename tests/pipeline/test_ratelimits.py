@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import time
 
 import pytest
 
 from pipeline.fakes import FakeLimits, FakeOpenAI
 from pipeline.llm import LLMClient
-from pipeline.ratelimits import Clock, ProviderLimits, parse_duration
+from pipeline.ratelimits import Clock, ProviderLimits, parse_duration, retry_after
 
 from .conftest import REPO
 
@@ -129,3 +130,63 @@ def test_the_rate_limit_benchmark_runs_quickly_and_prints_figures() -> None:
     assert proc.returncode == 0, proc.stderr
     for figure in ("allowed by the limits:", "of the request limit", "429s:", "of calls sent"):
         assert figure in proc.stdout
+
+
+def test_retry_after_is_read_in_each_form_a_provider_sends() -> None:
+    now = 1_700_000_000.0  # 2023-11-14 22:13:20 GMT
+    assert retry_after({"retry-after-ms": "1500"}) == 1.5  # OpenAI's, before Retry-After
+    assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert retry_after({"retry-after": "7"}) == 7.0
+    assert retry_after({"retry-after": "Tue, 14 Nov 2023 22:13:50 GMT"}, now=now) == 30.0
+    assert retry_after({"retry-after": "Tue, 14 Nov 2023 22:13:00 GMT"}, now=now) == 0.0
+    assert retry_after({"retry-after": "whenever"}) is None
+    assert retry_after({}) is None
+
+
+class _LimitedOnce(FakeOpenAI):
+    """Answers the first call with a 429 carrying `headers`, then normally."""
+
+    def __init__(self, headers: dict[str, str]) -> None:
+        super().__init__(recorded=None)
+        self.limit_headers = headers
+
+    def _respond(self, path, headers, data, fault):  # type: ignore[no-untyped-def]
+        if len(self.requests) == 1:
+            return 429, b'{"error": {"message": "Rate limit reached"}}', self.limit_headers
+        return super()._respond(path, headers, data, fault)
+
+
+@pytest.mark.parametrize(
+    "headers", [{"retry-after-ms": "4000"}, {"Retry-After": "60", "retry-after-ms": "4000"}]
+)
+def test_the_client_holds_its_calls_for_a_retry_after_in_milliseconds(
+    headers: dict[str, str],
+) -> None:
+    clock = ManualClock()
+    with _LimitedOnce(headers) as server:
+        llm = LLMClient(base_url=server.base_url, api_key="x", model="m", clock=clock)
+
+        async def go() -> str:
+            try:
+                return (await llm.chat([{"role": "user", "content": "hi"}])).text
+            finally:
+                await llm.aclose()
+
+        assert asyncio.run(go()) == "OK"
+    assert len(server.requests) == 2 and sum(clock.waits) == pytest.approx(4.0)
+
+
+def test_a_server_error_s_retry_after_date_sets_the_wait_before_the_retry() -> None:
+    import email.utils
+
+    import httpx
+    import openai
+
+    from pipeline.llm import _retry_after
+
+    when = email.utils.formatdate(time.time() + 3600, usegmt=True)
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    response = httpx.Response(503, headers={"Retry-After": when}, request=request)
+    error = openai.InternalServerError("busy", response=response, body=None)
+    wait = _retry_after(error)
+    assert wait is not None and 3590 < wait <= 3600

@@ -2,7 +2,15 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.score import f1_at_k, format_table, median_k, score_results
+from pipeline.formats import load_results
+from pipeline.score import (
+    MODES,
+    f1_at_k,
+    format_table,
+    median_k,
+    no_verdict_parsed,
+    score_results,
+)
 from pipeline.types import (
     Claim,
     ClaimResult,
@@ -10,6 +18,9 @@ from pipeline.types import (
     SentenceClaims,
     Verdict,
 )
+from tests.requires import unavailable
+
+from .conftest import PEER_DATA
 
 
 def result(
@@ -84,20 +95,64 @@ def test_fixed_k_overrides_the_median() -> None:
     assert table.responses[0].recall == 0.5
 
 
-def test_unparsed_verdicts_are_left_out_of_precision_and_counted() -> None:
-    table = score_results(
-        [result("a", "A", "d", ["supported", "unparsed", "unsupported"])], fixed_k=1
-    )
+def test_precision_is_s_over_all_claims_in_the_reference_mode() -> None:
+    # The example: 4 claims, 2 supported, 2 unparsed; K = 4. The released code
+    # counts an unparsed verdict as not supported: P = 2/4, R = 2/4, F1@4 = 0.5 (today's
+    # code said P 1.0, F1 0.667 by dropping the unparsed ones from |C|).
+    s, x = "supported", "unparsed"
+    table = score_results([result("a", "A", "d", [s, s, x, x])], fixed_k=4, mode="reference")
     r = table.responses[0]
-    assert r.unverified == 1 and r.claims == 3
-    assert r.precision == 0.5
-    assert table.rows[0].unverified == 1
+    assert (r.claims, r.supported, r.unverified, r.incomplete) == (4, 2, 2, False)
+    assert (r.precision, r.recall, r.f1) == pytest.approx((0.5, 0.5, 0.5))
+    assert table.rows[0].veriscore == pytest.approx(50.0)
+    assert table.rows[0].unverified == 2 and table.incomplete == 0
 
 
-def test_a_domain_of_only_abstentions_scores_zero_without_crashing() -> None:
+def test_an_unparsed_verdict_makes_a_response_incomplete_in_the_default_mode() -> None:
+    # Never rescored on a smaller |C|: left out of K and of the means, like a failed call.
+    s, u, x = "supported", "unsupported", "unparsed"
+    results = [
+        result("a", "A", "d", [s, s, x, x]),
+        result("b", "A", "d", [s, u]),
+        result("c", "A", "d", [s] * 9),
+    ]
+    table = score_results(results)
+    assert table.k == {"d": 9.0}  # upper median of 2 and 9, not of 4, 2 and 9 (which is 4)
+    by_id = {r.id: r for r in table.responses}
+    assert by_id["a"].incomplete and by_id["a"].precision is None and by_id["a"].f1 is None
+    assert by_id["b"].precision == 0.5
+    (row,) = table.rows
+    assert (row.responses, row.incomplete, table.incomplete, table.unparsed) == (2, 1, 1, 1)
+    text = format_table(table)
+    assert "1 incomplete response(s) left out" in text and "could not be parsed" in text
+    assert "calls failed" not in text
+
+
+def test_only_abstentions_is_nothing_measured_not_a_zero() -> None:
     table = score_results([result("a", "A", "d", [], abstained=True)])
-    assert table.k == {"d": 0.0}
-    assert table.rows[0].responses == 0 and table.rows[0].veriscore == 0.0
+    assert table.k == {"d": None}
+    (row,) = table.rows
+    assert row.responses == 0 and row.abstained == 1
+    assert (row.veriscore, row.precision, row.recall, row.mean_claims) == (None,) * 4
+    assert table.responses[0].f1 is None
+    assert "-" in format_table(table).splitlines()[3]
+
+
+def test_a_mode_that_does_not_exist_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown scoring mode 'paper'"):
+        score_results([], mode="paper")
+
+
+def test_a_run_without_one_parsed_verdict_is_a_failure() -> None:
+    x, e = "unparsed", "error"
+    broken = [result("a", "A", "d", [x, x]), result("b", "A", "d", [x, e])]
+    broken[0].claims[0].verdict.raw_output = "After reading, the claim is supported."  # type: ignore[union-attr]
+    why = no_verdict_parsed(broken)
+    assert "none of the 3 verifier answer(s) could be parsed" in why
+    assert "the claim is supported." in why
+    assert no_verdict_parsed([*broken, result("c", "A", "d", ["unsupported"])]) == ""
+    assert no_verdict_parsed([result("d", "A", "d", [])]) == ""  # nothing to parse
+    assert no_verdict_parsed([result("e", "A", "d", [e])]) == ""  # a failed call, said elsewhere
 
 
 def test_kendall_tau_between_domains() -> None:
@@ -141,3 +196,23 @@ def test_an_outage_is_no_score() -> None:
     assert (table.rows[0].responses, table.rows[0].incomplete, table.incomplete) == (0, 1, 1)
     assert "1 incomplete response(s) left out" in format_table(table)
     assert "0.0" not in format_table(table).splitlines()[3]
+
+
+def test_the_released_sample_scores_as_the_paper_defines_in_both_modes() -> None:
+    # VeriScore's published data_sample: 25 claims, 24 verified "supported" by its gpt-4o.
+    path = PEER_DATA / "veriscore" / "data_sample.jsonl"
+    if not path.exists():
+        unavailable(f"{path} (the shared peer data) is missing")
+    [sample] = load_results(path)
+    assert (sample.n_claims, sample.n_supported, sample.n_unverified) == (25, 24, 0)
+    for mode in MODES:
+        (r,) = score_results([sample], mode=mode).responses
+        assert (r.k, r.precision, r.recall) == (25.0, 24 / 25, 24 / 25)
+    # Two of its verdicts unreadable: the released code counts them as not supported
+    # (P = 22/25); our default leaves the response out rather than rescore it on 23.
+    for c in sample.claims[:2]:
+        c.verdict = Verdict("unparsed", "The claim is supported.", False)
+    (ref,) = score_results([sample], fixed_k=25, mode="reference").responses
+    assert (ref.precision, ref.f1) == (22 / 25, pytest.approx(22 / 25))
+    table = score_results([sample], fixed_k=25)
+    assert table.responses[0].incomplete and table.rows[0].veriscore is None
