@@ -89,8 +89,8 @@ class PipelineConfig:
     prompt_dir: str | None = None  # templates read at run time instead of our own prompts
     # "veriscore": every request as the released VeriScore 2.0.3 CLI makes it (its
     # windows, templates from prompt_dir, claim parsing, 10 results, max_tokens 1000,
-    # seed 1130 for gpt models, label_n 3 unless label_mode is given). See
-    # docs/reference-mode.md.
+    # seed 1130 for gpt models, label_n 3 unless label_mode is given); "verifastscore":
+    # as the released VeriFastScore 0.1.5. See docs/reference-mode.md.
     reference: str | None = None
     splitter: str | None = None  # None: pysbd, or in the reference mode the released spaCy
 
@@ -241,23 +241,25 @@ def build_clients(cfg: ClientConfig) -> Clients:
     return Clients(llm=llm, searcher=searcher, cache=cache)
 
 
+def templates(config: PipelineConfig) -> str:
+    """The prompts' version; a --prompt-dir's names the folder and a hash of its files."""
+    if config.extractor == "verifastscore":
+        return verifastscore.prompt_version(config.prompt_dir)
+    return prompt_version(config.extractor, config.prompt_dir)
+
+
 def scores_metadata(config: PipelineConfig) -> dict[str, Any]:
     """What every scores file records beside the scores: how they were made."""
     try:
         package = version("factuality-annotation")
     except PackageNotFoundError:
         package = "unknown"
-    templates = (
-        verifastscore.prompt_version(config.prompt_dir)
-        if config.extractor == "verifastscore"
-        else prompt_version(config.extractor, config.prompt_dir)
-    )
     return {
         "mode": config.reference or "default",
         "splitter": config.splitter,
         "label_mode": config.label_mode,
         "evidence_in_prompt": config.evidence_in_prompt,
-        "templates": templates,  # names the prompts; a --prompt-dir's carries its hash
+        "templates": templates(config),  # names the prompts; a --prompt-dir's has its hash
         "package_version": package,
     }
 
@@ -289,9 +291,7 @@ def new_result(
         extractor=config.extractor,
         extraction_model=config.extraction_model or llm.model,
         verification_model=config.verification_model or llm.model,
-        prompt_version=verifastscore.prompt_version(config.prompt_dir)
-        if config.extractor == "verifastscore"
-        else prompt_version(config.extractor, config.prompt_dir),
+        prompt_version=templates(config),
         label_mode=str(config.label_mode),
         retriever=searcher.name,
         metadata=dict(inp.metadata),

@@ -13,6 +13,14 @@ PREVIOUS = 3  # context1: up to 3 sentences before
 NEXT = 1  # context2: up to 1 sentence after
 LONG_PARAGRAPH = 5  # paragraphs longer than this get their first sentence prepended
 
+# The sentence splitter as a named component: "pysbd" (line by line, our default) or
+# "spacy:<pipeline>" over the whole response, as the released VeriScore splits
+# (spacy.load('en_core_web_sm')). "spacy:sentencizer" is spaCy's blank English pipeline
+# with its rule-based sentencizer: no model weights, and the stand-in the parity harness
+# registers as en_core_web_sm in the released code's environment (scripts/veriscore-venv).
+PYSBD = "pysbd"
+SPACY_STANDIN = "spacy:sentencizer"
+
 
 @functools.cache
 def _segmenter() -> pysbd.Segmenter:
@@ -45,7 +53,7 @@ def _window(sentences: list[str], i: int) -> tuple[str, str]:
     return before, after
 
 
-def qa_windows(question: str, response: str, splitter: str = "pysbd") -> list[Window]:
+def qa_windows(question: str, response: str, splitter: str = PYSBD) -> list[Window]:
     """QA input: the question is always prepended; context runs across paragraphs."""
     sentences = [s for para in split_paragraphs(response, line_splitter(splitter)) for s in para]
     windows = []
@@ -56,7 +64,7 @@ def qa_windows(question: str, response: str, splitter: str = "pysbd") -> list[Wi
     return windows
 
 
-def non_qa_windows(response: str, splitter: str = "pysbd") -> list[Window]:
+def non_qa_windows(response: str, splitter: str = PYSBD) -> list[Window]:
     """Non-QA input: windows stay inside a paragraph; long paragraphs lead with their first
     sentence. The lead is only added when it is not already inside context1 (the reference
     code repeats it for the first four sentences, which adds nothing for the model)."""
@@ -72,7 +80,7 @@ def non_qa_windows(response: str, splitter: str = "pysbd") -> list[Window]:
     return windows
 
 
-def windows_for(response: str, question: str | None, splitter: str = "pysbd") -> list[Window]:
+def windows_for(response: str, question: str | None, splitter: str = PYSBD) -> list[Window]:
     """Our windows; `splitter` names the sentence splitter used on each line."""
     if question and question.strip():
         return qa_windows(question, response, splitter)
@@ -82,15 +90,6 @@ def windows_for(response: str, question: str | None, splitter: str = "pysbd") ->
 def sentences_for(response: str, question: str | None) -> list[str]:
     """The sentences the windows are built on, in index order."""
     return [w.sentence for w in windows_for(response, question)]
-
-
-# The sentence splitter as a named component: "pysbd" (line by line, our default) or
-# "spacy:<pipeline>" over the whole response, as the released VeriScore splits
-# (spacy.load('en_core_web_sm')). "spacy:sentencizer" is spaCy's blank English pipeline
-# with its rule-based sentencizer: no model weights, and the stand-in the parity harness
-# registers as en_core_web_sm in the released code's environment (scripts/veriscore-venv).
-PYSBD = "pysbd"
-SPACY_STANDIN = "spacy:sentencizer"
 
 
 @functools.cache
