@@ -127,30 +127,26 @@ VFS_DRIVER = textwrap.dedent(
 )
 
 
+def venv_dir() -> Path:
+    """Where scripts/veriscore-venv keeps the venv (VERISCORE_VENV, else the user cache)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get("VERISCORE_VENV") or cache / "factuality-veriscore-venv")
+
+
 def venv_python(build: bool = True) -> Path | None:
     """The reference venv's python (built by scripts/veriscore-venv when `build`), or
     None when it is not there; the reason is in <venv>.failed."""
-    env = {**os.environ}
     if build:
-        out = subprocess.run([str(VENV_SCRIPT)], capture_output=True, text=True, env=env)
-        path = Path(out.stdout.strip().splitlines()[-1]) if out.stdout.strip() else None
-    else:
-        path = Path(
-            os.environ.get("VERISCORE_VENV")
-            or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-            / "factuality-veriscore-venv"
-        )
-    python = path / "bin" / "python" if path else None
-    return python if python and python.exists() else None
+        subprocess.run([str(VENV_SCRIPT)], capture_output=True, text=True)
+    python = venv_dir() / "bin" / "python"
+    built = any(venv_dir().glob(".veriscore-*"))  # the script's stamp: a complete build
+    return python if built and python.exists() else None
 
 
 def why_no_venv() -> str:
-    base = os.environ.get("VERISCORE_VENV") or str(
-        Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "factuality-veriscore-venv"
-    )
-    failed = Path(f"{base}.failed")
+    failed = Path(f"{venv_dir()}.failed")
     reason = failed.read_text().strip() if failed.exists() else "not built"
-    return f"the released VeriScore venv ({base}) is missing: {reason}"
+    return f"the released VeriScore venv ({venv_dir()}) is missing: {reason}"
 
 
 def factscore_inputs(path: Path, n: int) -> list[dict[str, Any]]:
