@@ -120,8 +120,8 @@ def _spacy(pipeline: str) -> Callable[[str], list[str]]:
 
 
 def _spacy_pipeline(name: str) -> str:
-    kind, _, pipeline = name.partition(":")
-    if kind != "spacy" or not pipeline:
+    library, _, pipeline = name.partition(":")
+    if library != "spacy" or not pipeline:
         raise ValueError(f"unknown splitter {name!r} (pysbd, or spacy:<pipeline>)")
     return pipeline
 
