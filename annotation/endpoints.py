@@ -24,6 +24,8 @@ from django.core import checks
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import URLValidator
 
+from pipeline.run import PipelineConfig
+
 DEFAULT = "default"
 FAKE = "fake"
 FAKE_MODEL = "deterministic-fake"
@@ -181,3 +183,28 @@ def check_endpoints(**kwargs: Any) -> list[checks.CheckMessage]:
     except ImproperlyConfigured as e:
         return [checks.Error(str(e), id="annotation.E001")]
     return []
+
+
+def pipeline_config(config: dict[str, Any]) -> PipelineConfig:
+    """The pipeline's config of a run. A reference run's templates and splitter are the
+    operator's settings, never the researcher's input; unset, it is an error."""
+    reference = config.get("reference") or None
+    prompt_dir, splitter = None, None
+    if reference:
+        prompt_dir = {
+            "veriscore": settings.PIPELINE_REFERENCE_PROMPTS,
+            "verifastscore": settings.PIPELINE_VERIFASTSCORE_PROMPTS,
+        }.get(reference)
+        if not prompt_dir:
+            raise ValueError(
+                f"The reference mode {reference!r} is not set up on this server (the operator "
+                "sets PIPELINE_REFERENCE_PROMPTS / PIPELINE_VERIFASTSCORE_PROMPTS)."
+            )
+        splitter = settings.PIPELINE_REFERENCE_SPLITTER
+    return PipelineConfig(
+        extractor=config["extractor"],
+        label_mode=config["label_mode"],
+        reference=reference,
+        prompt_dir=prompt_dir,
+        splitter=splitter,
+    )

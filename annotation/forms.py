@@ -129,6 +129,17 @@ class PipelineRunForm(forms.Form):
             ("ternary", "Ternary (supported / contradicted / inconclusive)"),
         ],
     )
+    reference = forms.ChoiceField(
+        label="Reference mode",
+        required=False,
+        choices=[
+            ("", "No: our default mode"),
+            ("veriscore", "VeriScore as released (2.0.3): every request as its CLI makes it"),
+            ("verifastscore", "VeriFastScore as released (0.1.5)"),
+        ],
+        help_text="Requests and scores exactly as the released code (its templates, set up by "
+        "the operator); the method must match. See docs/reference-mode.md.",
+    )
     endpoint = forms.ChoiceField(help_text="An endpoint the operator configured.")
     model = forms.CharField(max_length=200, help_text="Model name at the endpoint.")
     retriever = forms.ChoiceField(
@@ -171,6 +182,11 @@ class PipelineRunForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        if data.get("reference"):
+            try:
+                endpoints.pipeline_config(data)
+            except (ValueError, KeyError) as e:
+                self.add_error("reference", str(e))
         if data.get("endpoint") and data.get("model"):
             try:
                 endpoints.check(data["endpoint"], data["model"])

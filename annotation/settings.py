@@ -234,6 +234,7 @@ SPECTACULAR_SETTINGS = {
         "PipelineRunStatusEnum": ["queued", "running", "finished", "failed", "cancelled"],
         "PipelineRunExtractorEnum": "annotation.api.pipeline_runs.EXTRACTORS",
         "PipelineRunLabelModeEnum": ["binary", "ternary"],
+        "PipelineRunReferenceEnum": ["veriscore", "verifastscore"],
         "PipelineRunRetrieverEnum": ["serper", "bm25"],
         "DocumentImportFormatEnum": "annotation.api.documents.IMPORT_FORMATS",
         "ItemsCreateStratifyEnum": ["domain", "source_model"],
@@ -260,6 +261,12 @@ PIPELINE_DEMO_FAKE = os.getenv("PIPELINE_DEMO_FAKE", "")
 PIPELINE_CACHE_PATH = os.getenv("PIPELINE_CACHE_PATH", str(VAR_DIR / "pipeline-cache.sqlite"))
 PIPELINE_SERPER_URL = os.getenv("PIPELINE_SERPER_URL", "https://google.serper.dev")
 PIPELINE_BM25_CORPUS = os.getenv("PIPELINE_BM25_CORPUS", "")
+# Reference-mode runs (docs/reference-mode.md): the released VeriScore's prompt/ folder, the
+# folder holding VeriFastScore's system_message.txt, and the sentence splitter (the released
+# code loads spaCy's en_core_web_sm). Empty folder: that reference mode is not offered.
+PIPELINE_REFERENCE_PROMPTS = os.getenv("PIPELINE_REFERENCE_PROMPTS", "")
+PIPELINE_VERIFASTSCORE_PROMPTS = os.getenv("PIPELINE_VERIFASTSCORE_PROMPTS", "")
+PIPELINE_REFERENCE_SPLITTER = os.getenv("PIPELINE_REFERENCE_SPLITTER", "spacy:en_core_web_sm")
 # A chunk whose worker has reported no progress for this long is taken over by another worker.
 PIPELINE_CHUNK_TIMEOUT = int(os.getenv("PIPELINE_CHUNK_TIMEOUT", "300"))
 # Attempts per chunk (failed calls, or no progress) before the chunk, and so its run, fails.

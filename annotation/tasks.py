@@ -48,10 +48,10 @@ from pipeline.formats import scores_json
 from pipeline.run import (
     ClientConfig,
     Clients,
-    PipelineConfig,
     build_clients,
     run_responses,
     score_results,
+    scores_metadata,
 )
 from pipeline.score import no_verdict_parsed
 from pipeline.types import (
@@ -79,6 +79,7 @@ def run_config(
     *,
     extractor: str = "veriscore",
     label_mode: str = "binary",
+    reference: str | None = None,
     model: str = "gpt-4o-mini",
     endpoint: str = endpoints.DEFAULT,
     retriever: str = "serper",
@@ -89,7 +90,10 @@ def run_config(
 ) -> dict[str, Any]:
     """A run's config, validated. `client_options` (timeout, max_retries, backoff,
     concurrency) tune the clients; nothing here may be a secret."""
-    PipelineConfig(extractor=extractor, label_mode=label_mode)  # raises on a bad value
+    reference = reference or None
+    endpoints.pipeline_config(  # raises on a bad value or a reference mode the server lacks
+        {"extractor": extractor, "label_mode": label_mode, "reference": reference}
+    )
     endpoints.check(endpoint, model)  # raises on an unknown endpoint or model
     if retriever not in ("serper", "bm25"):
         raise ValueError(f"unknown retriever {retriever!r}")
@@ -101,6 +105,7 @@ def run_config(
     return {
         "extractor": extractor,
         "label_mode": label_mode,
+        **({"reference": reference} if reference else {}),
         "model": model,
         "endpoint": endpoint,
         "retriever": retriever,
@@ -291,9 +296,7 @@ def _run_pipeline(chunk: PipelineChunk, worker: str) -> list[ResponseResult]:
         try:
             return await run_responses(
                 inputs,
-                config=PipelineConfig(
-                    extractor=config["extractor"], label_mode=config["label_mode"]
-                ),
+                config=endpoints.pipeline_config(config),
                 llm=clients.llm,
                 searcher=clients.searcher,
                 progress=progress,
@@ -476,9 +479,19 @@ def finalize(run: PipelineRun) -> None:
             project=run.project, name__in=[run.extractor_name, run.verifier_name]
         ).update(pipeline_run=run)
     fixed_k = run.config.get("fixed_k")
-    table = score_results(results, fixed_k=float(fixed_k) if fixed_k else None)
-    run.scores = scores_json(table) if results else None
+    mode = "reference" if run.config.get("reference") else "default"
+    table = score_results(results, fixed_k=float(fixed_k) if fixed_k else None, mode=mode)
+    run.scores = {"run": _scores_metadata(run.config), **scores_json(table)} if results else None
     run.status = PipelineRun.FINISHED
+
+
+def _scores_metadata(config: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return scores_metadata(endpoints.pipeline_config(config))
+    except KeyError as e:  # a replayed run: its results were made elsewhere
+        return {"mode": config.get("reference") or "default", "unknown": f"no {e} in the config"}
+    except ValueError as e:  # the server's reference set-up changed since the run began
+        return {"mode": config.get("reference") or "default", "error": str(e)}
 
 
 def run_chunk(chunk_id: int, *, worker: str | None = None) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from pipeline import verifastscore
 from pipeline.cache import CacheError, OfflineMiss, check, repair
 from pipeline.estimate import EstimateRow, estimate_run, format_estimate
 from pipeline.formats import (
@@ -41,6 +42,7 @@ from pipeline.run import (
     new_result,
     run_responses,
     run_stage,
+    scores_metadata,
 )
 from pipeline.score import format_table, no_verdict_parsed, score_results
 from pipeline.types import ResponseInput, ResponseResult
@@ -94,9 +96,29 @@ def parser() -> argparse.ArgumentParser:
         default="veriscore",
         help="verifastscore: one call per response on per-sentence evidence (`run` only)",
     )
-    g.add_argument("--label-mode", choices=["binary", "ternary"], default="binary")
+    g.add_argument(
+        "--label-mode",
+        choices=["binary", "ternary"],
+        help="default binary (--reference veriscore: ternary, the released --label_n 3)",
+    )
     g.add_argument("--search-n", type=int, default=10)
-    g.add_argument("--evidence-in-prompt", type=int, default=5)
+    g.add_argument(
+        "--evidence-in-prompt",
+        type=int,
+        help="search results shown to the verifier; default 5 (--reference veriscore: 10)",
+    )
+    g.add_argument(
+        "--reference",
+        choices=["veriscore", "verifastscore"],
+        help="every request as the released VeriScore 2.0.3 CLI (or VeriFastScore 0.1.5) "
+        "makes it (needs --prompt-dir; see docs/reference-mode.md); scores as the paper "
+        "defines them",
+    )
+    g.add_argument(
+        "--splitter",
+        help="sentence splitter: pysbd (default) or spacy:<pipeline> (--reference veriscore: "
+        "spacy:en_core_web_sm; spacy:sentencizer is spaCy's rule-based splitter, no model)",
+    )
     g.add_argument(
         "--prompt-dir",
         help="prompt templates read from this folder, in the reference VeriScore layout "
@@ -165,13 +187,17 @@ def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
     )
     client.cache_path = args.cache
     config = PipelineConfig(
-        extractor="verifastscore" if args.method == "verifastscore" else args.extractor,
+        extractor="verifastscore"
+        if "verifastscore" in (args.method, args.reference)
+        else args.extractor,
         label_mode=args.label_mode,
         extraction_model=args.extraction_model,
         verification_model=args.verification_model,
         search_n=args.search_n,
         evidence_in_prompt=args.evidence_in_prompt,
         prompt_dir=args.prompt_dir,
+        reference=args.reference,
+        splitter=args.splitter,
     )
     return client, config
 
@@ -185,10 +211,16 @@ def _bar(total: int, label: str, off: bool) -> tuple[tqdm, Callable[[int, int], 
     return bar, progress
 
 
-def write_scores(results: list[ResponseResult], args: argparse.Namespace, name: str) -> None:
-    table = score_results(results, fixed_k=args.fixed_k, k_rule=args.k_rule)
+def write_scores(
+    results: list[ResponseResult], args: argparse.Namespace, name: str, config: PipelineConfig
+) -> None:
+    table = score_results(results, fixed_k=args.fixed_k, k_rule=args.k_rule, mode=config.mode)
     out = Path(args.out) / f"scores_{name}.json"
-    write_atomic(out, [json.dumps(scores_json(table), indent=2)])
+    scores = {"run": scores_metadata(config), **scores_json(table)}
+    if config.extractor == "verifastscore":
+        # The released code's own score beside ours: K fixed at 17, recall = claims / K.
+        scores["verifastscore_k17"] = verifastscore.released_scores(results)
+    write_atomic(out, [json.dumps(scores, indent=2)])
     print(format_table(table))
     print(f"scores written to {out}")
 
@@ -262,7 +294,7 @@ async def execute(args: argparse.Namespace) -> int:
         raise ValueError("--method verifastscore works with `run` only (without --estimate)")
     if args.command == "score":
         results = [r for path in args.input for r in load_results(path)]
-        write_scores(results, args, name)
+        write_scores(results, args, name, config)
         return _unparsed(results)
 
     if args.estimate:
@@ -280,13 +312,17 @@ async def execute(args: argparse.Namespace) -> int:
                 claims=claims,
                 llm=clients.llm,
                 extractor=config.extractor,
-                label_mode=config.label_mode,
+                label_mode=str(config.label_mode),
                 extraction_model=config.extraction_model,
                 verification_model=config.verification_model,
-                evidence_in_prompt=config.evidence_in_prompt,
+                evidence_in_prompt=int(config.evidence_in_prompt or 0),
                 stages=stages,
                 prompts=config.prompts,
                 batch=client_cfg.batch,
+                reference=config.split if config.reference else None,
+                splitter=str(config.splitter),
+                seed=config.seed(config.extraction_model or clients.llm.model),
+                temperature=config.temperature,
             )
 
         if args.estimate:
@@ -331,7 +367,9 @@ async def execute(args: argparse.Namespace) -> int:
             write_veriscore(out, name, "claims", results)
             if args.command == "run":
                 write_veriscore(out, name, "evidence", results)
-                write_veriscore(out, name, "verification", results, config.evidence_in_prompt)
+                write_veriscore(
+                    out, name, "verification", results, int(config.evidence_in_prompt or 0)
+                )
         else:
             stage = args.command
             results = load_results(args.input)
@@ -348,12 +386,14 @@ async def execute(args: argparse.Namespace) -> int:
             if stage == "retrieve":
                 write_veriscore(out, name, "evidence", results)
             else:
-                write_veriscore(out, name, "verification", results, config.evidence_in_prompt)
+                write_veriscore(
+                    out, name, "verification", results, int(config.evidence_in_prompt or 0)
+                )
         print(summary(results, clients))
         if estimated is not None:
             print(cost_line(results, estimated, batch=client_cfg.batch))
         if args.command in ("run", "verify"):
-            write_scores(results, args, name)
+            write_scores(results, args, name, config)
         print(f"outputs in {out}/")
         failed = failure_summary(results)
         if failed:

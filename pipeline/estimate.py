@@ -8,6 +8,7 @@ and about 15 output tokens per extraction answer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipeline.cache import make_key
@@ -23,6 +24,7 @@ from pipeline.llm import (
 )
 from pipeline.prompts import verification_messages
 from pipeline.prompts.folder import PromptDir
+from pipeline.split import PYSBD
 from pipeline.types import Evidence, ResponseInput
 
 CLAIMS_PER_SENTENCE = 0.86
@@ -52,8 +54,11 @@ def cacheable_prefix(a: list[dict[str, str]], b: list[dict[str, str]]) -> int:
     (nothing below 1024 tokens, then in steps of 128)."""
     x = "".join(m["role"] + m["content"] for m in a)
     y = "".join(m["role"] + m["content"] for m in b)
-    n = 0
-    while n < min(len(x), len(y)) and x[n] == y[n]:
+    n, end = 0, min(len(x), len(y))
+    while n < end and x[n : n + 1024] == y[n : n + 1024]:  # a block at a time, then by char
+        n += 1024
+    n = min(n, end)
+    while n < end and x[n] == y[n]:
         n += 1
     tokens = count_tokens(x[:n]) if n else 0
     return tokens // 128 * 128 if tokens >= CACHE_MIN_TOKENS else 0
@@ -72,8 +77,13 @@ def estimate_run(
     claims: int | None = None,
     prompts: PromptDir | None = None,
     batch: bool = False,
+    reference: Callable[[str], list[str]] | None = None,
+    splitter: str = PYSBD,
+    seed: int | None = None,
+    temperature: float = 0.0,
 ) -> list[EstimateRow]:
-    """`claims`: the known claim count when verifying an existing claims file."""
+    """`claims`: the known claim count when verifying an existing claims file.
+    `reference`, `splitter`, `seed`, `temperature`: as the run makes its calls."""
     rows = []
     sentences = 0
     ex_model = extraction_model or llm.model
@@ -81,9 +91,17 @@ def estimate_run(
         calls = cached = p_tokens = hits = 0
         first: list[dict[str, str]] | None = None
         for inp in inputs:
-            for _, messages in plan(inp.response, inp.question, extractor, prompts):
+            calls_of = plan(
+                inp.response,
+                inp.question,
+                extractor,
+                prompts,
+                reference=reference,
+                splitter=splitter,
+            )
+            for _, messages in calls_of:
                 sentences += 1
-                request = chat_request(ex_model, messages)
+                request = chat_request(ex_model, messages, temperature, seed=seed)
                 if llm.cache is not None and llm.cache.get(make_key("chat", request)) is not None:
                     cached += 1
                     continue

