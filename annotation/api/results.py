@@ -25,9 +25,12 @@ from .errors import ApiError, form_error, page_of, paginated
 
 
 def _moment(value: str, name: str, *, end: bool) -> dt.datetime:
-    moment = parse_datetime(value)
+    try:  # a well-formed but impossible value (2026-99-99, +99:00) raises ValueError
+        moment = parse_datetime(value)
+        day = parse_date(value) if moment is None else None
+    except ValueError as e:
+        raise ApiError(400, "invalid", f"{name} is not a possible moment ({e}).", field=name) from e
     if moment is None:
-        day = parse_date(value)
         if day is None:
             raise ApiError(
                 400, "invalid", f"{name} must be a date or a date-time (ISO 8601).", field=name

@@ -156,7 +156,10 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
             messages.success(request, f"Imported {upload.name}: {result}")
             return redirect("project", project_id=project.pk)
     return render(
-        request, "annotation/import.html", {"project": project, "form": form, "errors": errors}
+        request,
+        "annotation/import.html",
+        {"project": project, "form": form, "errors": errors},
+        status=400 if errors or form.errors else 200,
     )
 
 

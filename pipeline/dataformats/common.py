@@ -26,6 +26,8 @@ SOURCE = "_source"  # metadata key: {"format": name, ...what the writer needs}
 MAX_ID, MAX_DOMAIN, MAX_MODEL, MAX_SYSTEM, MAX_LABEL, MAX_LINK = 300, 100, 200, 200, 50, 2000
 # A NUL or a lone surrogate can only come from a JSON text through one of these escapes.
 BAD_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
+# Python reads no integer of more digits (sys.get_int_max_str_digits()).
+TOO_LONG_INTEGER = "not usable: it holds an integer of more than 4300 digits"
 REFERENCE = "reference"  # verdict kinds, as annotation.models.System names them
 VERIFIER = "verifier"
 
@@ -394,6 +396,8 @@ def _loads(raw: str, number: int, reader: Reader, decoder: json.JSONDecoder) -> 
         reader.errors.append(
             LineError(reader.file, number, "", "not usable: the JSON is nested too deeply")
         )
+    except ValueError:  # an integer of more than 4,300 digits
+        reader.errors.append(LineError(reader.file, number, "", TOO_LONG_INTEGER))
     return None
 
 
@@ -514,8 +518,8 @@ class JsonStream:
                 raise ValueError(
                     self.line_at(self.pos), "not usable: the JSON is nested too deeply"
                 ) from None
-            except ValueError as e:  # e.g. an integer of more than 4,300 digits
-                raise ValueError(self.line_at(self.pos), f"not usable ({e})") from None
+            except ValueError:  # an integer of more than 4,300 digits
+                raise ValueError(self.line_at(self.pos), TOO_LONG_INTEGER) from None
             if end == len(self.buf) and not isinstance(value, (dict, list, str)):
                 if self._more(size):  # a number or literal may go on in the next chunk
                     continue

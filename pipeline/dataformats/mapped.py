@@ -61,6 +61,8 @@ def compile_mapping(text: str, file: str = "mapping") -> dict[str, Any]:
         spec = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise ImportFailed([LineError(file, 0, "", f"not valid YAML or JSON ({e})")]) from None
+    except RecursionError:
+        raise ImportFailed([LineError(file, 0, "", "not usable: nested too deeply")]) from None
     if not isinstance(spec, dict) or "response" not in spec:
         raise ImportFailed([LineError(file, 0, "response", "the mapping must say where it is")])
     errors: list[LineError] = []
@@ -96,7 +98,9 @@ def compile_mapping(text: str, file: str = "mapping") -> dict[str, Any]:
             return (node, jmespath.compile(node))
         except JMESPathError as e:
             errors.append(LineError(file, 0, where, f"is not a JMESPath expression ({e})"))
-            return None
+        except RecursionError:
+            errors.append(LineError(file, 0, where, "is not usable: nested too deeply"))
+        return None
 
     out = {k: compiled(v, k) for k, v in spec.items() if k != "values"}
     out["values"] = {label(k): v for k, v in (spec.get("values") or {}).items()}
@@ -108,7 +112,14 @@ def compile_mapping(text: str, file: str = "mapping") -> dict[str, Any]:
 def _find(line: Line, expr: tuple[str, Any] | None, data: Any, where: str) -> Any:
     if expr is None:
         return None
-    value = expr[1].search(data)
+    try:
+        value = expr[1].search(data)
+    except JMESPathError as e:  # e.g. abs() of a string
+        line.error(where, f"the expression {expr[0]!r} failed: {e}")
+        return None
+    except RecursionError:
+        line.error(where, f"the expression {expr[0]!r} failed: the value is nested too deeply")
+        return None
     if value is None:
         line.reader.warn_once(
             f"nothing:{where}",

@@ -85,7 +85,7 @@ class Command(BaseCommand):
                 mapping_file=str(opts["mapping"] or ""),
             )
         except ImportFailed as e:
-            raise CommandError(str(e)) from e
+            raise CommandError(str(e), returncode=2) from e
         except OSError as e:
             raise CommandError(f"{path}: cannot read the file ({e}).") from e
         finally:
