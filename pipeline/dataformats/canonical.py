@@ -1,9 +1,12 @@
 """The platform's own JSONL: one document per line with any number of claim lists.
 
-{"id", "response" (empty only when every claim list is abstained), "question"?, "domain"?, "source_model"?, "metadata"?: {...},
+{"id", "response", "question"?, "domain"?, "source_model"?, "metadata"?: {...},
  "claim_lists"?: {system: [claim text | {text, sentence_index?, sentence?, evidence?, verdicts?}]},
  "abstained"?: [system], "segments"?: [text | {text, labels?: {system: label}}],
  "knowledge"?: [{text, title?, url?}]}
+
+The response may be empty only when every claim list is abstained (a model that
+declined to answer, as FActScore's files have it).
 
 `knowledge` holds the passages atomic facts are judged against; it is stored in the
 document's metadata under "knowledge" and written back as the top-level key.
