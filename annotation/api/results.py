@@ -158,8 +158,19 @@ class ExportApi(APIView):
                 "kind",
                 OpenApiTypes.STR,
                 enum=kinds.names(),
-                description="answers.csv / wide.csv: only this kind",
+                description="answers.csv: only this kind",
             ),
+            OpenApiParameter(
+                "source",
+                OpenApiTypes.STR,
+                description="felm.jsonl / factscore.jsonl: the labels, 'gold' (the "
+                "annotators'; the default once there is a gold label, a 400 naming the "
+                "sources before) or a reference system, e.g. felm-labels",
+            ),
+            OpenApiParameter(
+                "verifier", OpenApiTypes.STR, description="veriscore.jsonl / safe.json"
+            ),
+            OpenApiParameter("source_model", OpenApiTypes.STR, description="only this model"),
         ],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
