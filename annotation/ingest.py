@@ -70,6 +70,7 @@ __all__ = [
     "import_upload",
     "ingest_results",
     "preview_file",
+    "preview_upload",
     "save_records",
 ]
 
@@ -207,11 +208,14 @@ class Preview:
     warnings: list[LineError]
     first: list[dict[str, Any]]
 
+    @property
+    def jsonl(self) -> str:
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.first)
+
     def __str__(self) -> str:
         text = (
             f"{self.format}: {self.records} record(s) valid, nothing imported (dry run); "
-            f"the first {len(self.first)} as canonical JSONL:\n"
-            + "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.first)
+            f"the first {len(self.first)} as canonical JSONL:\n{self.jsonl}"
         )
         if self.warnings:
             text += f"{len(self.warnings)} warning(s):\n" + "\n".join(map(str, self.warnings))
@@ -308,6 +312,16 @@ def import_upload(*, project: Project, upload: UploadedFile, **options: Any) -> 
             project=project, path=Path(upload.temporary_file_path()), file=name, **options
         )
     return import_file(project=project, text=upload.read(), file=name, **options)
+
+
+def preview_upload(*, upload: UploadedFile, **options: Any) -> Preview:
+    """`preview_file` of an upload (the upload page's and the API's dry run)."""
+    check_upload_size(upload)
+    name = upload.name or "upload"
+    options.pop("update", None)
+    if isinstance(upload, TemporaryUploadedFile):
+        return preview_file(path=Path(upload.temporary_file_path()), file=name, **options)
+    return preview_file(text=upload.read(), file=name, **options)
 
 
 def check_upload_size(upload: UploadedFile) -> None:

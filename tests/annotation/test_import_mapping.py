@@ -12,11 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
 
 from annotation.ingest import ImportFailed, import_file
 from annotation.models import Claim, ClaimList, Document, Project, Segment, System
+from tests.conftest import canonical_line
+
+from .api_helpers import token_client
 
 DATA = Path(__file__).parent / "data" / "mapping"
 
@@ -344,3 +350,50 @@ def test_a_dry_run_shows_the_first_records_and_imports_nothing(
     with pytest.raises(CommandError) as e:
         call_command("import_data", "mapped", str(path), "--mapping", str(mapping), "--dry-run")
     assert e.value.returncode == 2 and "line 1, field 'response'" in str(e.value)
+
+
+def test_the_api_and_the_upload_page_preview_without_importing(
+    alpha: Project, users: dict[str, User]
+) -> None:
+    before = Document.objects.count()
+    rows = "\n".join(json.dumps({"id": f"r{i}", "response": f"R{i}."}) for i in range(4))
+    mapping = SimpleUploadedFile("bench.yaml", b"id: id\nresponse: response\n")
+    api = token_client(users["alice"]).post(
+        f"/api/projects/{alpha.pk}/documents/import/",
+        {
+            "file": SimpleUploadedFile("bench.jsonl", rows.encode()),
+            "mapping": mapping,
+            "dry_run": True,
+        },
+    )
+    assert api.status_code == 200, api.content
+    assert api.json() == {
+        "format": "mapping",
+        "records": 4,
+        "warnings": [],
+        "preview": [{"id": f"r{i}", "response": f"R{i}."} for i in range(3)],
+    }
+    page = Client()
+    page.force_login(users["alice"])
+    shown = page.post(
+        f"/p/{alpha.pk}/import/",
+        {
+            "file": SimpleUploadedFile("c.jsonl", canonical_line(9).encode()),
+            "format": "auto",
+            "dry_run": "on",
+        },
+    )
+    assert shown.status_code == 200
+    assert (
+        b"Nothing was imported (preview)" in shown.content
+        and b"Person 9 was a painter" in shown.content
+    )
+    refused = page.post(
+        f"/p/{alpha.pk}/import/",
+        {"file": SimpleUploadedFile("c.jsonl", b'{"id": "x"}'), "format": "auto", "dry_run": "on"},
+    )
+    assert (
+        refused.status_code == 400
+        and b"c.jsonl, line 1, field &#x27;response&#x27;: is missing" in refused.content
+    )
+    assert Document.objects.count() == before
