@@ -564,11 +564,13 @@ def _insert_claims(lists: list[tuple[int, ListRecord]]) -> None:
                 full.append((pk, json.dumps(rows3, ensure_ascii=False)))
             else:
                 texts.append((pk, [c.text for c in lst.claims]))
-        if texts:  # the whole batch in one JSON text: [[list id, [claim text, ...]], ...]
+        if texts:  # the whole batch in one JSON text: {list id: [claim text, ...], ...}
+            # (the id is the key: a json_extract of the list's text in the select list
+            # would parse the whole list again for each claim, quadratic in its length)
             cursor.execute(
-                insert + "SELECT json_extract(l.value, '$[0]'), c.key, c.value, NULL, '' "
-                "FROM json_each(%s) AS l, json_each(l.value, '$[1]') AS c",
-                [json.dumps(texts, ensure_ascii=False)],
+                insert + "SELECT CAST(l.key AS INTEGER), c.key, c.value, NULL, '' "
+                "FROM json_each(%s) AS l, json_each(l.value) AS c",
+                [json.dumps(dict(texts), ensure_ascii=False)],
             )
         cursor.executemany(
             insert + "SELECT %s, key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), "
