@@ -171,29 +171,11 @@ def errors_of(project: Project, rows: list[dict[str, Any]], mapping: str) -> lis
     return [str(err) for err in e.value.errors]
 
 
-PARALLEL = """\
-id: id
-response: response
-claims:
-  system: bench
-  labels: bench-labels
-  items: zip(claims, claim_labels)
-  text: "[0]"
-  label: "[1]"
-values: {true: supported, false: contradicted}
-"""
+PARALLEL = (DATA / "parallel_claims.yaml").read_text()
 
 
 def test_parallel_lists_are_paired_by_zip(project: Project) -> None:
-    rows = [
-        {
-            "id": "a",
-            "response": "A. B. C.",
-            "claims": ["A.", "B.", "C."],
-            "claim_labels": [True, False, True],
-        },
-        {"id": "b", "response": "D.", "claims": [], "claim_labels": []},
-    ]
+    rows = [json.loads(x) for x in (DATA / "parallel_claims.jsonl").read_text().splitlines()]
     summary = mapped_import(project, rows, PARALLEL)
     assert summary.claims_created == 3 and summary.warnings == []
     claims = Claim.objects.filter(claim_list__document__external_id="a").order_by("position")
