@@ -390,11 +390,12 @@ def _claims(
     m, line = r.m, r.line
     system = m.names.get("claims.system", "mapped")
     labels = m.names.get("claims.labels", f"{system}-labels")
+    abstained = r.truthy("claims.abstained", obj)
     if m.has("claims.sentences"):
         found, at = r.items("claims.sentences", obj)
         sentences = [(s, f"{at}[{i}]") for i, s in enumerate(found or [])]
         if found is None:
-            return None
+            return ListRecord([], True) if abstained else None
     else:
         sentences = [(obj, "")]
     claims: list[ClaimRecord] = []
@@ -421,7 +422,6 @@ def _claims(
                     evidence,
                 )
             )
-    abstained = r.truthy("claims.abstained", obj)
     if abstained and claims:
         line.error(
             "claims.abstained",

@@ -18,9 +18,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from annotation.ingest import ImportFailed, import_file
+from annotation.ingest import FACTSCORE_HUMAN, ImportFailed, import_file
 from annotation.models import Claim, ClaimList, Document, Project, Segment, System
-from tests.conftest import canonical_line
+from tests.conftest import canonical_line, peer_file
 
 from .api_helpers import token_client
 
@@ -379,3 +379,60 @@ def test_the_api_and_the_upload_page_preview_without_importing(
         and b"c.jsonl, line 1, field &#x27;response&#x27;: is missing" in refused.content
     )
     assert Document.objects.count() == before
+
+
+FACTSCORE = """\
+id: topic
+response: output
+question: input
+claims:
+  system: fs-human
+  labels: fs-labels
+  abstained: "annotations == `null`"
+  sentences: annotations
+  sentence: text
+  items: '"human-atomic-facts"'
+  text: text
+  label: label
+values: {s: supported, ns: not-supported, ir: irrelevant}
+"""
+
+
+@pytest.mark.slow
+def test_a_released_factscore_file_through_a_mapping_matches_its_own_importer(
+    project: Project,
+) -> None:
+    """FActScore's InstructGPT file (abstentions included) read through a mapping file
+    gives the human facts and labels its own importer gives."""
+    path = peer_file("factscore_labeled/InstructGPT.jsonl")
+    summary = import_file(project=project, path=path, file=path.name, mapping=FACTSCORE)
+    assert summary.documents_created == 183
+    native = Project.objects.create(name="native")
+    import_file(project=native, path=path, file=path.name)
+
+    def facts(p: Project, system: str) -> list[tuple[str, bool, int, str, str | None]]:
+        return sorted(
+            (
+                c.claim_list.document.response,
+                c.claim_list.abstained,
+                c.position,
+                c.text,
+                c.verdicts.values_list("label", flat=True).first(),
+            )
+            for c in Claim.objects.filter(
+                claim_list__document__project=p, claim_list__system__name=system
+            ).select_related("claim_list__document")
+        )
+
+    mapped_facts = facts(project, "fs-human")
+    assert len(mapped_facts) == 4726
+    labels = {"supported": "s", "not-supported": "ns", "irrelevant": "ir"}
+    assert [(*f[:4], labels[f[4] or ""]) for f in mapped_facts] == [
+        (*f[:4], (f[4] or "").lower()) for f in facts(native, FACTSCORE_HUMAN)
+    ]
+    abstained = ClaimList.objects.filter(document__project=project, abstained=True)
+    native_abstained = ClaimList.objects.filter(
+        document__project=native, abstained=True, system__name=FACTSCORE_HUMAN
+    )
+    assert abstained.count() == native_abstained.count() > 0
+    assert set(abstained.values_list("document__response", flat=True)) == {""}
