@@ -15,7 +15,7 @@ import math
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import batched
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -148,12 +148,22 @@ class Reader:
     warnings: list[LineError] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)
     warned: set[str] = field(default_factory=set)
+    counted: dict[str, tuple[int, int, LineError]] = field(default_factory=dict)
     clean: bool = False  # the text of the row being read holds no value a database refuses
 
     def warn_once(self, key: str, warning: LineError) -> None:
         if key not in self.warned:
             self.warned.add(key)
             self.warnings.append(warning)
+
+    def warn_counted(self, key: str, warning: LineError, count: str) -> None:
+        """One warning per key that counts its cases: the first case's warning, its
+        message after `count` ("{n} record(s)") formatted with the number so far."""
+        n, index, first = self.counted.get(key, (0, len(self.warnings), warning))
+        if not n:
+            self.warnings.append(first)
+        self.counted[key] = (n + 1, index, first)
+        self.warnings[index] = replace(first, message=f"{count.format(n=n + 1)} {first.message}")
 
 
 class Line:

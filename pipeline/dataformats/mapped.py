@@ -8,7 +8,7 @@ segments (text, label) are, and how the dataset's label values map onto ours.
     question: prompt
     domain: domain
     source_model: "'chatgpt'"    # a JMESPath literal
-    skip: "status == 'draft'"    # optional: records where it is true are left out (a warning)
+    skip: "status == 'draft'"    # optional: records where it is true are left out (counted)
     nul: refuse                  # or `replace`: a NUL becomes U+FFFD, a warning per value
     claims:
       system: my-extractor       # the claim list's system
@@ -345,14 +345,15 @@ def parse(line: Line) -> DocRecord | None:
     r = _Record(line, m)
     obj = line.obj
     if r.truthy("skip", obj):
-        line.reader.warn_once(
+        line.reader.warn_counted(
             "skip",
             LineError(
                 line.file,
                 line.line,
                 "skip",
-                f"records where {m.source('skip')!r} is true are left out (first on this line)",
+                f"left out, where {m.source('skip')!r} is true (the first here)",
             ),
+            "{n} record(s)",
         )
         return None
     values = {f: r.text(f, obj, required=f == "response") for f in FIELDS}

@@ -229,6 +229,7 @@ def test_no_claim_list_an_abstention_and_a_left_out_record(project: Project) -> 
         {"id": "no-list", "response": "C."},
         {"id": "abstained", "response": "", "abstained": True},
         {"id": "draft", "response": "E.", "claims": ["E."], "draft": True},
+        {"id": "draft-2", "draft": "yes"},
     ]
     summary = mapped_import(project, rows, NO_LIST)
     assert sorted(Document.objects.values_list("external_id", flat=True)) == [
@@ -243,9 +244,10 @@ def test_no_claim_list_an_abstention_and_a_left_out_record(project: Project) -> 
     }
     assert lists == {"listed": (1, False), "none-found": (0, False), "abstained": (0, True)}
     warnings = [str(w) for w in summary.warnings]
-    assert "bench.jsonl, line 5, field 'skip': records where 'draft' is true are left out" in (
-        "\n".join(warnings)
-    )
+    assert (
+        "bench.jsonl, line 5, field 'skip': 2 record(s) left out, where 'draft' is true "
+        "(the first here)"
+    ) in warnings
     assert any("'claims' found nothing" in w for w in warnings)
 
 
