@@ -252,31 +252,37 @@ def label(value: str | bool) -> str:
 def bad_value(value: Any, path: str = "") -> tuple[str, str] | None:
     """(where, what) of the first value no database stores: NaN or infinity, a NUL
     character, a lone surrogate. None when the value is clean."""
+    return next(bad_values(value, path), None)
+
+
+def bad_values(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(where, what) of every value no database stores, in the order of the value."""
     try:  # the common case, in C: clean values serialize without NaN, NUL or surrogates
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
         if "\\u0000" not in text:
             text.encode("utf-8")
-            return None
+            return
     except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
         pass
     stack: list[tuple[str, Any]] = [(path, value)]
     while stack:
         where, v = stack.pop()
         if isinstance(v, float) and not math.isfinite(v):
-            return where, f"holds {v!r}, which JSON does not allow"
-        if isinstance(v, str):
+            yield where, f"holds {v!r}, which JSON does not allow"
+        elif isinstance(v, str):
             problem = _bad_text(v)
             if problem:
-                return where, problem
+                yield where, problem
         elif isinstance(v, dict):
+            items = []
             for k, item in v.items():
                 problem = _bad_text(k) if isinstance(k, str) else None
                 if problem:
-                    return where, f"a key {problem}"
-                stack.append((f"{where}.{k}" if where else str(k), item))
+                    yield where, f"a key {problem}"
+                items.append((f"{where}.{k}" if where else str(k), item))
+            stack += reversed(items)
         elif isinstance(v, list):
-            stack += [(f"{where}[{i}]", item) for i, item in enumerate(v)]
-    return None
+            stack += reversed([(f"{where}[{i}]", item) for i, item in enumerate(v)])
 
 
 def _bad_text(text: str) -> str | None:

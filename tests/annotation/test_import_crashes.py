@@ -17,6 +17,7 @@ from django.test import Client
 
 from annotation.ingest import ImportFailed, import_file
 from annotation.models import Document, Project
+from tests.conftest import canonical_line
 
 from .api_helpers import token_client
 from .test_import_fuzz import BASES
@@ -181,3 +182,18 @@ def test_an_impossible_since_is_a_400_naming_the_parameter(
     )
     assert answer.status_code == 400, answer.content
     assert answer.json()["field"] == "since"
+
+
+def test_every_bad_value_of_a_record_is_named_by_its_field(db: None) -> None:
+    line = canonical_line(
+        1,
+        claim_lists={"x": ["a\x00", {"text": "b", "evidence": [{"snippet": "\ud800"}]}]},
+        segments=[{"text": "c\x00", "labels": {"l": "true"}}],
+    )
+    with pytest.raises(ImportFailed) as e:
+        import_file(project=Project.objects.create(name="n"), text=line, file="c.jsonl")
+    assert [(err.line, err.field, err.message.split(" (")[0]) for err in e.value.errors] == [
+        (1, "claim_lists.x[0]", "contains a NUL character"),
+        (1, "claim_lists.x[1].evidence[0].snippet", "contains a lone surrogate"),
+        (1, "segments[0].text", "contains a NUL character"),
+    ]
