@@ -315,9 +315,23 @@ def import_upload(*, project: Project, upload: UploadedFile, **options: Any) -> 
 
 
 def preview_upload(*, upload: UploadedFile, **options: Any) -> Preview:
-    """`preview_file` of an upload (the upload page's and the API's dry run)."""
+    """`preview_file` of an upload (the upload page's and the API's dry run): one the
+    web request reads whole, so none that an import would do in the background."""
     check_upload_size(upload)
     name = upload.name or "upload"
+    limit = settings.IMPORT_BACKGROUND_MB
+    if (upload.size or 0) > limit * 2**20:
+        raise ImportFailed(
+            [
+                LineError(
+                    name,
+                    0,
+                    "",
+                    f"is {upload.size / 2**20:.0f} MB; a preview is for files up to {limit:g} MB "
+                    "(IMPORT_BACKGROUND_MB): use manage.py import_data --dry-run",
+                )
+            ]
+        )
     options.pop("update", None)
     if isinstance(upload, TemporaryUploadedFile):
         return preview_file(path=Path(upload.temporary_file_path()), file=name, **options)

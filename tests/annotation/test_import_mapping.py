@@ -438,3 +438,24 @@ def test_a_released_factscore_file_through_a_mapping_matches_its_own_importer(
     )
     assert abstained.count() == native_abstained.count() > 0
     assert set(abstained.values_list("document__response", flat=True)) == {""}
+
+
+def test_a_preview_is_for_the_projects_researchers_and_small_files(
+    alpha: Project, users: dict[str, User], settings: Any
+) -> None:
+    """Attacks: an annotator of the project, a researcher of another project, no
+    token, and a file above the size an import does in the web request."""
+    body = {"content": canonical_line(9), "dry_run": True}
+    url = f"/api/projects/{alpha.pk}/documents/import/"
+    Project.objects.create(name="erin's").add_member(users["erin"], "researcher")
+    for user, status in (("bob", 404), ("erin", 404), (None, 401)):
+        client = token_client(users[user] if user else None)
+        assert client.post(url, body, format="json").status_code == status, user
+    settings.IMPORT_BACKGROUND_MB = 0.0001  # about 100 bytes
+    big = SimpleUploadedFile("big.jsonl", (canonical_line(9) + "\n").encode() * 3)
+    refused = token_client(users["alice"]).post(url, {"file": big, "dry_run": True})
+    assert refused.status_code == 400
+    assert (
+        "a preview is for files up to 0.0001 MB (IMPORT_BACKGROUND_MB)" in refused.json()["message"]
+    )
+    assert not Document.objects.filter(external_id="doc-9").exists()
