@@ -319,15 +319,15 @@ def preview_upload(*, upload: UploadedFile, **options: Any) -> Preview:
     web request reads whole, so none that an import would do in the background."""
     check_upload_size(upload)
     name = upload.name or "upload"
-    limit = settings.IMPORT_BACKGROUND_MB
-    if (upload.size or 0) > limit * 2**20:
+    limit, size = settings.IMPORT_BACKGROUND_MB, upload.size or 0
+    if size > limit * 2**20:
         raise ImportFailed(
             [
                 LineError(
                     name,
                     0,
                     "",
-                    f"is {upload.size / 2**20:.0f} MB; a preview is for files up to {limit:g} MB "
+                    f"is {size / 2**20:.0f} MB; a preview is for files up to {limit:g} MB "
                     "(IMPORT_BACKGROUND_MB): use manage.py import_data --dry-run",
                 )
             ]
