@@ -145,9 +145,9 @@ class DocumentImportApi(APIView):
 
 
 def _dry_run(data: dict[str, Any]) -> Response:
-    options = import_options(data)
-    options.pop("update")
     try:
+        options = import_options(data)  # ImportFailed: a mapping file that is not UTF-8
+        options.pop("update")
         if data.get("file"):
             preview = preview_upload(upload=data["file"], **options)
         else:
