@@ -380,7 +380,7 @@ def _source(project: Project, params: Mapping[str, str], target: type[Claim | Se
     chosen = _param(params, "source")
     if chosen or kinds.gold_by_target(project, target):
         return chosen or GOLD
-    on = "claim" if target is Claim else "segment"
+    on = target._meta.model_name  # the Verdict field: claim or segment
     names = (
         project.systems.filter(kind=System.REFERENCE, **{f"verdicts__{on}__isnull": False})
         .distinct()
