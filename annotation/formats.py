@@ -61,7 +61,10 @@ def _system(project: Project, name: str | None, *, kind: str, default: str | Non
     if name:
         found = systems.filter(name=name).first()
         if found is None:
-            raise ValueError(f"no {kind} system named {name!r} in this project")
+            names = ", ".join(systems.order_by("name").values_list("name", flat=True)) or "none"
+            raise ValueError(
+                f"no {kind} system named {name!r} in this project (there are: {names})"
+            )
         return found
     if default and systems.filter(name=default).exists():
         return systems.get(name=default)
@@ -371,6 +374,25 @@ def _param(params: Mapping[str, str], name: str) -> str | None:
     return (params.get(name) or "").strip() or None
 
 
+def _source(project: Project, params: Mapping[str, str], target: type[Claim | Segment]) -> str:
+    """The label source of a FELM or FActScore export: `source`, else "gold" once the
+    annotators have given a gold label; before that a ValueError naming the sources."""
+    chosen = _param(params, "source")
+    if chosen or kinds.gold_by_target(project, target):
+        return chosen or GOLD
+    on = target._meta.model_name  # the Verdict field: claim or segment
+    names = (
+        project.systems.filter(kind=System.REFERENCE, **{f"verdicts__{on}__isnull": False})
+        .distinct()
+        .order_by("name")
+        .values_list("name", flat=True)
+    )
+    raise ValueError(
+        f"no {on} has a gold label from the annotators yet, so the default source "
+        f"(gold) has no labels: choose a source, one of {', '.join(names) or 'none'}"
+    )
+
+
 def export(project: Project, name: str, *, params: Mapping[str, str]) -> tuple[str, str]:
     """(content, content type) of the named export; ValueError for a bad parameter."""
     kind = _param(params, "kind")
@@ -404,14 +426,14 @@ def export(project: Project, name: str, *, params: Mapping[str, str]) -> tuple[s
         return json.dumps(data, ensure_ascii=False, indent=2) + "\n", "application/json"
     if name == "felm.jsonl":
         return _jsonl(
-            felm_records(project, source=_param(params, "source") or GOLD, source_model=model)
+            felm_records(project, source=_source(project, params, Segment), source_model=model)
         ), jsonl
     if name == "factscore.jsonl":
         return _jsonl(
             factscore_records(
                 project,
                 system=_param(params, "system"),
-                source=_param(params, "source") or GOLD,
+                source=_source(project, params, Claim),
                 source_model=model,
             )
         ), jsonl

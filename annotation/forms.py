@@ -59,6 +59,12 @@ class ImportForm(forms.Form):
         help_text="Replace stored documents and claim lists that differ "
         "(never those with annotators' answers).",
     )
+    dry_run = forms.BooleanField(
+        required=False,
+        label="Preview only",
+        help_text="Validate the file and show its first records as they would be stored; "
+        "import nothing.",
+    )
 
 
 class PolicyForm(forms.Form):

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
-from itertools import batched
+from itertools import batched, islice
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from pipeline.dataformats import (
     FORMATS,
     ImportFailed,
     LineError,
+    canonical,
     decode,
     iter_records,
     mapped,
@@ -68,6 +69,8 @@ __all__ = [
     "import_file",
     "import_upload",
     "ingest_results",
+    "preview_file",
+    "preview_upload",
     "save_records",
 ]
 
@@ -133,24 +136,9 @@ def import_file(
     record and keeps only ids; the second reads the records again and writes them in
     batches inside one transaction. `progress(phase, done, total)` is called as it goes
     ("read": bytes or lines, "write": records)."""
-    if text is None and path is None:
-        raise TypeError("import_file needs text or path")
-    source: str | Path
-    if text is None:
-        assert path is not None
-        source = path
-    else:
-        source = decode(text, file) if isinstance(text, bytes) else text
-    if mapping:  # any other layout, read through a mapping file (checked first)
-        fmt = mapped.NAME
-        mapped.compile_mapping(mapping, mapping_file)
-    options = {
-        "mapping": mapping,
-        "system": system,
-        "source_model": source_model,
-        "verifier": verifier,
-        "domain": domain,
-    }
+    source, fmt, options = _source(
+        text, path, file, fmt, system, source_model, verifier, domain, mapping, mapping_file
+    )
     with _fewer_collections():
         fmt, count, warnings = scan_file(source, file=file, fmt=fmt, progress=progress, **options)
         if progress:
@@ -175,6 +163,89 @@ def import_file(
                 total=count,
                 before_commit=finish,
             )
+
+
+def _source(
+    text: str | bytes | None,
+    path: Path | None,
+    file: str,
+    fmt: str,
+    system: str,
+    source_model: str,
+    verifier: str,
+    domain: str,
+    mapping: str,
+    mapping_file: str,
+) -> tuple[str | Path, str, dict[str, str]]:
+    """(source, format, options) of an import: the text (decoded) or the path."""
+    if text is None and path is None:
+        raise TypeError("import_file needs text or path")
+    source: str | Path
+    if text is None:
+        assert path is not None
+        source = path
+    else:
+        source = decode(text, file) if isinstance(text, bytes) else text
+    if mapping:  # any other layout, read through a mapping file (checked first)
+        fmt = mapped.NAME
+        mapped.compile_mapping(mapping, mapping_file)
+    options = {
+        "mapping": mapping,
+        "system": system,
+        "source_model": source_model,
+        "verifier": verifier,
+        "domain": domain,
+    }
+    return source, fmt, options
+
+
+@dataclass
+class Preview:
+    """A dry run: the file is valid; its first records as they would be stored."""
+
+    format: str
+    records: int
+    warnings: list[LineError]
+    first: list[dict[str, Any]]
+
+    @property
+    def jsonl(self) -> str:
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.first)
+
+    def __str__(self) -> str:
+        text = (
+            f"{self.format}: {self.records} record(s) valid, nothing imported (dry run); "
+            f"the first {len(self.first)} as canonical JSONL:\n{self.jsonl}"
+        )
+        if self.warnings:
+            text += f"{len(self.warnings)} warning(s):\n" + "\n".join(map(str, self.warnings))
+        return text
+
+
+def preview_file(
+    *,
+    text: str | bytes | None = None,
+    path: Path | None = None,
+    file: str,
+    fmt: str = "auto",
+    system: str = "",
+    source_model: str = "",
+    verifier: str = "",
+    domain: str = "",
+    mapping: str = "",
+    mapping_file: str = "mapping",
+    limit: int = 3,
+) -> Preview:
+    """Validate a file as `import_file` does before writing (ImportFailed), and give its
+    first `limit` records as canonical JSONL records: nothing is written. (An id already
+    in the project with other data is found only by the import itself.)"""
+    source, fmt, options = _source(
+        text, path, file, fmt, system, source_model, verifier, domain, mapping, mapping_file
+    )
+    fmt, count, warnings = scan_file(source, file=file, fmt=fmt, progress=None, **options)
+    with closing(iter_records(source, file=file, fmt=fmt, **options)) as records:
+        first = [canonical.write(r) for r in islice(records, limit)]
+    return Preview(fmt, count, warnings, first)
 
 
 def read_ahead(records: Iterator[DocRecord]) -> Generator[DocRecord]:
@@ -241,6 +312,30 @@ def import_upload(*, project: Project, upload: UploadedFile, **options: Any) -> 
             project=project, path=Path(upload.temporary_file_path()), file=name, **options
         )
     return import_file(project=project, text=upload.read(), file=name, **options)
+
+
+def preview_upload(*, upload: UploadedFile, **options: Any) -> Preview:
+    """`preview_file` of an upload (the upload page's and the API's dry run): one the
+    web request reads whole, so none that an import would do in the background."""
+    check_upload_size(upload)
+    name = upload.name or "upload"
+    limit, size = settings.IMPORT_BACKGROUND_MB, upload.size or 0
+    if size > limit * 2**20:
+        raise ImportFailed(
+            [
+                LineError(
+                    name,
+                    0,
+                    "",
+                    f"is {size / 2**20:.0f} MB; a preview is for files up to {limit:g} MB "
+                    "(IMPORT_BACKGROUND_MB): use manage.py import_data --dry-run",
+                )
+            ]
+        )
+    options.pop("update", None)
+    if isinstance(upload, TemporaryUploadedFile):
+        return preview_file(path=Path(upload.temporary_file_path()), file=name, **options)
+    return preview_file(text=upload.read(), file=name, **options)
 
 
 def check_upload_size(upload: UploadedFile) -> None:
@@ -483,11 +578,13 @@ def _insert_claims(lists: list[tuple[int, ListRecord]]) -> None:
                 full.append((pk, json.dumps(rows3, ensure_ascii=False)))
             else:
                 texts.append((pk, [c.text for c in lst.claims]))
-        if texts:  # the whole batch in one JSON text: [[list id, [claim text, ...]], ...]
+        if texts:  # the whole batch in one JSON text: {list id: [claim text, ...], ...}
+            # (the id is the key: a json_extract of the list's text in the select list
+            # would parse the whole list again for each claim, quadratic in its length)
             cursor.execute(
-                insert + "SELECT json_extract(l.value, '$[0]'), c.key, c.value, NULL, '' "
-                "FROM json_each(%s) AS l, json_each(l.value, '$[1]') AS c",
-                [json.dumps(texts, ensure_ascii=False)],
+                insert + "SELECT CAST(l.key AS INTEGER), c.key, c.value, NULL, '' "
+                "FROM json_each(%s) AS l, json_each(l.value) AS c",
+                [json.dumps(dict(texts), ensure_ascii=False)],
             )
         cursor.executemany(
             insert + "SELECT %s, key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), "

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..import_jobs import fail_if_abandoned
-from ..ingest import FORMATS, ImportFailed
+from ..ingest import FORMATS, ImportFailed, preview_file, preview_upload
 from ..models import Document, ImportJob
 from ..operations import import_data, import_options
 from .common import ERRORS, PAGE_PARAMS, READ_ERRORS, researcher_project, user_of, valid
@@ -88,6 +88,12 @@ class DocumentImportApi(APIView):
             default=False,
             help_text="Replace stored documents and lists that differ",
         )
+        dry_run = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Validate only: the number of records, the warnings and the first "
+            "records as they would be stored (canonical JSONL records); nothing is imported",
+        )
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if not attrs.get("file") and not attrs.get("content"):
@@ -113,11 +119,13 @@ class DocumentImportApi(APIView):
     @extend_schema(
         operation_id="documents_import",
         request={"multipart/form-data": InputSerializer, "application/json": InputSerializer},
-        responses={201: OutputSerializer, **ERRORS},
+        responses={201: OutputSerializer, 200: OpenApiTypes.OBJECT, **ERRORS},
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = researcher_project(request, project_id)
         data = valid(self.InputSerializer, request.data)
+        if data["dry_run"]:
+            return _dry_run(data)
         try:
             summary = import_data(
                 project=project,
@@ -134,6 +142,26 @@ class DocumentImportApi(APIView):
         body = {k: v for k, v in vars(summary).items() if k in self.OutputSerializer().fields}
         body["warnings"] = [vars(w) for w in summary.warnings]
         return Response({**body, "summary": str(summary)}, status=201)
+
+
+def _dry_run(data: dict[str, Any]) -> Response:
+    try:
+        options = import_options(data)  # ImportFailed: a mapping file that is not UTF-8
+        options.pop("update")
+        if data.get("file"):
+            preview = preview_upload(upload=data["file"], **options)
+        else:
+            preview = preview_file(text=data["content"], file=data["filename"], **options)
+    except ImportFailed as e:
+        raise import_error(e.errors) from None
+    return Response(
+        {
+            "format": preview.format,
+            "records": preview.records,
+            "warnings": [vars(w) for w in preview.warnings],
+            "preview": preview.first,
+        }
+    )
 
 
 def _job_body(job: ImportJob) -> dict[str, Any]:

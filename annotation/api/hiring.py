@@ -30,7 +30,7 @@ class InviteSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="")
     cap = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
     expires_in_days = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, default=None, write_only=True
+        required=False, allow_null=True, min_value=1, max_value=36500, default=None, write_only=True
     )
     expires_at = serializers.DateTimeField(read_only=True, allow_null=True)
     revoked = serializers.BooleanField(read_only=True)

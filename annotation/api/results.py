@@ -25,9 +25,12 @@ from .errors import ApiError, form_error, page_of, paginated
 
 
 def _moment(value: str, name: str, *, end: bool) -> dt.datetime:
-    moment = parse_datetime(value)
+    try:  # a well-formed but impossible value (2026-99-99, +99:00) raises ValueError
+        moment = parse_datetime(value)
+        day = parse_date(value) if moment is None else None
+    except ValueError as e:
+        raise ApiError(400, "invalid", f"{name} is not a possible moment ({e}).", field=name) from e
     if moment is None:
-        day = parse_date(value)
         if day is None:
             raise ApiError(
                 400, "invalid", f"{name} must be a date or a date-time (ISO 8601).", field=name
@@ -155,8 +158,19 @@ class ExportApi(APIView):
                 "kind",
                 OpenApiTypes.STR,
                 enum=kinds.names(),
-                description="answers.csv / wide.csv: only this kind",
+                description="answers.csv: only this kind",
             ),
+            OpenApiParameter(
+                "source",
+                OpenApiTypes.STR,
+                description="felm.jsonl / factscore.jsonl: the labels, 'gold' (the "
+                "annotators'; the default once there is a gold label, a 400 naming the "
+                "sources before) or a reference system, e.g. felm-labels",
+            ),
+            OpenApiParameter(
+                "verifier", OpenApiTypes.STR, description="veriscore.jsonl / safe.json"
+            ),
+            OpenApiParameter("source_model", OpenApiTypes.STR, description="only this model"),
         ],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from .. import exports, kinds, operations
 from ..forms import ImportForm, InstructionsForm, MemberForm, PipelineRunForm, ProjectForm
 from ..import_jobs import fail_if_abandoned
-from ..ingest import ImportFailed
+from ..ingest import ImportFailed, preview_upload
 from ..members import CREATE_PROJECTS, MemberError, add_member
 from ..models import Assignment, ImportJob, Item, PipelineRun, Project
 from ..operations import import_data, import_options
@@ -139,7 +139,15 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
     project = project_for_researcher(request, project_id)
     form = ImportForm(request.POST or None, request.FILES or None)
     errors: list[str] = []
-    if request.method == "POST" and form.is_valid():
+    preview = None
+    if request.method == "POST" and form.is_valid() and form.cleaned_data["dry_run"]:
+        try:
+            preview = preview_upload(
+                upload=form.cleaned_data["file"], **import_options(form.cleaned_data)
+            )
+        except ImportFailed as e:
+            errors = [str(err) for err in e.errors]
+    elif request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
             result = import_data(
@@ -156,7 +164,10 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
             messages.success(request, f"Imported {upload.name}: {result}")
             return redirect("project", project_id=project.pk)
     return render(
-        request, "annotation/import.html", {"project": project, "form": form, "errors": errors}
+        request,
+        "annotation/import.html",
+        {"project": project, "form": form, "errors": errors, "preview": preview},
+        status=400 if errors or form.errors else 200,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Generator, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from .common import (
     Reader,
     SeenIds,
     bad_value,
+    bad_values,
     check_lengths,
     decode,
     file_lines,
@@ -235,29 +237,12 @@ def _storable(line: Line, r: DocRecord, *, clean: bool = False) -> bool:
             check_lengths(line, {"link": (e.link, MAX_LINK)})
     if clean:
         return not line.failed
-    stored = {
-        "id": r.external_id,
-        "response": r.response,
-        "question": r.question,
-        "domain": r.domain,
-        "source_model": r.source_model,
-        "metadata": r.metadata,
-        "claim_lists": {
-            name: [
-                [
-                    c.text,
-                    c.sentence,
-                    c.verdicts,
-                    c.raw_outputs,
-                    [[e.title, e.snippet, e.link] for e in c.evidence],
-                ]
-                for c in lst.claims
-            ]
-            for name, lst in r.lists.items()
-        },
-        "segments": [[s.text, s.verdicts] for s in r.segments],
+    # named as the canonical format names them (the record as canonical.write gives it)
+    stored = canonical.write(r)
+    stored["raw_outputs"] = {
+        name: {i: c.raw_outputs for i, c in enumerate(lst.claims) if c.raw_outputs}
+        for name, lst in r.lists.items()
     }
-    problem = bad_value(stored)
-    if problem:
+    for problem in islice(bad_values(stored), MAX_ERRORS):  # every one, up to the cap
         line.error(*problem)
     return not line.failed

@@ -5,6 +5,9 @@
  "abstained"?: [system], "segments"?: [text | {text, labels?: {system: label}}],
  "knowledge"?: [{text, title?, url?}]}
 
+The response may be empty only when every claim list is abstained (a model that
+declined to answer, as FActScore's files have it).
+
 `knowledge` holds the passages atomic facts are judged against; it is stored in the
 document's metadata under "knowledge" and written back as the top-level key.
 """
@@ -45,7 +48,9 @@ KINDS = (REFERENCE, VERIFIER)
 
 def parse(line: Line) -> DocRecord | None:
     ext = line.get("id", (str, int), required=True)
-    response = line.get("response", str, required=True)
+    if line.obj.get("response") is None:
+        line.error("response", "is missing")
+    response = line.get("response", str)  # may be empty: see _abstention below
     question = line.get("question", str) or ""
     domain = line.get("domain", str) or ""
     model = line.get("source_model", str) or line.reader.options.get("source_model", "")
@@ -84,6 +89,12 @@ def parse(line: Line) -> DocRecord | None:
         claims = claims_field(line, f"claim_lists.{name}", value)
         if claims is not None:
             lists[name] = ListRecord(claims=claims, abstained=name in abstained)
+    if response is not None and not response.strip() and not _abstention(lists):
+        line.error(
+            "response",
+            "is empty (an empty response is kept only when every claim list of the record "
+            "is abstained: name them in 'abstained')",
+        )
     segments = []
     for i, seg in enumerate(line.get("segments", list) or []):
         where = f"segments[{i}]"
@@ -107,6 +118,11 @@ def parse(line: Line) -> DocRecord | None:
     return DocRecord(
         line.line, str(ext), response, question, domain, model, metadata, lists, segments, kinds
     )
+
+
+def _abstention(lists: dict[str, ListRecord]) -> bool:
+    """The model abstained (FActScore's empty outputs): lists, all abstained and empty."""
+    return bool(lists) and all(lst.abstained and not lst.claims for lst in lists.values())
 
 
 def _plain_texts(value: Any) -> bool:

@@ -15,7 +15,7 @@ import math
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import batched
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -26,6 +26,8 @@ SOURCE = "_source"  # metadata key: {"format": name, ...what the writer needs}
 MAX_ID, MAX_DOMAIN, MAX_MODEL, MAX_SYSTEM, MAX_LABEL, MAX_LINK = 300, 100, 200, 200, 50, 2000
 # A NUL or a lone surrogate can only come from a JSON text through one of these escapes.
 BAD_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
+# Python reads no integer of more digits (sys.get_int_max_str_digits()).
+TOO_LONG_INTEGER = "not usable: it holds an integer of more than 4300 digits"
 REFERENCE = "reference"  # verdict kinds, as annotation.models.System names them
 VERIFIER = "verifier"
 
@@ -146,12 +148,22 @@ class Reader:
     warnings: list[LineError] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)
     warned: set[str] = field(default_factory=set)
+    counted: dict[str, tuple[int, int, LineError]] = field(default_factory=dict)
     clean: bool = False  # the text of the row being read holds no value a database refuses
 
     def warn_once(self, key: str, warning: LineError) -> None:
         if key not in self.warned:
             self.warned.add(key)
             self.warnings.append(warning)
+
+    def warn_counted(self, key: str, warning: LineError, count: str) -> None:
+        """One warning per key that counts its cases: the first case's warning, its
+        message after `count` ("{n} record(s)") formatted with the number so far."""
+        n, index, first = self.counted.get(key, (0, len(self.warnings), warning))
+        if not n:
+            self.warnings.append(first)
+        self.counted[key] = (n + 1, index, first)
+        self.warnings[index] = replace(first, message=f"{count.format(n=n + 1)} {first.message}")
 
 
 class Line:
@@ -240,31 +252,37 @@ def label(value: str | bool) -> str:
 def bad_value(value: Any, path: str = "") -> tuple[str, str] | None:
     """(where, what) of the first value no database stores: NaN or infinity, a NUL
     character, a lone surrogate. None when the value is clean."""
+    return next(bad_values(value, path), None)
+
+
+def bad_values(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(where, what) of every value no database stores, in the order of the value."""
     try:  # the common case, in C: clean values serialize without NaN, NUL or surrogates
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
         if "\\u0000" not in text:
             text.encode("utf-8")
-            return None
+            return
     except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
         pass
     stack: list[tuple[str, Any]] = [(path, value)]
     while stack:
         where, v = stack.pop()
         if isinstance(v, float) and not math.isfinite(v):
-            return where, f"holds {v!r}, which JSON does not allow"
-        if isinstance(v, str):
+            yield where, f"holds {v!r}, which JSON does not allow"
+        elif isinstance(v, str):
             problem = _bad_text(v)
             if problem:
-                return where, problem
+                yield where, problem
         elif isinstance(v, dict):
+            items = []
             for k, item in v.items():
                 problem = _bad_text(k) if isinstance(k, str) else None
                 if problem:
-                    return where, f"a key {problem}"
-                stack.append((f"{where}.{k}" if where else str(k), item))
+                    yield where, f"a key {problem}"
+                items.append((f"{where}.{k}" if where else str(k), item))
+            stack += reversed(items)
         elif isinstance(v, list):
-            stack += [(f"{where}[{i}]", item) for i, item in enumerate(v)]
-    return None
+            stack += reversed([(f"{where}[{i}]", item) for i, item in enumerate(v)])
 
 
 def _bad_text(text: str) -> str | None:
@@ -394,6 +412,8 @@ def _loads(raw: str, number: int, reader: Reader, decoder: json.JSONDecoder) -> 
         reader.errors.append(
             LineError(reader.file, number, "", "not usable: the JSON is nested too deeply")
         )
+    except ValueError:  # an integer of more than 4,300 digits
+        reader.errors.append(LineError(reader.file, number, "", TOO_LONG_INTEGER))
     return None
 
 
@@ -514,8 +534,8 @@ class JsonStream:
                 raise ValueError(
                     self.line_at(self.pos), "not usable: the JSON is nested too deeply"
                 ) from None
-            except ValueError as e:  # e.g. an integer of more than 4,300 digits
-                raise ValueError(self.line_at(self.pos), f"not usable ({e})") from None
+            except ValueError:  # an integer of more than 4,300 digits
+                raise ValueError(self.line_at(self.pos), TOO_LONG_INTEGER) from None
             if end == len(self.buf) and not isinstance(value, (dict, list, str)):
                 if self._more(size):  # a number or literal may go on in the next chunk
                     continue

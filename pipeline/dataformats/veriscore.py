@@ -33,7 +33,9 @@ KEPT_KEYS = {"prompt_tok_cnt", "response_tok_cnt", "incomplete", "pipeline"}
 
 
 def stable_id(*parts: str) -> str:
-    return "sha1:" + hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:16]
+    """A lone surrogate passes (the record's check names it); other texts are UTF-8."""
+    text = "\x1f".join(parts).encode("utf-8", "surrogatepass")
+    return "sha1:" + hashlib.sha1(text).hexdigest()[:16]
 
 
 def _document(line: Line, fmt: str, known: set[str]) -> DocRecord | None:

@@ -64,8 +64,8 @@ def researcher_endpoints(project: Project) -> list[tuple[str, str, Any]]:
                 "answers.csv",
                 "wide.csv",
                 "veriscore.jsonl?system=" + SYSTEM_A,
-                "felm.jsonl",
-                "factscore.jsonl?system=" + SYSTEM_A,
+                "felm.jsonl?source=gold",
+                "factscore.jsonl?source=gold&system=" + SYSTEM_A,
             ]
         ],
     ]

@@ -262,7 +262,7 @@ def test_a_broken_json_array_gives_one_error_with_a_hint(project: Project) -> No
         ),
         (
             canonical_line(1, claim_lists={"x": ["\x00"]}),
-            "field 'claim_lists.x[0][0]': contains a NUL",
+            "field 'claim_lists.x[0]': contains a NUL",
         ),
         (
             canonical_line(1, question="\ud800"),

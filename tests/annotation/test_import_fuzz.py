@@ -1,10 +1,14 @@
-"""Fuzzing every importer: no input makes an import raise anything but ImportFailed, and
-a file that was accepted adds nothing when imported again."""
+"""Fuzzing every importer (SAFE's in test_safe_format.py): no input makes an import raise
+anything but ImportFailed, and a file that was accepted adds nothing when imported again.
+Derandomized when CI=true; bench/import_fuzz.py runs them longer."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +17,7 @@ from hypothesis import strategies as st
 
 from annotation.ingest import ImportFailed, import_file
 from annotation.models import Claim, Document, Evidence, Project, Segment, Verdict
+from pipeline.dataformats import mapped
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +25,8 @@ TEXT = st.text(
     st.characters(codec="utf-8") | st.sampled_from(["\x00", "\ud800", "\u2028", "\u0085", "\n"]),
     max_size=12,
 )
-LEAF = st.none() | st.booleans() | st.integers(-3, 3) | st.floats() | TEXT
+HUGE = "<an integer of 4301 digits>"  # json.dumps cannot write one: put in by file_text
+LEAF = st.none() | st.booleans() | st.integers(-3, 3) | st.floats() | TEXT | st.just(HUGE)
 JSON = st.recursive(
     LEAF, lambda c: st.lists(c, max_size=3) | st.dictionaries(TEXT, c, max_size=3), max_leaves=8
 )
@@ -93,7 +99,7 @@ BASES: dict[str, dict[str, Any]] = {
 def record(draw: st.DrawFn, fmt: str) -> dict[str, Any]:
     """The format's record with some keys dropped, some values replaced by any JSON value,
     and maybe a key of its own."""
-    base = dict(BASES[fmt])
+    base = dict(MAPPED if fmt == "mapping" else BASES[fmt])
     for key in draw(st.lists(st.sampled_from(sorted(base)), max_size=3, unique=True)):
         if draw(st.booleans()):
             del base[key]
@@ -108,7 +114,7 @@ def file_text(rows: list[dict[str, Any]], raw: str | None) -> str:
     lines = [json.dumps(r, ensure_ascii=False) for r in rows]
     if raw is not None:
         lines.insert(len(lines) // 2, raw)
-    return "\n".join(lines)
+    return "\n".join(lines).replace(json.dumps(HUGE), "9" * 4301)
 
 
 def counts(project: Project) -> tuple[int, ...]:
@@ -121,15 +127,15 @@ def counts(project: Project) -> tuple[int, ...]:
     )
 
 
-def check(text: str | bytes, fmt: str) -> None:
+def check(text: str | bytes, fmt: str, **options: str) -> None:
     project = Project.objects.create(name="fuzz")
     try:
-        import_file(project=project, text=text, file="fuzz.jsonl", fmt=fmt)
+        import_file(project=project, text=text, file="fuzz.jsonl", fmt=fmt, **options)
     except ImportFailed as e:
         assert e.errors and counts(project) == (0, 0, 0, 0, 0)
         return
     before = counts(project)
-    again = import_file(project=project, text=text, file="fuzz.jsonl", fmt=fmt)
+    again = import_file(project=project, text=text, file="fuzz.jsonl", fmt=fmt, **options)
     assert counts(project) == before
     assert (
         again.documents_created,
@@ -142,6 +148,7 @@ def check(text: str | bytes, fmt: str) -> None:
 
 FUZZ = settings(
     max_examples=int(os.environ.get("FUZZ_EXAMPLES", "40")),
+    derandomize=os.environ.get("CI") == "true",
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -161,6 +168,85 @@ def test_no_record_makes_an_import_crash(db: None, fmt: str) -> None:
     run()
 
 
+MAPPED = {
+    "id": "a",
+    "response": "A. B.",
+    "claims": ["A.", "B."],
+    "labels": [True, False],
+    "sentences": [
+        {"text": "A.", "claims": [{"claim": "A.", "evidence": [{"url": "https://e.org"}]}]}
+    ],
+    "abstained": False,
+}
+EXPRESSION = (
+    st.sampled_from(
+        [
+            "response",
+            "id",
+            "@",
+            "claims",
+            "labels",
+            "sentences",
+            "text",
+            "claim",
+            "evidence",
+            "url",
+            "abstained",
+            "zip(claims, labels)",
+            "zip(claims)",
+            "zip(claims, response)",
+            "[0]",
+            "[1]",
+            "abs(response)",
+            "response || ''",
+            "length(claims)",
+            "`null`",
+            "`[1, 2]`",
+            "'x'",
+            "(" * 3000 + "id" + ")" * 3000,
+        ]
+    )
+    | TEXT
+)
+LEVELS = {"claims": mapped.KEYS["claims"], "segments": mapped.KEYS["segments"]}
+
+
+@st.composite
+def mapping(draw: st.DrawFn) -> dict[str, Any]:
+    """A mapping of some keys of every level (names or expressions), maybe a key that is
+    none, maybe a values table."""
+
+    def level(keys: tuple[str, ...], where: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key in draw(st.lists(st.sampled_from(keys), max_size=5, unique=True)):
+            path = f"{where}.{key}" if where else key
+            if path in LEVELS:
+                out[key] = level(LEVELS[path], path)
+            elif path == "claims.evidence":
+                out[key] = level(mapped.KEYS[path], path)
+            elif path in mapped.NAMES:
+                out[key] = draw(st.sampled_from(["x", "refuse", "replace"]) | TEXT)
+            elif path == "values":
+                out[key] = draw(st.dictionaries(st.sampled_from(["true", "false", "a"]), TEXT))
+            else:
+                out[key] = draw(EXPRESSION)
+        return out
+
+    out = level(mapped.KEYS[""], "")
+    out.setdefault("response", draw(EXPRESSION))
+    if draw(st.booleans()):
+        out[draw(TEXT)] = draw(JSON)
+    return out
+
+
+@FUZZ
+@given(rows=st.lists(record("mapping"), min_size=1, max_size=3), spec=mapping())
+def test_no_mapping_makes_an_import_crash(
+    db: None, rows: list[dict[str, Any]], spec: dict[str, Any]
+) -> None:
+    check(file_text(rows, None), "mapping", mapping=json.dumps(spec))
+
+
 @FUZZ
 @given(data=st.binary(max_size=200))
 def test_no_bytes_make_an_import_crash(db: None, data: bytes) -> None:
@@ -173,3 +259,23 @@ def test_the_fuzz_strategies_reach_accepted_files(db: None) -> None:
         project = Project.objects.create(name=fmt)
         summary = import_file(project=project, text=json.dumps(base), file=f"{fmt}.jsonl", fmt=fmt)
         assert summary.documents_created == 1, fmt
+    spec = {"response": "response", "claims": {"items": "zip(claims, labels)", "text": "[0]"}}
+    summary = import_file(
+        project=Project.objects.create(name="mapped"),
+        text=json.dumps(MAPPED),
+        file="m.jsonl",
+        mapping=json.dumps(spec),
+    )
+    assert (summary.documents_created, summary.claims_created) == (1, 2)
+
+
+def test_the_long_fuzz_bench_runs() -> None:
+    done = subprocess.run(
+        [sys.executable, "bench/import_fuzz.py", "--examples", "3"],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "fuzz: 3 examples per test" in done.stdout and "no crash" in done.stdout

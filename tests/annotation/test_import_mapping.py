@@ -1,5 +1,7 @@
 """Any other layout through a mapping file of JMESPath expressions: FELM's combined file
-and an invented nested claim-level benchmark, as docs/researchers/importing.md shows them."""
+and an invented nested claim-level benchmark, as docs/researchers/importing.md shows them;
+parallel lists paired by zip(); every key checked; no claim list, abstentions and
+left-out records; errors naming where in the source record the value is; the dry run."""
 
 from __future__ import annotations
 
@@ -7,12 +9,20 @@ import io
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client
 
-from annotation.ingest import ImportFailed, import_file
-from annotation.models import Claim, Document, Project, Segment, System
+from annotation.ingest import FACTSCORE_HUMAN, ImportFailed, import_file
+from annotation.models import Claim, ClaimList, Document, Project, Segment, System
+from tests.conftest import canonical_line, peer_file
+
+from .api_helpers import token_client
 
 DATA = Path(__file__).parent / "data" / "mapping"
 
@@ -95,7 +105,13 @@ def test_an_expression_that_finds_nothing_names_itself_and_the_line(project: Pro
 
 def test_an_unmapped_label_and_a_bad_expression_are_errors(project: Project) -> None:
     mapping = (DATA / "nested_claims.yaml").read_text().replace("  unknown: inconclusive\n", "")
-    with pytest.raises(ImportFailed, match=r"line 2, field 'claims\[0\].label': label 'unknown'"):
+    with pytest.raises(
+        ImportFailed,
+        match=re.escape(
+            "line 2, field 'claims.label': at answer.sentences[0].claims[0].verdict: "
+            "label 'unknown' is not in the mapping's values"
+        ),
+    ):
         import_file(
             project=project,
             text=(DATA / "nested_claims.jsonl").read_text(),
@@ -136,3 +152,310 @@ def test_a_malformed_mapping_is_an_error_naming_the_key(
             mapping_file="m.yaml",
         )
     assert Document.objects.count() == 0
+
+
+def mapped_import(project: Project, rows: list[dict[str, Any]], mapping: str) -> Any:
+    return import_file(
+        project=project,
+        text="\n".join(json.dumps(r) for r in rows),
+        file="bench.jsonl",
+        mapping=mapping,
+        mapping_file="bench.yaml",
+    )
+
+
+def errors_of(project: Project, rows: list[dict[str, Any]], mapping: str) -> list[str]:
+    with pytest.raises(ImportFailed) as e:
+        mapped_import(project, rows, mapping)
+    assert Document.objects.count() == 0
+    return [str(err) for err in e.value.errors]
+
+
+PARALLEL = (DATA / "parallel_claims.yaml").read_text()
+
+
+def test_parallel_lists_are_paired_by_zip(project: Project) -> None:
+    rows = [json.loads(x) for x in (DATA / "parallel_claims.jsonl").read_text().splitlines()]
+    summary = mapped_import(project, rows, PARALLEL)
+    assert summary.claims_created == 3 and summary.warnings == []
+    claims = Claim.objects.filter(claim_list__document__external_id="a").order_by("position")
+    assert [(c.text, c.verdicts.get().label) for c in claims] == [
+        ("A.", "supported"),
+        ("B.", "contradicted"),
+        ("C.", "supported"),
+    ]
+    empty = ClaimList.objects.get(document__external_id="b")
+    assert (empty.claims.count(), empty.abstained) == (0, False)
+
+
+def test_zip_of_lists_of_two_lengths_is_an_error_naming_the_line(project: Project) -> None:
+    rows = [{"id": "a", "response": "A. B.", "claims": ["A.", "B."], "claim_labels": [True]}]
+    (error,) = errors_of(project, rows, PARALLEL)
+    assert error.startswith(
+        "bench.jsonl, line 1, field 'claims.items': at zip(claims, claim_labels)"
+    )
+    assert "lists of one length; these have 2, 1 items" in error
+
+
+def test_every_unknown_key_at_every_level_is_refused_with_its_path(project: Project) -> None:
+    mapping = PARALLEL.replace("  label:", "  label_list:") + (
+        "segments: {items: s, text: '@', colour: c}\nanswer: a\n"
+    )
+    mapping = mapping.replace("  items: zip", "  evidence: {items: e, url: u}\n  items: zip")
+    with pytest.raises(ImportFailed) as e:
+        mapped_import(project, [{"id": "a", "response": "A."}], mapping)
+    fields = [(err.file, err.field) for err in e.value.errors]
+    assert fields == [
+        ("bench.yaml", "claims.evidence.url"),
+        ("bench.yaml", "claims.label_list"),
+        ("bench.yaml", "segments.colour"),
+        ("bench.yaml", "answer"),
+    ]
+    assert all("is not a mapping key (" in err.message for err in e.value.errors)
+
+
+NO_LIST = """\
+id: id
+response: response
+skip: draft
+claims: {system: x, abstained: abstained, items: claims, text: "@"}
+"""
+
+
+def test_no_claim_list_an_abstention_and_a_left_out_record(project: Project) -> None:
+    rows = [
+        {"id": "listed", "response": "A.", "claims": ["A."]},
+        {"id": "none-found", "response": "B.", "claims": []},
+        {"id": "no-list", "response": "C."},
+        {"id": "abstained", "response": "", "abstained": True},
+        {"id": "draft", "response": "E.", "claims": ["E."], "draft": True},
+        {"id": "draft-2", "draft": "yes"},
+    ]
+    summary = mapped_import(project, rows, NO_LIST)
+    assert sorted(Document.objects.values_list("external_id", flat=True)) == [
+        "abstained",
+        "listed",
+        "no-list",
+        "none-found",
+    ]
+    lists = {
+        cl.document.external_id: (cl.claims.count(), cl.abstained)
+        for cl in ClaimList.objects.select_related("document")
+    }
+    assert lists == {"listed": (1, False), "none-found": (0, False), "abstained": (0, True)}
+    warnings = [str(w) for w in summary.warnings]
+    assert (
+        "bench.jsonl, line 5, field 'skip': 2 record(s) left out, where 'draft' is true "
+        "(the first here)"
+    ) in warnings
+    assert any("'claims' found nothing" in w for w in warnings)
+
+
+def test_an_empty_response_is_refused_unless_abstained_and_claims_of_an_abstention(
+    project: Project,
+) -> None:
+    mapping = NO_LIST.replace("response: response", "response: response || ''")
+    rows = [
+        {"id": "a", "claims": ["A."]},
+        {"id": "b", "response": "B.", "abstained": True, "claims": ["B."]},
+    ]
+    assert errors_of(project, rows, mapping) == [
+        "bench.jsonl, line 1, field 'response': at response || '': is empty (an empty "
+        "response is kept only when the record's claim list is abstained: see claims.abstained)",
+        "bench.jsonl, line 2, field 'claims.abstained': at abstained: the model abstained, "
+        "yet 1 claim(s) were found",
+    ]
+
+
+NESTED = """\
+id: id
+response: response
+claims:
+  sentences: sentences
+  sentence: sentence2.text
+  items: auto_evidence
+  text: "[3]"
+"""
+
+
+def test_every_nul_is_named_by_its_source_path_or_replaced(project: Project) -> None:
+    row = {
+        "id": "a",
+        "response": "A.",
+        "sentences": [
+            {"sentence2": {"text": "S\u0000."}, "auto_evidence": [["x", "y", "z", "ok"]]},
+            {
+                "sentence2": {"text": "T."},
+                "auto_evidence": [["x"] * 4, ["x", "y", "z", "b\u0000d"]],
+            },
+        ],
+    }
+    assert errors_of(project, [row], NESTED) == [
+        f"bench.jsonl, line 1, field '{field}': at {at}: contains a NUL character (\\u0000); "
+        "`nul: replace` in the mapping stores U+FFFD instead"
+        for field, at in [
+            ("claims.sentence", "sentences[0].sentence2.text"),
+            ("claims.text", "sentences[1].auto_evidence[1].[3]"),
+        ]
+    ]
+    summary = mapped_import(project, [row], NESTED + "nul: replace\n")
+    assert [w.message for w in summary.warnings] == [
+        "at sentences[0].sentence2.text: a NUL character (\\u0000) is stored as U+FFFD",
+        "at sentences[1].auto_evidence[1].[3]: a NUL character (\\u0000) is stored as U+FFFD",
+    ]
+    assert Claim.objects.filter(text="b\ufffdd", sentence="T.").exists()
+
+
+def test_a_dry_run_shows_the_first_records_and_imports_nothing(
+    project: Project, tmp_path: Path
+) -> None:
+    path = tmp_path / "bench.jsonl"
+    path.write_text(
+        "\n".join(
+            json.dumps({"id": f"r{i}", "response": f"R{i}.", "claims": [f"C{i}."]})
+            for i in range(5)
+        )
+    )
+    mapping = tmp_path / "bench.yaml"
+    mapping.write_text(NO_LIST)
+    out = io.StringIO()
+    call_command(
+        "import_data", "mapped", str(path), "--mapping", str(mapping), "--dry-run", stdout=out
+    )
+    lines = out.getvalue().splitlines()
+    assert lines[0].endswith(
+        "mapping: 5 record(s) valid, nothing imported (dry run); the first 3 as canonical JSONL:"
+    )
+    assert [json.loads(x) for x in lines[1:4]] == [
+        {"id": f"r{i}", "response": f"R{i}.", "claim_lists": {"x": [f"C{i}."]}} for i in range(3)
+    ]
+    assert Document.objects.count() == 0
+    path.write_text('{"id": "r", "response": ""}\n')
+    with pytest.raises(CommandError) as e:
+        call_command("import_data", "mapped", str(path), "--mapping", str(mapping), "--dry-run")
+    assert e.value.returncode == 2 and "line 1, field 'response'" in str(e.value)
+
+
+def test_the_api_and_the_upload_page_preview_without_importing(
+    alpha: Project, users: dict[str, User]
+) -> None:
+    before = Document.objects.count()
+    rows = "\n".join(json.dumps({"id": f"r{i}", "response": f"R{i}."}) for i in range(4))
+    mapping = SimpleUploadedFile("bench.yaml", b"id: id\nresponse: response\n")
+    api = token_client(users["alice"]).post(
+        f"/api/projects/{alpha.pk}/documents/import/",
+        {
+            "file": SimpleUploadedFile("bench.jsonl", rows.encode()),
+            "mapping": mapping,
+            "dry_run": True,
+        },
+    )
+    assert api.status_code == 200, api.content
+    assert api.json() == {
+        "format": "mapping",
+        "records": 4,
+        "warnings": [],
+        "preview": [{"id": f"r{i}", "response": f"R{i}."} for i in range(3)],
+    }
+    page = Client()
+    page.force_login(users["alice"])
+    shown = page.post(
+        f"/p/{alpha.pk}/import/",
+        {
+            "file": SimpleUploadedFile("c.jsonl", canonical_line(9).encode()),
+            "format": "auto",
+            "dry_run": "on",
+        },
+    )
+    assert shown.status_code == 200
+    assert (
+        b"Nothing was imported (preview)" in shown.content
+        and b"Person 9 was a painter" in shown.content
+    )
+    refused = page.post(
+        f"/p/{alpha.pk}/import/",
+        {"file": SimpleUploadedFile("c.jsonl", b'{"id": "x"}'), "format": "auto", "dry_run": "on"},
+    )
+    assert (
+        refused.status_code == 400
+        and b"c.jsonl, line 1, field &#x27;response&#x27;: is missing" in refused.content
+    )
+    assert Document.objects.count() == before
+
+
+FACTSCORE = """\
+id: topic
+response: output
+question: input
+claims:
+  system: fs-human
+  labels: fs-labels
+  abstained: "annotations == `null`"
+  sentences: annotations
+  sentence: text
+  items: '"human-atomic-facts"'
+  text: text
+  label: label
+values: {s: supported, ns: not-supported, ir: irrelevant}
+"""
+
+
+@pytest.mark.slow
+def test_a_released_factscore_file_through_a_mapping_matches_its_own_importer(
+    project: Project,
+) -> None:
+    """FActScore's InstructGPT file (abstentions included) read through a mapping file
+    gives the human facts and labels its own importer gives."""
+    path = peer_file("factscore_labeled/InstructGPT.jsonl")
+    summary = import_file(project=project, path=path, file=path.name, mapping=FACTSCORE)
+    assert summary.documents_created == 183
+    native = Project.objects.create(name="native")
+    import_file(project=native, path=path, file=path.name)
+
+    def facts(p: Project, system: str) -> list[tuple[str, bool, int, str, str | None]]:
+        return sorted(
+            (
+                c.claim_list.document.response,
+                c.claim_list.abstained,
+                c.position,
+                c.text,
+                c.verdicts.values_list("label", flat=True).first(),
+            )
+            for c in Claim.objects.filter(
+                claim_list__document__project=p, claim_list__system__name=system
+            ).select_related("claim_list__document")
+        )
+
+    mapped_facts = facts(project, "fs-human")
+    assert len(mapped_facts) == 4726
+    labels = {"supported": "s", "not-supported": "ns", "irrelevant": "ir"}
+    assert [(*f[:4], labels[f[4] or ""]) for f in mapped_facts] == [
+        (*f[:4], (f[4] or "").lower()) for f in facts(native, FACTSCORE_HUMAN)
+    ]
+    abstained = ClaimList.objects.filter(document__project=project, abstained=True)
+    native_abstained = ClaimList.objects.filter(
+        document__project=native, abstained=True, system__name=FACTSCORE_HUMAN
+    )
+    assert abstained.count() == native_abstained.count() > 0
+    assert set(abstained.values_list("document__response", flat=True)) == {""}
+
+
+def test_a_preview_is_for_the_projects_researchers_and_small_files(
+    alpha: Project, users: dict[str, User], settings: Any
+) -> None:
+    """Attacks: an annotator of the project, a researcher of another project, no
+    token, and a file above the size an import does in the web request."""
+    body = {"content": canonical_line(9), "dry_run": True}
+    url = f"/api/projects/{alpha.pk}/documents/import/"
+    Project.objects.create(name="erin's").add_member(users["erin"], "researcher")
+    for user, status in (("bob", 404), ("erin", 404), (None, 401)):
+        client = token_client(users[user] if user else None)
+        assert client.post(url, body, format="json").status_code == status, user
+    settings.IMPORT_BACKGROUND_MB = 0.0001  # about 100 bytes
+    big = SimpleUploadedFile("big.jsonl", (canonical_line(9) + "\n").encode() * 3)
+    refused = token_client(users["alice"]).post(url, {"file": big, "dry_run": True})
+    assert refused.status_code == 400
+    assert (
+        "a preview is for files up to 0.0001 MB (IMPORT_BACKGROUND_MB)" in refused.json()["message"]
+    )
+    assert not Document.objects.filter(external_id="doc-9").exists()

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from ...ingest import FORMATS, ImportFailed, import_file
+from ...ingest import FORMATS, ImportFailed, import_file, preview_file
 from ._project import find_project
 
 
@@ -35,6 +35,12 @@ class Command(BaseCommand):
             help="a mapping file (YAML or JSON) of JMESPath expressions for any other layout",
         )
         parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="validate the file and show its first records as they would be stored; "
+            "import nothing",
+        )
+        parser.add_argument(
             "--update",
             action="store_true",
             help="replace stored documents and claim lists that differ (never those "
@@ -52,6 +58,22 @@ class Command(BaseCommand):
                 mapping = opts["mapping"].read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as e:
                 raise CommandError(f"{opts['mapping']}: cannot read the mapping ({e}).") from e
+        options = {
+            "fmt": opts["format"],
+            "system": opts["system"],
+            "source_model": opts["source_model"],
+            "verifier": opts["verifier"],
+            "domain": opts["domain"],
+            "mapping": mapping,
+            "mapping_file": str(opts["mapping"] or ""),
+        }
+        if opts["dry_run"]:
+            try:
+                preview = preview_file(path=path, file=str(path), **options)
+            except ImportFailed as e:
+                raise CommandError(str(e), returncode=2) from e
+            self.stdout.write(f"{path}: {preview}")
+            return
         bars: dict[str, tqdm] = {}
 
         def progress(phase: str, done: int, total: int) -> None:
@@ -74,18 +96,12 @@ class Command(BaseCommand):
                 project=project,
                 path=path,
                 file=str(path),
-                fmt=opts["format"],
-                system=opts["system"],
-                source_model=opts["source_model"],
-                verifier=opts["verifier"],
-                domain=opts["domain"],
                 update=opts["update"],
                 progress=progress,
-                mapping=mapping,
-                mapping_file=str(opts["mapping"] or ""),
+                **options,
             )
         except ImportFailed as e:
-            raise CommandError(str(e)) from e
+            raise CommandError(str(e), returncode=2) from e
         except OSError as e:
             raise CommandError(f"{path}: cannot read the file ({e}).") from e
         finally:
