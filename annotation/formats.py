@@ -378,7 +378,7 @@ def _source(project: Project, params: Mapping[str, str], target: type[Claim | Se
     """The label source of a FELM or FActScore export: `source`, else "gold" once the
     annotators have given a gold label; before that a ValueError naming the sources."""
     chosen = _param(params, "source")
-    if chosen or kinds.gold_by_target(project, target):
+    if chosen or gold.gold_by_target(project, target):
         return chosen or GOLD
     on = target._meta.model_name  # the Verdict field: claim or segment
     names = (
