@@ -9,7 +9,7 @@ from typing import Any
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from .. import hiring
 from ..hiring import HiringPolicy, Invite, QualityItem
 from ..hiring.forms import InviteForm, PolicyForm
+from ..login_throttle import join_wait
 from ..models import Assignment, Item, Membership
 from .common import ERRORS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error
@@ -255,7 +256,9 @@ class QualityMemberApi(APIView):
 
 class JoinApi(APIView):
     """Join a project through an invite link's key, as a script or a crowd-work
-    platform's integration would: returns an API token and the personal URL."""
+    platform's integration would: makes the account and returns its API token and
+    personal URL, once. A worker id that has an account already gets 409: the id alone
+    never opens it."""
 
     permission_classes = [AllowAny]
     authentication_classes: list[type] = []
@@ -265,8 +268,7 @@ class JoinApi(APIView):
         project = serializers.IntegerField()
         pseudonym = serializers.CharField()
         token = serializers.CharField()
-        personal_url = serializers.CharField(allow_null=True, help_text="only when created")
-        created = serializers.BooleanField()
+        personal_url = serializers.CharField()
 
     @extend_schema(
         operation_id="invites_join",
@@ -274,37 +276,34 @@ class JoinApi(APIView):
             "application/json": {"type": "object", "additionalProperties": {"type": "string"}}
         },
         responses={
-            200: JoinedSerializer,
             201: JoinedSerializer,
+            409: ErrorSerializer,
             410: ErrorSerializer,
+            429: ErrorSerializer,
             **READ_ERRORS,
         },
     )
     def post(self, request: Request, key: str) -> Response:
         invite = get_object_or_404(Invite, key=key)
+        if wait := join_wait(request, invite.key):
+            raise exceptions.Throttled(wait=wait)
         data = request.data if isinstance(request.data, dict) else {}
-        params = {
-            p: str(data[p]) for p in [invite.worker_param, *invite.extra_params] if data.get(p)
-        }
         try:
-            hire, created = hiring.join(invite, params)
+            hire = hiring.join(invite, data)
         except hiring.JoinRefused as e:
-            raise ApiError(410, "invite_closed", str(e)) from e
-        token, _ = Token.objects.get_or_create(user=hire.membership.user)
-        personal = (
-            request.build_absolute_uri(reverse("hire_login", kwargs={"key": hire.key}))
-            if created
-            else None
-        )
+            code = {"closed": "invite_closed", "invalid": "invalid", "joined": "already_joined"}
+            raise ApiError(e.status, code[e.code], str(e)) from e
+        token = Token.objects.create(user=hire.membership.user)
         return Response(
             {
                 "project": invite.project_id,
                 "pseudonym": hire.membership.pseudonym,
                 "token": token.key,
-                "personal_url": personal,
-                "created": created,
+                "personal_url": request.build_absolute_uri(
+                    reverse("hire_login", kwargs={"key": hire.key})
+                ),
             },
-            status=201 if created else 200,
+            status=201,
         )
 
 

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 from .. import hiring, kinds
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import InviteForm, PolicyForm
+from ..login_throttle import join_wait
 from ..models import Assignment, Item, Membership
 from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
 
@@ -29,31 +30,38 @@ def _log_in(request: HtmxRequest, hire: Hire) -> None:
 
 def join(request: HtmxRequest, key: str) -> HttpResponse:
     """An invite link: GET shows a Start button (so link previews create nobody), POST
-    makes (or finds, by worker id) the account and logs it in."""
+    makes the account, logs this browser in and shows the personal URL once. A worker id
+    with an account already is told how to come back, never let in by the id."""
     invite = get_object_or_404(Invite, key=key)
     params = request.POST if request.method == "POST" else request.GET
-    wanted = [invite.worker_param, *invite.extra_params]
-    carried = {p: params[p] for p in wanted if params.get(p)}
-    if request.method != "POST":
-        problem = None if hiring.known(invite, carried) and not invite.revoked else invite.problem()
-        return render(
-            request,
-            "annotation/join.html",
-            {"invite": invite, "carried": carried, "problem": problem},
-            status=410 if problem else 200,
-        )
+    wanted = [p for p in [invite.worker_param, *invite.extra_params] if p]
+    carried = {p: params[p] for p in wanted if p in params}
+    if (mine := hiring.joined_here(request.user, invite, carried)) is not None:
+        return redirect("next_item", project_id=mine.membership.project_id)
     try:
-        hire, created = hiring.join(invite, carried)
+        if request.method != "POST":
+            if problem := invite.problem():
+                raise hiring.JoinRefused(problem)
+            hiring.join_params(invite, carried)
+            return render(request, "annotation/join.html", {"invite": invite, "carried": carried})
+        if wait := join_wait(request, invite.key):
+            response = render(
+                request,
+                "annotation/join.html",
+                {"invite": invite, "problem": "Too many people are joining: try again soon."},
+                status=429,
+            )
+            response["Retry-After"] = str(wait)
+            return response
+        hire = hiring.join(invite, carried)
     except hiring.JoinRefused as e:
         return render(
             request,
             "annotation/join.html",
-            {"invite": invite, "carried": carried, "problem": str(e)},
-            status=410,
+            {"invite": invite, "problem": str(e)},
+            status=e.status,
         )
     _log_in(request, hire)
-    if not created:
-        return redirect("next_item", project_id=invite.project_id)
     personal = request.build_absolute_uri(reverse("hire_login", kwargs={"key": hire.key}))
     return render(
         request, "annotation/joined.html", {"project": invite.project, "personal_url": personal}
@@ -61,24 +69,41 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
 
 
 def personal_login(request: HtmxRequest, key: str) -> HttpResponse:
+    """The personal URL: GET asks to confirm (a link preview or a prefetch logs nobody
+    in), POST logs this browser in."""
     hire = get_object_or_404(Hire.objects.select_related("membership__user"), key=key)
+    if request.method != "POST":
+        return render(
+            request, "annotation/personal_login.html", {"project": hire.membership.project}
+        )
     _log_in(request, hire)
     return redirect("next_item", project_id=hire.membership.project_id)
 
 
 def gate(request: HtmxRequest, membership: Membership) -> HttpResponse | None:
-    """Where next_item sends a hired annotator instead of the real queue, if anywhere."""
+    """Where next_item sends a hired annotator instead of the real queue, if anywhere:
+    a training item, or the page saying why not (returned, paused, training; screened
+    out with the invite's code)."""
     hire = hiring.hire_of(membership)
     if hire is None:
         return None
     training = hiring.next_training(membership)
-    if training is not None and not hire.paused:
-        return redirect("assignment", assignment_id=training.pk)
     why = hiring.blocked(membership)
+    if training is not None and why in (None, "training"):
+        return redirect("assignment", assignment_id=training.pk)
     if why is None:
         return None
+    invite = hire.invite
     return render(
-        request, "annotation/hiring_wait.html", {"project": membership.project, "why": why}
+        request,
+        "annotation/hiring_wait.html",
+        {
+            "project": membership.project,
+            "why": why,
+            "screened_out": hiring.screened_out(hire) and why != "returned",
+            "code": invite.screened_out_code if invite else "",
+            "url": invite.screened_out_url if invite else "",
+        },
     )
 
 
@@ -91,14 +116,21 @@ def after_answer(assignment: Assignment) -> str | None:
 
 
 def finished(request: HtmxRequest, membership: Membership) -> HttpResponse | None:
-    """A hired annotator whose queue is done: the invite's completion code or URL."""
+    """A hired annotator whose queue is done: the invite's completion code or URL when
+    the quota is complete (hiring.completed), else what is missing."""
     hire = hiring.hire_of(membership)
     if hire is None or hire.invite is None:
         return None
-    mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
-    if not mine.done().exists():  # nothing was given to them yet: no code for no work
-        return None
     invite = hire.invite
+    if not hiring.completed(hire):
+        mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
+        if not mine.done().exists():  # nothing was given to them yet
+            return None
+        return render(
+            request,
+            "annotation/hiring_done.html",
+            {"project": membership.project, "skips_allowed": invite.skips_allowed, "short": True},
+        )
     if invite.completion_url:
         return redirect(invite.completion_url)
     return render(
