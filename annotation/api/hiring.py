@@ -145,7 +145,13 @@ class QualityItemSerializer(serializers.Serializer):
         default=dict,
         help_text='"unit.field" -> value; empty for a check takes the item\'s adjudications',
     )
-    explanation = serializers.CharField(required=False, allow_blank=True, default="")
+    explanation = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="shown after a training item; List A / List B become each worker's"
+        " List 1 / List 2 as they saw them",
+    )
     reference_system = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -308,10 +314,14 @@ class JoinApi(APIView):
 
 
 class FeedbackApi(APIView):
+    """A training item's feedback, as the page shows it: the reference in this person's
+    own numbering (List 1/2 as they saw the lists) and whether each answer was right."""
+
     @extend_schema_serializer(component_name="AssignmentFeedback")
     class FeedbackSerializer(serializers.Serializer):
         reference = serializers.DictField(child=serializers.CharField())
         yours = serializers.DictField(child=serializers.CharField())
+        right = serializers.DictField(child=serializers.BooleanField())
         explanation = serializers.CharField()
 
     @extend_schema(
@@ -324,5 +334,12 @@ class FeedbackApi(APIView):
         q = QualityItem.objects.filter(item=assignment.item, role=hiring.TRAINING).first()
         if q is None or assignment.status != assignment.SUBMITTED:
             raise ApiError(404, "not_found", "No feedback for this assignment.")
-        yours = {f"{u}.{f}": v for (u, f), v in assignment.answers_dict().items()}
-        return Response({"reference": q.reference, "yours": yours, "explanation": q.explanation})
+        rows = hiring.feedback_rows(assignment, q)
+        return Response(
+            {
+                "reference": {f"{r['unit']}.{r['key']}": r["reference"] for r in rows},
+                "yours": {f"{u}.{f}": v for (u, f), v in assignment.answers_dict().items()},
+                "right": {f"{r['unit']}.{r['key']}": r["same"] for r in rows},
+                "explanation": hiring.worker_numbering(assignment, q.explanation),
+            }
+        )

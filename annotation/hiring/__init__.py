@@ -23,6 +23,7 @@ from .services import (
     bulk_bonus,
     completed,
     erase,
+    feedback_rows,
     fill_queue,
     give_back,
     hire_of,
@@ -46,6 +47,7 @@ from .services import (
     status,
     training_score,
     worker_data,
+    worker_numbering,
 )
 
 __all__ = [
@@ -69,6 +71,7 @@ __all__ = [
     "bulk_bonus",
     "completed",
     "erase",
+    "feedback_rows",
     "fill_queue",
     "give_back",
     "hire_of",
@@ -92,5 +95,6 @@ __all__ = [
     "set_state",
     "status",
     "training_score",
+    "worker_numbering",
     "worker_data",
 ]

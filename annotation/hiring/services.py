@@ -224,6 +224,40 @@ def presented(assignment: Assignment, field: str, value: str) -> str:
     return value
 
 
+_LIST = re.compile(r"\b([Ll]ist) ([ABab])\b")
+
+
+def worker_numbering(assignment: Assignment, text: str) -> str:
+    """A researcher's text naming the stored lists "List A" / "List B" as this person saw
+    them ("List 1" / "List 2"), for kinds that show two lists."""
+    spec = kinds.get(assignment.item.kind)
+    if spec.field("choice") is None:
+        return text
+    return _LIST.sub(lambda m: f"{m[1]} {presented(assignment, 'choice', m[2].lower())}", text)
+
+
+def feedback_rows(assignment: Assignment, quality: QualityItem) -> list[dict[str, Any]]:
+    """Per reference unit of a training item: the question, this person's answer, the
+    reference in their own numbering and whether they were right."""
+    given = assignment.answers_dict()
+    spec = kinds.get(assignment.item.kind)
+    rows = []
+    for (unit, field), value in sorted(quality.reference_pairs().items()):
+        f = spec.field(field)
+        reference = presented(assignment, field, value)
+        rows.append(
+            {
+                "unit": unit,
+                "key": field,
+                "field": f.label if f else field,
+                "yours": given.get((unit, field), "–"),
+                "reference": reference,
+                "same": given.get((unit, field)) == reference,
+            }
+        )
+    return rows
+
+
 def hire_of(membership: Membership) -> Hire | None:
     try:
         return membership.hire

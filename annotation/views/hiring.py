@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from .. import hiring, kinds
+from .. import hiring
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import InviteForm, PolicyForm
 from ..login_throttle import join_wait
@@ -146,28 +146,24 @@ def training_feedback(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     quality = QualityItem.objects.filter(item=assignment.item, role=hiring.TRAINING).first()
     if quality is None or assignment.status != Assignment.SUBMITTED:
         raise Http404("No feedback for this item.")
-    given = assignment.answers_dict()
-    spec = kinds.get(assignment.item.kind)
-    rows = []
-    for (unit, field), value in sorted(quality.reference_pairs().items()):
-        f = spec.field(field)
-        rows.append(
-            {
-                "unit": unit,
-                "field": f.label if f else field,
-                "yours": given.get((unit, field), "–"),
-                "reference": hiring.presented(assignment, field, value),
-                "same": given.get((unit, field)) == hiring.presented(assignment, field, value),
-            }
-        )
     return render(
         request,
         "annotation/training_feedback.html",
-        {"project": assignment.item.project, "rows": rows, "explanation": quality.explanation},
+        {
+            "project": assignment.item.project,
+            "rows": hiring.feedback_rows(assignment, quality),
+            "explanation": hiring.worker_numbering(assignment, quality.explanation),
+        },
     )
 
 
 # --- researchers ------------------------------------------------------------------------
+
+
+EXPLANATION_HELP = (
+    "shown after a training item; write List A / List B for the stored lists: each worker"
+    " reads them as List 1 / List 2, numbered as they saw them"
+)
 
 
 class MarkForm(forms.Form):
@@ -179,7 +175,9 @@ class MarkForm(forms.Form):
         help_text="one unit.field=value per line, e.g. item.label=supported;"
         " empty for a check takes the item's adjudications",
     )
-    explanation = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    explanation = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), help_text=EXPLANATION_HELP
+    )
     reference_system = forms.CharField(
         required=False,
         max_length=200,

@@ -201,7 +201,9 @@ def test_training_first_then_feedback_then_the_real_queue(invite: Invite, client
     r = answer(client, training, choice_side="a")
     assert r["Location"] == reverse("training_feedback", args=[training.pk])
     feedback = client.get(r["Location"]).content.decode()
-    assert "List a names every fact." in feedback and 'class="different"' not in feedback
+    seen = hiring.presented(training, "choice", "a")  # List a as this person numbered it
+    assert f"List {seen} names every fact." in feedback and 'class="different"' not in feedback
+    assert feedback.count("✓ right") == 2 and "✗ wrong" not in feedback
     hire.refresh_from_db()
     assert hire.passed_training
     nxt = client.get(reverse("next_item", args=[invite.project_id]))["Location"]
@@ -216,6 +218,7 @@ def test_below_the_pass_mark_waits_until_a_researcher_lets_them_through(
     training = Assignment.objects.get(annotator=hire.membership.user, item__quality__isnull=False)
     feedback = client.get(answer(client, training, choice_side="b", hard="yes")["Location"])
     assert feedback.content.decode().count('class="different"') == 2
+    assert feedback.content.decode().count("✗ wrong") == 2
     wait = client.get(reverse("next_item", args=[invite.project_id]))
     assert wait.status_code == 200 and b'id="wait"' in wait.content
     alice = Client()
@@ -477,7 +480,9 @@ def test_api_training_and_policy(
         == 200
     )
     fb = worker.get(reverse("api_assignment_feedback", args=[training])).json()
-    assert fb["explanation"] == "Because." and fb["reference"] == {"item.choice": "a"}
+    assert fb["explanation"] == "Because."
+    assert fb["reference"] == {"item.choice": hiring.presented(a, "choice", "a")}
+    assert fb["right"] == {"item.choice": True}
     assert worker.get(reverse("api_assignment", args=[real])).status_code == 200
 
 
