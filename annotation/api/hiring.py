@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
@@ -17,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import hiring
-from ..hiring import HiringPolicy, Invite, QualityItem
+from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import InviteForm, PolicyForm
 from ..login_throttle import join_wait
 from ..models import Assignment, Item, Membership
@@ -42,6 +44,12 @@ class InviteSerializer(serializers.Serializer):
     items_per_person = serializers.IntegerField(required=False, min_value=0, default=0)
     completion_code = serializers.CharField(required=False, allow_blank=True, default="")
     completion_url = serializers.CharField(required=False, allow_blank=True, default="")
+    screened_out_code = serializers.CharField(required=False, allow_blank=True, default="")
+    screened_out_url = serializers.CharField(required=False, allow_blank=True, default="")
+    skips_allowed = serializers.IntegerField(required=False, min_value=0, default=0)
+    time_limit_minutes = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, default=None
+    )
     joined = serializers.IntegerField(read_only=True)
 
 
@@ -58,6 +66,10 @@ def _invite_row(request: Request, i: Invite) -> dict[str, Any]:
         "items_per_person": i.items_per_person,
         "completion_code": i.completion_code,
         "completion_url": i.completion_url,
+        "screened_out_code": i.screened_out_code,
+        "screened_out_url": i.screened_out_url,
+        "skips_allowed": i.skips_allowed,
+        "time_limit_minutes": i.time_limit_minutes,
         "joined": i.hires.count(),
     }
 
@@ -105,6 +117,15 @@ class PolicySerializer(serializers.Serializer):
     check_rate = serializers.FloatField()
     pause_below = serializers.FloatField(allow_null=True)
     pause_after = serializers.IntegerField(min_value=0)
+    pay_per_item = serializers.DecimalField(
+        max_digits=8, decimal_places=2, required=False, help_text="bonus per real item submitted"
+    )
+    pay_per_correct_check = serializers.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        required=False,
+        help_text="bonus per known-answer check unit answered right",
+    )
 
 
 class PolicyApi(APIView):
@@ -115,6 +136,8 @@ class PolicyApi(APIView):
             "check_rate": p.check_rate,
             "pause_below": p.pause_below,
             "pause_after": p.pause_after,
+            "pay_per_item": str(p.pay_per_item),  # as DRF writes decimals
+            "pay_per_correct_check": str(p.pay_per_correct_check),
         }
 
     @extend_schema(
@@ -130,7 +153,9 @@ class PolicyApi(APIView):
     )
     def put(self, request: Request, project_id: int) -> Response:
         policy = HiringPolicy.of(researcher_project(request, project_id))
-        form = PolicyForm(valid(PolicySerializer, request.data), instance=policy)
+        form = PolicyForm(
+            {**self._row(policy), **valid(PolicySerializer, request.data)}, instance=policy
+        )
         if not form.is_valid():
             raise form_error(form)
         return Response(self._row(form.save()))
@@ -343,3 +368,69 @@ class FeedbackApi(APIView):
                 "explanation": hiring.worker_numbering(assignment, q.explanation),
             }
         )
+
+
+@extend_schema_serializer(component_name="QualityPayment")
+class PaymentRowSerializer(serializers.Serializer):
+    worker_id = serializers.CharField(help_text="empty once the worker's data was deleted")
+    worker_params = serializers.DictField(child=serializers.CharField())
+    annotator = serializers.CharField(help_text="pseudonym A<n>")
+    membership = serializers.IntegerField()
+    status = serializers.CharField(
+        help_text=f"{hiring.COMPLETED}, {hiring.SCREENED_OUT}, {hiring.IN_PROGRESS}"
+        f" or {hiring.RETURNED}"
+    )
+    real_items_submitted = serializers.IntegerField()
+    checks = serializers.IntegerField(help_text="known-answer units answered")
+    checks_correct = serializers.IntegerField()
+    check_accuracy = serializers.FloatField(allow_null=True)
+    check_ci_low = serializers.FloatField(allow_null=True, help_text="95% Wilson interval")
+    check_ci_high = serializers.FloatField(allow_null=True)
+    active_minutes = serializers.FloatField()
+    bonus = serializers.DecimalField(max_digits=10, decimal_places=2)
+
+
+class PaymentsApi(APIView):
+    @extend_schema(
+        operation_id="hiring_payments",
+        parameters=[
+            OpenApiParameter(
+                "layout",
+                str,
+                enum=["json", "csv", "bonus"],
+                description="json (default), csv (every column) or bonus (worker_id,amount)",
+            )
+        ],
+        responses={200: PaymentRowSerializer(many=True), **READ_ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response | HttpResponse:
+        project = researcher_project(request, project_id)
+        layout = request.query_params.get("layout", "json")
+        if layout in ("csv", "bonus"):
+            return HttpResponse(
+                hiring.payments_file(project, layout), content_type="text/csv; charset=utf-8"
+            )
+        if layout != "json":
+            raise ApiError(400, "invalid", "layout: json, csv or bonus.", field="layout")
+        return Response(PaymentRowSerializer(hiring.payments(project), many=True).data)
+
+
+class WorkerDataApi(APIView):
+    """One hired worker's personal data: GET exports it, DELETE removes the worker id,
+    extra parameters, personal URL and API token (the answers stay under the pseudonym)."""
+
+    def _hire(self, request: Request, project_id: int, membership_id: int) -> Hire:
+        project = researcher_project(request, project_id)
+        return get_object_or_404(Hire, membership__project=project, membership_id=membership_id)
+
+    @extend_schema(
+        operation_id="hiring_worker_data",
+        responses={200: OpenApiTypes.OBJECT, **READ_ERRORS},
+    )
+    def get(self, request: Request, project_id: int, membership_id: int) -> Response:
+        return Response(hiring.worker_data(self._hire(request, project_id, membership_id)))
+
+    @extend_schema(operation_id="hiring_worker_data_delete", responses={204: None, **READ_ERRORS})
+    def delete(self, request: Request, project_id: int, membership_id: int) -> Response:
+        hiring.erase(self._hire(request, project_id, membership_id))
+        return Response(status=204)

@@ -103,6 +103,12 @@ urlpatterns = [
         name="api_quality_items",
     ),
     path("projects/<id:project_id>/quality/", hiring.QualityApi.as_view(), name="api_quality"),
+    path("projects/<id:project_id>/payments/", hiring.PaymentsApi.as_view(), name="api_payments"),
+    path(
+        "projects/<id:project_id>/quality/<id:membership_id>/data/",
+        hiring.WorkerDataApi.as_view(),
+        name="api_worker_data",
+    ),
     path(
         "projects/<id:project_id>/quality/<id:membership_id>/",
         hiring.QualityMemberApi.as_view(),

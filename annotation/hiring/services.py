@@ -4,6 +4,7 @@ and known-answer scores, the pause rule, marking training and check items."""
 from __future__ import annotations
 
 import datetime as dt
+import io
 import random
 import re
 import secrets
@@ -18,7 +19,7 @@ from django.db.models import QuerySet, Sum
 from django.utils import timezone
 from statsmodels.stats.proportion import proportion_confint
 
-from .. import kinds
+from .. import kinds, safecsv
 from ..models import (
     Answer,
     Assignment,
@@ -467,6 +468,7 @@ def payments(project: Project) -> list[dict[str, Any]]:
                 "worker_id": hire.worker_id,
                 "worker_params": hire.worker_params,
                 "annotator": hire.membership.pseudonym,
+                "membership": hire.membership_id,
                 "status": status(hire),
                 "real_items_submitted": real,
                 "checks": checks.units,
@@ -511,6 +513,20 @@ def bulk_bonus(rows: list[dict[str, Any]]) -> str:
     return "".join(
         f"{r['worker_id']},{r['bonus']}\n" for r in rows if r["worker_id"] and r["bonus"] > 0
     )
+
+
+def payments_file(project: Project, layout: str = "csv") -> str:
+    """The payments export as text: "csv" (every column) or "bonus" (the marketplace's
+    bulk-bonus `worker_id,amount` lines)."""
+    rows = payments(project)
+    if layout == "bonus":
+        return bulk_bonus(rows)
+    out = io.StringIO()
+    header, lines = payment_table(rows)
+    writer = safecsv.writer(out)
+    writer.writerow(header)
+    writer.writerows(lines)
+    return out.getvalue()
 
 
 def worker_data(hire: Hire) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -263,6 +263,7 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
             "mark_form": mark_form,
             "invites": invites,
             "quality": hiring.quality_rows(project),
+            "payments": hiring.payments(project),
             "marked": QualityItem.objects.filter(item__project=project).order_by("item_id"),
         },
     )
@@ -277,8 +278,19 @@ def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> 
         Membership, project=project, pk=membership_id, role=Membership.ANNOTATOR
     )
     action = request.POST.get("action")
-    if action not in ("pause", "resume", "let_through"):
-        messages.error(request, "Choose pause, resume or let through.")
+    if action not in ("pause", "resume", "let_through", "return", "erase"):
+        messages.error(request, "Choose pause, resume, let through, return or erase.")
+        return redirect("hiring", project_id=project.pk)
+    if action in ("return", "erase"):
+        hire = hiring.hire_of(membership)
+        if hire is None:
+            messages.error(request, f"{membership.pseudonym} did not join through an invite.")
+        elif action == "return":
+            n = hiring.give_back(hire)
+            messages.success(request, f"{membership.pseudonym} returned: {n} open item(s) freed.")
+        else:
+            hiring.erase(hire)
+            messages.success(request, f"{membership.pseudonym}: worker id and parameters deleted.")
         return redirect("hiring", project_id=project.pk)
     hiring.set_state(
         membership,
@@ -287,3 +299,30 @@ def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> 
     )
     messages.success(request, f"{membership.pseudonym}: {action.replace('_', ' ')} done.")
     return redirect("hiring", project_id=project.pk)
+
+
+@login_required
+def hiring_payments(request: HtmxRequest, project_id: int) -> HttpResponse:
+    """The payments export: ?layout=csv (every column) or bonus (worker_id,amount)."""
+    project = project_for_researcher(request, project_id)
+    layout = request.GET.get("layout", "csv")
+    if layout not in ("csv", "bonus"):
+        raise Http404("Choose layout=csv or layout=bonus.")
+    response = HttpResponse(
+        hiring.payments_file(project, layout), content_type="text/csv; charset=utf-8"
+    )
+    name = f"project-{project.pk}-{'bonus' if layout == 'bonus' else 'payments'}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@login_required
+def hiring_worker_data(request: HtmxRequest, project_id: int, membership_id: int) -> HttpResponse:
+    """Everything stored about one hired worker, as JSON (a personal-data request)."""
+    project = project_for_researcher(request, project_id)
+    hire = get_object_or_404(Hire, membership__project=project, membership_id=membership_id)
+    response = JsonResponse(hiring.worker_data(hire), json_dumps_params={"indent": 1})
+    response["Content-Disposition"] = (
+        f'attachment; filename="worker-{hire.membership.pseudonym}.json"'
+    )
+    return response
