@@ -242,6 +242,7 @@ SPECTACULAR_SETTINGS = {
         "ItemsCreateStratifyEnum": ["domain", "source_model"],
         "GoldProvenanceEnum": ["unanimous", "majority", "adjudicated", "tie-rule", "tie"],
         "QualityActionEnum": ["pause", "resume", "let_through"],
+        "QualityItemRoleEnum": "annotation.hiring.models.QualityItem.ROLES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from .. import hiring
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
-from ..hiring.forms import InviteForm, PolicyForm
+from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
 from ..login_throttle import join_wait
 from ..models import Assignment, Item, Membership
 from .common import ERRORS, READ_ERRORS, researcher_project, user_of, valid
@@ -434,3 +434,37 @@ class WorkerDataApi(APIView):
     def delete(self, request: Request, project_id: int, membership_id: int) -> Response:
         hiring.erase(self._hire(request, project_id, membership_id))
         return Response(status=204)
+
+
+class QualityItemsBulkApi(APIView):
+    @extend_schema_serializer(component_name="QualityItemsBulk")
+    class BulkSerializer(serializers.Serializer):
+        items = serializers.ListField(
+            child=serializers.IntegerField(), required=False, default=list, max_length=10000
+        )
+        sample = serializers.IntegerField(
+            required=False, allow_null=True, default=None, help_text="this many per kind"
+        )
+        role = serializers.ChoiceField(choices=QualityItem.ROLES)
+        reference_system = serializers.CharField(required=False, allow_blank=True, default="")
+        explanation = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema_serializer(component_name="QualityItemsMarked")
+    class MarkedSerializer(serializers.Serializer):
+        marked = serializers.IntegerField()
+        problems = serializers.ListField(child=serializers.CharField())
+
+    @extend_schema(
+        operation_id="quality_items_mark_many",
+        request=BulkSerializer,
+        responses={200: MarkedSerializer, **ERRORS},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        """Mark the items listed, or a random sample of each kind, as training or checks."""
+        project = researcher_project(request, project_id)
+        data = valid(self.BulkSerializer, request.data)
+        form = MarkManyForm(project, {**data, "sample": data["sample"] or ""})
+        if not form.is_valid():
+            raise form_error(form)
+        marked, problems = form.save()
+        return Response({"marked": marked, "problems": problems})

@@ -98,6 +98,11 @@ urlpatterns = [
         name="api_hiring_policy",
     ),
     path(
+        "projects/<id:project_id>/quality-items/bulk/",
+        hiring.QualityItemsBulkApi.as_view(),
+        name="api_quality_items_bulk",
+    ),
+    path(
         "projects/<id:project_id>/quality-items/",
         hiring.QualityItemListApi.as_view(),
         name="api_quality_items",

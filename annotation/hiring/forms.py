@@ -8,7 +8,9 @@ import re
 
 from django import forms
 
-from .models import HiringPolicy, Invite
+from ..models import Item, Project
+from .models import HiringPolicy, Invite, QualityItem
+from .services import mark_many, sample
 
 PARAM = re.compile(r"[A-Za-z0-9_]{1,50}")  # a URL parameter's name
 
@@ -94,3 +96,52 @@ class InviteForm(forms.ModelForm):
         if commit:
             invite.save()
         return invite
+
+
+class MarkManyForm(forms.Form):
+    """Mark items chosen on the items list (`items`) or drawn at random (`sample` per
+    kind) as training or checks; each takes its reference from `reference_system`'s
+    verdicts or else its adjudications."""
+
+    items = forms.TypedMultipleChoiceField(coerce=int, required=False, choices=[])
+    sample = forms.IntegerField(
+        required=False, min_value=1, max_value=1000, help_text="or: this many per kind, at random"
+    )
+    role = forms.ChoiceField(choices=QualityItem.ROLES)
+    reference_system = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="an imported reference system (e.g. factscore-human-labels); empty: the"
+        " items' adjudications",
+    )
+    explanation = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, project: Project, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.project = project
+        self.fields["items"].choices = [  # type: ignore[attr-defined]
+            (pk, pk) for pk in Item.objects.filter(project=project).values_list("pk", flat=True)
+        ]
+
+    def clean(self) -> dict[str, object]:
+        data = super().clean() or {}
+        if bool(data.get("items")) == bool(data.get("sample")):
+            raise forms.ValidationError("Select items on the items list, or give a sample size.")
+        name = (data.get("reference_system") or "").strip()  # type: ignore[union-attr]
+        data["system"] = self.project.systems.filter(name=name).first() if name else None
+        if name and data["system"] is None:
+            self.add_error("reference_system", f"No system {name!r} in this project.")
+        return data
+
+    def chosen(self) -> list[Item]:
+        if self.cleaned_data.get("sample"):
+            return sample(self.project, self.cleaned_data["sample"])
+        return list(Item.objects.filter(pk__in=self.cleaned_data["items"]).order_by("pk"))
+
+    def save(self) -> tuple[int, list[str]]:
+        return mark_many(
+            self.chosen(),
+            self.cleaned_data["role"],
+            system=self.cleaned_data["system"],
+            explanation=self.cleaned_data["explanation"],
+        )

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from .. import hiring
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
-from ..hiring.forms import InviteForm, PolicyForm
+from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
 from ..login_throttle import join_wait
 from ..models import Assignment, Item, Membership
 from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
@@ -222,6 +222,16 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
             )
             messages.success(request, "Invite link revoked.")
             return redirect("hiring", project_id=project.pk)
+        elif action == "mark_many":
+            many_form = MarkManyForm(project, request.POST)
+            if many_form.is_valid():
+                n, problems = many_form.save()
+                messages.success(request, f"{n} item(s) marked.")
+                if problems:
+                    messages.error(request, "Not marked: " + "; ".join(problems[:20]) + ".")
+            else:
+                messages.error(request, "Could not mark: " + many_form.errors.as_text())
+            return redirect("hiring", project_id=project.pk)
         elif action == "mark":
             mark_form = MarkForm(request.POST)
             if mark_form.is_valid():
@@ -261,6 +271,7 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
             "policy_form": policy_form,
             "invite_form": invite_form,
             "mark_form": mark_form,
+            "many_form": MarkManyForm(project),
             "invites": invites,
             "quality": hiring.quality_rows(project),
             "payments": hiring.payments(project),
