@@ -127,7 +127,7 @@ class MarkManyForm(forms.Form):
         data = super().clean() or {}
         if bool(data.get("items")) == bool(data.get("sample")):
             raise forms.ValidationError("Select items on the items list, or give a sample size.")
-        name = (data.get("reference_system") or "").strip()  # type: ignore[union-attr]
+        name = (data.get("reference_system") or "").strip()
         data["system"] = self.project.systems.filter(name=name).first() if name else None
         if name and data["system"] is None:
             self.add_error("reference_system", f"No system {name!r} in this project.")
