@@ -84,3 +84,38 @@ def test_bulk_marking_refuses_foreign_items_absurd_sizes_and_non_researchers(
             {"action": "mark_many", "sample": 1, "role": "check"},
         )
     assert not QualityItem.objects.exists()
+
+
+def test_a_sample_of_atomic_checks_from_factscores_released_human_labels(
+    alpha: Project, users: dict[str, User]
+) -> None:
+    """Real data: FActScore's released InstructGPT file; a sample of atomic items marked
+    as checks takes each fact's human S/NS/IR label as its reference."""
+    from annotation.ingest import FACTSCORE_HUMAN, FACTSCORE_LABELS, import_file
+    from annotation.kinds.atomic import atomic_items
+    from annotation.models import System, Verdict
+    from tests.conftest import peer_file
+
+    lines = peer_file("factscore_labeled/InstructGPT.jsonl").read_text().splitlines()[:8]
+    import_file(project=alpha, text="\n".join(lines), file="InstructGPT.jsonl")
+    human = System.objects.get(project=alpha, name=FACTSCORE_HUMAN)
+    made = atomic_items(project=alpha, system=human)
+    assert len(made) >= 3
+    api = token_client(users["alice"])
+    r = api.post(
+        reverse("api_quality_items_bulk", args=[alpha.pk]),
+        {"sample": 3, "role": "check", "reference_system": FACTSCORE_LABELS},
+        format="json",
+    )
+    assert r.status_code == 200, r.content
+    marked = QualityItem.objects.filter(item__kind="atomic")
+    assert r.json() == {"marked": 3, "problems": []} and marked.count() == 3
+    names = {"S": "supported", "NS": "not-supported", "IR": "irrelevant"}
+    for q in marked:
+        published = {
+            f"fact:{pos}.label": names[label]
+            for pos, label in Verdict.objects.filter(
+                system__name=FACTSCORE_LABELS, claim__claim_list=q.item.list_a
+            ).values_list("claim__position", "label")
+        }
+        assert q.reference == published
