@@ -248,6 +248,9 @@ class QualityRowSerializer(serializers.Serializer):
     hired = serializers.BooleanField()
     worker_id = serializers.CharField(help_text="the external worker id (researchers only)")
     passed_training = serializers.BooleanField(allow_null=True)
+    failed_training = serializers.BooleanField(
+        allow_null=True, help_text="below the pass mark on the first training answers"
+    )
     let_through = serializers.BooleanField(allow_null=True)
     paused = serializers.BooleanField()
 

@@ -590,6 +590,7 @@ def quality_rows(project: Project) -> list[dict[str, Any]]:
                 "hired": hire is not None,
                 "worker_id": hire.worker_id if hire else "",
                 "passed_training": hire.passed_training if hire else None,
+                "failed_training": hire.failed_training if hire else None,
                 "let_through": hire.let_through if hire else None,
                 "paused": hire.paused if hire else False,
             }

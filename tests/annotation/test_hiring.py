@@ -223,10 +223,13 @@ def test_below_the_pass_mark_waits_until_a_researcher_lets_them_through(
     assert wait.status_code == 200 and b'id="wait"' in wait.content
     alice = Client()
     alice.force_login(users["alice"])
+    hiring_page = reverse("hiring", args=[invite.project_id])
+    assert "<td>failed training</td>" in alice.get(hiring_page).content.decode()
     alice.post(
         reverse("hiring_member", args=[invite.project_id, hire.membership_id]),
         {"action": "let_through"},
     )
+    assert "<td>failed training</td>" not in alice.get(hiring_page).content.decode()
     r = client.get(reverse("next_item", args=[invite.project_id]))
     assert r.status_code == 302 and "/a/" in r["Location"]
 
