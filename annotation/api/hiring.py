@@ -314,7 +314,7 @@ class JoinApi(APIView):
             409: ErrorSerializer,
             410: ErrorSerializer,
             429: ErrorSerializer,
-            **READ_ERRORS,
+            **ERRORS,
         },
     )
     def post(self, request: Request, key: str) -> Response:
@@ -404,7 +404,11 @@ class PaymentsApi(APIView):
                 description="json (default), csv (every column) or bonus (worker_id,amount)",
             )
         ],
-        responses={200: PaymentRowSerializer(many=True), **READ_ERRORS},
+        responses={
+            (200, "application/json"): PaymentRowSerializer(many=True),
+            (200, "text/csv"): OpenApiTypes.STR,
+            **ERRORS,
+        },
     )
     def get(self, request: Request, project_id: int) -> Response | HttpResponse:
         project = researcher_project(request, project_id)
