@@ -1,4 +1,5 @@
-"""Login throttling per account and per address, counted in the shared cache.
+"""Login throttling per account and per address, counted in the shared cache; the
+same counters limit joins through an invite link (`join_wait`).
 
 After LOGIN_FAILURES_PER_ACCOUNT failed logins for one username, or
 LOGIN_FAILURES_PER_ADDRESS from one client address, every login attempt for that account
@@ -23,7 +24,7 @@ from django.dispatch import receiver
 from django.http import HttpRequest
 
 
-def _address(request: HttpRequest | None) -> str:
+def client_address(request: HttpRequest | None) -> str:
     if request is None:
         return ""
     header = getattr(settings, "LOGIN_IP_HEADER", "")
@@ -36,7 +37,7 @@ def _keys(username: str, request: HttpRequest | None) -> list[tuple[str, int]]:
     if username:
         digest = hashlib.sha256(username.casefold().encode()).hexdigest()
         keys.append((f"login-fail:user:{digest}", settings.LOGIN_FAILURES_PER_ACCOUNT))
-    address = _address(request)
+    address = client_address(request)
     if address:
         keys.append((f"login-fail:addr:{address}", settings.LOGIN_FAILURES_PER_ADDRESS))
     return keys
@@ -92,3 +93,34 @@ class ThrottledAuthenticationForm(AuthenticationForm):
                 code="throttled",
             )
         return super().clean()
+
+
+def _hit(key: str, limit: int, seconds: int) -> int | None:
+    """Count one attempt in a window that starts at the first; when `limit` attempts
+    were made already, count nothing and return the seconds until the window ends."""
+    now = time.time()
+    count, until = cache.get(key) or (0, now + seconds)
+    if count >= limit:
+        return max(1, int(until - now + 0.999))
+    cache.set(key, (count + 1, until), timeout=max(1, int(until - now)))
+    return None
+
+
+def _rate(rate: str) -> tuple[int, int]:
+    """ "30/minute" -> (30, 60), as DRF reads a rate."""
+    number, period = rate.split("/")
+    return int(number), {"s": 1, "m": 60, "h": 3600, "d": 86400}[period[0]]
+
+
+def join_wait(request: HttpRequest, invite_key: str) -> int | None:
+    """Count an attempt to join through an invite; the seconds to wait when the address
+    (JOIN_RATE_PER_ADDRESS) or the invite (JOIN_RATE_PER_INVITE) used its rate up."""
+    digest = hashlib.sha256(invite_key.encode()).hexdigest()
+    keys = [
+        (f"join:addr:{client_address(request)}", settings.JOIN_RATE_PER_ADDRESS),
+        (f"join:invite:{digest}", settings.JOIN_RATE_PER_INVITE),
+    ]
+    for key, rate in keys:
+        if rate and (wait := _hit(key, *_rate(rate))) is not None:
+            return wait
+    return None

@@ -173,7 +173,7 @@ def answer(
             result = Result.UNCHANGED
         else:
             return Outcome(Result.CONFLICT, form)
-    hiring.after_submit(membership)
+    hiring.after_submit(membership, assignment)
     return Outcome(result, form)
 
 

@@ -194,6 +194,9 @@ LOGIN_FAILURES_PER_ACCOUNT = int(os.getenv("LOGIN_FAILURES_PER_ACCOUNT", "5"))
 LOGIN_FAILURES_PER_ADDRESS = int(os.getenv("LOGIN_FAILURES_PER_ADDRESS", "20"))
 LOGIN_LOCKOUT_SECONDS = int(os.getenv("LOGIN_LOCKOUT_SECONDS", "900"))
 LOGIN_IP_HEADER = os.getenv("LOGIN_IP_HEADER", "")
+# Joins through an invite link (page and API) per client address and per invite; "" = no limit
+JOIN_RATE_PER_ADDRESS = os.getenv("JOIN_RATE_PER_ADDRESS", "30/minute")
+JOIN_RATE_PER_INVITE = os.getenv("JOIN_RATE_PER_INVITE", "300/hour")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -240,6 +243,7 @@ SPECTACULAR_SETTINGS = {
         "ItemsCreateStratifyEnum": ["domain", "source_model"],
         "GoldProvenanceEnum": ["unanimous", "majority", "adjudicated", "tie-rule", "tie"],
         "QualityActionEnum": ["pause", "resume", "let_through"],
+        "QualityItemRoleEnum": "annotation.hiring.models.QualityItem.ROLES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -44,6 +44,12 @@ urlpatterns = [
     path("join/<str:key>/", hiring.join, name="join"),
     path("me/<str:key>/", hiring.personal_login, name="hire_login"),
     path("p/<id:project_id>/hiring/", hiring.hiring_page, name="hiring"),
+    path("p/<id:project_id>/hiring/payments.csv", hiring.hiring_payments, name="hiring_payments"),
+    path(
+        "p/<id:project_id>/hiring/<id:membership_id>/data.json",
+        hiring.hiring_worker_data,
+        name="hiring_worker_data",
+    ),
     path(
         "p/<id:project_id>/hiring/<id:membership_id>/", hiring.hiring_member, name="hiring_member"
     ),

@@ -99,9 +99,11 @@ def _held(reason: str) -> ApiError:
     return ApiError(
         409,
         f"hiring_{reason}",
-        "Finish your training items first (or wait for a researcher to let you through)."
-        if reason == "training"
-        else "Your work on this project is paused: no new items.",
+        {
+            "training": "Finish your training items first (or wait for a researcher to let"
+            " you through).",
+            "returned": "Your time for this study ran out: your open items went back to the pool.",
+        }.get(reason, "Your work on this project is paused: no new items."),
     )
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
-from rest_framework import serializers
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import exceptions, serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -17,8 +19,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import hiring
-from ..hiring import HiringPolicy, Invite, QualityItem
-from ..hiring.forms import InviteForm, PolicyForm
+from ..hiring import Hire, HiringPolicy, Invite, QualityItem
+from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
+from ..login_throttle import join_wait
 from ..models import Assignment, Item, Membership
 from .common import ERRORS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error
@@ -41,6 +44,12 @@ class InviteSerializer(serializers.Serializer):
     items_per_person = serializers.IntegerField(required=False, min_value=0, default=0)
     completion_code = serializers.CharField(required=False, allow_blank=True, default="")
     completion_url = serializers.CharField(required=False, allow_blank=True, default="")
+    screened_out_code = serializers.CharField(required=False, allow_blank=True, default="")
+    screened_out_url = serializers.CharField(required=False, allow_blank=True, default="")
+    skips_allowed = serializers.IntegerField(required=False, min_value=0, default=0)
+    time_limit_minutes = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, default=None
+    )
     joined = serializers.IntegerField(read_only=True)
 
 
@@ -57,6 +66,10 @@ def _invite_row(request: Request, i: Invite) -> dict[str, Any]:
         "items_per_person": i.items_per_person,
         "completion_code": i.completion_code,
         "completion_url": i.completion_url,
+        "screened_out_code": i.screened_out_code,
+        "screened_out_url": i.screened_out_url,
+        "skips_allowed": i.skips_allowed,
+        "time_limit_minutes": i.time_limit_minutes,
         "joined": i.hires.count(),
     }
 
@@ -104,6 +117,15 @@ class PolicySerializer(serializers.Serializer):
     check_rate = serializers.FloatField()
     pause_below = serializers.FloatField(allow_null=True)
     pause_after = serializers.IntegerField(min_value=0)
+    pay_per_item = serializers.DecimalField(
+        max_digits=8, decimal_places=2, required=False, help_text="bonus per real item submitted"
+    )
+    pay_per_correct_check = serializers.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        required=False,
+        help_text="bonus per known-answer check unit answered right",
+    )
 
 
 class PolicyApi(APIView):
@@ -114,6 +136,8 @@ class PolicyApi(APIView):
             "check_rate": p.check_rate,
             "pause_below": p.pause_below,
             "pause_after": p.pause_after,
+            "pay_per_item": str(p.pay_per_item),  # as DRF writes decimals
+            "pay_per_correct_check": str(p.pay_per_correct_check),
         }
 
     @extend_schema(
@@ -129,7 +153,9 @@ class PolicyApi(APIView):
     )
     def put(self, request: Request, project_id: int) -> Response:
         policy = HiringPolicy.of(researcher_project(request, project_id))
-        form = PolicyForm(valid(PolicySerializer, request.data), instance=policy)
+        form = PolicyForm(
+            {**self._row(policy), **valid(PolicySerializer, request.data)}, instance=policy
+        )
         if not form.is_valid():
             raise form_error(form)
         return Response(self._row(form.save()))
@@ -144,7 +170,13 @@ class QualityItemSerializer(serializers.Serializer):
         default=dict,
         help_text='"unit.field" -> value; empty for a check takes the item\'s adjudications',
     )
-    explanation = serializers.CharField(required=False, allow_blank=True, default="")
+    explanation = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="shown after a training item; List A / List B become each worker's"
+        " List 1 / List 2 as they saw them",
+    )
     reference_system = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -216,6 +248,9 @@ class QualityRowSerializer(serializers.Serializer):
     hired = serializers.BooleanField()
     worker_id = serializers.CharField(help_text="the external worker id (researchers only)")
     passed_training = serializers.BooleanField(allow_null=True)
+    failed_training = serializers.BooleanField(
+        allow_null=True, help_text="below the pass mark on the first training answers"
+    )
     let_through = serializers.BooleanField(allow_null=True)
     paused = serializers.BooleanField()
 
@@ -255,7 +290,9 @@ class QualityMemberApi(APIView):
 
 class JoinApi(APIView):
     """Join a project through an invite link's key, as a script or a crowd-work
-    platform's integration would: returns an API token and the personal URL."""
+    platform's integration would: makes the account and returns its API token and
+    personal URL, once. A worker id that has an account already gets 409: the id alone
+    never opens it."""
 
     permission_classes = [AllowAny]
     authentication_classes: list[type] = []
@@ -265,8 +302,7 @@ class JoinApi(APIView):
         project = serializers.IntegerField()
         pseudonym = serializers.CharField()
         token = serializers.CharField()
-        personal_url = serializers.CharField(allow_null=True, help_text="only when created")
-        created = serializers.BooleanField()
+        personal_url = serializers.CharField()
 
     @extend_schema(
         operation_id="invites_join",
@@ -274,45 +310,46 @@ class JoinApi(APIView):
             "application/json": {"type": "object", "additionalProperties": {"type": "string"}}
         },
         responses={
-            200: JoinedSerializer,
             201: JoinedSerializer,
+            409: ErrorSerializer,
             410: ErrorSerializer,
-            **READ_ERRORS,
+            429: ErrorSerializer,
+            **ERRORS,
         },
     )
     def post(self, request: Request, key: str) -> Response:
         invite = get_object_or_404(Invite, key=key)
+        if wait := join_wait(request, invite.key):
+            raise exceptions.Throttled(wait=wait)
         data = request.data if isinstance(request.data, dict) else {}
-        params = {
-            p: str(data[p]) for p in [invite.worker_param, *invite.extra_params] if data.get(p)
-        }
         try:
-            hire, created = hiring.join(invite, params)
+            hire = hiring.join(invite, data)
         except hiring.JoinRefused as e:
-            raise ApiError(410, "invite_closed", str(e)) from e
-        token, _ = Token.objects.get_or_create(user=hire.membership.user)
-        personal = (
-            request.build_absolute_uri(reverse("hire_login", kwargs={"key": hire.key}))
-            if created
-            else None
-        )
+            code = {"closed": "invite_closed", "invalid": "invalid", "joined": "already_joined"}
+            raise ApiError(e.status, code[e.code], str(e)) from e
+        token = Token.objects.create(user=hire.membership.user)
         return Response(
             {
                 "project": invite.project_id,
                 "pseudonym": hire.membership.pseudonym,
                 "token": token.key,
-                "personal_url": personal,
-                "created": created,
+                "personal_url": request.build_absolute_uri(
+                    reverse("hire_login", kwargs={"key": hire.key})
+                ),
             },
-            status=201 if created else 200,
+            status=201,
         )
 
 
 class FeedbackApi(APIView):
+    """A training item's feedback, as the page shows it: the reference in this person's
+    own numbering (List 1/2 as they saw the lists) and whether each answer was right."""
+
     @extend_schema_serializer(component_name="AssignmentFeedback")
     class FeedbackSerializer(serializers.Serializer):
         reference = serializers.DictField(child=serializers.CharField())
         yours = serializers.DictField(child=serializers.CharField())
+        right = serializers.DictField(child=serializers.BooleanField())
         explanation = serializers.CharField()
 
     @extend_schema(
@@ -325,5 +362,116 @@ class FeedbackApi(APIView):
         q = QualityItem.objects.filter(item=assignment.item, role=hiring.TRAINING).first()
         if q is None or assignment.status != assignment.SUBMITTED:
             raise ApiError(404, "not_found", "No feedback for this assignment.")
-        yours = {f"{u}.{f}": v for (u, f), v in assignment.answers_dict().items()}
-        return Response({"reference": q.reference, "yours": yours, "explanation": q.explanation})
+        rows = hiring.feedback_rows(assignment, q)
+        return Response(
+            {
+                "reference": {f"{r['unit']}.{r['key']}": r["reference"] for r in rows},
+                "yours": {f"{u}.{f}": v for (u, f), v in assignment.answers_dict().items()},
+                "right": {f"{r['unit']}.{r['key']}": r["same"] for r in rows},
+                "explanation": hiring.worker_numbering(assignment, q.explanation),
+            }
+        )
+
+
+@extend_schema_serializer(component_name="QualityPayment")
+class PaymentRowSerializer(serializers.Serializer):
+    worker_id = serializers.CharField(help_text="empty once the worker's data was deleted")
+    worker_params = serializers.DictField(child=serializers.CharField())
+    annotator = serializers.CharField(help_text="pseudonym A<n>")
+    membership = serializers.IntegerField()
+    status = serializers.CharField(
+        help_text=f"{hiring.COMPLETED}, {hiring.SCREENED_OUT}, {hiring.IN_PROGRESS}"
+        f" or {hiring.RETURNED}"
+    )
+    real_items_submitted = serializers.IntegerField()
+    checks = serializers.IntegerField(help_text="known-answer units answered")
+    checks_correct = serializers.IntegerField()
+    check_accuracy = serializers.FloatField(allow_null=True)
+    check_ci_low = serializers.FloatField(allow_null=True, help_text="95% Wilson interval")
+    check_ci_high = serializers.FloatField(allow_null=True)
+    active_minutes = serializers.FloatField()
+    bonus = serializers.DecimalField(max_digits=10, decimal_places=2)
+
+
+class PaymentsApi(APIView):
+    @extend_schema(
+        operation_id="hiring_payments",
+        parameters=[
+            OpenApiParameter(
+                "layout",
+                str,
+                enum=["json", "csv", "bonus"],
+                description="json (default), csv (every column) or bonus (worker_id,amount)",
+            )
+        ],
+        responses={
+            (200, "application/json"): PaymentRowSerializer(many=True),
+            (200, "text/csv"): OpenApiTypes.STR,
+            **ERRORS,
+        },
+    )
+    def get(self, request: Request, project_id: int) -> Response | HttpResponse:
+        project = researcher_project(request, project_id)
+        layout = request.query_params.get("layout", "json")
+        if layout in ("csv", "bonus"):
+            return HttpResponse(
+                hiring.payments_file(project, layout), content_type="text/csv; charset=utf-8"
+            )
+        if layout != "json":
+            raise ApiError(400, "invalid", "layout: json, csv or bonus.", field="layout")
+        return Response(PaymentRowSerializer(hiring.payments(project), many=True).data)
+
+
+class WorkerDataApi(APIView):
+    """One hired worker's personal data: GET exports it, DELETE removes the worker id,
+    extra parameters, personal URL and API token (the answers stay under the pseudonym)."""
+
+    def _hire(self, request: Request, project_id: int, membership_id: int) -> Hire:
+        project = researcher_project(request, project_id)
+        return get_object_or_404(Hire, membership__project=project, membership_id=membership_id)
+
+    @extend_schema(
+        operation_id="hiring_worker_data",
+        responses={200: OpenApiTypes.OBJECT, **READ_ERRORS},
+    )
+    def get(self, request: Request, project_id: int, membership_id: int) -> Response:
+        return Response(hiring.worker_data(self._hire(request, project_id, membership_id)))
+
+    @extend_schema(operation_id="hiring_worker_data_delete", responses={204: None, **READ_ERRORS})
+    def delete(self, request: Request, project_id: int, membership_id: int) -> Response:
+        hiring.erase(self._hire(request, project_id, membership_id))
+        return Response(status=204)
+
+
+class QualityItemsBulkApi(APIView):
+    @extend_schema_serializer(component_name="QualityItemsBulk")
+    class BulkSerializer(serializers.Serializer):
+        items = serializers.ListField(
+            child=serializers.IntegerField(), required=False, default=list, max_length=10000
+        )
+        sample = serializers.IntegerField(
+            required=False, allow_null=True, default=None, help_text="this many per kind"
+        )
+        role = serializers.ChoiceField(choices=QualityItem.ROLES)
+        reference_system = serializers.CharField(required=False, allow_blank=True, default="")
+        explanation = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema_serializer(component_name="QualityItemsMarked")
+    class MarkedSerializer(serializers.Serializer):
+        marked = serializers.IntegerField()
+        problems = serializers.ListField(child=serializers.CharField())
+
+    @extend_schema(
+        operation_id="quality_items_mark_many",
+        request=BulkSerializer,
+        responses={200: MarkedSerializer, **ERRORS},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        """Mark the items listed, or a random sample of each kind, as training or checks."""
+        project = researcher_project(request, project_id)
+        data = valid(self.BulkSerializer, request.data)
+        form = MarkManyForm(project, {**data, "sample": data["sample"] or ""})
+        if not form.is_valid():
+            raise form_error(form)
+        marked, problems = form.save()
+        return Response({"marked": marked, "problems": problems})

@@ -98,11 +98,22 @@ urlpatterns = [
         name="api_hiring_policy",
     ),
     path(
+        "projects/<id:project_id>/quality-items/bulk/",
+        hiring.QualityItemsBulkApi.as_view(),
+        name="api_quality_items_bulk",
+    ),
+    path(
         "projects/<id:project_id>/quality-items/",
         hiring.QualityItemListApi.as_view(),
         name="api_quality_items",
     ),
     path("projects/<id:project_id>/quality/", hiring.QualityApi.as_view(), name="api_quality"),
+    path("projects/<id:project_id>/payments/", hiring.PaymentsApi.as_view(), name="api_payments"),
+    path(
+        "projects/<id:project_id>/quality/<id:membership_id>/data/",
+        hiring.WorkerDataApi.as_view(),
+        name="api_worker_data",
+    ),
     path(
         "projects/<id:project_id>/quality/<id:membership_id>/",
         hiring.QualityMemberApi.as_view(),

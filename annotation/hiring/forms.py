@@ -4,16 +4,28 @@ policy and an invite link."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from django import forms
 
-from .models import HiringPolicy, Invite
+from ..models import Item, Project
+from .models import HiringPolicy, Invite, QualityItem
+from .services import mark_many, sample
+
+PARAM = re.compile(r"[A-Za-z0-9_]{1,50}")  # a URL parameter's name
 
 
 class PolicyForm(forms.ModelForm):
     class Meta:
         model = HiringPolicy
-        fields = ["pass_mark", "check_rate", "pause_below", "pause_after"]
+        fields = [
+            "pass_mark",
+            "check_rate",
+            "pause_below",
+            "pause_after",
+            "pay_per_item",
+            "pay_per_correct_check",
+        ]
 
     def clean(self) -> dict[str, object]:
         data = super().clean() or {}
@@ -21,6 +33,10 @@ class PolicyForm(forms.ModelForm):
             v = data.get(name)
             if v is not None and not 0 <= v <= 1:
                 self.add_error(name, "Give a share between 0 and 1.")
+        for name in ("pay_per_item", "pay_per_correct_check"):
+            v = data.get(name)
+            if v is not None and not 0 <= v <= 1000:
+                self.add_error(name, "Give an amount between 0 and 1000.")
         if data.get("check_rate") == 1:
             self.add_error("check_rate", "A queue cannot be only checks.")
         return data
@@ -39,12 +55,37 @@ class InviteForm(forms.ModelForm):
             "items_per_person",
             "completion_code",
             "completion_url",
+            "screened_out_code",
+            "screened_out_url",
+            "skips_allowed",
+            "time_limit_minutes",
         ]
 
     def clean_extra_params(self) -> list[str]:
         value = self.cleaned_data.get("extra_params") or []
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        if not isinstance(value, list) or not all(
+            isinstance(v, str) and PARAM.fullmatch(v) for v in value
+        ):
             raise forms.ValidationError('Give a list of parameter names, e.g. ["STUDY_ID"].')
+        return value
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["skips_allowed"].required = False
+
+    def clean_skips_allowed(self) -> int:
+        return self.cleaned_data.get("skips_allowed") or 0
+
+    def clean_worker_param(self) -> str:
+        value = self.cleaned_data.get("worker_param") or ""
+        if value and not PARAM.fullmatch(value):
+            raise forms.ValidationError("Give a URL parameter name, e.g. PROLIFIC_PID.")
+        return value
+
+    def clean_time_limit_minutes(self) -> int | None:
+        value = self.cleaned_data.get("time_limit_minutes")
+        if value is not None and not 1 <= value <= 60 * 24 * 30:
+            raise forms.ValidationError("Give a time limit between 1 minute and 30 days.")
         return value
 
     def save(self, commit: bool = True) -> Invite:
@@ -55,3 +96,52 @@ class InviteForm(forms.ModelForm):
         if commit:
             invite.save()
         return invite
+
+
+class MarkManyForm(forms.Form):
+    """Mark items chosen on the items list (`items`) or drawn at random (`sample` per
+    kind) as training or checks; each takes its reference from `reference_system`'s
+    verdicts or else its adjudications."""
+
+    items = forms.TypedMultipleChoiceField(coerce=int, required=False, choices=[])
+    sample = forms.IntegerField(
+        required=False, min_value=1, max_value=1000, help_text="or: this many per kind, at random"
+    )
+    role = forms.ChoiceField(choices=QualityItem.ROLES)
+    reference_system = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="an imported reference system (e.g. factscore-human-labels); empty: the"
+        " items' adjudications",
+    )
+    explanation = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, project: Project, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.project = project
+        self.fields["items"].choices = [  # type: ignore[attr-defined]
+            (pk, pk) for pk in Item.objects.filter(project=project).values_list("pk", flat=True)
+        ]
+
+    def clean(self) -> dict[str, object]:
+        data = super().clean() or {}
+        if bool(data.get("items")) == bool(data.get("sample")):
+            raise forms.ValidationError("Select items on the items list, or give a sample size.")
+        name = (data.get("reference_system") or "").strip()
+        data["system"] = self.project.systems.filter(name=name).first() if name else None
+        if name and data["system"] is None:
+            self.add_error("reference_system", f"No system {name!r} in this project.")
+        return data
+
+    def chosen(self) -> list[Item]:
+        if self.cleaned_data.get("sample"):
+            return sample(self.project, self.cleaned_data["sample"])
+        return list(Item.objects.filter(pk__in=self.cleaned_data["items"]).order_by("pk"))
+
+    def save(self) -> tuple[int, list[str]]:
+        return mark_many(
+            self.chosen(),
+            self.cleaned_data["role"],
+            system=self.cleaned_data["system"],
+            explanation=self.cleaned_data["explanation"],
+        )

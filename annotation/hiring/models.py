@@ -13,6 +13,7 @@ policy, invite links and the annotators who joined through them. They belong to 
 from __future__ import annotations
 
 import secrets
+from decimal import Decimal
 
 from django.contrib.auth.models import User
 from django.db import models
@@ -51,6 +52,9 @@ class HiringPolicy(models.Model):
     check_rate = models.FloatField(default=0.0)  # share of a new queue that are checks
     pause_below = models.FloatField(null=True, blank=True)  # check accuracy that pauses
     pause_after = models.PositiveIntegerField(default=5)  # checks answered before it can
+    # pay rates of the bonus column (payments export); the study plan reads the same
+    pay_per_item = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal(0))
+    pay_per_correct_check = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal(0))
 
     @classmethod
     def of(cls, project: Project) -> HiringPolicy:
@@ -65,11 +69,17 @@ class Invite(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked = models.BooleanField(default=False)
     # URL parameters holding the external worker id, then extra ids stored with it
-    worker_param = models.CharField(max_length=50, default="PROLIFIC_PID")
+    # empty: the link asks for no worker id (every Start makes a new account)
+    worker_param = models.CharField(max_length=50, default="PROLIFIC_PID", blank=True)
     extra_params = models.JSONField(default=list, blank=True)  # ["STUDY_ID", "SESSION_ID"]
     items_per_person = models.PositiveIntegerField(default=0)  # real items given on joining
     completion_code = models.CharField(max_length=100, blank=True)
     completion_url = models.URLField(max_length=2000, blank=True)
+    # shown when training fails or checks pause the person (Prolific's "screened out")
+    screened_out_code = models.CharField(max_length=100, blank=True)
+    screened_out_url = models.URLField(max_length=2000, blank=True)
+    skips_allowed = models.PositiveIntegerField(default=0)  # skipped items still completing
+    time_limit_minutes = models.PositiveIntegerField(null=True, blank=True)  # then returned
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -96,6 +106,12 @@ class Hire(models.Model):
     let_through = models.BooleanField(default=False)  # by a researcher
     paused = models.BooleanField(default=False)
     paused_reason = models.CharField(max_length=200, blank=True)
+    failed_training = models.BooleanField(default=False)  # decided once, on first answers
+    # training item id -> {"unit.field": comparable value}: the first submitted answer
+    first_answers = models.JSONField(default=dict, blank=True)
+    joined_at = models.DateTimeField(default=timezone.now)
+    returned_at = models.DateTimeField(null=True, blank=True)  # open items back to the pool
+    erased_at = models.DateTimeField(null=True, blank=True)  # worker id and params removed
 
     class Meta:
         constraints = [

@@ -3,17 +3,23 @@ and known-answer scores, the pause rule, marking training and check items."""
 
 from __future__ import annotations
 
+import datetime as dt
+import io
 import random
+import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
+from django.utils import timezone
 from statsmodels.stats.proportion import proportion_confint
 
-from .. import kinds
+from .. import kinds, safecsv
 from ..models import (
     Answer,
     Assignment,
@@ -24,31 +30,67 @@ from ..models import (
     System,
     Verdict,
 )
-from .models import CHECK, TRAINING, Hire, HiringPolicy, Invite, QualityItem
+from .models import CHECK, TRAINING, Hire, HiringPolicy, Invite, QualityItem, new_key
 
 # --- joining ---------------------------------------------------------------------------
 
+# A worker id (and an extra parameter) as given, never trimmed: two ids never become one.
+WORKER_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+
+ALREADY_JOINED = (
+    "You have joined this study already. To come back, open the personal link you were"
+    " given when you joined (or use the browser you joined with): your worker id alone"
+    " does not open your account."
+)
+
 
 class JoinRefused(Exception):
-    pass
+    """Why nobody joins now. `code`: "closed" (the link is revoked, expired or full),
+    "invalid" (a missing or malformed worker id), "joined" (the worker id has an account:
+    it is reached through its personal URL, never by the id alone)."""
+
+    STATUS = {"closed": 410, "invalid": 400, "joined": 409}  # the pages' and the API's
+
+    def __init__(self, message: str, code: str = "closed") -> None:
+        super().__init__(message)
+        self.code, self.status = code, self.STATUS[code]
 
 
-def join(invite: Invite, params: dict[str, str]) -> tuple[Hire, bool]:
-    """The Hire of the worker id in `params` (the same id -> the same account), or a new
-    pseudonymous account. Returns (hire, created). JoinRefused says why not."""
-    if invite.revoked:  # a revoked link lets nobody in; cap and expiry stop newcomers only
-        raise JoinRefused(invite.problem())
-    found = known(invite, params)
-    if found is not None:
-        return found, False
-    worker = (params.get(invite.worker_param) or "").strip()[:200]
+def join_params(invite: Invite, params: Mapping[str, object]) -> dict[str, str]:
+    """The invite's worker id and extra parameters from a request, each 1-128 characters
+    of [A-Za-z0-9_.:-] as given; the worker id is required when the invite names one."""
+    found = {}
+    for name in [invite.worker_param, *invite.extra_params]:
+        value = params.get(name) if name else None
+        if value is None or value == "":
+            if name and name == invite.worker_param:
+                raise JoinRefused(
+                    f"This link needs your worker id in {name}: open it from the study page.",
+                    "invalid",
+                )
+            continue
+        if not isinstance(value, str) or not WORKER_ID.fullmatch(value):
+            raise JoinRefused(
+                f"{name}: give 1 to 128 letters, digits or the characters _ . : -", "invalid"
+            )
+        found[name] = value
+    return found
+
+
+def join(invite: Invite, params: Mapping[str, object]) -> Hire:
+    """A new pseudonymous account for the worker id in `params`, with its queue.
+    JoinRefused says why not: an id that has an account already is refused (its owner
+    comes back through the personal URL), so knowing an id opens nothing."""
+    if invite.revoked:
+        raise JoinRefused(invite.problem() or "")
+    found = join_params(invite, params)
+    worker = found.get(invite.worker_param, "")
+    return_overdue(invite.project)  # the overdue give their open items back first
     with transaction.atomic():
         # Lock the invite row so two people cannot both take the last place under the cap.
         locked = Invite.objects.select_for_update().get(pk=invite.pk)
-        # a concurrent request for the same worker may have won meanwhile
-        found = known(locked, params)
-        if found is not None:
-            return found, False
+        if worker and Hire.objects.filter(invite__project=locked.project, worker_id=worker):
+            raise JoinRefused(ALREADY_JOINED, "joined")
         problem = locked.problem()
         if problem:
             raise JoinRefused(problem)
@@ -56,24 +98,27 @@ def join(invite: Invite, params: dict[str, str]) -> tuple[Hire, bool]:
         user.set_unusable_password()
         user.save()
         membership = invite.project.add_member(user, Membership.ANNOTATOR)
-        extra = {p: params[p][:200] for p in locked.extra_params if params.get(p)}
+        extra = {p: v for p, v in found.items() if p != invite.worker_param}
         try:
             with transaction.atomic():
                 hire = Hire.objects.create(
                     membership=membership, invite=locked, worker_id=worker, worker_params=extra
                 )
-        except IntegrityError:
-            raise JoinRefused("Please reload the page.") from None
+        except IntegrityError:  # the same worker id, a moment earlier
+            raise JoinRefused(ALREADY_JOINED, "joined") from None
         fill_queue(hire)
-    return hire, True
+    return hire
 
 
-def known(invite: Invite, params: dict[str, str]) -> Hire | None:
-    """The Hire of the worker id in `params` in the invite's project, if any."""
-    worker = (params.get(invite.worker_param) or "").strip()[:200]
-    if not worker:
+def joined_here(user: Any, invite: Invite, params: Mapping[str, object]) -> Hire | None:
+    """The Hire of this browser's logged-in user when it is the one the link's worker id
+    names (a worker opening the study link again in the browser they joined with)."""
+    worker = params.get(invite.worker_param) if invite.worker_param else None
+    if not getattr(user, "is_authenticated", False) or not worker:
         return None
-    return Hire.objects.filter(invite__project=invite.project, worker_id=worker).first()
+    return Hire.objects.filter(
+        membership__user=user, invite__project=invite.project, worker_id=worker
+    ).first()
 
 
 def fill_queue(hire: Hire) -> int:
@@ -180,6 +225,40 @@ def presented(assignment: Assignment, field: str, value: str) -> str:
     return value
 
 
+_LIST = re.compile(r"\b([Ll]ist) ([ABab])\b")
+
+
+def worker_numbering(assignment: Assignment, text: str) -> str:
+    """A researcher's text naming the stored lists "List A" / "List B" as this person saw
+    them ("List 1" / "List 2"), for kinds that show two lists."""
+    spec = kinds.get(assignment.item.kind)
+    if spec.field("choice") is None:
+        return text
+    return _LIST.sub(lambda m: f"{m[1]} {presented(assignment, 'choice', m[2].lower())}", text)
+
+
+def feedback_rows(assignment: Assignment, quality: QualityItem) -> list[dict[str, Any]]:
+    """Per reference unit of a training item: the question, this person's answer, the
+    reference in their own numbering and whether they were right."""
+    given = assignment.answers_dict()
+    spec = kinds.get(assignment.item.kind)
+    rows = []
+    for (unit, field), value in sorted(quality.reference_pairs().items()):
+        f = spec.field(field)
+        reference = presented(assignment, field, value)
+        rows.append(
+            {
+                "unit": unit,
+                "key": field,
+                "field": f.label if f else field,
+                "yours": given.get((unit, field), "–"),
+                "reference": reference,
+                "same": given.get((unit, field)) == reference,
+            }
+        )
+    return rows
+
+
 def hire_of(membership: Membership) -> Hire | None:
     try:
         return membership.hire
@@ -187,26 +266,63 @@ def hire_of(membership: Membership) -> Hire | None:
         return None
 
 
-def after_submit(membership: Membership) -> None:
-    """Update the training result and the automatic pause after an answer."""
+AUTO_PAUSE = "check accuracy below the threshold"
+
+
+def after_submit(membership: Membership, assignment: Assignment | None = None) -> None:
+    """After an answer to `assignment`: keep the first answer to a training item, decide
+    training once every training item is answered (on those first answers: an edit after
+    the feedback is stored but changes nothing), and apply the automatic pause."""
     hire = hire_of(membership)
     if hire is None:
         return
-    project, user = membership.project, membership.user
+    project = membership.project
     policy = HiringPolicy.of(project)
     changed = []
-    if not hire.passed_training and not _open(membership, TRAINING).exists():
-        s = score(user, project, TRAINING)
-        if s.share is None or s.share >= policy.pass_mark:
+    if (
+        assignment is not None
+        and assignment.status == Assignment.SUBMITTED
+        and str(assignment.item_id) not in hire.first_answers
+        and QualityItem.objects.filter(item_id=assignment.item_id, role=TRAINING).exists()
+    ):
+        spec = kinds.get(assignment.item.kind)
+        hire.first_answers[str(assignment.item_id)] = {
+            f"{unit}.{field}": spec.comparable(field, value, assignment.swapped)
+            for (unit, field), value in assignment.answers_dict().items()
+        }
+        changed.append("first_answers")
+    decided = hire.passed_training or hire.failed_training
+    if not decided and not _open(membership, TRAINING).exists():
+        s = training_score(hire)
+        if s.share is not None and s.share >= policy.pass_mark:
             hire.passed_training = True
             changed.append("passed_training")
+        else:  # below the pass mark, or skipped: nothing submitted passes nothing
+            hire.failed_training = True
+            changed.append("failed_training")
     if policy.pause_below is not None and not hire.paused:
-        s = score(user, project, CHECK)
+        s = score(membership.user, project, CHECK)
         if s.units >= policy.pause_after and (s.share or 0) < policy.pause_below:
-            hire.paused, hire.paused_reason = True, "check accuracy below the threshold"
+            hire.paused, hire.paused_reason = True, AUTO_PAUSE
             changed += ["paused", "paused_reason"]
     if changed:
         hire.save(update_fields=changed)
+
+
+def training_score(hire: Hire) -> Score:
+    """The training items' reference units matched by the first submitted answers; a
+    training item skipped (or never answered) counts with none matching."""
+    membership = hire.membership
+    given = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
+    references = QualityItem.objects.filter(
+        role=TRAINING, item_id__in=given.values("item_id")
+    ).values_list("item_id", "reference")
+    units = matching = 0
+    for item_id, reference in references:
+        first = hire.first_answers.get(str(item_id), {})
+        units += len(reference)
+        matching += sum(first.get(key) == value for key, value in reference.items())
+    return Score(units, matching)
 
 
 def _open(membership: Membership, role: str) -> QuerySet[Assignment]:
@@ -219,11 +335,14 @@ def _open(membership: Membership, role: str) -> QuerySet[Assignment]:
 
 
 def blocked(membership: Membership, assignment: Assignment | None = None) -> str | None:
-    """Why this annotator may not open `assignment` (or get new items): "paused";
-    "training" while training is not passed (training items excepted); None when they may."""
+    """Why this annotator may not open `assignment` (or get new items): "returned" (past
+    the time limit), "paused"; "training" while training is not passed (training items
+    excepted); None when they may."""
     hire = hire_of(membership)
     if hire is None or (assignment is not None and assignment.is_done):
         return None  # their own past answers stay open to them
+    if hire.returned_at or give_back_if_overdue(hire):
+        return "returned"
     if hire.paused:
         return "paused"
     if (
@@ -236,6 +355,214 @@ def blocked(membership: Membership, assignment: Assignment | None = None) -> str
 
 def next_training(membership: Membership) -> Assignment | None:
     return _open(membership, TRAINING).first()
+
+
+# --- a hire's state: completed, screened out, returned ------------------------------------
+
+COMPLETED, SCREENED_OUT, IN_PROGRESS, RETURNED = (
+    "completed",
+    "screened out",
+    "in progress",
+    "returned",
+)
+
+
+def screened_out(hire: Hire) -> bool:
+    """Training failed (and no researcher let them through) or paused for low check
+    accuracy: the invite's screened-out code is theirs."""
+    return (hire.failed_training and not hire.let_through) or (
+        hire.paused and hire.paused_reason == AUTO_PAUSE
+    )
+
+
+def completed(hire: Hire) -> bool:
+    """Every item of the person's quota is done and submitted (at most the invite's
+    `skips_allowed` skipped), and training was passed (or a researcher let them through)."""
+    if hire.returned_at or hire.paused or not hire.cleared:
+        return False
+    membership = hire.membership
+    mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
+    if mine.open().exists():
+        return False
+    rest = mine.exclude(item__quality__role=TRAINING)
+    if not rest.exists():  # nothing was given to them: no code for no work
+        return False
+    allowed = hire.invite.skips_allowed if hire.invite else 0
+    return rest.filter(status=Assignment.SKIPPED).count() <= allowed
+
+
+def status(hire: Hire) -> str:
+    if hire.returned_at:
+        return RETURNED
+    if screened_out(hire):
+        return SCREENED_OUT
+    return COMPLETED if completed(hire) else IN_PROGRESS
+
+
+def give_back(hire: Hire) -> int:
+    """The person is "returned": their unsubmitted items go back to the pool (the next
+    person who joins gets the least covered items); what they submitted stays."""
+    membership = hire.membership
+    with transaction.atomic():
+        n, _ = (
+            Assignment.objects.in_project(membership.project)
+            .for_annotator(membership.user)
+            .open()
+            .delete()
+        )
+        hire.returned_at = timezone.now()
+        hire.save(update_fields=["returned_at"])
+    return n
+
+
+def return_overdue(project: Project) -> int:
+    """Return everyone in the project past their invite's time limit and not finished.
+    Returns how many were returned."""
+    n = 0
+    for hire in Hire.objects.filter(
+        invite__project=project,
+        invite__time_limit_minutes__isnull=False,
+        returned_at__isnull=True,
+    ).select_related("invite", "membership__project", "membership__user"):
+        n += give_back_if_overdue(hire)
+    return n
+
+
+def give_back_if_overdue(hire: Hire) -> bool:
+    """Return the person when their invite's time limit has passed and they are not
+    finished (completed or screened out)."""
+    limit = hire.invite.time_limit_minutes if hire.invite else None
+    if hire.returned_at or limit is None:
+        return False
+    if timezone.now() < hire.joined_at + dt.timedelta(minutes=limit):
+        return False
+    if status(hire) != IN_PROGRESS:
+        return False
+    give_back(hire)
+    return True
+
+
+# --- payments and personal data ------------------------------------------------------------
+
+
+def payments(project: Project) -> list[dict[str, Any]]:
+    """Per hired worker: worker id and extra parameters, status, real items submitted,
+    check accuracy with its 95% Wilson interval, active minutes, and the bonus at the
+    hiring policy's rates (per real item submitted, per check unit answered right)."""
+    return_overdue(project)
+    policy = HiringPolicy.of(project)
+    rows = []
+    hires = Hire.objects.filter(membership__project=project).select_related(
+        "invite", "membership__user", "membership__project"
+    )
+    for hire in hires.order_by("membership__pk"):
+        user = hire.membership.user
+        mine = Assignment.objects.in_project(project).for_annotator(user)
+        real = mine.filter(item__quality__isnull=True, status=Assignment.SUBMITTED).count()
+        checks = score(user, project, CHECK)
+        ci = checks.wilson()
+        seconds = mine.aggregate(s=Sum("active_seconds"))["s"] or 0
+        bonus = policy.pay_per_item * real + policy.pay_per_correct_check * checks.matching
+        rows.append(
+            {
+                "worker_id": hire.worker_id,
+                "worker_params": hire.worker_params,
+                "annotator": hire.membership.pseudonym,
+                "membership": hire.membership_id,
+                "status": status(hire),
+                "real_items_submitted": real,
+                "checks": checks.units,
+                "checks_correct": checks.matching,
+                "check_accuracy": checks.share,
+                "check_ci_low": ci[0] if ci else None,
+                "check_ci_high": ci[1] if ci else None,
+                "active_minutes": round(seconds / 60, 1),
+                "bonus": bonus.quantize(Decimal("0.01")),
+            }
+        )
+    return rows
+
+
+PAYMENT_COLUMNS = [
+    "annotator",
+    "status",
+    "real_items_submitted",
+    "checks",
+    "checks_correct",
+    "check_accuracy",
+    "check_ci_low",
+    "check_ci_high",
+    "active_minutes",
+    "bonus",
+]
+
+
+def payment_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    """The payments rows as a CSV header and lines, one column per extra parameter."""
+    extra = sorted({p for r in rows for p in r["worker_params"]})
+    lines = [
+        [r["worker_id"], *[r["worker_params"].get(p, "") for p in extra]]
+        + [r[c] for c in PAYMENT_COLUMNS]
+        for r in rows
+    ]
+    return ["worker_id", *extra, *PAYMENT_COLUMNS], lines
+
+
+def bulk_bonus(rows: list[dict[str, Any]]) -> str:
+    """The marketplace's bulk-bonus layout: `worker_id,amount` lines, bonuses above 0."""
+    return "".join(
+        f"{r['worker_id']},{r['bonus']}\n" for r in rows if r["worker_id"] and r["bonus"] > 0
+    )
+
+
+def payments_file(project: Project, layout: str = "csv") -> str:
+    """The payments export as text: "csv" (every column) or "bonus" (the marketplace's
+    bulk-bonus `worker_id,amount` lines)."""
+    rows = payments(project)
+    if layout == "bonus":
+        return bulk_bonus(rows)
+    out = io.StringIO()
+    header, lines = payment_table(rows)
+    writer = safecsv.writer(out)
+    writer.writerow(header)
+    writer.writerows(lines)
+    return out.getvalue()
+
+
+def worker_data(hire: Hire) -> dict[str, Any]:
+    """Everything stored about one hired worker (a request for their personal data)."""
+    membership = hire.membership
+    answers = Answer.objects.filter(
+        assignment__annotator=membership.user, assignment__item__project=membership.project
+    ).values_list("assignment__item_id", "unit", "field", "value", "assignment__submitted_at")
+    return {
+        "worker_id": hire.worker_id,
+        "worker_params": hire.worker_params,
+        "annotator": membership.pseudonym,
+        "joined_at": hire.joined_at.isoformat(),
+        "status": status(hire),
+        "answers": [
+            {
+                "item": item,
+                "unit": unit,
+                "field": field,
+                "value": value,
+                "submitted_at": at.isoformat() if at else None,
+            }
+            for item, unit, field, value, at in answers
+        ],
+    }
+
+
+def erase(hire: Hire) -> None:
+    """Delete a worker's ids: the answers stay under the pseudonym; the worker id, the
+    extra parameters, the personal URL and the API token go."""
+    from rest_framework.authtoken.models import Token
+
+    Token.objects.filter(user=hire.membership.user).delete()
+    hire.worker_id, hire.worker_params, hire.key = "", {}, new_key()
+    hire.erased_at = timezone.now()
+    hire.save(update_fields=["worker_id", "worker_params", "key", "erased_at"])
 
 
 def quality_rows(project: Project) -> list[dict[str, Any]]:
@@ -263,6 +590,7 @@ def quality_rows(project: Project) -> list[dict[str, Any]]:
                 "hired": hire is not None,
                 "worker_id": hire.worker_id if hire else "",
                 "passed_training": hire.passed_training if hire else None,
+                "failed_training": hire.failed_training if hire else None,
                 "let_through": hire.let_through if hire else None,
                 "paused": hire.paused if hire else False,
             }
@@ -321,6 +649,34 @@ def mark(
         item=item, defaults={"role": role, "reference": reference, "explanation": explanation}
     )
     return q
+
+
+def mark_many(
+    items: list[Item], role: str, *, system: System | None = None, explanation: str = ""
+) -> tuple[int, list[str]]:
+    """Mark several items (chosen from the items list, or `sample`d), each taking its
+    reference from `system`'s verdicts or else its adjudications. Returns how many were
+    marked and, for the others, why not (item id and the problem)."""
+    marked, problems = 0, []
+    for item in items:
+        try:
+            mark(item, role, {}, explanation, system=system)
+        except ValueError as e:
+            problems.append(f"item {item.pk}: {e}")
+        else:
+            marked += 1
+    return marked, problems
+
+
+def sample(project: Project, n: int, rng: random.Random | None = None) -> list[Item]:
+    """Up to `n` items of each kind drawn at random among the project's unmarked items."""
+    rng = rng or random.Random()
+    chosen: list[Item] = []
+    unmarked = Item.objects.filter(project=project, quality__isnull=True)
+    for kind in sorted(set(unmarked.values_list("kind", flat=True))):
+        ids = list(unmarked.filter(kind=kind).order_by("id").values_list("id", flat=True))
+        chosen += Item.objects.filter(pk__in=rng.sample(ids, min(n, len(ids)))).order_by("id")
+    return chosen
 
 
 def mark_imported(items: list[Item]) -> int:

@@ -8,14 +8,15 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from .. import hiring, kinds
+from .. import hiring
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
-from ..hiring.forms import InviteForm, PolicyForm
+from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
+from ..login_throttle import join_wait
 from ..models import Assignment, Item, Membership
 from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
 
@@ -29,31 +30,38 @@ def _log_in(request: HtmxRequest, hire: Hire) -> None:
 
 def join(request: HtmxRequest, key: str) -> HttpResponse:
     """An invite link: GET shows a Start button (so link previews create nobody), POST
-    makes (or finds, by worker id) the account and logs it in."""
+    makes the account, logs this browser in and shows the personal URL once. A worker id
+    with an account already is told how to come back, never let in by the id."""
     invite = get_object_or_404(Invite, key=key)
     params = request.POST if request.method == "POST" else request.GET
-    wanted = [invite.worker_param, *invite.extra_params]
-    carried = {p: params[p] for p in wanted if params.get(p)}
-    if request.method != "POST":
-        problem = None if hiring.known(invite, carried) and not invite.revoked else invite.problem()
-        return render(
-            request,
-            "annotation/join.html",
-            {"invite": invite, "carried": carried, "problem": problem},
-            status=410 if problem else 200,
-        )
+    wanted = [p for p in [invite.worker_param, *invite.extra_params] if p]
+    carried = {p: params[p] for p in wanted if p in params}
+    if (mine := hiring.joined_here(request.user, invite, carried)) is not None:
+        return redirect("next_item", project_id=mine.membership.project_id)
     try:
-        hire, created = hiring.join(invite, carried)
+        if request.method != "POST":
+            if problem := invite.problem():
+                raise hiring.JoinRefused(problem)
+            hiring.join_params(invite, carried)
+            return render(request, "annotation/join.html", {"invite": invite, "carried": carried})
+        if wait := join_wait(request, invite.key):
+            response = render(
+                request,
+                "annotation/join.html",
+                {"invite": invite, "problem": "Too many people are joining: try again soon."},
+                status=429,
+            )
+            response["Retry-After"] = str(wait)
+            return response
+        hire = hiring.join(invite, carried)
     except hiring.JoinRefused as e:
         return render(
             request,
             "annotation/join.html",
-            {"invite": invite, "carried": carried, "problem": str(e)},
-            status=410,
+            {"invite": invite, "problem": str(e)},
+            status=e.status,
         )
     _log_in(request, hire)
-    if not created:
-        return redirect("next_item", project_id=invite.project_id)
     personal = request.build_absolute_uri(reverse("hire_login", kwargs={"key": hire.key}))
     return render(
         request, "annotation/joined.html", {"project": invite.project, "personal_url": personal}
@@ -61,24 +69,41 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
 
 
 def personal_login(request: HtmxRequest, key: str) -> HttpResponse:
+    """The personal URL: GET asks to confirm (a link preview or a prefetch logs nobody
+    in), POST logs this browser in."""
     hire = get_object_or_404(Hire.objects.select_related("membership__user"), key=key)
+    if request.method != "POST":
+        return render(
+            request, "annotation/personal_login.html", {"project": hire.membership.project}
+        )
     _log_in(request, hire)
     return redirect("next_item", project_id=hire.membership.project_id)
 
 
 def gate(request: HtmxRequest, membership: Membership) -> HttpResponse | None:
-    """Where next_item sends a hired annotator instead of the real queue, if anywhere."""
+    """Where next_item sends a hired annotator instead of the real queue, if anywhere:
+    a training item, or the page saying why not (returned, paused, training; screened
+    out with the invite's code)."""
     hire = hiring.hire_of(membership)
     if hire is None:
         return None
     training = hiring.next_training(membership)
-    if training is not None and not hire.paused:
-        return redirect("assignment", assignment_id=training.pk)
     why = hiring.blocked(membership)
+    if training is not None and why in (None, "training"):
+        return redirect("assignment", assignment_id=training.pk)
     if why is None:
         return None
+    invite = hire.invite
     return render(
-        request, "annotation/hiring_wait.html", {"project": membership.project, "why": why}
+        request,
+        "annotation/hiring_wait.html",
+        {
+            "project": membership.project,
+            "why": why,
+            "screened_out": hiring.screened_out(hire) and why != "returned",
+            "code": invite.screened_out_code if invite else "",
+            "url": invite.screened_out_url if invite else "",
+        },
     )
 
 
@@ -91,14 +116,21 @@ def after_answer(assignment: Assignment) -> str | None:
 
 
 def finished(request: HtmxRequest, membership: Membership) -> HttpResponse | None:
-    """A hired annotator whose queue is done: the invite's completion code or URL."""
+    """A hired annotator whose queue is done: the invite's completion code or URL when
+    the quota is complete (hiring.completed), else what is missing."""
     hire = hiring.hire_of(membership)
     if hire is None or hire.invite is None:
         return None
-    mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
-    if not mine.done().exists():  # nothing was given to them yet: no code for no work
-        return None
     invite = hire.invite
+    if not hiring.completed(hire):
+        mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
+        if not mine.done().exists():  # nothing was given to them yet
+            return None
+        return render(
+            request,
+            "annotation/hiring_done.html",
+            {"project": membership.project, "skips_allowed": invite.skips_allowed, "short": True},
+        )
     if invite.completion_url:
         return redirect(invite.completion_url)
     return render(
@@ -114,28 +146,24 @@ def training_feedback(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     quality = QualityItem.objects.filter(item=assignment.item, role=hiring.TRAINING).first()
     if quality is None or assignment.status != Assignment.SUBMITTED:
         raise Http404("No feedback for this item.")
-    given = assignment.answers_dict()
-    spec = kinds.get(assignment.item.kind)
-    rows = []
-    for (unit, field), value in sorted(quality.reference_pairs().items()):
-        f = spec.field(field)
-        rows.append(
-            {
-                "unit": unit,
-                "field": f.label if f else field,
-                "yours": given.get((unit, field), "–"),
-                "reference": hiring.presented(assignment, field, value),
-                "same": given.get((unit, field)) == hiring.presented(assignment, field, value),
-            }
-        )
     return render(
         request,
         "annotation/training_feedback.html",
-        {"project": assignment.item.project, "rows": rows, "explanation": quality.explanation},
+        {
+            "project": assignment.item.project,
+            "rows": hiring.feedback_rows(assignment, quality),
+            "explanation": hiring.worker_numbering(assignment, quality.explanation),
+        },
     )
 
 
 # --- researchers ------------------------------------------------------------------------
+
+
+EXPLANATION_HELP = (
+    "shown after a training item; write List A / List B for the stored lists: each worker"
+    " reads them as List 1 / List 2, numbered as they saw them"
+)
 
 
 class MarkForm(forms.Form):
@@ -147,7 +175,9 @@ class MarkForm(forms.Form):
         help_text="one unit.field=value per line, e.g. item.label=supported;"
         " empty for a check takes the item's adjudications",
     )
-    explanation = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    explanation = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), help_text=EXPLANATION_HELP
+    )
     reference_system = forms.CharField(
         required=False,
         max_length=200,
@@ -192,6 +222,16 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
             )
             messages.success(request, "Invite link revoked.")
             return redirect("hiring", project_id=project.pk)
+        elif action == "mark_many":
+            many_form = MarkManyForm(project, request.POST)
+            if many_form.is_valid():
+                n, problems = many_form.save()
+                messages.success(request, f"{n} item(s) marked.")
+                if problems:
+                    messages.error(request, "Not marked: " + "; ".join(problems[:20]) + ".")
+            else:
+                messages.error(request, "Could not mark: " + many_form.errors.as_text())
+            return redirect("hiring", project_id=project.pk)
         elif action == "mark":
             mark_form = MarkForm(request.POST)
             if mark_form.is_valid():
@@ -231,8 +271,10 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
             "policy_form": policy_form,
             "invite_form": invite_form,
             "mark_form": mark_form,
+            "many_form": MarkManyForm(project),
             "invites": invites,
             "quality": hiring.quality_rows(project),
+            "payments": hiring.payments(project),
             "marked": QualityItem.objects.filter(item__project=project).order_by("item_id"),
         },
     )
@@ -247,8 +289,19 @@ def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> 
         Membership, project=project, pk=membership_id, role=Membership.ANNOTATOR
     )
     action = request.POST.get("action")
-    if action not in ("pause", "resume", "let_through"):
-        messages.error(request, "Choose pause, resume or let through.")
+    if action not in ("pause", "resume", "let_through", "return", "erase"):
+        messages.error(request, "Choose pause, resume, let through, return or erase.")
+        return redirect("hiring", project_id=project.pk)
+    if action in ("return", "erase"):
+        hire = hiring.hire_of(membership)
+        if hire is None:
+            messages.error(request, f"{membership.pseudonym} did not join through an invite.")
+        elif action == "return":
+            n = hiring.give_back(hire)
+            messages.success(request, f"{membership.pseudonym} returned: {n} open item(s) freed.")
+        else:
+            hiring.erase(hire)
+            messages.success(request, f"{membership.pseudonym}: worker id and parameters deleted.")
         return redirect("hiring", project_id=project.pk)
     hiring.set_state(
         membership,
@@ -257,3 +310,30 @@ def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> 
     )
     messages.success(request, f"{membership.pseudonym}: {action.replace('_', ' ')} done.")
     return redirect("hiring", project_id=project.pk)
+
+
+@login_required
+def hiring_payments(request: HtmxRequest, project_id: int) -> HttpResponse:
+    """The payments export: ?layout=csv (every column) or bonus (worker_id,amount)."""
+    project = project_for_researcher(request, project_id)
+    layout = request.GET.get("layout", "csv")
+    if layout not in ("csv", "bonus"):
+        raise Http404("Choose layout=csv or layout=bonus.")
+    response = HttpResponse(
+        hiring.payments_file(project, layout), content_type="text/csv; charset=utf-8"
+    )
+    name = f"project-{project.pk}-{'bonus' if layout == 'bonus' else 'payments'}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@login_required
+def hiring_worker_data(request: HtmxRequest, project_id: int, membership_id: int) -> HttpResponse:
+    """Everything stored about one hired worker, as JSON (a personal-data request)."""
+    project = project_for_researcher(request, project_id)
+    hire = get_object_or_404(Hire, membership__project=project, membership_id=membership_id)
+    response = JsonResponse(hiring.worker_data(hire), json_dumps_params={"indent": 1})
+    response["Content-Disposition"] = (
+        f'attachment; filename="worker-{hire.membership.pseudonym}.json"'
+    )
+    return response

@@ -6,7 +6,7 @@ import statistics
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -62,6 +62,7 @@ def _progress_rows(project: Project) -> tuple[list[dict[str, object]], list[dict
     per_item = list(
         Item.objects.filter(project=project)
         .select_related("document")
+        .annotate(quality_role=F("quality__role"))
         .with_progress()
         .order_by("id")
     )

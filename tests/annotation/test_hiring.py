@@ -71,29 +71,76 @@ def answer(client: Client, a: Assignment, choice_side: str | None = None, **valu
 # --- invite links ----------------------------------------------------------------------
 
 
-def test_the_same_worker_id_maps_to_the_same_account(invite: Invite, client: Client) -> None:
+def test_a_worker_id_alone_never_opens_an_account(invite: Invite, client: Client) -> None:
+    """Issue 25, attack 1: the invite key and a worker id (not secrets) opened the
+    account; now a second join with the id, padded or not, opens nothing."""
     page = join(client, invite, PROLIFIC_PID="w-123", STUDY_ID="s1")
     assert "personal link" in page
     first = hire_of(client)
     assert first.worker_id == "w-123" and first.worker_params == {"STUDY_ID": "s1"}
     assert first.membership.user.has_usable_password() is False
-    again = Client()
-    join(again, invite, PROLIFIC_PID="w-123")
-    assert hire_of(again).pk == first.pk and Hire.objects.count() == 1
+    url = reverse("join", args=[invite.key])
+    for worker in ("w-123", " w-123 ", "w-123\n"):
+        attacker = Client()
+        r = attacker.post(url, {"PROLIFIC_PID": worker})
+        assert r.status_code in (400, 409), worker
+        assert "_auth_user_id" not in attacker.session
+        assert b"w-123" not in r.content or worker == "w-123"
+    r = Client().post(url, {"PROLIFIC_PID": "w-123"})
+    assert b"personal link" in r.content and r.status_code == 409  # told how to come back
+    # the browser that joined opens the link again: back to its own work
+    assert client.get(url, {"PROLIFIC_PID": "w-123"})["Location"] == reverse(
+        "next_item", args=[invite.project_id]
+    )
     other = Client()
     join(other, invite, PROLIFIC_PID="w-456")
     assert hire_of(other).pk != first.pk and Hire.objects.count() == 2
 
 
-def test_the_personal_url_logs_in_with_a_long_session(invite: Invite, client: Client) -> None:
-    page = join(client, invite, PROLIFIC_PID="w-1")
-    url = re.search(r'id="personal-url" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
-    fresh = Client()
-    r = fresh.get(url)
-    assert r.status_code == 302
-    assert int(fresh.session["_auth_user_id"]) == hire_of(client).membership.user_id
-    assert fresh.session.get_expiry_age() > 30 * 24 * 3600
-    assert Client().get(url.replace(hire_of(client).key, "x" * 43)).status_code == 404
+@pytest.mark.parametrize(
+    "worker", ["", " ", "x" * 129, "a b", "w-1;drop", "é", "w-1 ", "<script>", "a/b"]
+)
+def test_empty_and_junk_worker_ids_make_no_account(invite: Invite, worker: str) -> None:
+    r = Client().post(reverse("join", args=[invite.key]), {"PROLIFIC_PID": worker})
+    assert r.status_code == 400 and b'id="problem"' in r.content
+    assert Client().post(reverse("join", args=[invite.key])).status_code == 400
+    api = token_client(None)
+    for body in ({"PROLIFIC_PID": worker}, {"PROLIFIC_PID": {"a": 1}}, {"PROLIFIC_PID": 7}, []):
+        r = api.post(reverse("api_join", args=[invite.key]), body, format="json")
+        assert r.status_code == 400 and r.json()["code"] == "invalid", body
+    assert Hire.objects.count() == 0
+    assert join(Client(), invite, PROLIFIC_PID="x" * 128)  # the longest id is fine
+    assert Hire.objects.get().worker_id == "x" * 128
+
+
+def test_an_invite_without_a_worker_parameter_makes_an_account_per_start(
+    alpha: Project, alpha_items: list[Item]
+) -> None:
+    invite = Invite.objects.create(project=alpha, worker_param="", items_per_person=1)
+    join(Client(), invite)
+    join(Client(), invite, PROLIFIC_PID="ignored")
+    assert list(Hire.objects.values_list("worker_id", flat=True)) == ["", ""]
+
+
+def test_joins_are_throttled_per_address_and_per_invite(invite: Invite, settings: object) -> None:
+    """Issue 25, attack 4: a join flood gets 429 with Retry-After, page and API alike."""
+    settings.JOIN_RATE_PER_ADDRESS = "3/minute"  # type: ignore[attr-defined]
+    settings.JOIN_RATE_PER_INVITE = "5/hour"  # type: ignore[attr-defined]
+    url = reverse("join", args=[invite.key])
+    statuses = [Client().post(url, {"PROLIFIC_PID": f"w-{i}"}).status_code for i in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    r = token_client(None).post(
+        reverse("api_join", args=[invite.key]), {"PROLIFIC_PID": "w-9"}, format="json"
+    )
+    assert r.status_code == 429 and 0 < int(r["Retry-After"]) <= 60
+    # another address: the invite's own limit (5 an hour) still holds
+    other = [
+        Client(REMOTE_ADDR="10.0.0.2").post(url, {"PROLIFIC_PID": f"v-{i}"}).status_code
+        for i in range(3)
+    ]
+    assert other == [200, 200, 429]
+    assert int(Client(REMOTE_ADDR="10.0.0.3").post(url, {})["Retry-After"]) > 60
+    assert Hire.objects.count() == 5
 
 
 def test_cap_expiry_and_revocation_close_the_link(invite: Invite) -> None:
@@ -102,8 +149,6 @@ def test_cap_expiry_and_revocation_close_the_link(invite: Invite) -> None:
     join(Client(), invite, PROLIFIC_PID="w-1")
     full = Client().post(reverse("join", args=[invite.key]), {"PROLIFIC_PID": "w-2"})
     assert full.status_code == 410 and b"full" in full.content
-    # the one who joined still gets back in
-    assert join(Client(), invite, PROLIFIC_PID="w-1")
     invite.cap = None
     invite.expires_at = timezone.now() - dt.timedelta(seconds=1)
     invite.save()
@@ -156,7 +201,9 @@ def test_training_first_then_feedback_then_the_real_queue(invite: Invite, client
     r = answer(client, training, choice_side="a")
     assert r["Location"] == reverse("training_feedback", args=[training.pk])
     feedback = client.get(r["Location"]).content.decode()
-    assert "List a names every fact." in feedback and 'class="different"' not in feedback
+    seen = hiring.presented(training, "choice", "a")  # List a as this person numbered it
+    assert f"List {seen} names every fact." in feedback and 'class="different"' not in feedback
+    assert feedback.count("✓ right") == 2 and "✗ wrong" not in feedback
     hire.refresh_from_db()
     assert hire.passed_training
     nxt = client.get(reverse("next_item", args=[invite.project_id]))["Location"]
@@ -171,14 +218,18 @@ def test_below_the_pass_mark_waits_until_a_researcher_lets_them_through(
     training = Assignment.objects.get(annotator=hire.membership.user, item__quality__isnull=False)
     feedback = client.get(answer(client, training, choice_side="b", hard="yes")["Location"])
     assert feedback.content.decode().count('class="different"') == 2
+    assert feedback.content.decode().count("✗ wrong") == 2
     wait = client.get(reverse("next_item", args=[invite.project_id]))
     assert wait.status_code == 200 and b'id="wait"' in wait.content
     alice = Client()
     alice.force_login(users["alice"])
+    hiring_page = reverse("hiring", args=[invite.project_id])
+    assert "<td>failed training</td>" in alice.get(hiring_page).content.decode()
     alice.post(
         reverse("hiring_member", args=[invite.project_id, hire.membership_id]),
         {"action": "let_through"},
     )
+    assert "<td>failed training</td>" not in alice.get(hiring_page).content.decode()
     r = client.get(reverse("next_item", args=[invite.project_id]))
     assert r.status_code == 302 and "/a/" in r["Location"]
 
@@ -320,7 +371,7 @@ def test_a_finished_queue_shows_the_completion_code_or_redirects(invite: Invite)
     # no items yet: no code for no work
     gamma = Project.objects.create(name="gamma")
     empty = Client()
-    join(empty, Invite.objects.create(project=gamma, completion_code="FREE"))
+    join(empty, Invite.objects.create(project=gamma, completion_code="FREE"), PROLIFIC_PID="e-1")
     assert hire_of(empty).passed_training  # no training items: straight through
     empty.post(reverse("instructions", args=[gamma.pk]))
     r = empty.get(reverse("next_item", args=[gamma.pk]), follow=True)
@@ -355,8 +406,18 @@ def test_api_invites_join_revoke_and_quality(
     anon = token_client(None)
     first = anon.post(reverse("api_join", args=[invite.key]), {"PROLIFIC_PID": "p1"}, format="json")
     assert first.status_code == 201 and first.json()["personal_url"]
-    again = anon.post(reverse("api_join", args=[invite.key]), {"PROLIFIC_PID": "p1"}, format="json")
-    assert again.status_code == 200 and again.json()["token"] == first.json()["token"]
+    for worker in ("p1", " p1", "p1 "):  # attack 1 through the API: no token for an id
+        again = anon.post(
+            reverse("api_join", args=[invite.key]), {"PROLIFIC_PID": worker}, format="json"
+        )
+        assert again.status_code in (400, 409) and "token" not in again.json()
+    assert again.status_code == 400
+    assert (
+        anon.post(
+            reverse("api_join", args=[invite.key]), {"PROLIFIC_PID": "p1"}, format="json"
+        ).json()["code"]
+        == "already_joined"
+    )
     worker = token_client(User.objects.get(auth_token__key=first.json()["token"]))
     assert worker.get(reverse("api_quality", args=[alpha.pk])).status_code == 404
     assert worker.get(reverse("api_invites", args=[alpha.pk])).status_code == 404
@@ -398,7 +459,9 @@ def test_api_training_and_policy(
     assert r.status_code == 400 and r.json()["field"] == "pass_mark"
     invite = Invite.objects.create(project=alpha, items_per_person=1)
     joined = (
-        token_client(None).post(reverse("api_join", args=[invite.key]), {}, format="json").json()
+        token_client(None)
+        .post(reverse("api_join", args=[invite.key]), {"PROLIFIC_PID": "p1"}, format="json")
+        .json()
     )
     worker = token_client(User.objects.get(auth_token__key=joined["token"]))
     worker.post(reverse("api_acknowledge", args=[alpha.pk]))
@@ -420,7 +483,9 @@ def test_api_training_and_policy(
         == 200
     )
     fb = worker.get(reverse("api_assignment_feedback", args=[training])).json()
-    assert fb["explanation"] == "Because." and fb["reference"] == {"item.choice": "a"}
+    assert fb["explanation"] == "Because."
+    assert fb["reference"] == {"item.choice": hiring.presented(a, "choice", "a")}
+    assert fb["right"] == {"item.choice": True}
     assert worker.get(reverse("api_assignment", args=[real])).status_code == 200
 
 
@@ -597,7 +662,10 @@ def test_simultaneous_joins_give_one_account_per_worker_and_respect_the_cap(
         t.join()
     hires = list(Hire.objects.values_list("worker_id", flat=True))
     assert len(hires) == 2 and len(set(hires)) == 2  # the cap, and never two for one id
-    assert sorted(statuses).count(410) == (1 if "same" in hires else 2)
+    # the second "same" is refused as joined (409) whether or not the cap let it in
+    assert sorted(statuses) == sorted(
+        [200, 200, 409, 410] if "same" in hires else [200, 200, 410, 410]
+    )
     assert User.objects.filter(username__startswith="w-").count() == 2
 
 
