@@ -35,7 +35,7 @@ install-test: $(VENV)/.installed-test
 demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
-	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py load_demo --host $(HOST) --port $(PORT)
 	$(BIN)/python manage.py runserver --insecure $(HOST):$(PORT)
 
 # The production server: gunicorn against the configured database (DATABASE_URL, or the

@@ -89,8 +89,8 @@ def test_the_instructions_list_the_keys_of_the_annotators_kinds(
 ) -> None:
     client.force_login(users["bob"])
     body = client.get(reverse("instructions", args=[alpha_atomic[0].project_id])).content.decode()
-    assert "Keyboard: atomic facts items" in body and "next / previous fact" in body
-    assert "Keyboard: comparison items" not in body  # bob has none
+    assert "Keyboard (Atomic facts)" in body and "next / previous fact" in body
+    assert "Keyboard (Comparison)" not in body  # bob has none
 
 
 def test_answers_are_stored_per_fact_and_validated(

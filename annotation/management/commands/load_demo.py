@@ -4,7 +4,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from ...ingest import import_file
@@ -56,13 +56,19 @@ def _user(username: str, password: str, **extra: Any) -> User:
 class Command(BaseCommand):
     help = "Create the demo project from the real data in fixtures/demo (safe to run again)."
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        # `make demo HOST=... PORT=...` passes the address the server will listen on
+        parser.add_argument("--host", default="127.0.0.1", help="the demo server's host")
+        parser.add_argument("--port", default="8000", help="the demo server's port")
+
     def handle(self, *args: Any, **opts: Any) -> None:
         researcher = _user(*RESEARCHER, is_staff=True, is_superuser=True)
         researcher.groups.add(researchers_group())  # may create projects
         annotators = [_user(u, p) for u, p in ANNOTATORS]
         if not Project.objects.filter(name=DEMO_PROJECT).exists():
             self._build(researcher, annotators)
-        self.stdout.write(self.style.SUCCESS("Demo logins (http://127.0.0.1:8000/):"))
+        url = f"http://{opts['host']}:{opts['port']}/"
+        self.stdout.write(self.style.SUCCESS(f"Demo logins ({url}):"))
         for username, password in [RESEARCHER, *ANNOTATORS]:
             self.stdout.write(f"  {username:<12} {password}")
 
