@@ -362,3 +362,16 @@ def test_a_tied_fact_is_adjudicated_on_the_page(
         "adjudicated",
         "The source says sculptor.",
     )
+
+
+def test_sentence_marks_keep_the_response_whole() -> None:
+    from annotation.kinds.atomic import sentence_pieces
+
+    response = "A was born in 1900. B is a city. A was born in 1900. Not a fact here."
+    pieces, found = sentence_pieces(
+        response,
+        ["A was born in 1900.", "A was born in 1900.", "Missing sentence.", "B is a city.", ""],
+    )
+    assert "".join(p["text"] for p in pieces) == response  # nothing dropped or repeated
+    assert found == {"A was born in 1900.": 1, "B is a city.": 2}
+    assert [p["sentence"] for p in pieces] == [1, None, 2, None]

@@ -133,3 +133,68 @@ def test_an_empty_justification_gets_the_pages_own_message(
     page.wait_for_selector("#answer-form p.error:has-text('justify')")
     page.wait_for_function("() => document.activeElement.id === 'justification'")
     assert serious(page) == []
+
+
+def longest_atomic(demo: Project, user: User) -> Assignment:
+    item = (
+        demo.items.filter(kind=Item.ATOMIC)
+        .annotate(n=Count("list_a__claims"))
+        .order_by("-n", "pk")
+        .first()
+    )
+    assert item is not None and item.n >= 10  # type: ignore[attr-defined]
+    a, _ = Assignment.objects.get_or_create(item=item, annotator=user, defaults={"position": 0})
+    return a
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+def test_atomic_facts_are_compact_rows_beside_their_marked_sentence(
+    page, demo: Project, width: int, height: int, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    user = annotator(demo)
+    a = longest_atomic(demo, user)
+    facts = list(a.item.list_a.claims.order_by("position"))  # type: ignore[union-attr]
+    page.set_viewport_size({"width": width, "height": height})
+    login(page, user.username, ANNOTATORS[0][1])
+    page.goto(reverse("assignment", args=[a.pk]))
+    page.wait_for_load_state("load")
+    # a compact row per fact: a line or two of text and the three keys, the reason closed
+    rows = page.eval_on_selector_all("fieldset.fact", "ns => ns.map(n => n.offsetHeight)")
+    assert len(rows) == len(facts)
+    assert max(rows) <= (130 if width < 600 else 110), rows
+    assert page.eval_on_selector_all("details.reason[open]", "ns => ns.length") == 0
+    # no knowledge passages in FActScore's files: the page says so and names the topic
+    topic = a.item.document.metadata["topic"]
+    assert f"No knowledge source was given for this response (its topic: {topic})" in (
+        page.inner_text("section.knowledge")
+    )
+    for n in range(3):  # j moves to the next fact; its sentence is marked, in view
+        if n:
+            page.keyboard.press("j")
+        fact = facts[n]
+        page.wait_for_function(
+            """s => { const m = document.querySelector('.sentence.current');
+            return !!m && m.textContent.trim() === s; }""",
+            arg=fact.sentence.strip(),
+        )
+        assert page.eval_on_selector(
+            ".sentence.current",
+            """m => { const r = m.getBoundingClientRect(), b = m.closest('.response')
+              .getBoundingClientRect();
+            return r.bottom > Math.max(b.top, 0) && r.top < Math.min(b.bottom, innerHeight); }""",
+        )
+        page.keyboard.press("s")
+    page.screenshot(path=tmp_path / f"atomic-{width}.png")
+    # the reason box opens on demand; what is typed there is kept with the label
+    page.click("#fact-1 details.reason summary")
+    page.fill("#fact-1 details.reason textarea", "The sentence says so.")
+    page.keyboard.press("Escape")  # out of the box: keys are keys again
+    assert serious(page) == []
+    for f in facts[3:]:
+        page.check(f"#fact-{f.position} input[value=irrelevant]")
+    url = page.url
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(lambda u: u != url)
+    answers = a.answers_dict()
+    assert answers[("fact:1", "reason")] == "The sentence says so."
+    assert [answers[(f"fact:{f.position}", "label")] for f in facts[:3]] == ["supported"] * 3

@@ -43,7 +43,17 @@ both supported and contradicted by different results).
 
 Segment items show a response cut into segments. Mark each segment correct or \
 incorrect; for an incorrect one choose the error type, say why, and give at least one \
-reference link. Then say whether the response should be kept."""
+reference link. Then say whether the response should be kept.
+
+Atomic-fact items show a response (a biography), its knowledge source when one was \
+given, and the short facts taken from it; the sentence a fact comes from is marked in \
+the response. Label each fact as FActScore defines the labels:
+S, Supported (key s): the knowledge source supports the fact.
+NS, Not supported (key n): the fact is relevant to the prompt, but the knowledge source \
+does not support it (it contradicts it or says nothing about it).
+IR, Irrelevant (key i): the fact is not relevant to the prompt (for a biography: it is \
+not about the person asked about), so it is not checked.
+"Why?" opens a box for an optional reason."""
 
 
 def _user(username: str, password: str, **extra: Any) -> User:
