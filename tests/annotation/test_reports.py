@@ -249,7 +249,9 @@ def test_p_e_is_shown_only_where_a_chance_term_applies(verification: list[Item])
     rows = {r["coefficient"]: r for r in table.as_dicts()}
     assert rows["Percent agreement"]["p_e"] is None
     assert rows["Fleiss' kappa"]["p_e"] == pytest.approx(22 / 64)
-    shown = dict(zip([r["coefficient"] for r in table.as_dicts()], table.display_rows()))
+    shown = dict(
+        zip([r["coefficient"] for r in table.as_dicts()], table.display_rows(), strict=True)
+    )
     assert shown["Percent agreement"][table.columns.index("p_e")] == "–"
 
 
