@@ -185,7 +185,9 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         if outcome.result == Result.INVALID:  # not the page's own numbering
             assert outcome.form is not None
             return HttpResponse(
-                " ".join(outcome.form.non_field_errors()), status=400, content_type="text/plain"
+                " ".join(map(str, outcome.form.non_field_errors())),
+                status=400,
+                content_type="text/plain",
             )
         newer = NEWER_DRAFT if outcome.reason == "newer_draft" else ""
         if request.htmx:
