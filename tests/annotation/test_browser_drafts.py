@@ -69,13 +69,21 @@ def test_a_reload_right_after_typing_keeps_every_character(
     assert serious(page) == []
 
 
+@pytest.mark.parametrize("width,height", SIZES)
 def test_two_tabs_on_one_item_are_told_and_do_not_overwrite_silently(
-    page, alpha: Project, alpha_items: list[Item], users: dict[str, User]
+    page,
+    alpha: Project,
+    alpha_items: list[Item],
+    users: dict[str, User],
+    width: int,
+    height: int,
 ) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     a = first(users)
+    page.set_viewport_size({"width": width, "height": height})
     login(page, "bob")
     open_item(page, a)
     older = page.context.new_page()  # the same browser: the same localStorage
+    older.set_viewport_size({"width": width, "height": height})
     open_item(older, a)
 
     page.keyboard.press("w")
@@ -90,6 +98,7 @@ def test_two_tabs_on_one_item_are_told_and_do_not_overwrite_silently(
     older.wait_for_selector("#draft-status:has-text('NOT saved')")
     assert "another tab" in older.inner_text("#draft-status")
     assert a.answers_dict()[("item", "justification")] == "Typed in the newer tab."
+    assert serious(older) == []  # the warnings too
 
     # Reloading the older tab continues from the newest text typed in this browser.
     older.reload()
