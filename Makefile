@@ -46,7 +46,7 @@ install-docs: $(VENV)/.installed-docs
 demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
-	PIPELINE_DEMO_FAKE=127.0.0.1:$(FAKE_PORT) $(BIN)/python manage.py load_demo
+	PIPELINE_DEMO_FAKE=127.0.0.1:$(FAKE_PORT) $(BIN)/python manage.py load_demo --host $(HOST) --port $(PORT)
 	export PIPELINE_DEMO_FAKE=127.0.0.1:$(FAKE_PORT); \
 	if [ -z "$${SERPER_API_KEY:-}" ]; then \
 		export PIPELINE_SERPER_URL=http://127.0.0.1:$$(($(FAKE_PORT) + 1)) SERPER_API_KEY=none-for-the-fake; fi; \

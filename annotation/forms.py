@@ -44,7 +44,7 @@ class ImportForm(forms.Form):
     verifier = forms.CharField(
         required=False,
         help_text="System name for the labels of VeriScore verification files "
-        "(default: <system>-verifier).",
+        "(default: the system name followed by “-verifier”).",
     )
     domain = forms.CharField(
         required=False,

@@ -32,6 +32,7 @@ from .models import (
     ImportJob,
     Item,
     Membership,
+    NewerDraft,
     PipelineRun,
     Project,
     assign,
@@ -103,6 +104,8 @@ class Result(StrEnum):
     INVALID = "invalid"  # the form refused the data: `form` holds the errors
     CONFLICT = "conflict"  # submitted meanwhile (another tab or request): nothing stored
     REFUSED = "refused"  # not this person's to answer now: `reason` says why
+    # CONFLICT of a draft with reason "newer_draft": the assignment holds a newer draft
+    # (another tab's); this one is ignored
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,26 @@ class Outcome:
     def stored(self) -> bool:
         """The assignment now holds what was sent."""
         return self.result in (Result.SAVED, Result.SUBMITTED, Result.SKIPPED, Result.UNCHANGED)
+
+
+MAX_DRAFT_SEQ = 2**53 - 1  # the largest integer a page's script counts exactly
+
+
+def draft_order(data: Mapping[str, Any]) -> tuple[int, int] | None | str:
+    """A draft's (draft_seq, draft_base) from the page, None when it sent none, or the
+    message saying what is wrong with them."""
+    if data.get("draft_seq") in (None, "") and data.get("draft_base") in (None, ""):
+        return None
+    numbers = []
+    for name in ("draft_seq", "draft_base"):
+        text = str(data.get(name, ""))
+        if not (text.isascii() and text.isdigit() and int(text) <= MAX_DRAFT_SEQ):
+            return f"{name} must be a whole number from 0 to {MAX_DRAFT_SEQ}; got {text[:40]!r}."
+        numbers.append(int(text))
+    seq, base = numbers
+    if base >= seq:
+        return f"draft_base ({base}) must be smaller than draft_seq ({seq})."
+    return seq, base
 
 
 def answer(
@@ -157,9 +180,16 @@ def answer(
     else:
         form = kinds.answer_form(assignment, data)
         if action == Action.DRAFT:
-            saved = assignment.save_draft(
-                form.draft_values(), guideline_version=version, touch=touch
-            )
+            order = draft_order(data)
+            if isinstance(order, str):
+                form.add_error(None, order)
+                return Outcome(Result.INVALID, form)
+            try:
+                saved = assignment.save_draft(
+                    form.draft_values(), guideline_version=version, touch=touch, order=order
+                )
+            except NewerDraft:
+                return Outcome(Result.CONFLICT, form, reason="newer_draft")
             return Outcome(Result.SAVED if saved else Result.CONFLICT, form)
         if not form.is_valid():
             return Outcome(Result.INVALID, form)

@@ -44,6 +44,7 @@ from django.db.models import F, Q
 from django.tasks import task
 from django.utils import timezone
 
+from pipeline.cache import OfflineMiss
 from pipeline.formats import scores_json
 from pipeline.run import (
     ClientConfig,
@@ -494,6 +495,10 @@ def _scores_metadata(config: dict[str, Any]) -> dict[str, Any]:
         return {"mode": config.get("reference") or "default", "error": str(e)}
 
 
+# What fills the cache on the platform: the run form's checkbox, not the CLI's flag.
+OFFLINE_HINT = "start a run once with “Offline” unticked"
+
+
 def run_chunk(chunk_id: int, *, worker: str | None = None) -> str:
     """Claim, process and finish one chunk; returns what happened."""
     worker = worker or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -504,7 +509,11 @@ def run_chunk(chunk_id: int, *, worker: str | None = None) -> str:
         results = _run_pipeline(chunk, worker)
     except Abandoned:
         return "taken over"
-    except Exception as e:  # an offline cache miss, a bad corpus path...: no retry helps
+    except OfflineMiss as e:  # the pipeline's hint names its command-line flag
+        why = str(e).replace("run once without --offline", OFFLINE_HINT)
+        finish_chunk(chunk, worker=worker, error=f"OfflineMiss: {why}")
+        return "failed"
+    except Exception as e:  # a bad corpus path...: no retry helps
         finish_chunk(chunk, worker=worker, error=f"{type(e).__name__}: {e}")
         return "failed"
     failed = _failures(results)

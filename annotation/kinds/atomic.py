@@ -29,6 +29,7 @@ from .base import (
     ls_choices,
     ls_parts,
     ls_text,
+    ls_textarea,
     unit_index,
 )
 from .schema import ATOMIC
@@ -68,6 +69,8 @@ def knowledge_of(claim_list: ClaimList) -> list[dict[str, str]]:
 
 
 class AtomicForm(AnswerForm):
+    response = ""  # the document's response, for the page's sentence marks
+
     def __init__(self, *args: Any, positions: list[int], **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.positions = positions
@@ -75,9 +78,46 @@ class AtomicForm(AnswerForm):
             self.fields[form_name(f"fact:{p}", "label")] = forms.ChoiceField(
                 choices=FACT_LABELS, widget=forms.RadioSelect, label=f"Fact {p + 1}"
             )
+            self.fields[form_name(f"fact:{p}", "reason")] = forms.CharField(
+                required=False, max_length=2000, label=f"Why (fact {p + 1}, optional)"
+            )
 
     def fact_fields(self) -> list[forms.BoundField]:
         return [self[form_name(f"fact:{p}", "label")] for p in self.positions]
+
+    def reason_fields(self) -> list[forms.BoundField]:
+        return [self[form_name(f"fact:{p}", "reason")] for p in self.positions]
+
+
+def sentence_pieces(
+    response: str, sentences: list[str]
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The response cut at the facts' sentences, each found sentence numbered (its first
+    occurrence from where the previous one ended, then from the start): the pieces
+    [{text, sentence: n or None}] and sentence text -> n."""
+    spans: list[tuple[int, int, str]] = []
+    start = 0
+    for text in dict.fromkeys(t.strip() for t in sentences if t and t.strip()):
+        at = response.find(text, start)
+        if at < 0:
+            at = response.find(text)
+        if at < 0 or any(a < at + len(text) and at < b for a, b, _ in spans):
+            continue
+        spans.append((at, at + len(text), text))
+        start = at + len(text)
+    spans.sort()
+    pieces: list[dict[str, Any]] = []
+    found: dict[str, int] = {}
+    end = 0
+    for n, (a, b, text) in enumerate(spans, start=1):
+        if a > end:
+            pieces.append({"text": response[end:a], "sentence": None})
+        pieces.append({"text": response[a:b], "sentence": n})
+        found[text] = n
+        end = b
+    if end < len(response):
+        pieces.append({"text": response[end:], "sentence": None})
+    return pieces, found
 
 
 class AtomicItemsForm(PolicyForm):
@@ -128,6 +168,7 @@ class AtomicFacts(KindSpec):
             unit="fact",
             choices=FACT_LABELS,
         ),
+        Field("reason", "Why (optional)", unit="fact", categorical=False),
     )
     agreement = (
         Agreement("fact", "label", "Atomic facts: supported, not supported or irrelevant"),
@@ -143,8 +184,10 @@ class AtomicFacts(KindSpec):
     verdict_field = "label"
     verdict_level = "fact"
     view_keys = {
-        "facts": "atomic facts: [{position, text}]",
+        "facts": "atomic facts: [{position, text, sentence}] (the response's sentence "
+        "the fact was taken from, when the file gives it)",
         "knowledge": "atomic facts: the knowledge source [{title, text, url}]",
+        "topic": "atomic facts: the topic the response was asked about (FActScore)",
     }
     items_help = (
         "One item per response with a claim list from the system: each atomic fact "
@@ -162,8 +205,12 @@ class AtomicFacts(KindSpec):
     def view(self, item: Item, *, swapped: bool = False) -> dict[str, Any]:
         assert item.list_a is not None
         return {
-            "facts": [{"position": c.position, "text": c.text} for c in item.list_a.claims.all()],
+            "facts": [
+                {"position": c.position, "text": c.text, "sentence": c.sentence}
+                for c in item.list_a.claims.all()
+            ],
             "knowledge": knowledge_of(item.list_a),
+            "topic": item.list_a.document.metadata.get("topic", ""),
         }
 
     def form(
@@ -171,16 +218,31 @@ class AtomicFacts(KindSpec):
     ) -> AnswerForm:
         assert item.list_a is not None
         positions = list(item.list_a.claims.values_list("position", flat=True))
-        return AtomicForm(data, initial=initial, positions=positions)
+        form = AtomicForm(data, initial=initial, positions=positions)
+        form.response = item.list_a.document.response
+        return form
 
     def page_context(self, view: dict[str, Any], form: AnswerForm) -> dict[str, Any]:
         assert isinstance(form, AtomicForm)
+        response = form.response
         options = [{"value": v, "label": label, "key": KEYS[v]} for v, label in FACT_LABELS]
+        sentences = [f["sentence"] for f in view["facts"]]
+        pieces, found = sentence_pieces(response, sentences)
         return {
             "knowledge": view["knowledge"],
+            "topic": view["topic"],
+            "pieces": pieces,
             "facts": [
-                {"fact": fact, "field": field, "options": options}
-                for fact, field in zip(view["facts"], form.fact_fields(), strict=True)
+                {
+                    "fact": fact,
+                    "field": field,
+                    "reason": reason,
+                    "options": options,
+                    "sentence": found.get(fact["sentence"]),
+                }
+                for fact, field, reason in zip(
+                    view["facts"], form.fact_fields(), form.reason_fields(), strict=True
+                )
             ],
         }
 
@@ -198,9 +260,26 @@ class AtomicFacts(KindSpec):
         }
 
     def unit_content(self, item: Item, unit: str, *, reveal: bool) -> dict[str, object]:
+        """The fact with what the annotators saw (the response, the fact's sentence, the
+        knowledge source) and the labels imported for it (FActScore's S / NS / IR)."""
         assert item.list_a is not None
         fact = item.list_a.claims.filter(position=unit_index(unit)).first()  # type: ignore[misc]
-        return {"claim": fact.text if fact else ""}
+        if fact is None:
+            return {"claim": ""}
+        document = item.list_a.document
+        return {
+            "claim": fact.text,
+            "response": document.response,
+            "sentence": fact.sentence,
+            "knowledge": knowledge_of(item.list_a),
+            "topic": document.metadata.get("topic", ""),
+            "imported": [
+                {"system": name, "label": label}
+                for name, label in fact.verdicts.order_by("system__name").values_list(
+                    "system__name", "label"
+                )
+            ],
+        }
 
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]:
         info = {
@@ -256,6 +335,7 @@ class AtomicFacts(KindSpec):
             parts += [
                 ls_text(f"fact_{p}", f"Fact {p + 1}"),
                 ls_choices(f"label_{p}", f"fact_{p}", [v for v, _ in FACT_LABELS], required=False),
+                ls_textarea(f"reason_{p}", f"fact_{p}", placeholder="Why (optional)"),
             ]
         return "".join(parts)
 

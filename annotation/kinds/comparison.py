@@ -23,6 +23,9 @@ MIN_JUSTIFICATION_WORDS = 4
 SIDES = ["a", "b"]
 
 
+JUSTIFY = "Please justify your choice in at least one sentence."
+
+
 class ComparisonForm(AnswerForm):
     """The annotator's answer on a comparison item (VeriScore Fig. 5)."""
 
@@ -40,12 +43,13 @@ class ComparisonForm(AnswerForm):
         widget=forms.Textarea(attrs={"rows": 4}),
         label="Justification",
         help_text="At least one full sentence.",
+        error_messages={"required": JUSTIFY},
     )
 
     def clean_justification(self) -> str:
         text: str = self.cleaned_data["justification"].strip()
         if len(re.findall(r"\w+", text)) < MIN_JUSTIFICATION_WORDS:
-            raise forms.ValidationError("Please justify your choice in at least one sentence.")
+            raise forms.ValidationError(JUSTIFY)
         return text
 
 

@@ -188,7 +188,7 @@ def _agreement_section(
                 c.ci_high,
                 c.n_units,
                 c.p_o,
-                c.p_e,
+                None if c is r.percent_agreement else c.p_e,  # no chance term to show
                 c.d_o,
                 c.d_e,
                 c.se,

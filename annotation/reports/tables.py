@@ -158,7 +158,9 @@ def _display(column: str, value: Cell, decimals: int = 3) -> str:
             return "–"
         if "p-value" in column:
             return f"{value:.3g}" if value >= 0.001 else "<0.001"
-        return f"{value:.{decimals}f}"
+        text = f"{value:.{decimals}f}"
+        # a small negative value rounds to zero: "0.000", never "-0.000"
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
     return str(value)
 
 

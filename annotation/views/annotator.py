@@ -24,6 +24,11 @@ from ..operations import Action, Result, answer
 from . import hiring as hiring_views
 from .common import HtmxRequest, assignment_for_annotator, membership_for
 
+NEWER_DRAFT = (
+    "Draft NOT saved: a newer draft of this item was saved in another tab or window. "
+    "Reload this page to continue from it."
+)
+
 
 @login_required
 def home(request: HtmxRequest) -> HttpResponse:
@@ -177,12 +182,28 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         return _go_next(request, project.pk, hiring_views.after_answer(assignment))
 
     if action == Action.DRAFT:
+        if outcome.result == Result.INVALID:  # not the page's own numbering
+            assert outcome.form is not None
+            return HttpResponse(
+                " ".join(map(str, outcome.form.non_field_errors())),
+                status=400,
+                content_type="text/plain",
+            )
+        newer = NEWER_DRAFT if outcome.reason == "newer_draft" else ""
         if request.htmx:
             return render(
                 request,
                 "annotation/_draft_status.html",
-                {"assignment": assignment, "saved": outcome.stored},
+                {
+                    "assignment": assignment,
+                    "saved": outcome.stored,
+                    "newer": newer,
+                    "restored": request.POST.get("restored") == "1",
+                },
+                status=409 if newer else 200,
             )
+        if newer:
+            messages.error(request, newer)
         return redirect("assignment", assignment_id=assignment.pk)
 
     if action == Action.SKIP:

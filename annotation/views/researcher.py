@@ -16,7 +16,7 @@ from ..forms import ImportForm, InstructionsForm, MemberForm, PipelineRunForm, P
 from ..import_jobs import fail_if_abandoned
 from ..ingest import ImportFailed, preview_upload
 from ..members import CREATE_PROJECTS, MemberError, add_member
-from ..models import Assignment, ImportJob, Item, PipelineRun, Project
+from ..models import Assignment, ImportJob, Item, Membership, PipelineRun, Project
 from ..operations import import_data, import_options
 from .common import HtmxRequest, project_for_researcher
 
@@ -112,7 +112,15 @@ def project_members(request: HtmxRequest, project_id: int) -> HttpResponse:
         except MemberError as e:
             messages.error(request, e.message)
         else:
-            messages.success(request, f"{username} is now a {role}.")
+            name = dict(Membership.ROLES)[role].lower()
+            article = "an" if name[0] in "aeiou" else "a"
+            added = f"{username} as {article} {name}"
+            messages.success(
+                request,
+                f"Created the account {added}."
+                if form.cleaned_data["password"]
+                else f"Added {added}.",
+            )
     else:
         messages.error(request, "Could not add the member: " + form.errors.as_text())
     return redirect("project", project_id=project.pk)

@@ -66,6 +66,24 @@
   document.addEventListener("DOMContentLoaded", activateFirst);
   document.addEventListener("htmx:afterSettle", activateFirst);
 
+  // Atomic facts: the active fact's sentence is marked in the response, scrolled into
+  // view inside the response's own box (not the page).
+  function markSentence() {
+    var scope = document.querySelector("[data-key-scope].active");
+    var id = scope && scope.getAttribute("data-sentence");
+    document.querySelectorAll(".sentence.current").forEach(function (n) {
+      if (n.id !== id) n.classList.remove("current");
+    });
+    var mark = id && document.getElementById(id);
+    if (!mark || mark.classList.contains("current")) return;
+    mark.classList.add("current");
+    var box = mark.closest(".response");
+    if (box) box.scrollTop = Math.max(0, mark.offsetTop - box.clientHeight / 3);
+  }
+  if (window.MutationObserver) {
+    new MutationObserver(markSentence).observe(document.documentElement, { subtree: true, attributes: true, attributeFilter: ["class"] });
+  }
+
   // The verification page's claim and label row stick to the top and bottom (site.css):
   // scrolling a result or a radio into view must keep it clear of them, so the scroller's
   // padding follows their heights.

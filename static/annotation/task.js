@@ -1,6 +1,17 @@
 // Item pages: active time, refusals shown where they belong, drafts that survive a reload.
 (function () {
   "use strict";
+  var PREFIX = "draft:";
+  // Lab machines are shared: logging out forgets every draft copy kept in this browser.
+  document.addEventListener("submit", function (e) {
+    if (!e.target.matches("form[data-logout]")) return;
+    try {
+      for (var i = localStorage.length - 1; i >= 0; i--) {
+        var k = localStorage.key(i);
+        if (k && k.indexOf(PREFIX) === 0) localStorage.removeItem(k);
+      }
+    } catch (err) { /* storage disabled: nothing was kept */ }
+  });
   var act = document.getElementById("activity");
   if (!act) return;
   var form = function () { return document.getElementById("answer-form"); };
@@ -37,20 +48,103 @@
     e.detail.parameters.page = act.dataset.page;
     e.detail.parameters.seconds = seconds();
     sent = active;
+    if (e.detail.parameters.action === "draft") order(e.detail.parameters);
+  });
+  // A stored submission or skip: this browser's copy is no longer needed.
+  // (only those answer with a redirect to the next item)
+  document.addEventListener("htmx:beforeOnLoad", function (e) {
+    if (e.detail.xhr.status === 200 && e.detail.xhr.getResponseHeader("HX-Redirect")) forget();
   });
 
-  // Drafts: a change not yet stored is saved when the page is hidden or left.
+  // Drafts. Every change is copied at once into this browser (localStorage, one entry
+  // per assignment) with a sequence number, and sent to the server a moment later and
+  // when the page is hidden or left. A draft carries its number (draft_seq) and the
+  // newest number this page knew to be stored or sent before the change (draft_base):
+  // the server ignores a draft older than the one it holds and refuses one written on
+  // top of an older one (another tab's), which is then told.
+  var key = PREFIX + act.dataset.assignment;
+  var tab = Math.random().toString(36).slice(2);
+  var seq = Number(act.dataset.draftSeq || 0), base = seq, sentSeq = seq;
   var dirty = false, leaving = false;
-  document.addEventListener("input", function (e) { if (form() && form().contains(e.target)) dirty = true; });
-  document.addEventListener("change", function (e) { if (form() && form().contains(e.target)) dirty = true; });
+  function local() {
+    try { return JSON.parse(localStorage.getItem(key) || "null"); } catch (err) { return null; }
+  }
+  function forget() { try { localStorage.removeItem(key); } catch (err) { /* disabled */ } }
+  function controls(f) {
+    return Array.prototype.filter.call(f.elements, function (n) {
+      return n.name && n.name !== "csrfmiddlewaretoken" && !/^(hidden|submit|button)$/.test(n.type);
+    });
+  }
+  function snapshot(f) {
+    return controls(f).filter(function (n) { return !/^(radio|checkbox)$/.test(n.type) || n.checked; })
+      .map(function (n) { return [n.name, n.value]; });
+  }
+  function restore(f, values) {
+    controls(f).forEach(function (n) {
+      var mine = values.filter(function (v) { return v[0] === n.name; });
+      if (/^(radio|checkbox)$/.test(n.type)) n.checked = mine.some(function (v) { return v[1] === n.value; });
+      else n.value = mine.length ? mine[0][1] : "";
+    });
+  }
+  function edited() {
+    var f = form(), held = local();
+    if (!f) return;
+    dirty = true;
+    base = Math.max(base, sentSeq);
+    seq = Math.max(seq, held ? held.seq : 0) + 1;
+    try {
+      localStorage.setItem(key, JSON.stringify({ seq: seq, tab: tab, values: snapshot(f) }));
+    } catch (err) { /* storage full or disabled: the server copy remains */ }
+  }
+  var restored = false;  // the next draft sent is the one restored from this browser
+  function order(params) {
+    if (seq <= base) edited();  // "Save draft" without a change: number it all the same
+    if (restored) params.restored = "1";
+    restored = false;
+    params.draft_seq = seq;
+    params.draft_base = base;
+    sentSeq = seq;
+  }
+  ["input", "change"].forEach(function (name) {
+    document.addEventListener(name, function (e) {
+      if (!leaving && form() && form().contains(e.target)) edited();
+    });
+  });
+  // Another tab of this browser changed the same item: this one is now the older one.
+  var other = document.getElementById("draft-other");
+  window.addEventListener("storage", function (e) {
+    if (e.key !== key || !e.newValue || !other) return;
+    var held = JSON.parse(e.newValue);
+    if (held.tab === tab || held.seq <= seq) return;
+    other.textContent = "This item was changed in another tab or window: reload this page to continue "
+      + "from that version (saving here would be refused).";
+    other.hidden = false;
+    announce(other.textContent);
+  });
+  // On load: the newer of the server's draft and this browser's copy.
+  (function () {
+    var f = form(), held = local();
+    if (act.dataset.status === "submitted") { forget(); return; }
+    if (!f || !held || held.seq <= seq) return;
+    restore(f, held.values);
+    seq = held.seq;
+    var ds = document.getElementById("draft-status");
+    if (ds) ds.textContent = "Draft restored.";
+    restored = true;
+    // sent to the server as well, once htmx listens (it starts on DOMContentLoaded)
+    document.addEventListener("DOMContentLoaded", function () {
+      var now = form();
+      if (now) now.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+  })();
   function saveNow() {
     count();
     var f = form();
     if (f && dirty && !leaving) {
       var data = new FormData(f);
-      data.set("action", "draft");
-      data.set("page", act.dataset.page);
-      data.set("seconds", seconds());
+      var params = { action: "draft", page: act.dataset.page, seconds: seconds() };
+      order(params);
+      Object.keys(params).forEach(function (k) { data.set(k, params[k]); });
       sent = active;
       dirty = false;
       post(f.getAttribute("hx-post"), data, true).catch(function () {});

@@ -137,3 +137,35 @@ def test_a_project_without_disagreements(
     client.force_login(users["alice"])
     response = client.get(reverse("adjudication", args=[alpha.pk]))
     assert response.status_code == 200 and "No disagreements" in response.content.decode()
+
+
+def test_an_atomic_fact_is_adjudicated_with_its_response_sentence_source_and_labels(
+    client: Client, demo: Project
+) -> None:
+    """Issue 29: the page showed only the fact. On the demo's FActScore biographies."""
+    from annotation.kinds.atomic import sentence_pieces
+
+    item = demo.items.filter(kind=Item.ATOMIC).order_by("pk").first()
+    assert item is not None and item.list_a is not None
+    fact = item.list_a.claims.order_by("position").first()
+    assert fact is not None and fact.sentence
+    first, second = demo.annotators()[:2]
+    for user, label in ((first, "supported"), (second, "irrelevant")):
+        a, _ = Assignment.objects.get_or_create(item=item, annotator=user)
+        a.save_draft({(f"fact:{fact.position}", "label"): label}, guideline_version=1)
+        Assignment.objects.filter(pk=a.pk).update(status=Assignment.SUBMITTED)
+    imported = list(fact.verdicts.values_list("system__name", "label"))
+    assert imported  # FActScore's own S / NS / IR for the fact
+    client.force_login(demo.created_by)
+    body = client.get(reverse("adjudication", args=[demo.pk]), {"kind": Item.ATOMIC}).content
+    text = body.decode()
+    assert fact.text in text
+    assert f"<mark>{fact.sentence}</mark>" in text.replace("&#x27;", "'").replace("&quot;", '"')
+    assert item.document.response.split("\n")[0][:60] in text.replace("&#x27;", "'")
+    for system, label in imported:
+        assert f"{system}: <strong>{label}</strong>" in text
+    assert f"None was given (topic: {item.document.metadata['topic']})." in text
+    # the page's sentence marks: found where it is, in order, the text kept whole
+    pieces, found = sentence_pieces(item.document.response, [fact.sentence])
+    assert "".join(p["text"] for p in pieces) == item.document.response
+    assert found[fact.sentence.strip()] == 1

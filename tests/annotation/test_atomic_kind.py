@@ -89,8 +89,8 @@ def test_the_instructions_list_the_keys_of_the_annotators_kinds(
 ) -> None:
     client.force_login(users["bob"])
     body = client.get(reverse("instructions", args=[alpha_atomic[0].project_id])).content.decode()
-    assert "Keyboard: atomic facts items" in body and "next / previous fact" in body
-    assert "Keyboard: comparison items" not in body  # bob has none
+    assert "Keyboard (Atomic facts)" in body and "next / previous fact" in body
+    assert "Keyboard (Comparison)" not in body  # bob has none
 
 
 def test_answers_are_stored_per_fact_and_validated(
@@ -362,3 +362,16 @@ def test_a_tied_fact_is_adjudicated_on_the_page(
         "adjudicated",
         "The source says sculptor.",
     )
+
+
+def test_sentence_marks_keep_the_response_whole() -> None:
+    from annotation.kinds.atomic import sentence_pieces
+
+    response = "A was born in 1900. B is a city. A was born in 1900. Not a fact here."
+    pieces, found = sentence_pieces(
+        response,
+        ["A was born in 1900.", "A was born in 1900.", "Missing sentence.", "B is a city.", ""],
+    )
+    assert "".join(p["text"] for p in pieces) == response  # nothing dropped or repeated
+    assert found == {"A was born in 1900.": 1, "B is a city.": 2}
+    assert [p["sentence"] for p in pieces] == [1, None, 2, None]

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import subprocess
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -9,6 +11,19 @@ from django.core.management import call_command
 from annotation import reports
 from annotation.management.commands.load_demo import ANNOTATORS, DEMO_PROJECT, RESEARCHER
 from annotation.models import Assignment, Document, Evidence, Item, Project, Verdict
+
+
+def test_make_demo_prints_the_address_it_serves() -> None:
+    """`make demo PORT=8101` printed the logins under http://127.0.0.1:8000/."""
+    root = Path(__file__).parents[2]
+    commands = subprocess.run(
+        ["make", "-n", "-C", str(root), "demo", "HOST=192.0.2.7", "PORT=8101"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "manage.py load_demo --host 192.0.2.7 --port 8101" in commands
+    assert "runserver --insecure 192.0.2.7:8101" in commands
 
 
 def counts() -> tuple[int, int, int, int]:
@@ -21,8 +36,9 @@ def counts() -> tuple[int, int, int, int]:
 
 
 def test_the_demo_loads_once_and_prints_the_logins(db: None, capsys) -> None:  # type: ignore[no-untyped-def]
-    call_command("load_demo")
+    call_command("load_demo", host="192.0.2.7", port="8101")
     out = capsys.readouterr().out
+    assert "Demo logins (http://192.0.2.7:8101/)" in out  # what `make demo` serves
     for username, password in [RESEARCHER, *ANNOTATORS]:
         assert username in out and password in out
         assert User.objects.get(username=username).check_password(password)

@@ -86,6 +86,8 @@ def test_configs_mirror_our_fields(alpha: Project) -> None:
     assert control_names(labelstudio.label_config(Item.ATOMIC, slots=2, project=alpha)) == {
         "label_0",
         "label_1",
+        "reason_0",
+        "reason_1",
     }
 
 

@@ -327,6 +327,9 @@ def test_an_offline_miss_fails_the_chunk_and_the_run_says_why(servers, bios: Pro
     run.refresh_from_db()
     assert run.status == PipelineRun.FAILED
     assert "OfflineMiss" in run.errors[0]
+    # the platform's words: the run form's checkbox, not the command line's flag
+    assert "“Offline” unticked to fill the cache" in run.errors[0]
+    assert "--offline" not in run.errors[0]
     assert llm.requests == []
 
 

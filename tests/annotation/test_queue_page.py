@@ -25,7 +25,9 @@ def test_the_queue_names_each_items_kind_and_a_verification_items_claim(
         item.document.save()
     client.force_login(users["bob"])
     body = client.get(reverse("queue", args=[alpha.pk])).content.decode()
-    assert "<td>Verification</td>" in body and "<td>Comparison</td>" in body
+    assert (
+        '<td class="kind">Verification</td>' in body and '<td class="kind">Comparison</td>' in body
+    )
     assert "Person 0 was born in Paris." in body and "Person 0 died in Rome." in body
 
 

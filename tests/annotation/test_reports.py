@@ -253,3 +253,28 @@ def test_a_domain_with_nothing_scored_has_no_k_and_no_veriscore() -> None:
     assert wide["model-x"]["Wiki"] is None and wide["model-x"]["Bio"] == pytest.approx(50.0)
     detail = {r["domain"]: r for r in tables[1].as_dicts()}
     assert detail["Wiki"]["VERIScore"] is None and detail["Wiki"]["precision"] is None
+
+
+def test_p_e_is_shown_only_where_a_chance_term_applies(verification: list[Item]) -> None:
+    """Percent agreement subtracts no chance agreement: its p_e cell is empty (it
+    printed 0.000), while the chance-corrected coefficients keep theirs."""
+    report = reports.build_report(verification[0].project, bootstrap=0)
+    table = report.table("agreement-verification-label-coefficients")
+    rows = {r["coefficient"]: r for r in table.as_dicts()}
+    assert rows["Percent agreement"]["p_e"] is None
+    assert rows["Fleiss' kappa"]["p_e"] == pytest.approx(22 / 64)
+    shown = dict(
+        zip([r["coefficient"] for r in table.as_dicts()], table.display_rows(), strict=True)
+    )
+    assert shown["Percent agreement"][table.columns.index("p_e")] == "–"
+
+
+def test_a_value_that_rounds_to_zero_prints_without_a_minus_sign() -> None:
+    """Conger's kappa printed "-0.000" on the report page and in LaTeX."""
+    table = reports.tables.Table(
+        "t", "T", ("coefficient", "value"), (("Conger's kappa", -1e-12), ("x", -0.0004))
+    )
+    assert table.display_rows() == [["Conger's kappa", "0.000"], ["x", "0.000"]]
+    assert "-0.000" not in reports.tables.table_latex(table)
+    signed = reports.tables.Table("s", "S", ("value",), ((-0.0006,),))
+    assert signed.display_rows() == [["-0.001"]]

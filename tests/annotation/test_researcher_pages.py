@@ -33,9 +33,13 @@ def test_members_are_added_and_new_accounts_created(
     alice: Client, alpha: Project, users: dict[str, User]
 ) -> None:
     url = reverse("project_members", args=[alpha.pk])
-    alice.post(url, {"username": "dave", "role": "annotator"})
+    response = alice.post(url, {"username": "dave", "role": "annotator"}, follow=True)
     assert alpha.role_of(users["dave"]) == Membership.ANNOTATOR
-    alice.post(url, {"username": "newbie", "role": "annotator", "password": "s3cret-pass"})
+    assert "Added dave as an annotator." in response.content.decode()
+    response = alice.post(
+        url, {"username": "newbie", "role": "annotator", "password": "s3cret-pass"}, follow=True
+    )
+    assert "Created the account newbie as an annotator." in response.content.decode()
     newbie = User.objects.get(username="newbie")
     assert newbie.check_password("s3cret-pass") and alpha.role_of(newbie) == Membership.ANNOTATOR
     response = alice.post(url, {"username": "ghost", "role": "annotator"}, follow=True)

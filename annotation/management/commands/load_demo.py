@@ -4,7 +4,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from ... import endpoints
@@ -44,7 +44,17 @@ both supported and contradicted by different results).
 
 Segment items show a response cut into segments. Mark each segment correct or \
 incorrect; for an incorrect one choose the error type, say why, and give at least one \
-reference link. Then say whether the response should be kept."""
+reference link. Then say whether the response should be kept.
+
+Atomic-fact items show a response (a biography), its knowledge source when one was \
+given, and the short facts taken from it; the sentence a fact comes from is marked in \
+the response. Label each fact as FActScore defines the labels:
+S, Supported (key s): the knowledge source supports the fact.
+NS, Not supported (key n): the fact is relevant to the prompt, but the knowledge source \
+does not support it (it contradicts it or says nothing about it).
+IR, Irrelevant (key i): the fact is not relevant to the prompt (for a biography: it is \
+not about the person asked about), so it is not checked.
+"Why?" opens a box for an optional reason."""
 
 
 def _user(username: str, password: str, **extra: Any) -> User:
@@ -57,13 +67,19 @@ def _user(username: str, password: str, **extra: Any) -> User:
 class Command(BaseCommand):
     help = "Create the demo project from the real data in fixtures/demo (safe to run again)."
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        # `make demo HOST=... PORT=...` passes the address the server will listen on
+        parser.add_argument("--host", default="127.0.0.1", help="the demo server's host")
+        parser.add_argument("--port", default="8000", help="the demo server's port")
+
     def handle(self, *args: Any, **opts: Any) -> None:
         researcher = _user(*RESEARCHER, is_staff=True, is_superuser=True)
         researcher.groups.add(researchers_group())  # may create projects
         annotators = [_user(u, p) for u, p in ANNOTATORS]
         if not Project.objects.filter(name=DEMO_PROJECT).exists():
             self._build(researcher, annotators)
-        self.stdout.write(self.style.SUCCESS("Demo logins (http://127.0.0.1:8000/):"))
+        url = f"http://{opts['host']}:{opts['port']}/"
+        self.stdout.write(self.style.SUCCESS(f"Demo logins ({url}):"))
         for username, password in [RESEARCHER, *ANNOTATORS]:
             self.stdout.write(f"  {username:<12} {password}")
         if settings.PIPELINE_DEMO_FAKE:  # set by `make demo`, which starts the fake beside
