@@ -308,7 +308,12 @@ def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> 
         paused={"pause": True, "resume": False}.get(action),
         let_through=True if action == "let_through" else None,
     )
-    messages.success(request, f"{membership.pseudonym}: {action.replace('_', ' ')} done.")
+    done = {
+        "pause": "paused: no new items until resumed",
+        "resume": "resumed: gets new items again",
+        "let_through": "let past training: real items open",
+    }
+    messages.success(request, f"{membership.pseudonym} {done[action]}.")
     return redirect("hiring", project_id=project.pk)
 
 

@@ -225,10 +225,14 @@ def test_below_the_pass_mark_waits_until_a_researcher_lets_them_through(
     alice.force_login(users["alice"])
     hiring_page = reverse("hiring", args=[invite.project_id])
     assert "<td>failed training</td>" in alice.get(hiring_page).content.decode()
-    alice.post(
+    let_through = alice.post(
         reverse("hiring_member", args=[invite.project_id, hire.membership_id]),
         {"action": "let_through"},
+        follow=True,
     )
+    shown = let_through.content.decode()
+    assert f"{hire.membership.pseudonym} let past training: real items open." in shown
+    assert "done." not in shown  # it said "A4: let through done."
     assert "<td>failed training</td>" not in alice.get(hiring_page).content.decode()
     r = client.get(reverse("next_item", args=[invite.project_id]))
     assert r.status_code == 302 and "/a/" in r["Location"]
