@@ -41,6 +41,7 @@ COLUMNS = (
     "source model",
     "responses",
     "% responding",
+    "labelled responses",
     "facts per responding response",
     "FActScore",
 )
@@ -93,16 +94,18 @@ class Row:
     source_model: str
     responses: int
     responding: int
+    labelled: int  # responding responses the set labels: the ones scored
     facts_per_response: float | None
     factscore: float | None  # percent
 
-    def cells(self) -> tuple[str, str, str, int, float, float | None, float | None]:
+    def cells(self) -> tuple[str, str, str, int, float, int, float | None, float | None]:
         return (
             self.verdict_set,
             self.facts_from,
             self.source_model,
             self.responses,
             100 * self.responding / self.responses,
+            self.labelled,
             self.facts_per_response,
             self.factscore,
         )
@@ -111,7 +114,13 @@ class Row:
 def factscore_rows(
     project: Project, verdict_set: VerdictSet, documents: list[int] | None = None
 ) -> list[Row]:
-    """Rows per (claim-list system, source model) of the lists the set labels."""
+    """Rows per (claim-list system, source model) of the lists the set labels.
+
+    `responses` and `% responding` describe the data; facts per response and FActScore
+    are over the responding responses the set labels (at least one of their facts, or,
+    under the human-label rule, facts of sentences marked irrelevant): a set that labels
+    a few responses (the annotators' gold labels part way through) scores only those,
+    and a source model none of whose responses it labels gets no row."""
     list_of = dict(
         Claim.objects.filter(pk__in=verdict_set.labels).values_list("pk", "claim_list_id")
     )
@@ -129,12 +138,23 @@ def factscore_rows(
         )
     )
     irrelevant = _irrelevant_model_facts({doc for _, doc, name, _, _ in info if name != MODEL})
+    # A response whose every sentence was marked irrelevant has no human facts to label; it
+    # is scored (0) only by a set that labels every other responding response of its system.
+    labels_all = all(
+        pk in counts or irrelevant.get(doc)
+        for pk, doc, name, _, abstained in info
+        if not abstained and name != MODEL
+    )
     groups: dict[tuple[str, str], list[tuple[int, float | None]]] = defaultdict(list)
     totals: dict[tuple[str, str], int] = defaultdict(int)
+    responding: dict[tuple[str, str], int] = defaultdict(int)
     for pk, doc, name, model, abstained in info:
         totals[(name, model)] += 1
         if abstained:
             continue
+        responding[(name, model)] += 1
+        if pk not in counts and not (name != MODEL and irrelevant.get(doc) and labels_all):
+            continue  # the set says nothing about this response
         c = counts[pk]
         n = (
             c[SUPPORTED]
@@ -146,6 +166,8 @@ def factscore_rows(
     rows = []
     for (name, model), total in sorted(totals.items()):
         scored = groups[(name, model)]
+        if not scored:
+            continue
         scores = [s for _, s in scored if s is not None]
         rows.append(
             Row(
@@ -153,6 +175,7 @@ def factscore_rows(
                 name,
                 model,
                 total,
+                responding[(name, model)],
                 len(scored),
                 sum(n for n, _ in scored) / len(scored) if scored else None,
                 100 * sum(scores) / len(scores) if scores else None,

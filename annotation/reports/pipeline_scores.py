@@ -134,7 +134,8 @@ def factscore_section(data: ReportData) -> list[Section]:
             (
                 "Per responding response S / (S + NS + IR + the model's atomic facts of "
                 "sentences marked is-relevant: false), averaged over responding responses "
-                "(Min et al., 2023); one row per verdict set on atomic facts, claim-list system "
+                "(Min et al., 2023), over the responding responses the set labels (labelled "
+                "responses); one row per verdict set on atomic facts, claim-list system "
                 "and source model. Annotator and date filters do not apply here.",
             ),
             (table,),

@@ -104,6 +104,28 @@ def test_any_verdict_set_on_atomic_facts_gives_a_row(project: Project) -> None:
     )
 
 
+def test_a_set_that_labels_some_responses_scores_only_those(project: Project) -> None:
+    """The annotators' gold labels part way through: one response of M labelled. The row
+    scored every response of the system (an unlabelled one counted 0, or only its
+    irrelevant facts); a source model with no labelled response got a row of its own."""
+    import_file(project=project, text="\n".join(json.dumps(r) for r in ROWS), file="M.jsonl")
+    import_file(
+        project=project, text="\n".join(json.dumps(r) for r in ROWS), file="Other.jsonl"
+    )
+    human = Claim.objects.filter(
+        claim_list__system__name=FACTSCORE_HUMAN, claim_list__document__source_model="M"
+    ).order_by("pk")
+    first = human.first()
+    assert first is not None
+    only_one = {c.pk: "S" for c in human.filter(claim_list=first.claim_list)}
+    [row] = factscore_rows(project, VerdictSet("gold so far", only_one))
+    assert (row.source_model, row.responses, row.responding, row.labelled) == ("M", 3, 2, 1)
+    # response A: its 4 human facts, all S here, and the 2 model facts of its irrelevant
+    # sentence (the human-label rule) -> 4 / 6; B, unlabelled, is left out (it scored 0)
+    assert len(only_one) == 4 and row.facts_per_response == pytest.approx(6)
+    assert row.factscore == pytest.approx(100 * 4 / 6)
+
+
 @pytest.mark.slow
 def test_the_table_reproduces_factscore_on_the_three_released_files(project: Project) -> None:
     for name in ("InstructGPT", "ChatGPT", "PerplexityAI"):
@@ -133,7 +155,7 @@ def test_the_table_reproduces_factscore_on_the_three_released_files(project: Pro
     )
     assert out.getvalue().splitlines()[0] == (
         "verdict set,facts from,source model,responses,% responding,"
-        "facts per responding response,FActScore"
+        "labelled responses,facts per responding response,FActScore"
     )
 
 
