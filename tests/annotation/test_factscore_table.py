@@ -109,9 +109,7 @@ def test_a_set_that_labels_some_responses_scores_only_those(project: Project) ->
     scored every response of the system (an unlabelled one counted 0, or only its
     irrelevant facts); a source model with no labelled response got a row of its own."""
     import_file(project=project, text="\n".join(json.dumps(r) for r in ROWS), file="M.jsonl")
-    import_file(
-        project=project, text="\n".join(json.dumps(r) for r in ROWS), file="Other.jsonl"
-    )
+    import_file(project=project, text="\n".join(json.dumps(r) for r in ROWS), file="Other.jsonl")
     human = Claim.objects.filter(
         claim_list__system__name=FACTSCORE_HUMAN, claim_list__document__source_model="M"
     ).order_by("pk")
