@@ -10,6 +10,7 @@ from typing import Any
 
 from django import forms
 from django.db import transaction
+from django.db.models import Count
 
 from ..forms import AnswerForm, PolicyForm
 from ..models import Assignment, ClaimList, Item, Project, System
@@ -56,7 +57,12 @@ class ComparisonForm(AnswerForm):
 class ComparisonItemsForm(PolicyForm):
     system_a = forms.ModelChoiceField(queryset=System.objects.none())
     system_b = forms.ModelChoiceField(queryset=System.objects.none())
-    field_order = ["system_a", "system_b"]
+    include_empty = forms.BooleanField(
+        required=False,
+        label="Also documents where both lists have no claim",
+        help_text="Left out by default: two empty or abstained lists leave nothing to compare.",
+    )
+    field_order = ["system_a", "system_b", "include_empty"]
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -75,22 +81,29 @@ class ComparisonItemsForm(PolicyForm):
             project=project,
             system_a=self.cleaned_data["system_a"],
             system_b=self.cleaned_data["system_b"],
+            include_empty=self.cleaned_data.get("include_empty", False),
         )
 
 
-def comparison_items(*, project: Project, system_a: System, system_b: System) -> list[Item]:
-    """One comparison item per document that has a claim list from both systems."""
+def comparison_items(
+    *, project: Project, system_a: System, system_b: System, include_empty: bool = False
+) -> list[Item]:
+    """One comparison item per document that has a claim list from both systems; not for
+    a document where both lists have no claim (empty or abstained) unless include_empty."""
     if system_a == system_b:
         raise ValueError("pick two different systems")
-    lists_b = {
-        cl.document_id: cl
-        for cl in ClaimList.objects.filter(system=system_b, document__project=project)
-    }
+
+    def lists(system: System) -> Any:
+        return ClaimList.objects.filter(system=system, document__project=project).annotate(
+            n_claims=Count("claims")
+        )
+
+    lists_b = {cl.document_id: cl for cl in lists(system_b)}
     created = []
     with transaction.atomic():
-        for cl_a in ClaimList.objects.filter(system=system_a, document__project=project):
+        for cl_a in lists(system_a):
             cl_b = lists_b.get(cl_a.document_id)
-            if cl_b is None:
+            if cl_b is None or (not include_empty and not (cl_a.n_claims or cl_b.n_claims)):
                 continue
             item, was_created = Item.objects.get_or_create(
                 kind=COMPARISON,
@@ -209,9 +222,18 @@ class Comparison(KindSpec):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("system_a", help="the extractor system of list A")
         parser.add_argument("system_b", help="the extractor system of list B")
+        parser.add_argument(
+            "--include-empty",
+            action="store_true",
+            help="also documents where both lists have no claim (left out by default)",
+        )
 
     def cli_data(self, opts: dict[str, Any], system: Callable[[str], int]) -> dict[str, Any]:
-        return {"system_a": system(opts["system_a"]), "system_b": system(opts["system_b"])}
+        return {
+            "system_a": system(opts["system_a"]),
+            "system_b": system(opts["system_b"]),
+            "include_empty": opts.get("include_empty", False),
+        }
 
     def label_config(self, slots: int, project: Project) -> str:
         return "".join(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.db.models import Count
+
 from .. import charts, stats
 from ..gold import Gold, LabelRow
 from ..kinds import KindSpec
@@ -18,17 +20,28 @@ def preference_section(
     if not choices:
         return None
     hard = {(r.item, r.annotator): r.value == "yes" for r in rows if r.field == "hard"}
+    items = Item.objects.filter(project=project, kind=spec.name)
     systems = {
         pk: (a, b)
-        for pk, a, b in Item.objects.filter(project=project, kind=spec.name).values_list(
-            "pk", "list_a__system__name", "list_b__system__name"
-        )
+        for pk, a, b in items.values_list("pk", "list_a__system__name", "list_b__system__name")
     }
+    # Two lists without a claim leave nothing to prefer: such answers are counted, not used.
+    empty = set(
+        items.annotate(
+            a=Count("list_a__claims", distinct=True), b=Count("list_b__claims", distinct=True)
+        )
+        .filter(a=0, b=0)
+        .values_list("pk", flat=True)
+    )
     missing_hard = 0
+    both_empty = 0
     pref_rows = []
     for r in choices:
         pair = systems.get(r.item)
         if pair is None or pair[0] == pair[1]:
+            continue
+        if r.item in empty:
+            both_empty += 1
             continue
         winner, loser = pair if r.value == "a" else pair[::-1]
         if (r.item, r.annotator) not in hard:
@@ -113,6 +126,11 @@ def preference_section(
         "Every annotator's judgement counts (as in the paper's figure). The p-value is a "
         "two-sided exact binomial test against 50 %.",
     ]
+    if both_empty:
+        notes.append(
+            f"{both_empty} judgement(s) on items whose two lists have no claim (empty or "
+            "abstained) are left out: there was nothing to prefer."
+        )
     if missing_hard:
         notes.append(
             f"{missing_hard} judgement(s) had no 'hard to decide' answer and count as strong."

@@ -278,3 +278,40 @@ def test_a_value_that_rounds_to_zero_prints_without_a_minus_sign() -> None:
     assert "-0.000" not in reports.tables.table_latex(table)
     signed = reports.tables.Table("s", "S", ("value",), ((-0.0006,),))
     assert signed.display_rows() == [["-0.001"]]
+
+
+def test_judgements_on_two_lists_without_a_claim_leave_the_preference(
+    judged_comparisons: list[Item],
+) -> None:
+    """Both lists of an item empty (or abstained): 'List 1 (no claims) / List 2 (no
+    claims)' had to be answered and counted in the preference table."""
+    from annotation.models import Claim
+
+    empty = judged_comparisons[0]
+    Claim.objects.filter(claim_list__in=[empty.list_a, empty.list_b]).delete()
+    report = reports.build_report(empty.project, bootstrap=0)
+    overall = next(r for r in report.table("preference").as_dicts() if r["domain"] == "all")
+    assert overall["judgements"] == 6  # 8 less the item's two
+    section = report.section("preference")
+    assert section is not None
+    assert any(
+        n.startswith("2 judgement(s) on items whose two lists have no claim") for n in section.notes
+    )
+
+
+def test_no_comparison_item_for_two_lists_without_a_claim_unless_asked(
+    alpha_items: list[Item],
+) -> None:
+    from annotation.kinds.comparison import comparison_items
+    from annotation.models import Claim, System
+
+    project = alpha_items[0].project
+    empty = alpha_items[0]
+    Claim.objects.filter(claim_list__in=[empty.list_a, empty.list_b]).delete()
+    Item.objects.filter(project=project).delete()
+    a = System.objects.get(project=project, name=SYSTEM_A)
+    b = System.objects.get(project=project, name=SYSTEM_B)
+    made = comparison_items(project=project, system_a=a, system_b=b)
+    assert len(made) == 3 and empty.document_id not in {i.document_id for i in made}
+    again = comparison_items(project=project, system_a=a, system_b=b, include_empty=True)
+    assert [i.document_id for i in again] == [empty.document_id]
