@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from .. import hiring
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
-from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
+from ..hiring.forms import MAX_INVITE_DAYS, InviteForm, MarkManyForm, PolicyForm
 from ..login_throttle import join_wait
 from ..models import Assignment, Item, Membership
 from .common import ERRORS, READ_ERRORS, researcher_project, user_of, valid
@@ -33,7 +33,12 @@ class InviteSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="")
     cap = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
     expires_in_days = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=36500, default=None, write_only=True
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_INVITE_DAYS,
+        default=None,
+        write_only=True,
     )
     expires_at = serializers.DateTimeField(read_only=True, allow_null=True)
     revoked = serializers.BooleanField(read_only=True)

@@ -42,8 +42,12 @@ class PolicyForm(forms.ModelForm):
         return data
 
 
+# A hundred years: further out, the expiry date overflows (a 500 before this bound).
+MAX_INVITE_DAYS = 36500
+
+
 class InviteForm(forms.ModelForm):
-    expires_in_days = forms.IntegerField(required=False, min_value=1)
+    expires_in_days = forms.IntegerField(required=False, min_value=1, max_value=MAX_INVITE_DAYS)
 
     class Meta:
         model = Invite

@@ -197,3 +197,21 @@ def test_every_bad_value_of_a_record_is_named_by_its_field(db: None) -> None:
         (1, "claim_lists.x[1].evidence[0].snippet", "contains a lone surrogate"),
         (1, "segments[0].text", "contains a NUL character"),
     ]
+
+
+def test_the_invite_form_refuses_3000000_days_with_its_field(
+    alpha: Project, users: dict[str, User]
+) -> None:
+    """The page's invite form had no bound: the expiry date overflowed (HTTP 500)."""
+    from django.test import Client
+    from django.urls import reverse
+
+    client = Client()
+    client.force_login(users["alice"])
+    page = client.post(
+        reverse("hiring", args=[alpha.pk]),
+        {"action": "invite", "worker_param": "PROLIFIC_PID", "expires_in_days": 3_000_000},
+    )
+    assert page.status_code in (200, 400)
+    assert "less than or equal to 36500" in page.content.decode()
+    assert not alpha.invites.exists()
