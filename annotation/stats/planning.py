@@ -7,7 +7,8 @@ is: the pilot's own units (resampled as they are), or the common-correlation mod
 A study of n units is a multinomial draw of n patterns; its 95 % interval is the
 percentile interval of a bootstrap of its own units, as the agreement report computes it.
 `units_needed` finds the smallest n whose simulated studies reach the target half-width
-in at least `assurance` of runs (90 % by default), not merely on average.
+in at least `assurance` of runs (90 % by default, with 95 % confidence over the
+simulated studies: a Clopper-Pearson bound), not merely on average.
 
 The common-correlation model (Rotondi & Donner 2012, the model of the R package
 kappaSize for two categories): each unit is, with probability kappa, rated the same by
@@ -105,16 +106,19 @@ def study_halfwidths(
 ) -> dict[str, FloatArray]:
     """Half-widths of the percentile intervals of `studies` simulated studies of n units."""
     draws = rng.multinomial(n, model.probs, size=studies)  # (S, P)
-    inner = np.concatenate(
-        [rng.multinomial(n, row / n, size=bootstrap) for row in draws]
-    )  # (S * B, P)
-    values = nominal_coefficients(model.patterns, inner)
+    inner = rng.multinomial(n, draws / n, size=(bootstrap, studies))  # (B, S, P)
+    values = nominal_coefficients(
+        model.patterns, inner.transpose(1, 0, 2).reshape(-1, len(draws[0]))
+    )
     tail = (1 - confidence) / 2
     out = {}
     for key in COEFFICIENTS:
         v = values[key].reshape(studies, bootstrap)
-        with np.errstate(invalid="ignore"):
-            lo, hi = np.nanquantile(v, [tail, 1 - tail], axis=1)
+        if np.isnan(v).any():
+            with np.errstate(invalid="ignore"):
+                lo, hi = np.nanquantile(v, [tail, 1 - tail], axis=1)
+        else:
+            lo, hi = np.quantile(v, [tail, 1 - tail], axis=1)
         out[key] = np.where(np.isfinite(hi - lo), (hi - lo) / 2, np.inf)
     return out
 
@@ -123,7 +127,7 @@ def study_halfwidths(
 class UnitsNeeded:
     coefficient: str
     units: int | None  # None: not reachable below MAX_UNITS
-    halfwidth: float | None  # the `assurance` quantile of the half-width at `units`
+    halfwidth: float | None  # the half-width the required share of studies reach at `units`
 
 
 def units_needed(
@@ -136,19 +140,25 @@ def units_needed(
     seed: int = 0,
     start: int = 100,
 ) -> dict[str, UnitsNeeded]:
-    """Smallest n (to about 2 %) whose studies reach half-width <= target in `assurance`
-    of runs, per coefficient. Half-widths shrink like 1/sqrt(n): guess from that, then
-    check each guess by simulation and step up until it holds."""
+    """Smallest n (to about 2 %) whose studies reach half-width <= target in at least
+    `assurance` of runs (with 95 % confidence over the simulated studies), per coefficient.
+    Half-widths shrink like 1/sqrt(n): guess from that, check each guess by simulation and
+    step up until it holds, then bisect down."""
     if not 0 < target < 1:
         raise ValueError(f"the target half-width must lie in (0, 1), got {target}")
 
+    # How many of the simulated studies must reach the target: enough that the share of
+    # all studies reaching it is >= assurance with 95 % confidence (Clopper-Pearson).
+    k = np.arange(1, studies + 1)
+    confident = scipy_stats.beta.ppf(0.05, k, studies - k + 1) >= assurance
+    reaching = int(k[confident][0]) if confident.any() else studies
     cache: dict[int, dict[str, float]] = {}
 
     def quantile_at(n: int) -> dict[str, float]:
         if n not in cache:
             rng = np.random.default_rng(seed)
             widths = study_halfwidths(model, n, studies=studies, bootstrap=bootstrap, rng=rng)
-            cache[n] = {k: float(np.quantile(w, assurance)) for k, w in widths.items()}
+            cache[n] = {k: float(np.sort(w)[reaching - 1]) for k, w in widths.items()}
         return cache[n]
 
     result = {}
