@@ -335,19 +335,37 @@ def plan_project(project: Project, options: PlanOptions) -> Section | None:
 class PlanOptionsForm(forms.Form):
     """The planning options the command and the API take, with their limits."""
 
-    target = forms.FloatField(min_value=0.01, max_value=0.5, required=False)
-    assurance = forms.FloatField(min_value=0.5, max_value=0.99, required=False)
-    share = forms.FloatField(min_value=0.01, max_value=0.99, required=False)
-    power = forms.FloatField(min_value=0.5, max_value=0.99, required=False)
-    alpha = forms.FloatField(min_value=0.001, max_value=0.2, required=False)
-    rate = forms.FloatField(min_value=0, max_value=10_000, required=False)
-    kappa = forms.FloatField(min_value=0, max_value=0.99, required=False)
-    shares = forms.CharField(max_length=200, required=False)
-    seconds = forms.FloatField(min_value=1, max_value=86_400, required=False)
-    studies = forms.IntegerField(min_value=20, max_value=1000, required=False)
-    bootstrap = forms.IntegerField(min_value=20, max_value=1000, required=False)
+    target = forms.FloatField(
+        min_value=0.01, max_value=0.5, required=False, help_text="95 % CI half-width (0.1)"
+    )
+    assurance = forms.FloatField(
+        min_value=0.5, max_value=0.99, required=False, help_text="share of studies (0.9)"
+    )
+    share = forms.FloatField(
+        min_value=0.01, max_value=0.99, required=False, help_text="preference share (0.6)"
+    )
+    power = forms.FloatField(min_value=0.5, max_value=0.99, required=False, help_text="(0.8)")
+    alpha = forms.FloatField(min_value=0.001, max_value=0.2, required=False, help_text="(0.05)")
+    rate = forms.FloatField(min_value=0, max_value=10_000, required=False, help_text="hourly rate")
+    kappa = forms.FloatField(
+        min_value=0, max_value=0.99, required=False, help_text="assumed Fleiss' kappa"
+    )
+    shares = forms.CharField(
+        max_length=200, required=False, help_text="assumed category shares: 0.3,0.7"
+    )
+    seconds = forms.FloatField(
+        min_value=1, max_value=86_400, required=False, help_text="active seconds per item"
+    )
+    studies = forms.IntegerField(
+        min_value=20, max_value=300, required=False, help_text="simulated studies (100)"
+    )
+    bootstrap = forms.IntegerField(
+        min_value=20, max_value=300, required=False, help_text="resamples per study (100)"
+    )
     seed = forms.IntegerField(min_value=0, max_value=2**32 - 1, required=False)
-    field = forms.CharField(max_length=100, required=False)
+    field = forms.CharField(
+        max_length=100, required=False, help_text="kind.field the assumed values are for"
+    )
 
     def clean_share(self) -> float | None:
         share = self.cleaned_data.get("share")

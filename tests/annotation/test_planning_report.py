@@ -6,11 +6,14 @@ import json
 from io import StringIO
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from annotation import hiring, reports
 from annotation.models import Item, Project
 from annotation.reports.planning import PlanOptions, PlanOptionsForm, plan_project
+
+from .api_helpers import token_client
 
 
 def _rows(section: reports.Section, name: str) -> list[dict[str, object]]:
@@ -165,3 +168,51 @@ def test_absurd_options_are_refused(bad: dict[str, str]) -> None:
 def test_command_refuses_absurd_values(alpha: Project) -> None:
     with pytest.raises(CommandError, match="target"):
         call_command("plan_study", str(alpha.pk), "--target", "2", stdout=StringIO())
+
+
+# --------------------------------------------------------------------------- API
+
+
+def test_api_plans_from_the_pilot(verification: list[Item], users: dict[str, User]) -> None:
+    project = verification[0].project
+    response = token_client(users["alice"]).get(
+        f"/api/projects/{project.pk}/plan/?target=0.3&rate=10&studies=30&bootstrap=30"
+    )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    rows = body["tables"][0]["rows"]
+    assert {r["source"] for r in rows} == {"pilot", "model"}
+    assert any(r["cost"] for r in rows)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["target=9", "studies=100000", "bootstrap=5000", "share=0.5", "rate=-1", "shares=0.5,0.5"],
+)
+def test_api_refuses_absurd_values(
+    verification: list[Item], users: dict[str, User], query: str
+) -> None:
+    project = verification[0].project
+    response = token_client(users["alice"]).get(f"/api/projects/{project.pk}/plan/?{query}")
+    assert response.status_code == 400
+    assert response.json()["code"]
+
+
+def test_api_without_a_pilot(alpha: Project, users: dict[str, User]) -> None:
+    client = token_client(users["alice"])
+    response = client.get(f"/api/projects/{alpha.pk}/plan/")
+    assert response.status_code == 400 and response.json()["code"] == "nothing_to_plan"
+    response = client.get(
+        f"/api/projects/{alpha.pk}/plan/?kappa=0.6&shares=0.2,0.3,0.5&field=verification.label"
+        "&studies=20&bootstrap=20"
+    )
+    assert response.status_code == 400
+    assert "verification.label has 4 categories" in response.json()["message"]
+
+
+def test_api_plan_is_the_researchers_only(verification: list[Item], users: dict[str, User]):
+    project = verification[0].project
+    url = f"/api/projects/{project.pk}/plan/?target=0.4&studies=20&bootstrap=20"
+    assert token_client(None).get(url).status_code == 401
+    assert token_client(users["bob"]).get(url).status_code == 404  # an annotator of it
+    assert token_client(users["erin"]).get(url).status_code == 404  # another researcher
