@@ -12,6 +12,8 @@ from django.core.management import CommandError, call_command
 from annotation import hiring, reports
 from annotation.models import Item, Project
 from annotation.reports.planning import PlanOptions, PlanOptionsForm, plan_project
+from annotation.stats import planning
+from tests.conftest import peer_file
 
 from .api_helpers import token_client
 
@@ -216,3 +218,30 @@ def test_api_plan_is_the_researchers_only(verification: list[Item], users: dict[
     assert token_client(None).get(url).status_code == 401
     assert token_client(users["bob"]).get(url).status_code == 404  # an annotator of it
     assert token_client(users["erin"]).get(url).status_code == 404  # another researcher
+
+
+def test_plan_from_the_category_shares_of_factscore_labels(alpha: Project) -> None:
+    """Assumed values from real data: the S / NS / IR shares of FActScore's human labels
+    (ChatGPT.jsonl) for the atomic kind's fact label; at 2 annotators the model is the
+    kappaSize model, so the planned units stay within 30 % of Rotondi-Donner's."""
+    counts = {"S": 0, "NS": 0, "IR": 0}
+    for line in peer_file("factscore_labeled/ChatGPT.jsonl").read_text().splitlines():
+        for annotation in json.loads(line).get("annotations") or []:
+            for fact in annotation.get("human-atomic-facts") or []:
+                counts[fact["label"]] += 1
+    assert sum(counts.values()) == 5426  # as the peer-data README says
+    shares = [counts[k] / 5426 for k in ("S", "NS", "IR")]  # supported, not-supported, irrelevant
+    options = PlanOptions(
+        target=0.1, kappa=0.6, shares=tuple(shares), field="atomic.label", seconds_per_item=20
+    )
+    section = plan_project(alpha, options)
+    assert section is not None
+    rows = [r for r in _rows(section, "planning-agreement") if r["task"] == "atomic"]
+    assert [(r["source"], r["annotators per unit"]) for r in rows] == [
+        ("assumed", m) for m in (2, 3, 4, 5)
+    ]
+    published = planning.rotondi_donner_units(0.6, 0.5, 0.7, shares, raters=2)
+    assert rows[0]["units for Fleiss' kappa"] == pytest.approx(published, rel=0.3)
+    # more annotators per unit need fewer units
+    units = [r["units for Fleiss' kappa"] for r in rows]
+    assert units == sorted(units, reverse=True)
