@@ -156,7 +156,7 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
         if rate.hourly is not None
         else "No hourly rate: give one (plan_study --rate, or the API's rate) for a cost."
     )
-    notes = (
+    notes: tuple[str, ...] = (
         f"A study of the planned size reaches the half-width in at least "
         f"{options.assurance:.0%} of {options.studies} simulated studies, each analysed "
         f"with {options.bootstrap} bootstrap resamples of its units (seed {options.seed}).",

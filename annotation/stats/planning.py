@@ -78,7 +78,7 @@ def _check_shares(shares: Sequence[float]) -> FloatArray:
         raise ValueError(
             f"category shares must be 2 or more positive numbers summing to 1: {shares}"
         )
-    return arr / arr.sum()
+    return np.asarray(arr / arr.sum(), dtype=np.float64)
 
 
 def _compositions(total: int, parts: int) -> list[tuple[int, ...]]:
@@ -194,7 +194,7 @@ def rotondi_donner_cells(kappa: float, shares: Sequence[float], raters: int) -> 
     model with intraclass correlation kappa, and one cell for the rest (CI3Cats...)."""
     shares_ = _check_shares(shares)
     if len(shares_) == 2:
-        model = UnitModel.common_correlation(kappa, shares_, raters)
+        model = UnitModel.common_correlation(kappa, list(shares_), raters)
         cells = np.zeros(raters + 1)
         for pattern, prob in zip(model.patterns, model.probs, strict=True):
             cells[pattern[0]] += prob
