@@ -123,6 +123,7 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
                     "units for Krippendorff's alpha",
                     "units for Gwet's AC1",
                     "units planned",
+                    "items planned",
                     "answers incl. checks and training",
                     "median active s per item",
                     "annotator-hours",
@@ -165,7 +166,9 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
         "label, else each draws from the category shares) with the pilot's Fleiss' kappa "
         "and category shares; 'assumed': the same model with the values given. The model "
         "assumes interchangeable annotators whose agreement does not change with their number.",
-        f"Answers: units x annotators, plus known-answer checks (check rate {check_rate:g} of "
+        "Items planned: units planned / the pilot's units per item (fields on evidence, "
+        "segments or facts have several per item; 1 without a pilot).",
+        f"Answers: items x annotators, plus known-answer checks (check rate {check_rate:g} of "
         f"a queue) and {training} training items per annotator, from the hiring policy.",
         rate_note,
         f"Preference: two-sided one-sample test against 0.5 at alpha {options.alpha:g} with "
@@ -200,6 +203,9 @@ def _agreement_rows(
                 [sum(v == c for v in row.values()) for c in categories] for row in units.values()
             ]
             counts = [c for c in counts if sum(c) >= 2]
+            # units of a sub-unit field (evidence, segment, fact) per item, in the pilot
+            items = {str(u).split("/", 1)[0] for u in units}
+            per_item_units = len(units) / len(items) if items else 1.0
             plans: list[tuple[str, int, float | None, planning.UnitModel]] = []
             if counts:
                 current = Counter(sum(c) for c in counts).most_common(1)[0][0]
@@ -229,10 +235,11 @@ def _agreement_rows(
                 )
                 found = [n.units for n in needed.values()]
                 planned = None if None in found else max(u for u in found if u is not None)
+                n_items = None if planned is None else math.ceil(planned / per_item_units)
                 cost: planning.Budget | None = None
-                if planned is not None and per_item is not None:
+                if n_items is not None and per_item is not None:
                     cost = planning.budget(
-                        planned,
+                        n_items,
                         m,
                         seconds_per_item=per_item,
                         hourly_rate=rate.hourly,
@@ -251,6 +258,7 @@ def _agreement_rows(
                         kappa_used,
                         *(needed[k].units for k in planning.COEFFICIENTS),
                         planned,
+                        n_items,
                         None
                         if cost is None
                         else cost.answers + cost.check_answers + cost.training_answers,

@@ -51,6 +51,18 @@ def test_section_plans_each_agreement_field_from_the_pilot(verification: list[It
             assert r["cost"] is None  # no rate given
 
 
+def test_fields_on_evidence_count_items_for_the_budget(verification: list[Item]) -> None:
+    section = plan_project(verification[0].project, PlanOptions(target=0.3, studies=30))
+    assert section is not None
+    stance = [r for r in _rows(section, "planning-agreement") if r["field"] == "stance"]
+    assert stance and all(r["pilot units"] == 8 for r in stance)  # 2 evidence per item
+    for r in stance:
+        assert r["items planned"] == -(-r["units planned"] // 2)
+        assert (
+            r["answers incl. checks and training"] == r["items planned"] * r["annotators per unit"]
+        )
+
+
 def test_no_section_without_bootstrap(verification: list[Item]) -> None:
     report = reports.build_report(verification[0].project, bootstrap=0)
     assert report.section("planning") is None
@@ -66,7 +78,7 @@ def test_budget_adds_the_hiring_overhead(verification: list[Item]) -> None:
         for r in _rows(section, "planning-agreement")
         if r["field"] == "label" and r["source"] == "model" and r["annotators per unit"] == 3
     )
-    answers = row["units planned"] * 3
+    answers = row["items planned"] * 3
     assert row["answers incl. checks and training"] == answers + -(-answers * 2 // 8)
     assert row["cost"] == pytest.approx(row["annotator-hours"] * 20.0)
     assert any("check rate 0.2" in n for n in section.notes)
