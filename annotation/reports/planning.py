@@ -166,6 +166,8 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
         "label, else each draws from the category shares) with the pilot's Fleiss' kappa "
         "and category shares; 'assumed': the same model with the values given. The model "
         "assumes interchangeable annotators whose agreement does not change with their number.",
+        "Pilot units: units with two or more answers among the field's labels (one answer "
+        "cannot agree; answers outside the labels are left out, as in the agreement section).",
         "Items planned: units planned / the pilot's units per item (fields on evidence, "
         "segments or facts have several per item; 1 without a pilot).",
         f"Answers: items x annotators, plus known-answer checks (check rate {check_rate:g} of "
@@ -211,7 +213,7 @@ def _agreement_rows(
                 current = Counter(sum(c) for c in counts).most_common(1)[0][0]
                 pilot = planning.UnitModel.observed(counts)
                 kappa = float(stats.nominal_coefficients(pilot.patterns, pilot.probs)["fleiss"][0])
-                plans.append(("pilot", current, kappa, pilot))
+                plans.append(("pilot", current, kappa if math.isfinite(kappa) else None, pilot))
                 shares: tuple[float, ...] = tuple(planning.category_shares(counts))
                 source = "model"
             elif _assumed_for(options, spec.name, agreement.field, categories):

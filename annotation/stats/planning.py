@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -115,7 +116,8 @@ def study_halfwidths(
     for key in COEFFICIENTS:
         v = values[key].reshape(studies, bootstrap)
         if np.isnan(v).any():
-            with np.errstate(invalid="ignore"):
+            with warnings.catch_warnings():  # a study whose resamples are all undefined
+                warnings.simplefilter("ignore", RuntimeWarning)
                 lo, hi = np.nanquantile(v, [tail, 1 - tail], axis=1)
         else:
             lo, hi = np.quantile(v, [tail, 1 - tail], axis=1)

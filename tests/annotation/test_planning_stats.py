@@ -237,3 +237,13 @@ def test_absurd_model_values_are_refused():
         planning.UnitModel.common_correlation(1.0, [0.5, 0.5], 3)
     with pytest.raises(ValueError, match="target"):
         planning.units_needed(planning.UnitModel.common_correlation(0.5, [0.5, 0.5], 2), 0)
+
+
+def test_a_pilot_where_everyone_agrees_on_one_label_reaches_no_size():
+    """Kappa and alpha are undefined on one category: no size is claimed to reach the
+    target; AC1 is defined (1, every interval of width 0)."""
+    model = planning.UnitModel.observed([[3, 0]] * 10)
+    needed = planning.units_needed(model, 0.1, studies=20, bootstrap=20)
+    for key in ("fleiss", "alpha"):
+        assert needed[key].units is None and needed[key].halfwidth is None
+    assert needed["ac1"].halfwidth == 0
