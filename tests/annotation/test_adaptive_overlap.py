@@ -1,0 +1,154 @@
+"""Adaptive overlap (issue 30): one more annotator while an item's answers disagree, up to
+m; who gets it; items outside the overlap fraction; two annotators finishing at once."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+from annotation import kinds
+from annotation.models import AdaptiveOverlap, Assignment, Item, Membership, Project
+
+from .api_helpers import token_client
+
+JUSTIFICATION = "The first list covers every fact in the text."
+
+
+def _choice_for(assignment: Assignment, side: str) -> str:
+    """The position ("1" or "2") that means `side` ("a" or "b") on this annotator's page."""
+    spec = kinds.get("comparison")
+    return next(c for c in ("1", "2") if spec.comparable("choice", c, assignment.swapped) == side)
+
+
+def _form(choice: str) -> dict[str, str]:
+    return {"action": "submit", "choice": choice, "hard": "no", "justification": JUSTIFICATION}
+
+
+def _post_page(user: User, assignment: Assignment, side: str) -> int:
+    client = Client()
+    client.force_login(user)
+    url = reverse("assignment", args=[assignment.pk])
+    return client.post(url, _form(_choice_for(assignment, side))).status_code
+
+
+@pytest.fixture
+def extra(alpha: Project) -> dict[str, User]:
+    """Two more annotators of alpha: dave (one open item already) and frank (none)."""
+    people = {}
+    for name in ("dave", "frank"):
+        user = User.objects.filter(username=name).first() or User.objects.create_user(name)
+        alpha.add_member(user, Membership.ANNOTATOR).acknowledge()
+        people[name] = user
+    return people
+
+
+@pytest.fixture
+def policy(alpha: Project) -> AdaptiveOverlap:
+    return AdaptiveOverlap.objects.create(
+        project=alpha, kind="comparison", field="choice", start=2, up_to=3
+    )
+
+
+def _pair(item: Item) -> tuple[Assignment, Assignment]:
+    first, second = item.assignments.order_by("pk")
+    return first, second
+
+
+def test_disagreement_adds_the_least_loaded_annotator_once(
+    alpha_items: list[Item], users: dict[str, User], extra: dict[str, User], policy
+) -> None:
+    item, other = alpha_items[0], alpha_items[1]
+    Assignment.objects.create(item=other, annotator=extra["dave"])  # dave has one open
+    first, second = _pair(item)
+    assert _post_page(first.annotator, first, "a") == 302
+    assert item.assignments.count() == 2  # the other has not answered yet
+    assert _post_page(second.annotator, second, "b") == 302
+    added = item.assignments.exclude(pk__in=[first.pk, second.pk]).get()
+    assert added.annotator == extra["frank"]  # least loaded, not dave
+    assert added.status == Assignment.PENDING
+    # the third answer settles nothing more: up_to is 3
+    assert _post_page(extra["frank"], added, "a") == 302
+    assert item.assignments.count() == 3
+
+
+def test_agreement_adds_nobody(
+    alpha_items: list[Item], extra: dict[str, User], policy: AdaptiveOverlap
+) -> None:
+    item = alpha_items[0]
+    first, second = _pair(item)
+    _post_page(first.annotator, first, "b")
+    _post_page(second.annotator, second, "b")
+    assert item.assignments.count() == 2
+
+
+def test_items_outside_the_overlap_fraction_stay_single(
+    alpha: Project, alpha_items: list[Item], extra: dict[str, User], policy: AdaptiveOverlap
+) -> None:
+    item = alpha_items[0]
+    first, second = _pair(item)
+    second.delete()  # as if the item had been outside the overlap fraction (k = 1)
+    _post_page(first.annotator, first, "a")
+    assert item.assignments.count() == 1
+
+
+def test_no_policy_no_change(alpha_items: list[Item], extra: dict[str, User]) -> None:
+    item = alpha_items[0]
+    first, second = _pair(item)
+    _post_page(first.annotator, first, "a")
+    _post_page(second.annotator, second, "b")
+    assert item.assignments.count() == 2
+
+
+def test_through_the_api_too(
+    alpha_items: list[Item], extra: dict[str, User], policy: AdaptiveOverlap
+) -> None:
+    item = alpha_items[0]
+    for assignment, side in zip(_pair(item), ("a", "b"), strict=True):
+        body = {
+            "answers": [
+                {"unit": "item", "field": "choice", "value": _choice_for(assignment, side)},
+                {"unit": "item", "field": "hard", "value": "no"},
+                {"unit": "item", "field": "justification", "value": JUSTIFICATION},
+            ]
+        }
+        response = token_client(assignment.annotator).post(
+            f"/api/assignments/{assignment.pk}/submit/", body, format="json"
+        )
+        assert response.status_code in (200, 201), response.content
+    added = item.assignments.order_by("pk").last()
+    assert added is not None and added.annotator == extra["dave"]  # both have no open item
+    # blinding stays: the new annotator's API view names no system
+    view = token_client(extra["dave"]).get(f"/api/assignments/{added.pk}/")
+    assert view.status_code == 200
+    assert "zz-secret" not in view.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_annotators_finishing_at_once_add_exactly_one(
+    alpha_items: list[Item], extra: dict[str, User], policy: AdaptiveOverlap
+) -> None:
+    item = alpha_items[0]
+    first, second = _pair(item)
+    barrier = threading.Barrier(2)
+    statuses: list[int] = []
+
+    def finish(assignment: Assignment, side: str) -> None:
+        barrier.wait()
+        statuses.append(_post_page(assignment.annotator, assignment, side))
+        connection.close()
+
+    threads = [
+        threading.Thread(target=finish, args=(first, "a")),
+        threading.Thread(target=finish, args=(second, "b")),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert statuses == [302, 302]
+    assert item.assignments.count() == 3
