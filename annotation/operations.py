@@ -27,7 +27,7 @@ from . import hiring, kinds
 from .forms import PolicyForm, SkipForm
 from .import_jobs import is_large, start_import
 from .ingest import ImportSummary, check_upload_size, decode, import_file, import_upload
-from .kinds.base import ItemInfo, form_name
+from .kinds.base import ITEM, ItemInfo, form_name
 from .models import (
     AdaptiveOverlap,
     Adjudication,
@@ -184,6 +184,16 @@ def answer(
 
 
 # --- adaptive overlap ----------------------------------------------------------------------
+
+
+def adaptive_fields() -> list[tuple[str, str]]:
+    """The item-level agreement fields adaptive overlap can watch: ("kind.field", title)."""
+    return [
+        (f"{spec.name}.{a.field}", a.title)
+        for spec in kinds.all_specs()
+        for a in spec.agreement
+        if a.level == ITEM
+    ]
 
 
 def widen_overlap(item_id: int) -> Assignment | None:

@@ -152,3 +152,52 @@ def test_two_annotators_finishing_at_once_add_exactly_one(
         t.join()
     assert statuses == [302, 302]
     assert item.assignments.count() == 3
+
+
+def test_the_policy_through_the_api(alpha: Project, users: dict[str, User]) -> None:
+    url = f"/api/projects/{alpha.pk}/adaptive-overlap/"
+    alice = token_client(users["alice"])
+    assert alice.get(url).status_code == 404
+    body = {"field": "comparison.choice", "start": 2, "up_to": 4}
+    response = alice.put(url, body, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json() == body
+    assert alice.get(url).json() == body
+    policy = AdaptiveOverlap.objects.get(project=alpha)
+    assert (policy.kind, policy.field, policy.start, policy.up_to) == ("comparison", "choice", 2, 4)
+    assert alice.delete(url).status_code == 204
+    assert not AdaptiveOverlap.objects.filter(project=alpha).exists()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"field": "comparison.choice", "start": 1, "up_to": 3},  # one answer cannot disagree
+        {"field": "comparison.choice", "start": 3, "up_to": 3},
+        {"field": "comparison.choice", "start": 2, "up_to": 1000},
+        {"field": "comparison.justification", "start": 2, "up_to": 3},  # free text
+        {"field": "atomic.label", "start": 2, "up_to": 3},  # a field of each fact, not the item
+        {"field": "nothing.at.all", "start": 2, "up_to": 3},
+        {"field": "comparison.choice", "start": "two", "up_to": 3},
+        {"start": 2, "up_to": 3},
+    ],
+)
+def test_absurd_policies_are_refused(
+    alpha: Project, users: dict[str, User], body: dict[str, object]
+) -> None:
+    url = f"/api/projects/{alpha.pk}/adaptive-overlap/"
+    response = token_client(users["alice"]).put(url, body, format="json")
+    assert response.status_code == 400
+    assert not AdaptiveOverlap.objects.filter(project=alpha).exists()
+
+
+def test_only_the_projects_researchers_set_it(
+    alpha: Project, beta: Project, users: dict[str, User]
+) -> None:
+    url = f"/api/projects/{alpha.pk}/adaptive-overlap/"
+    body = {"field": "comparison.choice", "start": 2, "up_to": 3}
+    assert token_client(None).put(url, body, format="json").status_code == 401
+    for outsider in ("bob", "erin"):  # an annotator of alpha, a researcher of beta
+        assert token_client(users[outsider]).put(url, body, format="json").status_code == 404
+        assert token_client(users[outsider]).delete(url).status_code == 404
+    assert not AdaptiveOverlap.objects.filter(project=alpha).exists()
