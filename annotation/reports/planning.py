@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -20,7 +21,7 @@ from django.db.models import Q
 
 from .. import hiring, kinds, stats
 from ..gold import fetch
-from ..models import Assignment, Project
+from ..models import AdaptiveOverlap, Assignment, Project
 from ..stats import planning
 from .agreement import field_units
 from .preference import preference_rows
@@ -416,3 +417,108 @@ class PlanOptionsForm(forms.Form):
         return "; ".join(
             f"{name}: {' '.join(str(e) for e in errors)}" for name, errors in self.errors.items()
         )
+
+
+# --------------------------------------------------------------------------- adaptive overlap
+
+
+def adaptive_overlap_section(data: ReportData) -> Section | None:
+    """What the project's adaptive overlap did: the items it escalated, the answers and
+    annotator-hours it used against fixed overlap m, and Fleiss' kappa on the first k
+    answers of every item (every item has k of them, so kappa is unbiased by which items
+    got more; alpha and AC1 on all answers are in the agreement section)."""
+    policy = AdaptiveOverlap.objects.filter(project=data.project).first()
+    if policy is None:
+        return None
+    rows = fetch(
+        Assignment.objects.filter(
+            Q(item__project=data.project, item__kind=policy.kind) & hiring.REGULAR
+        )
+        .order_by("pk")
+        .values_list("item_id", "annotator_id", "status")
+    )
+    per_item: dict[int, list[tuple[int, str]]] = {}
+    for item, annotator, status in rows:
+        per_item.setdefault(item, []).append((annotator, status))
+    under = {i: a for i, a in per_item.items() if len(a) >= policy.start}
+    if not under:
+        return None
+    escalated = sorted(i for i, a in under.items() if len(a) > policy.start)
+    answers = sum(1 for a in under.values() for _, status in a if status == Assignment.SUBMITTED)
+    fixed = len(under) * policy.up_to
+    seconds = median_seconds(data).get(policy.kind)
+    saved = None if seconds is None else (fixed - answers) * seconds / 3600
+
+    # Fleiss' kappa on the first k answers of each item (in the order they were assigned)
+    first: dict[Hashable, tuple[str | None, ...]] = {}
+    for item, people in under.items():
+        values = data.grouped.get((item, kinds.base.ITEM, policy.field), {})
+        labels = tuple(values.get(annotator) for annotator, _ in people[: policy.start])
+        if None not in labels:
+            first[item] = labels
+    kappa: stats.Coefficient | None = None
+    if first:
+        ratings = stats.Ratings(
+            units=tuple(first),
+            raters=tuple(f"answer {n + 1}" for n in range(policy.start)),
+            labels=tuple(first.values()),
+        )
+        categories = kinds.get(policy.kind).categorical(data.project)[policy.field]
+        kappa = stats.agreement(
+            ratings, categories=categories, bootstrap=data.bootstrap, seed=data.seed
+        ).fleiss_kappa
+    summary = Table(
+        "adaptive-overlap",
+        "Adaptive overlap",
+        (
+            "task",
+            "field",
+            "start k",
+            "up to m",
+            "items",
+            "items escalated",
+            "answers",
+            "answers at fixed m",
+            "annotator-hours saved",
+            "items with k answers",
+            "Fleiss' kappa, first k answers",
+            "kappa CI low",
+            "kappa CI high",
+        ),
+        (
+            (
+                policy.kind,
+                policy.field,
+                policy.start,
+                policy.up_to,
+                len(under),
+                len(escalated),
+                answers,
+                fixed,
+                saved,
+                len(first),
+                None if kappa is None else kappa.value,
+                None if kappa is None else kappa.ci_low,
+                None if kappa is None else kappa.ci_high,
+            ),
+        ),
+    )
+    items = Table(
+        "adaptive-overlap-items",
+        "Items given more than k annotators",
+        ("item", "annotators"),
+        tuple((i, len(under[i])) for i in escalated),
+    )
+    notes = (
+        f"Items of the {policy.kind} kind given {policy.start} annotators get one more while "
+        f"their answers to {policy.field} disagree, up to {policy.up_to}. Items given fewer "
+        "(outside the overlap fraction) are not counted.",
+        "Answers at fixed m: every item answered by m annotators. Hours saved: the "
+        "difference at the median active time per item.",
+        "Fleiss' kappa here uses the first k answers of every item, so the items that got "
+        "more (those that disagreed) do not weigh more; the agreement section's figures "
+        "use every answer.",
+        "Items, answers and hours are the whole project's (the report's filters do not "
+        "apply to them); the kappa uses the filtered answers.",
+    )
+    return Section("adaptive-overlap", "Adaptive overlap", notes, (summary, items))

@@ -201,3 +201,35 @@ def test_only_the_projects_researchers_set_it(
         assert token_client(users[outsider]).put(url, body, format="json").status_code == 404
         assert token_client(users[outsider]).delete(url).status_code == 404
     assert not AdaptiveOverlap.objects.filter(project=alpha).exists()
+
+
+def test_end_to_end_the_report_counts_what_it_did(
+    alpha: Project, alpha_items: list[Item], users: dict[str, User], extra: dict[str, User]
+) -> None:
+    """Policy through the API, answers through the pages, the report through the API."""
+    alice = token_client(users["alice"])
+    body = {"field": "comparison.choice", "start": 2, "up_to": 3}
+    url = f"/api/projects/{alpha.pk}/adaptive-overlap/"
+    assert alice.put(url, body, format="json").status_code == 200
+    for n, item in enumerate(alpha_items):
+        first, second = _pair(item)
+        _post_page(first.annotator, first, "a")
+        _post_page(second.annotator, second, "b" if n == 0 else "a")  # item 0 disagrees
+    added = alpha_items[0].assignments.order_by("pk").last()
+    assert added is not None
+    _post_page(added.annotator, added, "a")
+    report = alice.get(f"/api/projects/{alpha.pk}/report/?bootstrap=20").json()
+    section = next(s for s in report["sections"] if s["slug"] == "adaptive-overlap")
+    summary = next(t for t in section["tables"] if t["name"] == "adaptive-overlap")["rows"][0]
+    assert summary["items"] == 4 and summary["items escalated"] == 1
+    assert summary["answers"] == 9 and summary["answers at fixed m"] == 12
+    assert summary["items with k answers"] == 4
+    assert summary["annotator-hours saved"] >= 0  # 3 answers at the median active time
+    # first 2 answers: a/a three times, a/b once: p_o 0.75, p_e (7/8)^2 + (1/8)^2
+    assert summary["Fleiss' kappa, first k answers"] == pytest.approx(-1 / 7)
+    items = next(t for t in section["tables"] if t["name"] == "adaptive-overlap-items")["rows"]
+    assert items == [{"item": alpha_items[0].pk, "annotators": 3}]
+    page = Client()
+    page.force_login(users["alice"])
+    html = page.get(reverse("report", args=[alpha.pk]), {"bootstrap": 20}).content.decode()
+    assert "Adaptive overlap" in html and "items escalated" in html
