@@ -233,3 +233,38 @@ def test_end_to_end_the_report_counts_what_it_did(
     page.force_login(users["alice"])
     html = page.get(reverse("report", args=[alpha.pk]), {"bootstrap": 20}).content.decode()
     assert "Adaptive overlap" in html and "items escalated" in html
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def test_the_page_sets_and_turns_off_the_policy(alpha: Project, users: dict[str, User]) -> None:
+    page = Client()
+    page.force_login(users["alice"])
+    url = reverse("adaptive_overlap", args=[alpha.pk])
+    assert "Now: off." in page.get(url).content.decode()
+    data = {"action": "save", "field": "comparison.choice", "start": "2", "up_to": "4"}
+    assert page.post(url, data).status_code == 302
+    policy = AdaptiveOverlap.objects.get(project=alpha)
+    assert (policy.kind, policy.field, policy.start, policy.up_to) == ("comparison", "choice", 2, 4)
+    assert "start with 2, up to 4" in page.get(url).content.decode()
+    bad = page.post(url, {**data, "start": "5"})  # start above up_to
+    assert bad.status_code == 200 and "Up to must be more than the start." in bad.content.decode()
+    assert AdaptiveOverlap.objects.get(project=alpha).start == 2
+    assert page.post(url, {"action": "off"}).status_code == 302
+    assert not AdaptiveOverlap.objects.filter(project=alpha).exists()
+
+
+def test_the_page_is_the_projects_researchers_only(
+    alpha: Project, beta: Project, users: dict[str, User]
+) -> None:
+    url = reverse("adaptive_overlap", args=[alpha.pk])
+    data = {"action": "save", "field": "comparison.choice", "start": "2", "up_to": "3"}
+    assert Client().post(url, data).status_code == 302  # to the login page
+    for outsider in ("bob", "erin"):
+        page = Client()
+        page.force_login(users[outsider])
+        assert page.get(url).status_code == 404
+        assert page.post(url, data).status_code == 404
+        assert page.post(url, {"action": "off"}).status_code == 404
+    assert not AdaptiveOverlap.objects.filter(project=alpha).exists()
