@@ -250,6 +250,7 @@ def _least_loaded(item: Item, taken: set[int]) -> Membership | None:
                 & Q(user__assignments__status__in=[Assignment.PENDING, Assignment.DRAFT]),
             )
         )
+        .select_related("hire")  # what hiring.blocked reads, without a query per member
         .order_by("open", "number")
     )
     return next((m for m in members if hiring.blocked(m) is None), None)

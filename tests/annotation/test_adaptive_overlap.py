@@ -268,3 +268,24 @@ def test_the_page_is_the_projects_researchers_only(
         assert page.post(url, data).status_code == 404
         assert page.post(url, {"action": "off"}).status_code == 404
     assert not AdaptiveOverlap.objects.filter(project=alpha).exists()
+
+
+def test_a_paused_or_untrained_hire_does_not_get_the_extra_item(
+    alpha: Project, alpha_items: list[Item], extra: dict[str, User], policy: AdaptiveOverlap
+) -> None:
+    from annotation.hiring import Hire
+
+    Assignment.objects.create(item=alpha_items[1], annotator=extra["dave"])  # dave: one open
+    frank = alpha.memberships.get(user=extra["frank"])
+    Hire.objects.create(membership=frank, passed_training=True, paused=True)
+    item = alpha_items[0]
+    first, second = _pair(item)
+    _post_page(first.annotator, first, "a")
+    _post_page(second.annotator, second, "b")
+    assert item.assignments.order_by("pk").last().annotator == extra["dave"]
+    Hire.objects.filter(membership=frank).update(paused=False, passed_training=False)
+    item = alpha_items[2]
+    first, second = _pair(item)
+    _post_page(first.annotator, first, "a")
+    _post_page(second.annotator, second, "b")
+    assert item.assignments.order_by("pk").last().annotator == extra["dave"]
