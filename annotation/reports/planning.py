@@ -172,7 +172,8 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
         "Items planned: units planned / the pilot's units per item (fields on evidence, "
         "segments or facts have several per item; 1 without a pilot).",
         f"Answers: items x annotators, plus known-answer checks (check rate {check_rate:g} of "
-        f"a queue) and {training} training items per annotator, from the hiring policy.",
+        f"a queue) and {training} training items per annotator, from the hiring policy (as "
+        "many annotators in all as per unit).",
         rate_note,
         f"Preference: two-sided one-sample test against 0.5 at alpha {options.alpha:g} with "
         f"power {options.power:g} (normal approximation on Cohen's h, statsmodels).",
