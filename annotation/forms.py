@@ -8,7 +8,7 @@ from pipeline.dataformats import FORMATS
 
 from . import endpoints
 from .kinds.base import form_name, unit_field
-from .models import Item, Membership, Project
+from .models import AdaptiveOverlap, Item, Membership, Project
 
 
 class ProjectForm(forms.ModelForm):
@@ -205,3 +205,37 @@ class PipelineRunForm(forms.Form):
         elif data.get("batch_poll") is None:
             data.pop("batch_poll", None)
         return data
+
+
+class AdaptiveOverlapForm(forms.Form):
+    """Adaptive overlap: start with `start` annotators per item, add one while they
+    disagree on `field`, up to `up_to` (pages and API)."""
+
+    field = forms.ChoiceField(choices=(), help_text="the item field watched, kind.field")
+    start = forms.IntegerField(min_value=2, max_value=10)
+    up_to = forms.IntegerField(min_value=3, max_value=10)
+
+    def __init__(self, data: Any = None, *, choices: list[tuple[str, str]]) -> None:
+        """`choices`: the fields it may watch (`operations.adaptive_fields`)."""
+        super().__init__(data)
+        field: Any = self.fields["field"]
+        field.choices = choices
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("start") and data.get("up_to") and data["start"] >= data["up_to"]:
+            raise forms.ValidationError("Up to must be more than the start.")
+        return data
+
+    def save(self, project: Project) -> AdaptiveOverlap:
+        kind, field = self.cleaned_data["field"].split(".", 1)
+        policy, _ = AdaptiveOverlap.objects.update_or_create(
+            project=project,
+            defaults={
+                "kind": kind,
+                "field": field,
+                "start": self.cleaned_data["start"],
+                "up_to": self.cleaned_data["up_to"],
+            },
+        )
+        return policy

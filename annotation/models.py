@@ -962,3 +962,15 @@ class ImportJob(models.Model):
     @property
     def is_over(self) -> bool:
         return self.status in (self.FINISHED, self.FAILED)
+
+
+class AdaptiveOverlap(models.Model):
+    """A project's adaptive overlap (issue 30): items of `kind` that were given `start`
+    annotators get one more while their answers to the item's `field` disagree
+    (`KindSpec.disagrees`), up to `up_to`. `operations.widen_overlap` applies it."""
+
+    project = models.OneToOneField(Project, models.CASCADE, related_name="adaptive_overlap")
+    kind = models.CharField(max_length=20, validators=[validate_kind])
+    field = models.CharField(max_length=50)
+    start = models.PositiveSmallIntegerField(default=2)
+    up_to = models.PositiveSmallIntegerField(default=3)

@@ -11,6 +11,7 @@ operations live in their own modules: `members.add_member`, `tasks.start_run`/
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -20,14 +21,17 @@ from django import forms
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.db.models import Count, Q
 
 from . import hiring, kinds
 from .forms import PolicyForm, SkipForm
 from .import_jobs import is_large, start_import
 from .ingest import ImportSummary, check_upload_size, decode, import_file, import_upload
-from .kinds.base import ItemInfo, form_name
+from .kinds.base import ITEM, ItemInfo, form_name
 from .models import (
+    AdaptiveOverlap,
     Adjudication,
+    Answer,
     Assignment,
     ImportJob,
     Item,
@@ -204,7 +208,82 @@ def answer(
         else:
             return Outcome(Result.CONFLICT, form)
     hiring.after_submit(membership, assignment)
+    if result == Result.SUBMITTED:
+        widen_overlap(assignment.item_id)
     return Outcome(result, form)
+
+
+# --- adaptive overlap ----------------------------------------------------------------------
+
+
+def adaptive_fields() -> list[tuple[str, str]]:
+    """The item-level agreement fields adaptive overlap can watch: ("kind.field", title)."""
+    return [
+        (f"{spec.name}.{a.field}", a.title)
+        for spec in kinds.all_specs()
+        for a in spec.agreement
+        if a.level == ITEM
+    ]
+
+
+def widen_overlap(item_id: int) -> Assignment | None:
+    """One more annotator for the item when the project's adaptive overlap asks for it:
+    the item got at least `start` annotators when it was created (items outside the
+    overlap fraction, with fewer, stay as they are), every one of them has submitted, it
+    has fewer than `up_to`, and their answers to the policy's field disagree. The new
+    assignment goes to the least-loaded annotator of the project (fewest open
+    assignments, then the lowest member number) who has none for this item and is not
+    held back by the hiring rules; it is blinded like any other (a seeded random side).
+    The item's row is locked, so two annotators finishing it at once add one, not two."""
+    policy = AdaptiveOverlap.objects.filter(project__items=item_id).first()
+    if policy is None:
+        return None
+    with transaction.atomic():
+        item = Item.objects.select_for_update().filter(pk=item_id, kind=policy.kind).first()
+        if item is None:
+            return None
+        if hiring.QualityItem.objects.filter(item=item).exists():
+            return None  # training and checks keep their own overlap
+        assignments = list(item.assignments.all())
+        if not policy.start <= len(assignments) < policy.up_to:
+            return None
+        if any(a.status != Assignment.SUBMITTED for a in assignments):
+            return None
+        spec = kinds.get(item.kind)
+        swapped = {a.pk: a.swapped for a in assignments}
+        values = [
+            spec.comparable(policy.field, value, swapped[assignment_id])
+            for assignment_id, value in Answer.objects.filter(
+                assignment__in=assignments, unit=Answer.ITEM, field=policy.field
+            ).values_list("assignment_id", "value")
+        ]
+        if not spec.disagrees(policy.field, values):
+            return None
+        annotator = _least_loaded(item, {a.annotator_id for a in assignments})
+        if annotator is None:
+            return None
+        position = Assignment.objects.filter(annotator_id=annotator.user_id).count()
+        rng = random.Random(f"adaptive-{item.pk}-{annotator.user_id}")
+        return Assignment.objects.create(
+            item=item, annotator_id=annotator.user_id, position=position, swapped=rng.random() < 0.5
+        )
+
+
+def _least_loaded(item: Item, taken: set[int]) -> Membership | None:
+    members = (
+        Membership.objects.filter(project_id=item.project_id, role=Membership.ANNOTATOR)
+        .exclude(user_id__in=taken)
+        .annotate(
+            open=Count(
+                "user__assignments",
+                filter=Q(user__assignments__item__project_id=item.project_id)
+                & Q(user__assignments__status__in=[Assignment.PENDING, Assignment.DRAFT]),
+            )
+        )
+        .select_related("hire")  # what hiring.blocked reads, without a query per member
+        .order_by("open", "number")
+    )
+    return next((m for m in members if hiring.blocked(m) is None), None)
 
 
 # --- adjudication --------------------------------------------------------------------------

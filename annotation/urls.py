@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 
 from .login_throttle import ThrottledAuthenticationForm
-from .views import adjudication, annotator, hiring, pipeline_runs, researcher, tokens
+from .views import adjudication, annotator, hiring, overlap, pipeline_runs, researcher, tokens
 from .views import reports as report_views
 
 
@@ -49,6 +49,11 @@ urlpatterns = [
         "p/<id:project_id>/hiring/<id:membership_id>/data.json",
         hiring.hiring_worker_data,
         name="hiring_worker_data",
+    ),
+    path(
+        "p/<id:project_id>/adaptive-overlap/",
+        overlap.adaptive_overlap_page,
+        name="adaptive_overlap",
     ),
     path(
         "p/<id:project_id>/hiring/<id:membership_id>/", hiring.hiring_member, name="hiring_member"

@@ -13,7 +13,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import kinds, operations
-from ..models import Item, Project
+from ..forms import AdaptiveOverlapForm
+from ..models import AdaptiveOverlap, Item, Project
 from .common import ERRORS, PAGE_PARAMS, researcher_project, valid
 from .errors import ApiError, form_error, page_of, paginated
 
@@ -167,3 +168,50 @@ class ItemsCreateApi(APIView):
             },
             status=201,
         )
+
+
+@extend_schema_serializer(component_name="PolicyAdaptiveOverlap")
+class AdaptiveOverlapSerializer(serializers.Serializer):
+    field = serializers.CharField(help_text="the item field watched, kind.field")
+    start = serializers.IntegerField(help_text="annotators every item starts with (k)")
+    up_to = serializers.IntegerField(help_text="at most this many (m)")
+
+
+class AdaptiveOverlapApi(APIView):
+    """The project's adaptive overlap: start with k annotators per item, add one while
+    they disagree on the field, up to m. 404 while there is none; DELETE turns it off."""
+
+    @staticmethod
+    def _row(p: AdaptiveOverlap) -> dict[str, Any]:
+        return {"field": f"{p.kind}.{p.field}", "start": p.start, "up_to": p.up_to}
+
+    @extend_schema(
+        operation_id="adaptive_overlap_retrieve",
+        responses={200: AdaptiveOverlapSerializer, **ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        policy = AdaptiveOverlap.objects.filter(project=project).first()
+        if policy is None:
+            raise ApiError(404, "not_found", "This project has no adaptive overlap.")
+        return Response(self._row(policy))
+
+    @extend_schema(
+        operation_id="adaptive_overlap_update",
+        request=AdaptiveOverlapSerializer,
+        responses={200: AdaptiveOverlapSerializer, **ERRORS},
+    )
+    def put(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        form = AdaptiveOverlapForm(
+            valid(AdaptiveOverlapSerializer, request.data), choices=operations.adaptive_fields()
+        )
+        if not form.is_valid():
+            raise form_error(form)
+        return Response(self._row(form.save(project)))
+
+    @extend_schema(operation_id="adaptive_overlap_destroy", responses={204: None, **ERRORS})
+    def delete(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        AdaptiveOverlap.objects.filter(project=project).delete()
+        return Response(status=204)

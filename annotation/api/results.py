@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from .. import exports, formats, gold, kinds, reports
 from ..reports.options import DEFAULT_BOOTSTRAP, MAX_BOOTSTRAP, MAX_SEED, ReportOptionsForm
+from ..reports.planning import PlanOptionsForm, plan_project
 from .common import ERRORS, PAGE_PARAMS, researcher_project
 from .errors import ApiError, form_error, page_of, paginated
 
@@ -225,3 +226,37 @@ class ReportApi(APIView):
             raise form_error(form)
         report = reports.build_report(project, **form.options(), with_charts=False)
         return Response(json.loads(reports.report_json(report)))
+
+
+class PlanApi(APIView):
+    """Planning the study: units per agreement field, comparisons per domain, budget."""
+
+    @extend_schema(
+        operation_id="plan_retrieve",
+        parameters=[
+            OpenApiParameter(name, OpenApiTypes.STR, description=str(field.help_text or name))
+            for name, field in PlanOptionsForm.base_fields.items()
+        ],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        form = PlanOptionsForm(request.query_params)
+        if not form.is_valid():
+            raise form_error(form)
+        try:
+            section = plan_project(project, form.options())
+        except ValueError as error:
+            raise ApiError(400, "invalid", str(error)) from None
+        if section is None:
+            raise ApiError(
+                400,
+                "nothing_to_plan",
+                "The project has no answers to plan from: give assumed kappa and shares.",
+            )
+        return Response(
+            {
+                "notes": list(section.notes),
+                "tables": [reports.table_json(t) for t in section.tables],
+            }
+        )

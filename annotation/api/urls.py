@@ -59,6 +59,12 @@ urlpatterns = [
     ),
     path("projects/<id:project_id>/answers/", results.AnswerListApi.as_view(), name="api_answers"),
     path("projects/<id:project_id>/report/", results.ReportApi.as_view(), name="api_report"),
+    path("projects/<id:project_id>/plan/", results.PlanApi.as_view(), name="api_plan"),
+    path(
+        "projects/<id:project_id>/adaptive-overlap/",
+        items.AdaptiveOverlapApi.as_view(),
+        name="api_adaptive_overlap",
+    ),
     path("projects/<id:project_id>/gold/", results.GoldListApi.as_view(), name="api_gold"),
     path(
         "projects/<id:project_id>/exports/<str:name>",

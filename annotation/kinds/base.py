@@ -241,6 +241,11 @@ class KindSpec:
         """A stored answer as compared across annotators."""
         return value
 
+    def disagrees(self, field: str, values: list[str]) -> bool:
+        """Whether these answers (comparable values) to `field` of one item disagree:
+        adaptive overlap asks one more annotator while they do. Not all the same."""
+        return len(set(values)) > 1
+
     def value_label(self, field: str, value: str) -> str:
         """A comparable value as researchers read it (adjudication): its human label."""
         f = self.field(field)

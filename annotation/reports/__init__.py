@@ -25,6 +25,7 @@ from .effort import effort_section
 from .metrics import metric_sections
 from .options import DEFAULT_BOOTSTRAP
 from .pipeline_scores import factscore_section, pipeline_section
+from .planning import adaptive_overlap_section, planning_section
 from .preference import preference_section
 from .quality import quality_section
 from .queries import ReportData, annotator_choices, domains_of, member_names, report_data
@@ -116,6 +117,8 @@ SECTIONS: dict[str, SectionBuilder] = {
     "metrics": SectionBuilder("Metric against metric", metric_sections),
     "effort": SectionBuilder("Annotation effort", effort_section),
     "annotator-quality": SectionBuilder("Annotator quality", quality_section),
+    "adaptive-overlap": SectionBuilder("Adaptive overlap", adaptive_overlap_section),
+    "planning": SectionBuilder("Planning the study", planning_section),
 }
 
 # --------------------------------------------------------------------------- report

@@ -14,11 +14,13 @@ from .tables import Cell, Chart, Section, Table, failed_section
 # --------------------------------------------------------------------------- agreement
 
 
-def agreement_sections(data: ReportData) -> list[Section]:
-    project, grouped, item_kinds, names = data.project, data.grouped, data.item_kinds, data.names
-    bootstrap, seed, with_charts = data.bootstrap, data.seed, data.with_charts
-    # A field asked only when another one has a value (the error type of an incorrect
-    # segment) is compared on the units where every annotator who judged it gave that value.
+def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, dict[str, str]]]:
+    """(kind, unit type, field) -> unit -> annotator name -> answer, as agreement reads them.
+
+    A field asked only when another one has a value (the error type of an incorrect
+    segment) is compared on the units where every annotator who judged it gave that value.
+    """
+    grouped, item_kinds, names = data.grouped, data.item_kinds, data.names
     conditions = {
         (s.name, f.name): f.only_when for s in kinds.all_specs() for f in s.fields if f.only_when
     }
@@ -33,6 +35,13 @@ def agreement_sections(data: ReportData) -> list[Section]:
         by_spec[(kind, unit_type(unit), fld)][f"{item}/{unit}"] = {
             names.get(a, f"A?{a}"): v for a, v in by_rater.items()
         }
+    return by_spec
+
+
+def agreement_sections(data: ReportData) -> list[Section]:
+    project, names = data.project, data.names
+    bootstrap, seed, with_charts = data.bootstrap, data.seed, data.with_charts
+    by_spec = field_units(data)
     rater_order = {name: i for i, name in enumerate(sorted(names.values(), key=rater_key))}
 
     overview_rows = []

@@ -16,45 +16,7 @@ from .tables import Chart, Section, Table
 def preference_section(
     project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
-    choices = [r for r in rows if r.field == "choice" and r.raw in ("1", "2")]
-    if not choices:
-        return None
-    hard = {(r.item, r.annotator): r.value == "yes" for r in rows if r.field == "hard"}
-    items = Item.objects.filter(project=project, kind=spec.name)
-    systems = {
-        pk: (a, b)
-        for pk, a, b in items.values_list("pk", "list_a__system__name", "list_b__system__name")
-    }
-    # Two lists without a claim leave nothing to prefer: such answers are counted, not used.
-    empty = set(
-        items.annotate(
-            a=Count("list_a__claims", distinct=True), b=Count("list_b__claims", distinct=True)
-        )
-        .filter(a=0, b=0)
-        .values_list("pk", flat=True)
-    )
-    missing_hard = 0
-    both_empty = 0
-    pref_rows = []
-    for r in choices:
-        pair = systems.get(r.item)
-        if pair is None or pair[0] == pair[1]:
-            continue
-        if r.item in empty:
-            both_empty += 1
-            continue
-        winner, loser = pair if r.value == "a" else pair[::-1]
-        if (r.item, r.annotator) not in hard:
-            missing_hard += 1
-        pref_rows.append(
-            (
-                r.domain or "(no domain)",
-                winner,
-                loser,
-                hard.get((r.item, r.annotator), False),
-                int(r.raw),
-            )
-        )
+    pref_rows, missing_hard, both_empty = preference_rows(project, spec, rows)
     if not pref_rows:
         return None
     result = stats.preference(pref_rows)
@@ -143,3 +105,49 @@ def preference_section(
         tuple(chart_list),
         data=result,
     )
+
+
+def preference_rows(
+    project: Project, spec: KindSpec, rows: list[LabelRow]
+) -> tuple[list[tuple[str, str, str, bool, int]], int, int]:
+    """(domain, winner, loser, hard, winner position) per judgement between two different
+    systems; how many judgements lack the "hard to decide" answer; and how many are on
+    items whose two lists have no claim (empty or abstained: nothing to prefer, left out)."""
+    choices = [r for r in rows if r.field == "choice" and r.raw in ("1", "2")]
+    if not choices:
+        return [], 0, 0
+    hard = {(r.item, r.annotator): r.value == "yes" for r in rows if r.field == "hard"}
+    items = Item.objects.filter(project=project, kind=spec.name)
+    systems = {
+        pk: (a, b)
+        for pk, a, b in items.values_list("pk", "list_a__system__name", "list_b__system__name")
+    }
+    empty = set(
+        items.annotate(
+            a=Count("list_a__claims", distinct=True), b=Count("list_b__claims", distinct=True)
+        )
+        .filter(a=0, b=0)
+        .values_list("pk", flat=True)
+    )
+    missing_hard = both_empty = 0
+    pref_rows: list[tuple[str, str, str, bool, int]] = []
+    for r in choices:
+        pair = systems.get(r.item)
+        if pair is None or pair[0] == pair[1]:
+            continue
+        if r.item in empty:
+            both_empty += 1
+            continue
+        winner, loser = pair if r.value == "a" else pair[::-1]
+        if (r.item, r.annotator) not in hard:
+            missing_hard += 1
+        pref_rows.append(
+            (
+                r.domain or "(no domain)",
+                winner,
+                loser,
+                hard.get((r.item, r.annotator), False),
+                int(r.raw),
+            )
+        )
+    return pref_rows, missing_hard, both_empty

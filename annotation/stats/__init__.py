@@ -16,13 +16,14 @@ is the one import callers need):
 - `classification`: predictions against references for any label set; verifier verdicts
   against reference labels and McNemar's test;
 - `preference`: preferences between two methods per domain, position bias, Kendall's tau;
+- `planning`: units, comparisons and budget a study needs (module: `stats.planning`);
 - `metric_comparison`: metric against metric (claim lists, scores, correlations); used as
   a module: `from annotation.stats import metric_comparison`.
 """
 
 from __future__ import annotations
 
-from . import gwet, metric_comparison
+from . import gwet, metric_comparison, planning
 from .classification import (
     BINARY_LABELS,
     CONTRADICTED,
@@ -64,6 +65,7 @@ from .inter_rater import (
     agreement,
     gwet_ac1_from_counts,
     majority,
+    nominal_coefficients,
     percentile_ci,
 )
 from .preference import (
@@ -153,9 +155,11 @@ __all__ = [
     "majority",
     "mcnemar_test",
     "metric_comparison",
+    "nominal_coefficients",
     "normalise_verdict",
     "order_categories",
     "percentile_ci",
+    "planning",
     "preference",
     "response_labels",
     "scott_pi",

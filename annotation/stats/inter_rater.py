@@ -704,6 +704,21 @@ def _coefficients_from_patterns(
     }
 
 
+def nominal_coefficients(patterns: npt.ArrayLike, weights: npt.ArrayLike) -> dict[str, FloatArray]:
+    """Every multi-rater coefficient (nominal) for B weightings of per-unit count vectors.
+
+    `patterns` (P, q) are per-unit category counts, `weights` (B, P) how many units carry
+    each one. Keys as `_coefficients_from_patterns`: percent, fleiss, alpha, ac1, ...
+    """
+    p = np.asarray(patterns, dtype=np.int64)
+    q = p.shape[1]
+    return _coefficients_from_patterns(
+        p,
+        np.atleast_2d(np.asarray(weights, dtype=np.float64)),
+        delta=_delta_fn("nominal", tuple(range(q))),
+    )
+
+
 def percentile_ci(
     values: FloatArray | None, confidence: float
 ) -> tuple[float | None, float | None, str | None]:

@@ -36,6 +36,11 @@ def researcher_endpoints(project: Project) -> list[tuple[str, str, Any]]:
         ("get", f"/api/projects/{p}/answers/", None),
         ("get", f"/api/projects/{p}/gold/", None),
         ("get", f"/api/projects/{p}/report/?bootstrap=20", None),
+        (
+            "get",
+            f"/api/projects/{p}/plan/?kappa=0.5&shares=0.5,0.5&target=0.4&studies=20&bootstrap=20",
+            None,
+        ),
         ("get", f"/api/projects/{p}/pipeline-runs/", None),
         ("post", f"/api/projects/{p}/pipeline-runs/", {"model": "gpt-4o-mini", "offline": True}),
         ("get", f"/api/projects/{p}/pipeline-runs/{project.pipeline_runs.get().pk}/", None),

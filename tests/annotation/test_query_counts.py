@@ -55,10 +55,11 @@ def test_the_pages_next_draft_and_submit_cost_a_fixed_number_of_queries(
     r, sql = counted(lambda: client.post(url, {"action": "draft", "choice": "1"}, headers=hx))
     assert r.status_code == 200
     pinned(sql, 10)
-    # submit: the same, one insert of the two new fields, and the training-item check
+    # submit: the same, one insert of the two new fields, the training-item check and
+    # the project's adaptive overlap (operations.widen_overlap)
     r, sql = counted(lambda: client.post(url, {"action": "submit", **FULL}, headers=hx))
     assert "HX-Redirect" in r, r.content.decode()[:500]
-    pinned(sql, 11)
+    pinned(sql, 12)
 
 
 def test_the_api_next_draft_and_submit_cost_a_fixed_number_of_queries(
@@ -90,7 +91,7 @@ def test_the_api_next_draft_and_submit_cost_a_fixed_number_of_queries(
     # hiring rules read the hire fetched with the membership)
     r, sql = counted(lambda: post(f"/api/assignments/{pk}/submit/", FULL))
     assert r.status_code == 200, r.content
-    pinned(sql, 19)
+    pinned(sql, 20)  # + the adaptive overlap lookup
 
 
 @pytest.mark.parametrize("via", ["draft", "submit"])

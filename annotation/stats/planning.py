@@ -1,0 +1,284 @@
+"""Planning a study: units needed for a target confidence-interval half-width of Fleiss'
+kappa, Krippendorff's alpha and Gwet's AC1, comparisons needed for a preference test, and
+the budget. No Django.
+
+Units are described by their per-category count vectors ("patterns") and how likely each
+is: the pilot's own units (resampled as they are), or the common-correlation model below.
+A study of n units is a multinomial draw of n patterns; its 95 % interval is the
+percentile interval of a bootstrap of its own units, as the agreement report computes it.
+`units_needed` finds the smallest n whose simulated studies reach the target half-width
+in at least `assurance` of runs (90 % by default, with 95 % confidence over the
+simulated studies: a Clopper-Pearson bound), not merely on average.
+
+The common-correlation model (Rotondi & Donner 2012, the model of the R package
+kappaSize for two categories): each unit is, with probability kappa, rated the same by
+every annotator (a category drawn from the shares), otherwise each annotator draws a
+category from the shares independently. Its Fleiss' kappa is kappa for any number of
+annotators. It assumes exchangeable annotators (no annotator-specific bias) and an
+agreement that does not change with the number of annotators.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats as scipy_stats
+from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.proportion import proportion_effectsize
+
+from .inter_rater import nominal_coefficients
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+COEFFICIENTS = {"fleiss": "Fleiss' kappa", "alpha": "Krippendorff's alpha", "ac1": "Gwet's AC1"}
+MAX_UNITS = 100_000
+
+
+@dataclass(frozen=True)
+class UnitModel:
+    """Per-unit count vectors (P, q) and the probability of each (P,)."""
+
+    patterns: IntArray
+    probs: FloatArray
+
+    @classmethod
+    def observed(cls, counts: Sequence[Sequence[int]]) -> UnitModel:
+        """The pilot's units as they are: each distinct count vector at its frequency."""
+        rows = [tuple(int(c) for c in row) for row in counts if sum(row) >= 2]
+        if not rows:
+            raise ValueError("the pilot has no unit with two or more answers")
+        distinct = sorted(set(rows))
+        freq = np.array([rows.count(r) for r in distinct], dtype=np.float64)
+        return cls(np.array(distinct, dtype=np.int64), freq / freq.sum())
+
+    @classmethod
+    def common_correlation(cls, kappa: float, shares: Sequence[float], raters: int) -> UnitModel:
+        shares_ = _check_shares(shares)
+        if not 0 <= kappa < 1:
+            raise ValueError(f"the model needs 0 <= kappa < 1, got {kappa}")
+        if raters < 2:
+            raise ValueError(f"at least 2 annotators per unit, got {raters}")
+        patterns = np.array(_compositions(raters, len(shares_)), dtype=np.int64)
+        independent = scipy_stats.multinomial.pmf(patterns, raters, shares_)
+        together = np.array(
+            [shares_[int(np.argmax(p))] if p.max() == raters else 0.0 for p in patterns]
+        )
+        return cls(patterns, (1 - kappa) * independent + kappa * together)
+
+
+def _check_shares(shares: Sequence[float]) -> FloatArray:
+    arr = np.asarray(shares, dtype=np.float64)
+    if len(arr) < 2 or (arr <= 0).any() or abs(arr.sum() - 1) > 1e-6:
+        raise ValueError(
+            f"category shares must be 2 or more positive numbers summing to 1: {shares}"
+        )
+    return np.asarray(arr / arr.sum(), dtype=np.float64)
+
+
+def _compositions(total: int, parts: int) -> list[tuple[int, ...]]:
+    return [c for c in itertools.product(range(total + 1), repeat=parts) if sum(c) == total]
+
+
+def category_shares(counts: Sequence[Sequence[int]]) -> list[float]:
+    """Each category's share of all answers (every category kept, a small floor for 0)."""
+    totals = np.asarray(counts, dtype=np.float64).sum(axis=0)
+    totals = np.maximum(totals, 1e-3 * max(totals.sum(), 1.0))
+    return [float(t) for t in totals / totals.sum()]
+
+
+# --------------------------------------------------------------------------- CI widths
+
+
+def study_halfwidths(
+    model: UnitModel,
+    n: int,
+    *,
+    studies: int = 200,
+    bootstrap: int = 200,
+    confidence: float = 0.95,
+    rng: np.random.Generator,
+) -> dict[str, FloatArray]:
+    """Half-widths of the percentile intervals of `studies` simulated studies of n units."""
+    draws = rng.multinomial(n, model.probs, size=studies)  # (S, P)
+    inner = rng.multinomial(n, draws / n, size=(bootstrap, studies))  # (B, S, P)
+    values = nominal_coefficients(
+        model.patterns, inner.transpose(1, 0, 2).reshape(-1, len(draws[0]))
+    )
+    tail = (1 - confidence) / 2
+    out = {}
+    for key in COEFFICIENTS:
+        v = values[key].reshape(studies, bootstrap)
+        if np.isnan(v).any():
+            with warnings.catch_warnings():  # a study whose resamples are all undefined
+                warnings.simplefilter("ignore", RuntimeWarning)
+                lo, hi = np.nanquantile(v, [tail, 1 - tail], axis=1)
+        else:
+            lo, hi = np.quantile(v, [tail, 1 - tail], axis=1)
+        out[key] = np.where(np.isfinite(hi - lo), (hi - lo) / 2, np.inf)
+    return out
+
+
+@dataclass(frozen=True)
+class UnitsNeeded:
+    coefficient: str
+    units: int | None  # None: not reachable below MAX_UNITS
+    halfwidth: float | None  # the half-width the required share of studies reach at `units`
+
+
+def units_needed(
+    model: UnitModel,
+    target: float,
+    *,
+    assurance: float = 0.9,
+    studies: int = 200,
+    bootstrap: int = 200,
+    seed: int = 0,
+    start: int = 100,
+) -> dict[str, UnitsNeeded]:
+    """Smallest n (to about 2 %) whose studies reach half-width <= target in at least
+    `assurance` of runs (with 95 % confidence over the simulated studies), per coefficient.
+    Half-widths shrink like 1/sqrt(n): guess from that, check each guess by simulation and
+    step up until it holds, then bisect down."""
+    if not 0 < target < 1:
+        raise ValueError(f"the target half-width must lie in (0, 1), got {target}")
+
+    # How many of the simulated studies must reach the target: enough that the share of
+    # all studies reaching it is >= assurance with 95 % confidence (Clopper-Pearson).
+    k = np.arange(1, studies + 1)
+    confident = scipy_stats.beta.ppf(0.05, k, studies - k + 1) >= assurance
+    reaching = int(k[confident][0]) if confident.any() else studies
+    cache: dict[int, dict[str, float]] = {}
+
+    def quantile_at(n: int) -> dict[str, float]:
+        if n not in cache:
+            rng = np.random.default_rng(seed)
+            widths = study_halfwidths(model, n, studies=studies, bootstrap=bootstrap, rng=rng)
+            cache[n] = {k: float(np.sort(w)[reaching - 1]) for k, w in widths.items()}
+        return cache[n]
+
+    result = {}
+    for key in COEFFICIENTS:
+        fails, n, width = 9, start, quantile_at(start)[key]  # fails: an n known too small
+        while width > target:
+            fails = n
+            grown = n * (width / target) ** 2 * 1.02 if math.isfinite(width) else n * 4
+            n = max(n + 1, math.ceil(grown))
+            if n > MAX_UNITS:
+                break
+            width = quantile_at(n)[key]
+        if width > target:
+            result[key] = UnitsNeeded(key, None, None)
+            continue
+        while n - fails > max(1, 0.02 * n):  # bisect down to about 2 %
+            mid = (fails + n) // 2
+            if quantile_at(mid)[key] <= target:
+                n = mid
+            else:
+                fails = mid
+        result[key] = UnitsNeeded(key, n, quantile_at(n)[key])
+    return result
+
+
+# --------------------------------------------------------------------------- Rotondi-Donner
+
+
+def rotondi_donner_cells(kappa: float, shares: Sequence[float], raters: int) -> FloatArray:
+    """The cell probabilities kappaSize uses: with two categories the count of the first
+    category (0..raters) under the common-correlation model (CIBinary); with three or
+    more, "all annotators chose category j" for each j under the Dirichlet-multinomial
+    model with intraclass correlation kappa, and one cell for the rest (CI3Cats...)."""
+    shares_ = _check_shares(shares)
+    if len(shares_) == 2:
+        model = UnitModel.common_correlation(kappa, list(shares_), raters)
+        cells = np.zeros(raters + 1)
+        for pattern, prob in zip(model.patterns, model.probs, strict=True):
+            cells[pattern[0]] += prob
+        return cells
+    steps = np.arange(raters)
+    together = np.array(
+        [np.prod((p * (1 - kappa) + steps * kappa) / (1 - kappa + steps * kappa)) for p in shares_]
+    )
+    return np.append(together, 1 - together.sum())
+
+
+def rotondi_donner_units(
+    kappa0: float,
+    low: float,
+    high: float | None,
+    shares: Sequence[float],
+    raters: int,
+    alpha: float = 0.05,
+) -> int:
+    """Rotondi & Donner's (2012) goodness-of-fit sample size for a kappa interval, as the
+    R package kappaSize computes it (CIBinary, CI3Cats, ...): the smallest n from 11 at
+    which the chi-square distance between the cells at kappa0 and at each expected limit
+    reaches the critical value (1 df; 1 - alpha two-sided, 1 - 2 alpha one-sided)."""
+    crit = float(scipy_stats.chi2.ppf(1 - alpha if high is not None else 1 - 2 * alpha, 1))
+    p0 = rotondi_donner_cells(kappa0, shares, raters)
+
+    def per_unit(limit: float) -> float:
+        p1 = rotondi_donner_cells(limit, shares, raters)
+        return float(np.sum((p0 - p1) ** 2 / p1))
+
+    needed = [(crit + 0.001) / per_unit(x) for x in (low, high) if x is not None]
+    return max(11, math.ceil(max(needed) - 1e-9))
+
+
+# --------------------------------------------------------------------------- preference
+
+
+def preference_comparisons(
+    share: float = 0.6, null: float = 0.5, *, alpha: float = 0.05, power: float = 0.8
+) -> int:
+    """Comparisons needed for a two-sided one-sample test that the preference share is
+    `null`, to detect `share` with `power` (normal approximation on Cohen's h, statsmodels'
+    NormalIndPower with ratio 0, its one-sample case)."""
+    if not (0 < share < 1 and 0 < null < 1) or share == null:
+        raise ValueError(f"need 0 < share, null < 1 and share != null, got {share}, {null}")
+    effect = proportion_effectsize(share, null)
+    n = NormalIndPower().solve_power(
+        effect_size=abs(effect), alpha=alpha, power=power, ratio=0, alternative="two-sided"
+    )
+    return math.ceil(float(n))
+
+
+# --------------------------------------------------------------------------- budget
+
+
+@dataclass(frozen=True)
+class Budget:
+    answers: int  # regular answers: units x annotators
+    check_answers: int  # known-answer checks mixed into the queues
+    training_answers: int  # training items, once per annotator
+    hours: float
+    cost: float | None  # None without a rate
+
+
+def budget(
+    units: int,
+    annotators: int,
+    *,
+    seconds_per_item: float,
+    hourly_rate: float | None,
+    check_rate: float = 0.0,
+    training_items: int = 0,
+    per_item_rate: float = 0.0,
+) -> Budget:
+    """units x annotators answers at the pilot's median active time, plus the checks
+    (check_rate is their share of a queue) and each annotator's training items."""
+    if not 0 <= check_rate < 1:
+        raise ValueError(f"check rate must lie in [0, 1), got {check_rate}")
+    answers = units * annotators
+    checks = math.ceil(answers * check_rate / (1 - check_rate))
+    training = training_items * annotators
+    total = answers + checks + training
+    hours = total * seconds_per_item / 3600
+    cost = None if hourly_rate is None else hours * hourly_rate + total * per_item_rate
+    return Budget(answers, checks, training, hours, cost)

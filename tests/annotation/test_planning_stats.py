@@ -1,0 +1,249 @@
+"""Study planning (annotation/stats/planning.py) against published values and simulation.
+
+Published values:
+- one-sample proportion, normal approximation, p0 0.5, p1 0.6, alpha 0.05 two-sided,
+  power 0.8: 194 comparisons (e.g. Chow, Shao & Wang, Sample Size Calculations in
+  Clinical Research, one-sample proportion; ((1.96*0.5 + 0.8416*sqrt(0.24)) / 0.1)^2 =
+  193.9);
+- kappaSize (Rotondi & Donner 2012, R package, version 1.1): the cell probabilities of
+  CIBinary (2-6 raters) and CI3Cats (3-6 raters) are transcribed from its source
+  (R/CIBinary.R, R/CI3Cats.R) and compared with ours to 1e-12; the documented examples
+  `CIBinary(kappa0=0.4, kappaL=0.3, kappaU=0.5, props=0.30)` and
+  `CI3Cats(kappa0=0.4, kappaL=0.3, kappaU=0.6, props=c(0.30, 0.2, 0.5), raters=3)`
+  print no value in the documentation, so their n is computed with the package's own
+  stopping rule (ported in `rotondi_donner_units`) and our bootstrap planner is compared
+  with it within 30 % (different interval methods: goodness-of-fit vs percentile).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from annotation import stats
+from annotation.stats import planning
+
+
+def test_one_sample_proportion_is_194():
+    assert planning.preference_comparisons(0.6, 0.5, alpha=0.05, power=0.8) == 194
+
+
+def test_preference_refuses_absurd_values():
+    for share, null in ((0.5, 0.5), (1.2, 0.5), (0.6, 0.0)):
+        with pytest.raises(ValueError):
+            planning.preference_comparisons(share, null)
+
+
+def _binary_cells_kappasize(r: float, p: float, raters: int) -> list[float]:
+    """P0..Pm of kappaSize's CIBinary.R, term by term (p is the trait prevalence)."""
+    if raters == 2:
+        return [(1 - p) ** 2 + r * p * (1 - p), 2 * (1 - r) * p * (1 - p), p**2 + r * p * (1 - p)]
+    if raters == 3:
+        return [
+            (1 - p) ** 3 + p * r * ((1 - p) ** 2 + (1 - p)),
+            3 * p * (1 - r) * (1 - p) ** 2,
+            3 * p**2 * (1 - p) * (1 - r),
+            p**3 + r * p * (1 - p**2),
+        ]
+    if raters == 4:
+        return [
+            p**4
+            - r * p**4
+            - 4 * p**3
+            + 4 * r * p**3
+            + 6 * p**2
+            - 6 * r * p**2
+            - 4 * p
+            + 3 * r * p
+            + 1,
+            (4 * (1 - 3 * p - r + 3 * r * p + 3 * p**2 - 3 * r * p**2 - p**3 + r * p**3)) * p,
+            -(6 * (-1 + r + 2 * p - 2 * r * p - p**2 + r * p**2)) * p**2,
+            (4 * (1 - r - p + r * p)) * p**3,
+            -(-(p**3) - r + r * p**3) * p,
+        ]
+    assert raters == 6
+    return [
+        p**6
+        - r * p**6
+        + 6 * r * p**5
+        - 6 * p**5
+        - 15 * r * p**4
+        + 15 * p**4
+        + 20 * r * p**3
+        - 20 * p**3
+        - 15 * r * p**2
+        + 15 * p**2
+        + 5 * r * p
+        - 6 * p
+        + 1,
+        (
+            6
+            * (
+                1
+                - 5 * p
+                - r
+                + 5 * r * p
+                + 10 * p**2
+                - 10 * r * p**2
+                - 10 * p**3
+                + 10 * r * p**3
+                + 5 * p**4
+                - 5 * r * p**4
+                - p**5
+                + r * p**5
+            )
+        )
+        * p,
+        -(
+            15
+            * (
+                -1
+                + r
+                + 4 * p
+                - 4 * r * p
+                - 6 * p**2
+                + 6 * r * p**2
+                + 4 * p**3
+                - 4 * r * p**3
+                - p**4
+                + r * p**4
+            )
+        )
+        * p**2,
+        (20 * (1 - r - 3 * p + 3 * r * p + 3 * p**2 - 3 * r * p**2 - p**3 + r * p**3)) * p**3,
+        -(15 * (-1 + r + 2 * p - 2 * r * p - p**2 + r * p**2)) * p**4,
+        (6 * (1 - r - p + r * p)) * p**5,
+        -(-(p**5) - r + r * p**5) * p,
+    ]
+
+
+def _three_cat_together_kappasize(k: float, p: float, raters: int) -> float:
+    """P1 (all raters chose the category of share p) of kappaSize's CI3Cats.R."""
+    if raters == 3:
+        num = p**2 + 3 * k * p - 2 * k * p**2 + 2 * k**2 - 3 * k**2 * p + k**2 * p**2
+        return p**3 * (num / p**2) / (1 + k)
+    assert raters == 4
+    return (
+        -p
+        * (
+            -(p**3)
+            - 6 * k * p**2
+            + 3 * k * p**3
+            - 11 * k**2 * p
+            + 12 * k**2 * p**2
+            - 3 * k**2 * p**3
+            - 6 * k**3
+            + 11 * k**3 * p
+            - 6 * k**3 * p**2
+            + k**3 * p**3
+        )
+        / ((1 + k) * (1 + 2 * k))
+    )
+
+
+@pytest.mark.parametrize("raters", [2, 3, 4, 6])
+@pytest.mark.parametrize("kappa", [0.0, 0.3, 0.75])
+def test_binary_cells_are_kappasize_cibinary(raters, kappa):
+    p = 0.3
+    # kappaSize's P_k counts the trait (share p): our cells count the first category.
+    ours = planning.rotondi_donner_cells(kappa, [p, 1 - p], raters)
+    assert ours == pytest.approx(_binary_cells_kappasize(kappa, p, raters), abs=1e-12)
+
+
+@pytest.mark.parametrize("raters", [3, 4])
+def test_three_category_cells_are_kappasize_ci3cats(raters):
+    shares = [0.3, 0.2, 0.5]
+    ours = planning.rotondi_donner_cells(0.4, shares, raters)
+    theirs = [_three_cat_together_kappasize(0.4, s, raters) for s in shares]
+    assert ours[:3] == pytest.approx(theirs, abs=1e-12)
+    assert ours.sum() == pytest.approx(1.0)
+
+
+def test_documented_kappasize_examples():
+    assert planning.rotondi_donner_units(0.4, 0.3, 0.5, [0.7, 0.3], raters=2) == 397
+    assert planning.rotondi_donner_units(0.4, 0.3, 0.6, [0.3, 0.2, 0.5], raters=3) == 125
+
+
+def test_model_has_the_kappa_it_was_given():
+    for raters in (2, 3, 5):
+        model = planning.UnitModel.common_correlation(0.6, [0.3, 0.7], raters)
+        values = stats.nominal_coefficients(model.patterns, model.probs * 10_000)
+        assert values["fleiss"][0] == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize(
+    ("shares", "raters"),
+    [([0.7, 0.3], 2), ([0.7, 0.3], 3), ([0.7, 0.3], 4), ([0.7, 0.3], 6), ([0.3, 0.4, 0.3], 2)],
+)
+def test_bootstrap_planner_agrees_with_rotondi_donner(shares, raters):
+    """Same model, same target (kappa 0.6, limits 0.4 and 0.8): n within 30 %."""
+    published = planning.rotondi_donner_units(0.6, 0.4, 0.8, shares, raters)
+    model = planning.UnitModel.common_correlation(0.6, shares, raters)
+    ours = planning.units_needed(model, 0.2, assurance=0.5, studies=100, bootstrap=200)
+    assert ours["fleiss"].units == pytest.approx(published, rel=0.3)
+
+
+def test_planned_study_reaches_the_target_in_90_percent_of_runs():
+    """Studies of the planned size, simulated and analysed by the report's own
+    `stats.agreement` (2,000 bootstrap resamples each), reach the target half-width."""
+    target = 0.15
+    model = planning.UnitModel.common_correlation(0.55, [0.6, 0.4], 3)
+    planned = planning.units_needed(model, target, seed=1)["fleiss"].units
+    assert planned is not None
+    rng = np.random.default_rng(12345)
+    runs, reached = 100, 0
+    for run in range(runs):
+        draw = rng.multinomial(planned, model.probs)
+        labels = []
+        for pattern, count in zip(model.patterns, draw, strict=True):
+            unit = [c for c, times in enumerate(pattern) for _ in range(times)]
+            labels += [tuple(unit)] * int(count)
+        ratings = stats.Ratings(
+            units=tuple(range(len(labels))), raters=("a", "b", "c"), labels=tuple(labels)
+        )
+        result = stats.agreement(ratings, categories=[0, 1], bootstrap=2000, seed=run)
+        kappa = result.fleiss_kappa
+        assert kappa.ci_low is not None and kappa.ci_high is not None
+        reached += (kappa.ci_high - kappa.ci_low) / 2 <= target
+    assert reached >= 0.9 * runs
+
+
+def test_pilot_units_are_resampled_as_they_are():
+    counts = [[3, 0], [0, 3], [2, 1], [3, 0], [1, 2], [0, 3], [3, 0], [1, 1], [0, 1]]
+    model = planning.UnitModel.observed(counts)
+    assert model.probs.sum() == pytest.approx(1.0)
+    assert [0, 1] not in model.patterns.tolist()  # a single answer cannot agree
+    assert len(model.patterns) == 5
+    with pytest.raises(ValueError, match="two or more"):
+        planning.UnitModel.observed([[1, 0], [0, 1]])
+
+
+def test_budget_adds_checks_and_training():
+    plan = planning.budget(
+        100, 3, seconds_per_item=60, hourly_rate=12.0, check_rate=0.1, training_items=5
+    )
+    assert (plan.answers, plan.check_answers, plan.training_answers) == (300, 34, 15)
+    assert plan.hours == pytest.approx(349 / 60)
+    assert plan.cost == pytest.approx(349 / 60 * 12)
+    assert planning.budget(1, 2, seconds_per_item=1, hourly_rate=None).cost is None
+    with pytest.raises(ValueError):
+        planning.budget(1, 2, seconds_per_item=1, hourly_rate=1, check_rate=1.0)
+
+
+def test_absurd_model_values_are_refused():
+    with pytest.raises(ValueError, match="shares"):
+        planning.UnitModel.common_correlation(0.5, [0.5, 0.6], 3)
+    with pytest.raises(ValueError, match="kappa"):
+        planning.UnitModel.common_correlation(1.0, [0.5, 0.5], 3)
+    with pytest.raises(ValueError, match="target"):
+        planning.units_needed(planning.UnitModel.common_correlation(0.5, [0.5, 0.5], 2), 0)
+
+
+def test_a_pilot_where_everyone_agrees_on_one_label_reaches_no_size():
+    """Kappa and alpha are undefined on one category: no size is claimed to reach the
+    target; AC1 is defined (1, every interval of width 0)."""
+    model = planning.UnitModel.observed([[3, 0]] * 10)
+    needed = planning.units_needed(model, 0.1, studies=20, bootstrap=20)
+    for key in ("fleiss", "alpha"):
+        assert needed[key].units is None and needed[key].halfwidth is None
+    assert needed["ac1"].halfwidth == 0
