@@ -8,7 +8,17 @@ hiring page and API share. The report's "Annotator quality" section is
 
 from __future__ import annotations
 
-from .models import CHECK, REGULAR, TRAINING, Hire, HiringPolicy, Invite, QualityItem, new_key
+from .models import (
+    CHECK,
+    EXAMPLE,
+    REGULAR,
+    TRAINING,
+    Hire,
+    HiringPolicy,
+    Invite,
+    QualityItem,
+    new_key,
+)
 from .services import (
     AUTO_PAUSE,
     COMPLETED,
@@ -55,6 +65,7 @@ __all__ = [
     "AUTO_PAUSE",
     "CHECK",
     "COMPLETED",
+    "EXAMPLE",
     "Hire",
     "HiringPolicy",
     "IN_PROGRESS",
