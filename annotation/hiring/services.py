@@ -693,8 +693,9 @@ def sample(project: Project, n: int, rng: random.Random | None = None) -> list[I
 
 def mark_imported(items: list[Item]) -> int:
     """Mark new items from their document's import field `metadata.hiring.<kind>`:
-    {"role": "training" | "check" | "example", "reference": {"unit.field": value}, "explanation": ...}.
-    ValueError names the document and the problem. Returns how many were marked."""
+    {"role": "training" | "check" | "example", "reference": {"unit.field": value},
+    "explanation": ...}. ValueError names the document and the problem. Returns how many
+    were marked."""
     if not items:
         return 0
     docs = {
