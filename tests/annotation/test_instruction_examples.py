@@ -231,9 +231,9 @@ def test_an_example_is_not_in_the_queue_and_not_openable_as_work(
     assert given == {i.pk for i in alpha_items[1:]}
 
 
-def test_every_kind_of_the_demo_shows_its_example(demo: Project, client: Client) -> None:
-    """Real data (the demo's FActScore, VeriScore and comparison files): one example per
-    kind, its reference every asked unit's first choice, rendered by the kind's template."""
+def demo_examples(demo: Project) -> list[kinds.KindSpec]:
+    """One example per kind of the demo (real data), its reference every asked unit's
+    first choice; returns the kinds in the order the page shows them."""
     items = [demo.items.filter(kind=k).order_by("pk").first() for k in kinds.names()]
     marked = []
     for item in items:
@@ -244,6 +244,13 @@ def test_every_kind_of_the_demo_shows_its_example(demo: Project, client: Client)
         fields = spec.categorical(demo)
         example(item, {f"{u}.{f}": fields[f][0] for u, f in asked}, f"Why {item.kind}.")
         marked.append(spec)
+    return marked
+
+
+def test_every_kind_of_the_demo_shows_its_example(demo: Project, client: Client) -> None:
+    """Real data (the demo's FActScore, VeriScore and comparison files): one example per
+    kind, rendered by the kind's template."""
+    marked = demo_examples(demo)
     assert len(marked) >= 3
     user = demo.annotators().first()
     assert user is not None
