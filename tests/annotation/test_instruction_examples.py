@@ -82,6 +82,9 @@ def test_the_items_list_marks_several_examples(
     for item in alpha_items[:2]:
         item.adjudications.create(unit="item", field="choice", value="b", by=users["alice"])
     client.force_login(users["alice"])
+    listing = client.get(reverse("project", args=[alpha.pk])).content.decode()
+    assert '<option value="example">instruction example</option>' in listing
+    assert 'name="explanation"' in listing
     client.post(
         reverse("hiring", args=[alpha.pk]),
         {
