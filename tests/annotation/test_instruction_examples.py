@@ -6,10 +6,13 @@ it is never work, and gold, agreement and exports leave it out."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -299,3 +302,13 @@ def test_an_example_marked_again_as_training_or_check_changes_role(
     hiring.mark(alpha_items[0], role, {"item.choice": "b"})
     q = hiring.QualityItem.objects.get()
     assert (q.role, q.reference) == (role, {"item.choice": "b"})
+
+
+def test_the_label_studio_export_leaves_examples_out(
+    alpha: Project, alpha_items: list[Item], tmp_path: Path
+) -> None:
+    example(alpha_items[0], {"item.choice": "a"})
+    out = tmp_path / "tasks.json"
+    call_command("labelstudio", "export", str(alpha.pk), "--kind", "comparison", "--out", str(out))
+    tasks = json.loads(out.read_text())
+    assert sorted(t["data"]["meta"]["item"] for t in tasks) == [i.pk for i in alpha_items[1:]]
