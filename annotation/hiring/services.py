@@ -259,6 +259,36 @@ def feedback_rows(assignment: Assignment, quality: QualityItem) -> list[dict[str
     return rows
 
 
+@dataclass(frozen=True)
+class Example:
+    """An instruction example as annotators are shown it (page and API alike)."""
+
+    item: Item
+    shown: Assignment  # never saved: the item in stored order (unswapped), no one's work
+    answers: dict[tuple[str, str], str]  # the reference, values as the page names them
+    explanation: str  # List A / List B as the page numbers them
+
+
+def examples(project: Project) -> list[Example]:
+    """The project's instruction examples in item order."""
+    rows = []
+    marked = (
+        QualityItem.objects.filter(item__project=project, role=EXAMPLE)
+        .select_related("item__document", "item__claim", "item__list_a", "item__list_b")
+        .order_by("item_id")
+    )
+    for quality in marked:
+        shown = Assignment(item=quality.item, swapped=False)
+        answers = {
+            (unit, field): presented(shown, field, value)
+            for (unit, field), value in quality.reference_pairs().items()
+        }
+        rows.append(
+            Example(quality.item, shown, answers, worker_numbering(shown, quality.explanation))
+        )
+    return rows
+
+
 def hire_of(membership: Membership) -> Hire | None:
     try:
         return membership.hire

@@ -19,7 +19,6 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from .. import hiring, kinds
 from ..forms import AnswerForm, SkipForm
-from ..hiring import QualityItem
 from ..kinds import answer_form
 from ..models import Assignment, Membership, Project, visible_projects
 from ..operations import Action, Result, answer
@@ -116,40 +115,24 @@ def instructions(request: HtmxRequest, project_id: int) -> HttpResponse:
 
 def _examples(project: Project) -> list[dict[str, str]]:
     """The project's worked examples as an annotator sees them: each item through its
-    kind's view and page template (read-only, the reference answer filled in, in the
-    page's own numbering: lists and values as shown unswapped), with the explanation."""
+    kind's view and page template, read-only, the reference answer filled in
+    (hiring.examples), with the explanation."""
     rows = []
-    examples = (
-        QualityItem.objects.filter(item__project=project, role=hiring.EXAMPLE)
-        .select_related("item__document", "item__claim")
-        .order_by("item_id")
-    )
-    for n, quality in enumerate(examples, start=1):
-        item = quality.item
-        spec = kinds.get(item.kind)
-        shown = Assignment(item=item, swapped=False)  # never saved: no one's work
-        answers = {
-            (unit, field): hiring.presented(shown, field, value)
-            for (unit, field), value in quality.reference_pairs().items()
-        }
-        form = spec.form(item, None, AnswerForm.initial_from(answers))
+    for n, ex in enumerate(hiring.examples(project), start=1):
+        spec = kinds.get(ex.item.kind)
+        form = spec.form(ex.item, None, AnswerForm.initial_from(ex.answers))
         idp = f"example-{n}-"  # ids stay unique with several items on the page
         form.auto_id = idp + "id_%s"
         context = {
             "project": project,
-            "document": item.document,
+            "document": ex.item.document,
             "form": form,
             "example": f"Example {n}: the reference answer",
             "idp": idp,
-            **spec.page_context(kinds.view(shown), form),
+            **spec.page_context(kinds.view(ex.shown), form),
         }
-        rows.append(
-            {
-                "title": spec.title,
-                "html": render_to_string(spec.template + "#item", context),
-                "explanation": hiring.worker_numbering(shown, quality.explanation),
-            }
-        )
+        html = render_to_string(spec.template + "#item", context)
+        rows.append({"title": spec.title, "html": html, "explanation": ex.explanation})
     return rows
 
 

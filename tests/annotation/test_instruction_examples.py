@@ -312,3 +312,44 @@ def test_the_label_studio_export_leaves_examples_out(
     call_command("labelstudio", "export", str(alpha.pk), "--kind", "comparison", "--out", str(out))
     tasks = json.loads(out.read_text())
     assert sorted(t["data"]["meta"]["item"] for t in tasks) == [i.pk for i in alpha_items[1:]]
+
+
+def test_the_api_shows_annotators_the_examples_and_no_one_else(
+    alpha: Project, alpha_items: list[Item], beta: Project, users: dict[str, User]
+) -> None:
+    item = alpha_items[0]
+    secret = "Bob's own justification, never shown to carol."
+    Assignment.objects.get(item=item, annotator=users["bob"]).submit(
+        {("item", "choice"): "2", ("item", "justification"): secret}, guideline_version=1
+    )
+    example(item, {"item.choice": "a", "item.hard": "no"})
+    url = reverse("api_instruction_examples", args=[alpha.pk])
+    r = token_client(users["carol"]).get(url)
+    assert r.status_code == 200
+    (row,) = r.json()
+    view = kinds.get(item.kind).view(item, swapped=False)
+    assert (row["number"], row["kind"], row["list1"], row["list2"]) == (
+        1,
+        "comparison",
+        view["list1"],
+        view["list2"],
+    )
+    assert row["reference"] == [
+        {"unit": "item", "field": "choice", "value": "1"},
+        {"unit": "item", "field": "hard", "value": "no"},
+    ]
+    assert row["explanation"] == (
+        "List 1 names both facts of the response; List 2 misses the year."
+    )
+    body = r.content.decode()
+    for system in System.objects.filter(project=alpha).values_list("name", flat=True):
+        assert system not in body
+    assert secret not in body
+    # another project's annotator, a researcher (their list is quality-items), no login
+    assert token_client(users["dave"]).get(url).status_code == 404
+    assert token_client(users["alice"]).get(url).status_code == 404
+    assert token_client(None).get(url).status_code in (401, 403)
+    assert (
+        token_client(users["dave"]).get(reverse("api_instruction_examples", args=[beta.pk])).json()
+        == []
+    )
