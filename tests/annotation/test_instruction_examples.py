@@ -141,6 +141,34 @@ def test_the_api_marks_an_example_and_refuses_attackers_and_absurd_values(
     assert not alpha_items[1].assignments.exists()  # no one is given it as work
 
 
+def test_the_page_refuses_another_projects_item_and_absurd_values(
+    alpha: Project, alpha_items: list[Item], beta: Project, users: dict[str, User], client: Client
+) -> None:
+    client.force_login(users["erin"])  # beta's researcher, marking alpha's item from beta
+    base = {"action": "mark", "role": "example", "reference": "item.choice=a", "explanation": WHY}
+    r = client.post(
+        reverse("hiring", args=[beta.pk]), {**base, "item": alpha_items[0].pk}, follow=True
+    )
+    assert f"no item {alpha_items[0].pk} in this project" in r.content.decode()
+    assert client.post(
+        reverse("hiring", args=[alpha.pk]), {**base, "item": alpha_items[0].pk}
+    ).status_code in (403, 404)
+    client.force_login(users["alice"])
+    url = reverse("hiring", args=[alpha.pk])
+    for bad, message in [
+        ({"explanation": "x" * 10_001}, "longer than 10,000 characters"),
+        ({"explanation": "   "}, "needs an explanation"),
+        ({"reference": "item.choice=" + "z" * 5000}, "is not one of"),
+        ({"reference": "no equals sign"}, "unit.field=value"),
+    ]:
+        r = client.post(url, {**base, "item": alpha_items[0].pk, **bad}, follow=True)
+        assert message in r.content.decode(), bad
+    r = client.post(url, {**base, "item": 10**12}, follow=True)
+    assert "no item 1000000000000 in this project" in r.content.decode()
+    assert not hiring.QualityItem.objects.exists()
+    assert alpha_items[0].assignments.count() == 2  # nothing withdrawn
+
+
 def test_an_annotator_cannot_mark_from_the_page(
     alpha: Project, alpha_items: list[Item], users: dict[str, User], client: Client
 ) -> None:
