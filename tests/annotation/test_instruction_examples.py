@@ -381,3 +381,41 @@ def test_the_api_shows_annotators_the_examples_and_no_one_else(
         token_client(users["dave"]).get(reverse("api_instruction_examples", args=[beta.pk])).json()
         == []
     )
+
+
+def test_an_atomic_example_from_factscores_human_labels_shows_each_fact_labelled(
+    alpha: Project, users: dict[str, User], client: Client
+) -> None:
+    """The real file (FActScore's released InstructGPT labels): an example whose reference
+    is the published S / NS / IR of each fact, shown to an annotator fact by fact."""
+    from annotation.ingest import FACTSCORE_HUMAN, FACTSCORE_LABELS, import_file
+    from annotation.kinds.atomic import atomic_items
+    from tests.conftest import peer_file
+
+    lines = peer_file("factscore_labeled/InstructGPT.jsonl").read_text().splitlines()[:3]
+    import_file(project=alpha, text="\n".join(lines), file="InstructGPT.jsonl")
+    human = System.objects.get(project=alpha, name=FACTSCORE_HUMAN)
+    item = next(i for i in atomic_items(project=alpha, system=human) if i.list_a is not None)
+    r = token_client(users["alice"]).post(
+        reverse("api_quality_items", args=[alpha.pk]),
+        {
+            "item": item.pk,
+            "role": "example",
+            "reference_system": FACTSCORE_LABELS,
+            "explanation": "Each fact is checked against the biography's Wikipedia page.",
+        },
+        format="json",
+    )
+    assert r.status_code == 201, r.content
+    reference = r.json()["reference"]
+    client.force_login(users["bob"])
+    page = client.get(reverse("instructions", args=[alpha.pk])).content.decode()
+    checked = re.findall(r'name="label__(fact:\d+)" value="([\w-]+)"[^>]*checked', page)
+    assert {f"{unit}.label": value for unit, value in checked} == reference
+    assert len(checked) == len(reference) == item.list_a.claims.count()  # type: ignore[union-attr]
+    facts = item.list_a.claims.order_by("position")  # type: ignore[union-attr]
+    for fact in facts:
+        assert fact.text in page
+    for name in (FACTSCORE_HUMAN, FACTSCORE_LABELS, "InstructGPT"):
+        assert name not in text_of(page), name
+    assert not item.assignments.exists()
