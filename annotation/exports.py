@@ -50,6 +50,7 @@ def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, A
     golds = {(g.item, g.unit, g.field): g for g in gold_values(project)}
     answers = (
         Answer.objects.filter(assignment__item__project=project)
+        .exclude(assignment__item__quality__role=hiring.EXAMPLE)  # shown, never work
         .select_related(
             "assignment__annotator",
             "assignment__item__document",

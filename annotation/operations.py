@@ -349,6 +349,11 @@ def create_items(project: Project, form: PolicyForm) -> tuple[list[Item], int]:
     )
     with transaction.atomic():
         items = form.make(project)
-        hiring.mark_imported(items)  # training / check items named by an import field
-        n = assign(items, project=project, **policy)
+        hiring.mark_imported(items)  # training / check / example items named by an import field
+        examples = set(
+            hiring.QualityItem.objects.filter(item__in=items, role=hiring.EXAMPLE).values_list(
+                "item_id", flat=True
+            )
+        )  # never work
+        n = assign([i for i in items if i.pk not in examples], project=project, **policy)
     return items, n

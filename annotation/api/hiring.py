@@ -179,8 +179,9 @@ class QualityItemSerializer(serializers.Serializer):
         required=False,
         allow_blank=True,
         default="",
-        help_text="shown after a training item; List A / List B become each worker's"
-        " List 1 / List 2 as they saw them",
+        help_text="shown after a training item, or under the instructions with an example"
+        " (required there); List A / List B become each worker's List 1 / List 2 as they"
+        " saw them",
     )
     reference_system = serializers.CharField(
         required=False,

@@ -1,4 +1,4 @@
-"""Projects, their members, acknowledging the instructions."""
+"""Projects, their members, the instructions' worked examples, acknowledging them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import forms
+from .. import forms, hiring, kinds
 from ..members import CREATE_PROJECTS, MemberError, add_member
 from ..models import Membership, Project
 from .common import (
@@ -164,3 +164,59 @@ class InstructionsAcknowledgeApi(APIView):
                 "acknowledged_version": membership.acknowledged_version,
             }
         )
+
+
+@extend_schema_serializer(component_name="InstructionsExampleUnit")
+class ExampleUnitSerializer(serializers.Serializer):
+    unit = serializers.CharField()
+    field = serializers.CharField()
+    value = serializers.CharField()
+
+
+class InstructionExamplesApi(APIView):
+    """The worked examples under the project's instructions, for its annotators: each
+    item as the assignment API shows one (blinded: texts only), in stored order, with
+    its reference answer and the explanation."""
+
+    OutputSerializer = extend_schema_serializer(component_name="InstructionsExample")(
+        type(
+            "OutputSerializer",
+            (serializers.Serializer,),
+            {
+                "number": serializers.IntegerField(help_text="Example 1, 2, ..."),
+                "kind": serializers.CharField(),
+                "question": serializers.CharField(),
+                "response": serializers.CharField(),
+                "reference": ExampleUnitSerializer(many=True),
+                "explanation": serializers.CharField(),
+                **{
+                    key: serializers.JSONField(allow_null=True, help_text=text)
+                    for spec in kinds.all_specs()
+                    for key, text in spec.view_keys.items()
+                },
+            },
+        )
+    )
+
+    @extend_schema(
+        operation_id="instruction_examples_list",
+        responses={200: OutputSerializer(many=True), **READ_ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        membership = annotator_membership(request, project_id)
+        rows = []
+        for n, ex in enumerate(hiring.examples(membership.project), start=1):
+            row: dict[str, Any] = {
+                "number": n,
+                "kind": ex.item.kind,
+                "question": ex.item.document.question,
+                "response": ex.item.document.response,
+                "reference": [
+                    {"unit": u, "field": f, "value": v} for (u, f), v in sorted(ex.answers.items())
+                ],
+                "explanation": ex.explanation,
+            }
+            row.update({key: None for spec in kinds.all_specs() for key in spec.view_keys})
+            row.update(kinds.view(ex.shown))
+            rows.append(row)
+        return Response(rows)

@@ -8,7 +8,17 @@ hiring page and API share. The report's "Annotator quality" section is
 
 from __future__ import annotations
 
-from .models import CHECK, REGULAR, TRAINING, Hire, HiringPolicy, Invite, QualityItem, new_key
+from .models import (
+    CHECK,
+    EXAMPLE,
+    REGULAR,
+    TRAINING,
+    Hire,
+    HiringPolicy,
+    Invite,
+    QualityItem,
+    new_key,
+)
 from .services import (
     AUTO_PAUSE,
     COMPLETED,
@@ -16,6 +26,7 @@ from .services import (
     PAYMENT_COLUMNS,
     RETURNED,
     SCREENED_OUT,
+    Example,
     JoinRefused,
     Score,
     after_submit,
@@ -23,6 +34,7 @@ from .services import (
     bulk_bonus,
     completed,
     erase,
+    examples,
     feedback_rows,
     fill_queue,
     give_back,
@@ -55,6 +67,8 @@ __all__ = [
     "AUTO_PAUSE",
     "CHECK",
     "COMPLETED",
+    "EXAMPLE",
+    "Example",
     "Hire",
     "HiringPolicy",
     "IN_PROGRESS",
@@ -72,6 +86,7 @@ __all__ = [
     "bulk_bonus",
     "completed",
     "erase",
+    "examples",
     "feedback_rows",
     "fill_queue",
     "give_back",

@@ -7,6 +7,9 @@ policy, invite links and the annotators who joined through them. They belong to 
   to both are left out of agreement and gold (`REGULAR`, used by gold.label_rows).
 - An Invite is a secret link that makes a pseudonymous annotator account (a Hire) in its
   project; the Hire's own secret key is the personal URL that logs them back in.
+- An EXAMPLE is a worked example shown read-only under the project's instructions, with
+  its reference answer and explanation (issue 29); never assigned as work, left out the
+  same way (`REGULAR`).
 - HiringPolicy: the project's pass mark, check rate and automatic pause threshold.
 """
 
@@ -24,6 +27,7 @@ from ..models import Item, Membership, Project
 
 TRAINING = "training"
 CHECK = "check"
+EXAMPLE = "example"
 
 # Assignments whose answers count for agreement, gold and reports.
 REGULAR = Q(item__quality__isnull=True)
@@ -34,13 +38,17 @@ def new_key() -> str:
 
 
 class QualityItem(models.Model):
-    ROLES = [(TRAINING, "Training"), (CHECK, "Known-answer check")]
+    ROLES = [
+        (TRAINING, "Training"),
+        (CHECK, "Known-answer check"),
+        (EXAMPLE, "Instruction example"),
+    ]
 
     item = models.OneToOneField(Item, models.CASCADE, related_name="quality")
     role = models.CharField(max_length=20, choices=ROLES)
     # "unit.field" -> the reference value (the gold value of a check)
     reference = models.JSONField(default=dict)
-    explanation = models.TextField(blank=True)  # shown after a training item
+    explanation = models.TextField(blank=True)  # after a training item; with an example
 
     def reference_pairs(self) -> dict[tuple[str, str], str]:
         return {(k.split(".", 1)[0], k.split(".", 1)[1]): v for k, v in self.reference.items()}

@@ -30,7 +30,7 @@ from ..models import (
     System,
     Verdict,
 )
-from .models import CHECK, TRAINING, Hire, HiringPolicy, Invite, QualityItem, new_key
+from .models import CHECK, EXAMPLE, TRAINING, Hire, HiringPolicy, Invite, QualityItem, new_key
 
 # --- joining ---------------------------------------------------------------------------
 
@@ -255,6 +255,36 @@ def feedback_rows(assignment: Assignment, quality: QualityItem) -> list[dict[str
                 "reference": reference,
                 "same": given.get((unit, field)) == reference,
             }
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class Example:
+    """An instruction example as annotators are shown it (page and API alike)."""
+
+    item: Item
+    shown: Assignment  # never saved: the item in stored order (unswapped), no one's work
+    answers: dict[tuple[str, str], str]  # the reference, values as the page names them
+    explanation: str  # List A / List B as the page numbers them
+
+
+def examples(project: Project) -> list[Example]:
+    """The project's instruction examples in item order."""
+    rows = []
+    marked = (
+        QualityItem.objects.filter(item__project=project, role=EXAMPLE)
+        .select_related("item__document", "item__claim", "item__list_a", "item__list_b")
+        .order_by("item_id")
+    )
+    for quality in marked:
+        shown = Assignment(item=quality.item, swapped=False)
+        answers = {
+            (unit, field): presented(shown, field, value)
+            for (unit, field), value in quality.reference_pairs().items()
+        }
+        rows.append(
+            Example(quality.item, shown, answers, worker_numbering(shown, quality.explanation))
         )
     return rows
 
@@ -617,6 +647,9 @@ def reference_from(item: Item, system: System) -> dict[str, str]:
     return kinds.get(item.kind).reference_from(item, Verdict.objects.filter(system=system))
 
 
+MAX_EXPLANATION = 10_000
+
+
 def mark(
     item: Item,
     role: str,
@@ -625,11 +658,17 @@ def mark(
     *,
     system: System | None = None,
 ) -> QualityItem:
-    """Mark an item as training or check. The reference's keys are "unit.field" of the
-    item's categorical fields; without one it comes from `system`'s verdicts, or else
-    from the item's adjudications."""
-    if role not in (TRAINING, CHECK):
-        raise ValueError(f"role must be {TRAINING!r} or {CHECK!r}, not {role!r}")
+    """Mark an item as training, check or instruction example. The reference's keys are
+    "unit.field" of the item's categorical fields; without one it comes from `system`'s
+    verdicts, or else from the item's adjudications. An example needs an explanation and
+    is never work: its unanswered assignments are withdrawn (answers given stay, left out
+    of agreement, gold and exports like every marked item's)."""
+    if role not in (TRAINING, CHECK, EXAMPLE):
+        raise ValueError(f"role must be {TRAINING!r}, {CHECK!r} or {EXAMPLE!r}, not {role!r}")
+    if len(explanation) > MAX_EXPLANATION:
+        raise ValueError(f"the explanation is longer than {MAX_EXPLANATION:,} characters")
+    if role == EXAMPLE and not explanation.strip():
+        raise ValueError("an instruction example needs an explanation (why this is the answer)")
     if not reference and system is not None:
         reference = reference_from(item, system)
         if not reference:
@@ -645,9 +684,12 @@ def mark(
             raise ValueError(f"{key}: {field!r} is not a categorical field of {item.kind} items")
         if fields[field] and value not in fields[field]:
             raise ValueError(f"{key}: {value!r} is not one of {', '.join(fields[field])}")
-    q, _ = QualityItem.objects.update_or_create(
-        item=item, defaults={"role": role, "reference": reference, "explanation": explanation}
-    )
+    with transaction.atomic():
+        q, _ = QualityItem.objects.update_or_create(
+            item=item, defaults={"role": role, "reference": reference, "explanation": explanation}
+        )
+        if role == EXAMPLE:
+            Assignment.objects.filter(item=item).open().delete()
     return q
 
 
@@ -681,8 +723,9 @@ def sample(project: Project, n: int, rng: random.Random | None = None) -> list[I
 
 def mark_imported(items: list[Item]) -> int:
     """Mark new items from their document's import field `metadata.hiring.<kind>`:
-    {"role": "training" | "check", "reference": {"unit.field": value}, "explanation": ...}.
-    ValueError names the document and the problem. Returns how many were marked."""
+    {"role": "training" | "check" | "example", "reference": {"unit.field": value},
+    "explanation": ...}. ValueError names the document and the problem. Returns how many
+    were marked."""
     if not items:
         return 0
     docs = {

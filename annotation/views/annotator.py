@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -19,7 +20,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from .. import hiring, kinds
 from ..forms import AnswerForm, SkipForm
 from ..kinds import answer_form
-from ..models import Assignment, Membership, visible_projects
+from ..models import Assignment, Membership, Project, visible_projects
 from ..operations import Action, Result, answer
 from . import hiring as hiring_views
 from .common import HtmxRequest, assignment_for_annotator, membership_for
@@ -107,8 +108,32 @@ def instructions(request: HtmxRequest, project_id: int) -> HttpResponse:
             "membership": membership,
             "project": membership.project,
             "kind_specs": [spec for spec in kinds.all_specs() if spec.name in mine],
+            "examples": _examples(membership.project),
         },
     )
+
+
+def _examples(project: Project) -> list[dict[str, str]]:
+    """The project's worked examples as an annotator sees them: each item through its
+    kind's view and page template, read-only, the reference answer filled in
+    (hiring.examples), with the explanation."""
+    rows = []
+    for n, ex in enumerate(hiring.examples(project), start=1):
+        spec = kinds.get(ex.item.kind)
+        form = spec.form(ex.item, None, AnswerForm.initial_from(ex.answers))
+        idp = f"example-{n}-"  # ids stay unique with several items on the page
+        form.auto_id = idp + "id_%s"
+        context = {
+            "project": project,
+            "document": ex.item.document,
+            "form": form,
+            "example": f"Example {n}: the reference answer",
+            "idp": idp,
+            **spec.page_context(kinds.view(ex.shown), form),
+        }
+        html = render_to_string(spec.template + "#item", context)
+        rows.append({"title": spec.title, "html": html, "explanation": ex.explanation})
+    return rows
 
 
 @login_required

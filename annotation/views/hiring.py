@@ -161,8 +161,9 @@ def training_feedback(request: HtmxRequest, assignment_id: int) -> HttpResponse:
 
 
 EXPLANATION_HELP = (
-    "shown after a training item; write List A / List B for the stored lists: each worker"
-    " reads them as List 1 / List 2, numbered as they saw them"
+    "shown after a training item, or under the instructions with an example (required"
+    " there); write List A / List B for the stored lists: each worker reads them as"
+    " List 1 / List 2, numbered as they saw them"
 )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import kinds, labelstudio
+from ... import hiring, kinds, labelstudio
 from ...models import Item
 from ._project import find_project
 
@@ -57,7 +57,11 @@ class Command(BaseCommand):
 
     def _export(self, opts: dict[str, Any]) -> labelstudio.Export:
         project = find_project(opts["project"])
-        items = Item.objects.filter(project=project, kind=opts["kind"]).order_by("id")
+        items = (
+            Item.objects.filter(project=project, kind=opts["kind"])
+            .exclude(quality__role=hiring.EXAMPLE)  # shown under the instructions, never work
+            .order_by("id")
+        )
         if opts.get("items"):
             items = items.filter(pk__in=[int(i) for i in opts["items"].split(",")])
         if not items.exists():
