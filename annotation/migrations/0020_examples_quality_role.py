@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0018_pages_draft_seq"),
+        ("annotation", "0019_adaptive_overlap"),
     ]
 
     operations = [
