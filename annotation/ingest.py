@@ -52,7 +52,18 @@ from pipeline.types import ERROR, ResponseResult
 
 from . import kinds
 from .dbstats import analyze_after_write
-from .models import Answer, Claim, ClaimList, Document, Evidence, Project, Segment, System, Verdict
+from .models import (
+    Answer,
+    Claim,
+    ClaimList,
+    Document,
+    Evidence,
+    Project,
+    Segment,
+    System,
+    Verdict,
+    bump_data_version,
+)
 
 __all__ = [
     "FACTSCORE_HUMAN",
@@ -343,6 +354,7 @@ def save_records(
             done += len(batch)
             if progress:
                 progress("write", done, total)
+        bump_data_version(project.pk)
         analyze_after_write(summary)  # so that a report right after plans well
         if before_commit:
             before_commit(summary)
