@@ -158,13 +158,15 @@ def claim_density(
             [r.claims / r.sentences for r in group], list(range(n)), [True] * n, n, weights
         )
         aligned = [r for r in group if r.empty_sentences is not None]
-        # The share of empty sentences pools the sentences of the aligned responses.
-        values = [
-            1.0 if i < (r.empty_sentences or 0) else 0.0
-            for r in aligned
-            for i in range(r.sentences)
-        ]
-        owners = [i for i, r in enumerate(aligned) for _ in range(r.sentences)]
+        # The share of empty sentences pools the sentences of the aligned responses:
+        # per response, its empty sentences (value 1) and its other ones (value 0).
+        sentences = np.array([r.sentences for r in aligned], dtype=np.intp)
+        empties = np.array([r.empty_sentences or 0 for r in aligned], dtype=np.intp)
+        owners = np.repeat(np.arange(len(aligned)), sentences)
+        values = (
+            np.arange(len(owners)) - np.repeat(np.cumsum(sentences) - sentences, sentences)
+            < np.repeat(empties, sentences)
+        ).astype(np.float64)
         empty = _clustered_mean(
             values,
             owners,
@@ -198,27 +200,28 @@ def _cluster_weights(n_clusters: int, bootstrap: int, seed: int) -> FloatArray |
 
 
 def _clustered_mean(
-    values: Sequence[float],
-    cluster: Sequence[int],
+    values: Sequence[float] | npt.ArrayLike,
+    cluster: Sequence[int] | npt.ArrayLike,
     keep: Sequence[bool],
     n_clusters: int,
     weights: FloatArray | None,
 ) -> Estimate:
-    kept = [(v, c) for v, c, k in zip(values, cluster, keep, strict=True) if k]
-    if not kept:
+    mask = np.asarray(keep, dtype=bool)
+    n_kept = int(mask.sum())
+    if not n_kept:
         return Estimate("mean", None, undefined_reason="no units")
-    sums = np.zeros(n_clusters)
-    counts = np.zeros(n_clusters)
-    for v, c in kept:
-        sums[c] += v
-        counts[c] += 1
+    owners = np.asarray(cluster, dtype=np.intp)[mask]
+    sums = np.bincount(
+        owners, weights=np.asarray(values, dtype=np.float64)[mask], minlength=n_clusters
+    )
+    counts = np.bincount(owners, minlength=n_clusters).astype(np.float64)
     value = float(sums.sum() / counts.sum())
     if weights is None:
-        return Estimate("mean", value, n_units=len(kept))
+        return Estimate("mean", value, n_units=n_kept)
     with np.errstate(invalid="ignore", divide="ignore"):
         resampled = (weights @ sums) / (weights @ counts)
     low, high, note = percentile_ci(resampled, CONFIDENCE)
-    return Estimate("mean", value, low, high, note=note, n_units=len(kept))
+    return Estimate("mean", value, low, high, note=note, n_units=n_kept)
 
 
 # --------------------------------------------------------------------------- scores
