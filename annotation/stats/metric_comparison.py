@@ -369,10 +369,18 @@ def _pearson(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     return np.asarray(r, dtype=np.float64)
 
 
+def _per_value(w: FloatArray, values: FloatArray) -> tuple[FloatArray, npt.NDArray[np.intp]]:
+    """The weight of each distinct value in each resample (rows x distinct values, in
+    value order), and each point's value index: sums of whole counts, exact."""
+    _, inverse = np.unique(values, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
+    return np.add.reduceat(w[:, order], starts, axis=1), inverse
+
+
 def _midranks(w: FloatArray, values: FloatArray) -> FloatArray:
     """Each point's mid-rank within each resample, the point counted w times."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    per_value = w @ (inverse[:, None] == np.arange(len(distinct))[None, :])
+    per_value, inverse = _per_value(w, values)
     below = np.cumsum(per_value, axis=1) - per_value
     ranks = below + (per_value + 1) / 2
     return np.asarray(ranks[:, inverse], dtype=np.float64)
@@ -398,9 +406,16 @@ def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
             return np.asarray(0.5 * ((w @ matrix) * w).sum(axis=1), dtype=np.float64)
         return np.asarray(0.5 * np.einsum("ri,rij,rj->r", w, matrix, w), dtype=np.float64)
 
-    # Tied pairs include a point with its own copies: w (w - 1) / 2 of them.
-    tied_a = pairs((sa == 0).astype(np.float64)) - 0.5 * n
-    tied_b = pairs((sb == 0).astype(np.float64)) - 0.5 * n
+    def tied(values: FloatArray, signs: FloatArray) -> FloatArray:
+        # Tied pairs include a point with its own copies: w (w - 1) / 2 of them. Shared
+        # points: the ordered pairs of equal values are each value's weight squared.
+        if values.ndim == 1:
+            same = 0.5 * (_per_value(w, values)[0] ** 2).sum(axis=1)
+        else:
+            same = pairs((signs == 0).astype(np.float64))
+        return np.asarray(same - 0.5 * n, dtype=np.float64)
+
+    tied_a, tied_b = tied(a, sa), tied(b, sb)
     total = n * (n - 1) / 2
     return np.asarray(
         pairs(sa * sb) / np.sqrt((total - tied_a) * (total - tied_b)), dtype=np.float64
