@@ -193,10 +193,16 @@ def _cluster_weights(n_clusters: int, bootstrap: int, seed: int) -> FloatArray |
     if not bootstrap or not n_clusters:
         return None
     rng = np.random.default_rng(seed)
-    drawn = rng.integers(0, n_clusters, size=(bootstrap, n_clusters))
-    drawn += np.arange(bootstrap)[:, None] * n_clusters  # one bincount for every resample
-    counts = np.bincount(drawn.ravel(), minlength=bootstrap * n_clusters)
-    return counts.reshape(bootstrap, n_clusters).astype(np.float64)
+    weights = np.empty((bootstrap, n_clusters))
+    # 100 resamples at a time: the same draws as one call (an even number of them per
+    # call), without three bootstrap x clusters arrays at once (1 GB at 40,000 clusters)
+    for start in range(0, bootstrap, 100):
+        rows = min(100, bootstrap - start)
+        drawn = rng.integers(0, n_clusters, size=(rows, n_clusters))
+        drawn += np.arange(rows)[:, None] * n_clusters  # one bincount for every resample
+        counts = np.bincount(drawn.ravel(), minlength=rows * n_clusters)
+        weights[start : start + rows] = counts.reshape(rows, n_clusters)
+    return weights
 
 
 def _clustered_mean(

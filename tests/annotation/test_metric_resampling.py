@@ -26,3 +26,14 @@ def test_weighted_kendall_and_midranks_match_scipy_on_the_expanded_resamples(n: 
         expected = scipy_stats.rankdata(xa)  # mid-ranks of the expanded sample, per point
         first = np.cumsum(counts) - counts
         assert np.allclose(ranks[row][drawn], expected[first[drawn]])
+
+
+@pytest.mark.parametrize(
+    ("n", "bootstrap", "seed"), [(1, 1000, 0), (3, 7, 1), (4001, 1000, 3), (37, 250, 9)]
+)
+def test_cluster_weights_drawn_in_chunks_are_the_draws_of_one_call(
+    n: int, bootstrap: int, seed: int
+) -> None:
+    drawn = np.random.default_rng(seed).integers(0, n, size=(bootstrap, n))
+    expected = np.array([np.bincount(row, minlength=n) for row in drawn], dtype=np.float64)
+    assert np.array_equal(mc._cluster_weights(n, bootstrap, seed), expected)
