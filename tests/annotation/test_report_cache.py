@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from annotation import operations, reports
 from annotation.ingest import import_file
-from annotation.models import Item, Membership, Project, SentenceCount, System, Verdict
+from annotation.models import Answer, Item, Membership, Project, SentenceCount, System, Verdict
 from annotation.reports import metrics
 from pipeline.split import sentences_for
 
@@ -159,6 +159,21 @@ def test_every_write_a_report_reads_invalidates_it(
     assert Project.objects.get(pk=alpha.pk).data_version > before
     assert built(client, table(alpha))[0] == 1, write
     assert built(client, table(alpha))[0] == 0, write
+
+
+def test_a_change_made_in_the_admin_invalidates_every_cached_report(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    client.force_login(users["alice"])
+    built(client, table(alpha))
+    answer = Answer.objects.filter(assignment__item__project=alpha, field="label").first()
+    assert answer is not None
+    root = Client()
+    root.force_login(User.objects.create_superuser("root", password="pw-root"))
+    url = reverse("admin:annotation_answer_delete", args=[answer.pk])
+    assert root.post(url, {"post": "yes"}).status_code == 302
+    assert not Answer.objects.filter(pk=answer.pk).exists()
+    assert built(client, table(alpha))[0] == 1
 
 
 def test_a_new_answer_changes_the_downloaded_table(
