@@ -153,9 +153,12 @@ def claim_density(
     for domain in sorted(by_domain, key=lambda d: (d is None, d or "")):
         group = by_domain[domain]
         n = len(group)
-        weights = _cluster_weights(n, bootstrap, seed)
-        ratio = _clustered_mean(
-            [r.claims / r.sentences for r in group], list(range(n)), [True] * n, n, weights
+        ratio = _clustered_mean(  # the weights are not kept: bootstrap x n floats each
+            [r.claims / r.sentences for r in group],
+            list(range(n)),
+            [True] * n,
+            n,
+            _cluster_weights(n, bootstrap, seed),
         )
         aligned = [r for r in group if r.empty_sentences is not None]
         # The share of empty sentences pools the sentences of the aligned responses:
