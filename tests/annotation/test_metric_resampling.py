@@ -37,3 +37,25 @@ def test_cluster_weights_drawn_in_chunks_are_the_draws_of_one_call(
     drawn = np.random.default_rng(seed).integers(0, n, size=(bootstrap, n))
     expected = np.array([np.bincount(row, minlength=n) for row in drawn], dtype=np.float64)
     assert np.array_equal(mc._cluster_weights(n, bootstrap, seed), expected)
+
+
+def test_system_resamples_drawn_in_chunks_are_the_draws_of_one_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(5)
+    x = {i: float(rng.random()) for i in range(301)}
+    y = {i: float(rng.random()) for i in range(301)}
+    systems = {i: f"model-{i % 4}" for i in range(301)}
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+    replicates = mc._replicates
+    monkeypatch.setattr(
+        mc, "_replicates", lambda w, a, b: seen.append((a, b)) or replicates(w, a, b)
+    )
+    mc.system_correlation(x, y, systems, level="system", bootstrap=250, seed=3)
+    draws = np.random.default_rng(3)
+    for column, model in enumerate(sorted(set(systems.values()))):
+        keys = [k for k in x if systems[k] == model]
+        xs, ys = np.array([x[k] for k in keys]), np.array([y[k] for k in keys])
+        idx = draws.integers(0, len(keys), size=(250, len(keys)))
+        assert np.array_equal(seen[-1][0][:, column], xs[idx].mean(axis=1))
+        assert np.array_equal(seen[-1][1][:, column], ys[idx].mean(axis=1))
