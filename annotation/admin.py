@@ -1,8 +1,23 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.contrib.admin.models import LogEntry
+from django.db.models import F
+from django.db.models.signals import post_save
 
 from . import hiring, models
+
+
+def admin_changed(sender: type[LogEntry], **kwargs: Any) -> None:
+    """The admin logs every add, change and delete it makes (on any model, bulk deletes
+    included): each invalidates every project's cached reports (models.bump_data_version
+    per row would need each model's way to its project)."""
+    models.Project.objects.update(data_version=F("data_version") + 1)
+
+
+post_save.connect(admin_changed, sender=LogEntry, dispatch_uid="admin-data-version")
 
 
 @admin.register(models.Project)
@@ -21,6 +36,13 @@ class DocumentAdmin(admin.ModelAdmin):
     list_display = ["external_id", "project", "domain", "source_model"]
     list_filter = ["project", "domain"]
     search_fields = ["external_id", "response"]
+
+
+@admin.register(models.SentenceCount)
+class SentenceCountAdmin(admin.ModelAdmin):
+    list_display = ["document", "splitter", "count"]
+    list_filter = ["splitter"]
+    raw_id_fields = ["document"]
 
 
 @admin.register(models.System)
@@ -155,3 +177,8 @@ class QualityItemAdmin(admin.ModelAdmin):
 @admin.register(hiring.HiringPolicy)
 class HiringPolicyAdmin(admin.ModelAdmin):
     list_display = ("project", "pass_mark", "check_rate", "pause_below", "pause_after")
+
+
+@admin.register(models.AdaptiveOverlap)
+class AdaptiveOverlapAdmin(admin.ModelAdmin):
+    list_display = ("project", "kind", "field", "start", "up_to")

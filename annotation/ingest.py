@@ -53,7 +53,18 @@ from pipeline.types import ERROR, ResponseResult
 
 from . import kinds
 from .dbstats import analyze_after_write
-from .models import Answer, Claim, ClaimList, Document, Evidence, Project, Segment, System, Verdict
+from .models import (
+    Answer,
+    Claim,
+    ClaimList,
+    Document,
+    Evidence,
+    Project,
+    Segment,
+    System,
+    Verdict,
+    bump_data_version,
+)
 
 __all__ = [
     "FACTSCORE_HUMAN",
@@ -438,6 +449,7 @@ def save_records(
             done += len(batch)
             if progress:
                 progress("write", done, total)
+        bump_data_version(project.pk)
         analyze_after_write(summary)  # so that a report right after plans well
         if before_commit:
             before_commit(summary)
@@ -526,8 +538,11 @@ def _table(model: type[models.Model], columns: tuple[str, ...]) -> tuple[str, st
 def _insert_returning(
     model: type[models.Model], columns: tuple[str, ...], rows: list[tuple[Any, ...]]
 ) -> list[int]:
-    """Plain rows into a model's table, a few multi-row INSERTs; their new ids, in order
-    (as Django's bulk_create, which relies on RETURNING giving the rows in order)."""
+    """Plain rows into a model's table, a few multi-row INSERTs (PostgreSQL: COPY); their
+    new ids, in order (as Django's bulk_create, which relies on RETURNING giving the rows
+    in order)."""
+    if connection.vendor == "postgresql":
+        return _copy_rows(model, columns, rows, len(rows))
     table, names = _table(model, columns)
     pk = connection.ops.quote_name(model._meta.pk.column)  # type: ignore[arg-type]
     limit = min(connection.features.max_query_params or 65535, 65535) // len(columns)
@@ -543,32 +558,58 @@ def _insert_returning(
     return ids
 
 
+CLAIM_COLUMNS = ("claim_list", "position", "text", "sentence_index", "sentence")
+
+
+def _copy_rows(
+    model: type[models.Model], columns: tuple[str, ...], rows: Iterable[tuple[Any, ...]], n: int
+) -> list[int]:
+    """PostgreSQL: `n` rows into a model's table with COPY (psycopg 3), in the caller's
+    transaction, under the table's constraints like an INSERT; their new ids, in order,
+    taken from the table's sequence beforehand (COPY returns none)."""
+    if not n:
+        return []
+    table, names = _table(model, columns)
+    pk = str(model._meta.pk.column)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [model._meta.db_table, pk, n],
+        )
+        ids = [r[0] for r in cursor.fetchall()]
+        quoted = connection.ops.quote_name(pk)
+        # psycopg's own errors, raised as Django's (IntegrityError...) like an INSERT's
+        with (
+            connection.wrap_database_errors,
+            cursor.copy(f"COPY {table} ({quoted}, {names}) FROM STDIN") as copy,
+        ):
+            for pk_value, row in zip(ids, rows, strict=True):
+                copy.write_row((pk_value, *row))
+    return ids
+
+
+def _copy_claims(lists: list[tuple[int, ListRecord]]) -> None:
+    """PostgreSQL: the claims without evidence or verdicts of new claim lists, with COPY."""
+    rows = [
+        (pk, i, *claim)
+        for pk, lst in lists
+        for i, claim in enumerate(
+            ((text, None, "") for text in lst.texts)
+            if lst.texts is not None  # plain texts: no ClaimRecords
+            else ((c.text, c.sentence_index, c.sentence) for c in lst.claims)
+        )
+    ]
+    _copy_rows(Claim, CLAIM_COLUMNS, rows, len(rows))
+
+
 def _insert_claims(lists: list[tuple[int, ListRecord]]) -> None:
-    """Claims without evidence or verdicts of new claim lists: SQLite expands each list
-    from its JSON text (json_each, in C); PostgreSQL takes the whole batch as arrays."""
+    """Claims without evidence or verdicts of new claim lists (SQLite: PostgreSQL takes
+    _copy_claims): each list expanded from its JSON text (json_each, in C)."""
     if not lists:
         return
-    table, names = _table(Claim, ("claim_list", "position", "text", "sentence_index", "sentence"))
+    table, names = _table(Claim, CLAIM_COLUMNS)
     insert = f"INSERT INTO {table} ({names}) "
     with connection.cursor() as cursor:
-        if connection.vendor != "sqlite":
-            rows = [
-                (pk, i, *claim)
-                for pk, lst in lists
-                for i, claim in enumerate(
-                    ((text, None, "") for text in lst.texts)
-                    if lst.texts is not None  # plain texts: no ClaimRecords
-                    else ((c.text, c.sentence_index, c.sentence) for c in lst.claims)
-                )
-            ]
-            if not rows:  # lists without claims (abstentions)
-                return
-            cursor.execute(
-                insert + "SELECT * FROM unnest(%s::bigint[], %s::integer[], %s::text[], "
-                "%s::integer[], %s::text[])",
-                [list(column) for column in zip(*rows, strict=True)],
-            )
-            return
         texts, full = [], []
         for pk, lst in lists:
             if lst.texts is not None:
@@ -648,7 +689,10 @@ def _create_documents(
             rich.append((cl, lst))
         else:
             plain.append((cl, lst))
-    _insert_claims(plain)
+    if connection.vendor == "postgresql":
+        _copy_claims(plain)
+    else:
+        _insert_claims(plain)
     claims = Claim.objects.bulk_create(
         c for cl, lst in rich for c in _claims(ClaimList(pk=cl), lst)
     )

@@ -10,7 +10,8 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet, Subquery
+from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 
 from .kinds.schema import KindNames, item_constraints, validate_kind
@@ -67,6 +68,9 @@ class Project(models.Model):
     )
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
+    # Bumped in the same transaction as every write a report reads (bump_data_version):
+    # the report cache's key, so a cached report is never served after a change.
+    data_version = models.PositiveBigIntegerField(default=0, editable=False)
 
     objects = ProjectQuerySet.as_manager()
 
@@ -84,6 +88,19 @@ class Project(models.Model):
             project.save()
             project.add_member(user, Membership.RESEARCHER)
         return project
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """A save never writes `data_version` back (another request may have bumped it
+        since this row was read); it bumps it instead."""
+        adding = self._state.adding
+        if not adding:
+            fields = kwargs.get("update_fields") or [
+                f.name for f in self._meta.concrete_fields if not f.primary_key
+            ]
+            kwargs["update_fields"] = [f for f in fields if f != "data_version"]
+        super().save(*args, **kwargs)
+        if not adding:
+            bump_data_version(self.pk)
 
     def set_instructions(self, text: str) -> None:
         """Store new instructions; a change bumps the version annotators acknowledge."""
@@ -191,6 +208,22 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.external_id
+
+
+class SentenceCount(models.Model):
+    """A document's sentence count under one splitter, stored when a report first needs
+    it; `digest` is of the text it was counted on, so an edited document is counted
+    again."""
+
+    document = models.ForeignKey(Document, models.CASCADE, related_name="sentence_counts")
+    splitter = models.CharField(max_length=100)
+    digest = models.CharField(max_length=40)
+    count = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["document", "splitter"], name="unique_sentence_count")
+        ]
 
 
 class System(models.Model):
@@ -756,6 +789,7 @@ def assign(
                 )
             )
     Assignment.objects.bulk_create(rows)
+    bump_data_version(project.pk)
     return len(rows)
 
 
@@ -974,3 +1008,59 @@ class AdaptiveOverlap(models.Model):
     field = models.CharField(max_length=50)
     start = models.PositiveSmallIntegerField(default=2)
     up_to = models.PositiveSmallIntegerField(default=3)
+
+
+# --------------------------------------------------------------------------- data version
+
+
+def bump_data_version(project: int | Subquery) -> None:
+    """Mark a project's data as changed, in the caller's transaction: cached reports of
+    it are not served again (reports.cached_report). Every write a report reads calls
+    this: the receivers below for single rows, and the bulk paths (ingest.save_records,
+    assign, hiring.fill_queue, Label Studio sync) themselves."""
+    Project.objects.filter(pk=project).update(data_version=F("data_version") + 1)
+
+
+def project_of(model: type[models.Model], pk: int | None, path: str) -> Subquery:
+    """The project of the `model` row `pk`, reached by `path`, as a subquery."""
+    return Subquery(model._default_manager.filter(pk=pk).values(path)[:1])
+
+
+def project_of_item(item_id: int) -> Subquery:
+    return project_of(Item, item_id, "project_id")
+
+
+# model -> its project (an id, or a subquery giving it: one UPDATE, no extra read)
+PROJECT_OF: dict[type[models.Model], Any] = {
+    Membership: lambda o: o.project_id,
+    Document: lambda o: o.project_id,
+    System: lambda o: o.project_id,
+    Item: lambda o: o.project_id,
+    PipelineRun: lambda o: o.project_id,
+    ClaimList: lambda o: project_of(Document, o.document_id, "project_id"),
+    Segment: lambda o: project_of(Document, o.document_id, "project_id"),
+    Claim: lambda o: project_of(ClaimList, o.claim_list_id, "document__project_id"),
+    Evidence: lambda o: project_of(Claim, o.claim_id, "claim_list__document__project_id"),
+    Verdict: lambda o: project_of(System, o.system_id, "project_id"),
+    Assignment: lambda o: project_of_item(o.item_id),
+    Adjudication: lambda o: project_of_item(o.item_id),
+}
+
+
+def data_changed(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
+    if not kwargs.get("raw"):  # not while loading fixtures
+        bump_data_version(PROJECT_OF[sender](instance))
+
+
+def track_data(model: type[models.Model], project_of: Any, *, deletes: bool = False) -> None:
+    """Bump the project's data version whenever a `model` row is saved (and deleted, for
+    a small table: a receiver makes Django load every row it deletes)."""
+    PROJECT_OF[model] = project_of
+    post_save.connect(data_changed, sender=model, dispatch_uid=f"data-{model.__name__}")
+    if deletes:
+        post_delete.connect(data_changed, sender=model, dispatch_uid=f"data-del-{model.__name__}")
+
+
+for _model, _project_of in list(PROJECT_OF.items()):
+    track_data(_model, _project_of, deletes=_model in (Membership, Adjudication))
+track_data(AdaptiveOverlap, lambda o: o.project_id)

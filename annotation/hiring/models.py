@@ -23,7 +23,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from ..models import Item, Membership, Project
+from ..models import Item, Membership, Project, project_of, project_of_item, track_data
 
 TRAINING = "training"
 CHECK = "check"
@@ -133,3 +133,9 @@ class Hire(models.Model):
     @property
     def cleared(self) -> bool:
         return self.passed_training or self.let_through
+
+
+# The report's quality section reads these: a change invalidates cached reports.
+track_data(HiringPolicy, lambda o: o.project_id)
+track_data(Hire, lambda o: project_of(Membership, o.membership_id, "project_id"))
+track_data(QualityItem, lambda o: project_of_item(o.item_id))

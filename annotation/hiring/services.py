@@ -29,6 +29,7 @@ from ..models import (
     Project,
     System,
     Verdict,
+    bump_data_version,
 )
 from .models import CHECK, EXAMPLE, TRAINING, Hire, HiringPolicy, Invite, QualityItem, new_key
 
@@ -155,6 +156,7 @@ def fill_queue(hire: Hire) -> int:
         for pos, i in enumerate(training + mixed)
     ]
     Assignment.objects.bulk_create(rows)
+    bump_data_version(project.pk)
     if not training and not hire.passed_training:  # nothing to train on: straight through
         hire.passed_training = True
         hire.save(update_fields=["passed_training"])

@@ -13,9 +13,11 @@ restricted to some annotators, domains or dates uses the gold of that subset.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from django.core.cache import cache
 from django.utils import timezone
 
 from .. import kinds
@@ -63,6 +65,7 @@ __all__ = [
     "all_tables_csv",
     "annotator_choices",
     "build_report",
+    "cached_report",
     "domains_of",
     "latex_escape",
     "member_names",
@@ -159,3 +162,32 @@ def build_report(
         seed=seed,
         sections=tuple(sections),
     )
+
+
+# --------------------------------------------------------------------------- cache
+
+CACHE_SECONDS = 7 * 24 * 3600  # a key names the data version: an entry is never stale
+
+
+def cached_report(project: Project, **options: Any) -> Report:
+    """`build_report`, served from the cache when the project's data has not changed since
+    a report with the same options was built. The key holds the project's data version
+    (models.bump_data_version, bumped in the same transaction as every write a report
+    reads), read before the report's own queries: a write committed meanwhile leaves a
+    report at least as new as its key, never an older one under a newer key."""
+    version = Project.objects.filter(pk=project.pk).values_list("data_version", flat=True)
+    full: dict[str, Any] = {
+        "filters": Filters(),
+        "real_names": False,
+        "bootstrap": DEFAULT_BOOTSTRAP,
+        "seed": 0,
+        "k_rule": "upper",
+        "with_charts": True,
+    } | options
+    digest = hashlib.sha256(repr(sorted(full.items())).encode()).hexdigest()
+    key = f"report:{project.pk}:{version.get()}:{digest}"
+    report: Report | None = cache.get(key)
+    if report is None:
+        report = build_report(project, **full)
+        cache.set(key, report, CACHE_SECONDS)
+    return report

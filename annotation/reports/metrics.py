@@ -25,7 +25,7 @@ from pipeline.split import sentences_for
 
 from .. import charts, kinds
 from ..gold import Gold
-from ..models import Claim, ClaimList, Document, Project, System, Verdict
+from ..models import Claim, ClaimList, Document, Project, SentenceCount, System, Verdict
 from ..stats import Coefficient
 from ..stats import metric_comparison as ms
 from .queries import ReportData
@@ -113,13 +113,13 @@ def _extractions(project: Project, filters: Filters) -> _Extractions | None:
     }
     # Sentences: the pipeline's splitter (its extraction windows), extended to the
     # highest sentence index a list uses when a list was split differently.
+    counts = sentence_counts(project, {doc: (r, q) for doc, (_, r, q) in documents.items()})
     n_sentences: dict[int, int] = {}
     for doc, systems in by_doc.items():
-        _domain, response, question = documents[doc]
         highest = max(
             (s for pk in systems.values() for _, s in claims[pk] if s is not None), default=-1
         )
-        n_sentences[doc] = max(sentence_count(response, question), highest + 1)
+        n_sentences[doc] = max(counts[doc], highest + 1)
     return _Extractions(
         claims=claims,
         by_doc=by_doc,
@@ -301,18 +301,42 @@ def _extraction_section(
     )
 
 
-_SENTENCE_COUNTS: dict[str, int] = {}
+SPLITTER = "pysbd"  # the pipeline's sentence splitter, the key of stored counts
 
 
-def sentence_count(response: str, question: str) -> int:
-    """How many sentences the pipeline's splitter finds. pysbd takes about a millisecond a
-    sentence, so counts are remembered (by a digest of the text) for the next report."""
-    key = hashlib.sha1(f"{question}\x1f{response}".encode()).hexdigest()
-    if key not in _SENTENCE_COUNTS:
-        if len(_SENTENCE_COUNTS) >= 500_000:
-            _SENTENCE_COUNTS.clear()
-        _SENTENCE_COUNTS[key] = len(sentences_for(response, question))
-    return _SENTENCE_COUNTS[key]
+def sentence_counts(project: Project, documents: dict[int, tuple[str, str]]) -> dict[int, int]:
+    """document -> how many sentences the pipeline's splitter finds in (response,
+    question). pysbd takes about a millisecond a sentence: a count is stored
+    (SentenceCount, keyed by the splitter) the first time a report needs it, and counted
+    again only when the document's text changed (its digest)."""
+    digests = {
+        doc: hashlib.sha1(f"{question}\x1f{response}".encode()).hexdigest()
+        for doc, (response, question) in documents.items()
+    }
+    counts: dict[int, int] = {}
+    for doc, digest, count in SentenceCount.objects.filter(
+        splitter=SPLITTER, document__project=project
+    ).values_list("document_id", "digest", "count"):
+        if digests.get(doc) == digest:
+            counts[doc] = count
+    missing = [
+        SentenceCount(
+            document_id=doc,
+            splitter=SPLITTER,
+            digest=digests[doc],
+            count=len(sentences_for(*documents[doc])),
+        )
+        for doc in documents
+        if doc not in counts
+    ]
+    SentenceCount.objects.bulk_create(
+        missing,
+        batch_size=5000,
+        update_conflicts=True,
+        unique_fields=["document", "splitter"],
+        update_fields=["digest", "count"],
+    )
+    return counts | {row.document_id: row.count for row in missing}
 
 
 def _pct(value: float | None) -> float | None:

@@ -153,18 +153,23 @@ def claim_density(
     for domain in sorted(by_domain, key=lambda d: (d is None, d or "")):
         group = by_domain[domain]
         n = len(group)
-        weights = _cluster_weights(n, bootstrap, seed)
-        ratio = _clustered_mean(
-            [r.claims / r.sentences for r in group], list(range(n)), [True] * n, n, weights
+        ratio = _clustered_mean(  # the weights are not kept: bootstrap x n floats each
+            [r.claims / r.sentences for r in group],
+            list(range(n)),
+            [True] * n,
+            n,
+            _cluster_weights(n, bootstrap, seed),
         )
         aligned = [r for r in group if r.empty_sentences is not None]
-        # The share of empty sentences pools the sentences of the aligned responses.
-        values = [
-            1.0 if i < (r.empty_sentences or 0) else 0.0
-            for r in aligned
-            for i in range(r.sentences)
-        ]
-        owners = [i for i, r in enumerate(aligned) for _ in range(r.sentences)]
+        # The share of empty sentences pools the sentences of the aligned responses:
+        # per response, its empty sentences (value 1) and its other ones (value 0).
+        sentences = np.array([r.sentences for r in aligned], dtype=np.intp)
+        empties = np.array([r.empty_sentences or 0 for r in aligned], dtype=np.intp)
+        owners = np.repeat(np.arange(len(aligned)), sentences)
+        values = (
+            np.arange(len(owners)) - np.repeat(np.cumsum(sentences) - sentences, sentences)
+            < np.repeat(empties, sentences)
+        ).astype(np.float64)
         empty = _clustered_mean(
             values,
             owners,
@@ -191,34 +196,41 @@ def _cluster_weights(n_clusters: int, bootstrap: int, seed: int) -> FloatArray |
     if not bootstrap or not n_clusters:
         return None
     rng = np.random.default_rng(seed)
-    drawn = rng.integers(0, n_clusters, size=(bootstrap, n_clusters))
-    drawn += np.arange(bootstrap)[:, None] * n_clusters  # one bincount for every resample
-    counts = np.bincount(drawn.ravel(), minlength=bootstrap * n_clusters)
-    return counts.reshape(bootstrap, n_clusters).astype(np.float64)
+    weights = np.empty((bootstrap, n_clusters))
+    # 100 resamples at a time: the same draws as one call (an even number of them per
+    # call), without three bootstrap x clusters arrays at once (1 GB at 40,000 clusters)
+    for start in range(0, bootstrap, 100):
+        rows = min(100, bootstrap - start)
+        drawn = rng.integers(0, n_clusters, size=(rows, n_clusters))
+        drawn += np.arange(rows)[:, None] * n_clusters  # one bincount for every resample
+        counts = np.bincount(drawn.ravel(), minlength=rows * n_clusters)
+        weights[start : start + rows] = counts.reshape(rows, n_clusters)
+    return weights
 
 
 def _clustered_mean(
-    values: Sequence[float],
-    cluster: Sequence[int],
+    values: Sequence[float] | npt.ArrayLike,
+    cluster: Sequence[int] | npt.ArrayLike,
     keep: Sequence[bool],
     n_clusters: int,
     weights: FloatArray | None,
 ) -> Estimate:
-    kept = [(v, c) for v, c, k in zip(values, cluster, keep, strict=True) if k]
-    if not kept:
+    mask = np.asarray(keep, dtype=bool)
+    n_kept = int(mask.sum())
+    if not n_kept:
         return Estimate("mean", None, undefined_reason="no units")
-    sums = np.zeros(n_clusters)
-    counts = np.zeros(n_clusters)
-    for v, c in kept:
-        sums[c] += v
-        counts[c] += 1
+    owners = np.asarray(cluster, dtype=np.intp)[mask]
+    sums = np.bincount(
+        owners, weights=np.asarray(values, dtype=np.float64)[mask], minlength=n_clusters
+    )
+    counts = np.bincount(owners, minlength=n_clusters).astype(np.float64)
     value = float(sums.sum() / counts.sum())
     if weights is None:
-        return Estimate("mean", value, n_units=len(kept))
+        return Estimate("mean", value, n_units=n_kept)
     with np.errstate(invalid="ignore", divide="ignore"):
         resampled = (weights @ sums) / (weights @ counts)
     low, high, note = percentile_ci(resampled, CONFIDENCE)
-    return Estimate("mean", value, low, high, note=note, n_units=len(kept))
+    return Estimate("mean", value, low, high, note=note, n_units=n_kept)
 
 
 # --------------------------------------------------------------------------- scores
@@ -366,10 +378,18 @@ def _pearson(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     return np.asarray(r, dtype=np.float64)
 
 
+def _per_value(w: FloatArray, values: FloatArray) -> tuple[FloatArray, npt.NDArray[np.intp]]:
+    """The weight of each distinct value in each resample (rows x distinct values, in
+    value order), and each point's value index: sums of whole counts, exact."""
+    _, inverse = np.unique(values, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
+    return np.add.reduceat(w[:, order], starts, axis=1), inverse
+
+
 def _midranks(w: FloatArray, values: FloatArray) -> FloatArray:
     """Each point's mid-rank within each resample, the point counted w times."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    per_value = w @ (inverse[:, None] == np.arange(len(distinct))[None, :])
+    per_value, inverse = _per_value(w, values)
     below = np.cumsum(per_value, axis=1) - per_value
     ranks = below + (per_value + 1) / 2
     return np.asarray(ranks[:, inverse], dtype=np.float64)
@@ -395,9 +415,16 @@ def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
             return np.asarray(0.5 * ((w @ matrix) * w).sum(axis=1), dtype=np.float64)
         return np.asarray(0.5 * np.einsum("ri,rij,rj->r", w, matrix, w), dtype=np.float64)
 
-    # Tied pairs include a point with its own copies: w (w - 1) / 2 of them.
-    tied_a = pairs((sa == 0).astype(np.float64)) - 0.5 * n
-    tied_b = pairs((sb == 0).astype(np.float64)) - 0.5 * n
+    def tied(values: FloatArray, signs: FloatArray) -> FloatArray:
+        # Tied pairs include a point with its own copies: w (w - 1) / 2 of them. Shared
+        # points: the ordered pairs of equal values are each value's weight squared.
+        if values.ndim == 1:
+            same = 0.5 * (_per_value(w, values)[0] ** 2).sum(axis=1)
+        else:
+            same = pairs((signs == 0).astype(np.float64))
+        return np.asarray(same - 0.5 * n, dtype=np.float64)
+
+    tied_a, tied_b = tied(a, sa), tied(b, sb)
     total = n * (n - 1) / 2
     return np.asarray(
         pairs(sa * sb) / np.sqrt((total - tied_a) * (total - tied_b)), dtype=np.float64
@@ -486,9 +513,14 @@ def system_correlation(
         for s in names:  # resample each system's responses, keep the system
             xs = np.array([x[k] for k in groups[s]], dtype=np.float64)
             ys = np.array([y[k] for k in groups[s]], dtype=np.float64)
-            idx = rng.integers(0, len(xs), size=(bootstrap, len(xs)))
-            cols_x.append(xs[idx].mean(axis=1))
-            cols_y.append(ys[idx].mean(axis=1))
+            mx, my = np.empty(bootstrap), np.empty(bootstrap)
+            # 100 resamples at a time: the draws of one call, in a tenth of the memory
+            for start in range(0, bootstrap, 100):
+                idx = rng.integers(0, len(xs), size=(min(100, bootstrap - start), len(xs)))
+                mx[start : start + len(idx)] = xs[idx].mean(axis=1)
+                my[start : start + len(idx)] = ys[idx].mean(axis=1)
+            cols_x.append(mx)
+            cols_y.append(my)
         ones = np.ones((bootstrap, len(names)))
         observed = _replicates(ones[:1], np.array([xm]), np.array([ym]))
         replicates = (

@@ -36,7 +36,7 @@ def _report(
 ) -> tuple[Project, ReportOptionsForm, reports.Report]:
     project = project_for_researcher(request, project_id)
     form, options = _options(request, project)
-    return project, form, reports.build_report(project, **options)
+    return project, form, reports.cached_report(project, **options)
 
 
 def _download(content: str, *, content_type: str, filename: str) -> HttpResponse:

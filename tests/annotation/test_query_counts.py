@@ -43,23 +43,24 @@ def test_the_pages_next_draft_and_submit_cost_a_fixed_number_of_queries(
     url = r["Location"]
     # the item: session, user, assignment with item, document and claim lists,
     # membership, stored answers, the queue (neighbours and progress), two claim lists'
-    # claims, started_at (first opening only), the page instance
+    # claims, started_at (first opening only) and the project's data version it bumps
+    # (the report cache's key, models.bump_data_version), the page instance
     r, sql = counted(lambda: client.get(url))
     assert r.status_code == 200
-    pinned(sql, 10)
+    pinned(sql, 11)
     r, sql = counted(lambda: client.get(url))
     pinned(sql, 9)
     # draft: session, user, assignment, membership; the store (savepoint, lock, stored
-    # answers, one insert, the assignment, release)
+    # answers, one insert, the assignment, the data version, release)
     hx = {"HX-Request": "true"}
     r, sql = counted(lambda: client.post(url, {"action": "draft", "choice": "1"}, headers=hx))
     assert r.status_code == 200
-    pinned(sql, 10)
+    pinned(sql, 11)
     # submit: the same, one insert of the two new fields, the training-item check and
     # the project's adaptive overlap (operations.widen_overlap)
     r, sql = counted(lambda: client.post(url, {"action": "submit", **FULL}, headers=hx))
     assert "HX-Redirect" in r, r.content.decode()[:500]
-    pinned(sql, 12)
+    pinned(sql, 13)
 
 
 def test_the_api_next_draft_and_submit_cost_a_fixed_number_of_queries(
@@ -78,20 +79,22 @@ def test_the_api_next_draft_and_submit_cost_a_fixed_number_of_queries(
     )
     pinned(sql, 3)
     pk = r.json()["results"][0]["id"]
-    # ... and the item: token, assignment, membership, activity, answers, claims x 2
+    # ... and the item: token, assignment, membership, activity and the data version it
+    # bumps, answers, claims x 2
     r, sql = counted(lambda: api.get(f"/api/assignments/{pk}/"))
     assert r.status_code == 200
-    pinned(sql, 7)
+    pinned(sql, 8)
     # draft: token; the write limit in the shared cache (read, count, savepoint, read,
-    # write, release); assignment, membership; the store (6); answers and claims x 2
+    # write, release); assignment, membership; the store (7 with the data version);
+    # answers and claims x 2
     r, sql = counted(lambda: post(f"/api/assignments/{pk}/draft/", {"choice": "2"}))
     assert r.status_code == 200, r.content
-    pinned(sql, 18)
+    pinned(sql, 19)
     # submit: the same with one update (the choice changed) besides the insert (the
     # hiring rules read the hire fetched with the membership)
     r, sql = counted(lambda: post(f"/api/assignments/{pk}/submit/", FULL))
     assert r.status_code == 200, r.content
-    pinned(sql, 20)  # + the adaptive overlap lookup
+    pinned(sql, 21)  # + the adaptive overlap lookup and the data version
 
 
 @pytest.mark.parametrize("via", ["draft", "submit"])

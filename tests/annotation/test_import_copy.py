@@ -1,0 +1,83 @@
+"""PostgreSQL imports write with COPY: documents, claim lists and plain claims go in as
+COPY rows with ids taken from the tables' sequences, in the import's one transaction and
+under the same constraints (the all-or-nothing tests of test_import_scale.py run on
+PostgreSQL in CI's PostgreSQL pass)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from annotation import ingest
+from annotation.ingest import ImportFailed, import_file
+from annotation.models import Claim, ClaimList, Document, Project
+from tests.conftest import canonical_line
+
+pytestmark = pytest.mark.database("postgresql")  # COPY is PostgreSQL's
+
+
+@pytest.fixture
+def project(db: None) -> Project:
+    return Project.objects.create(name="copy")
+
+
+def test_an_import_writes_with_copy_and_every_row_lands_in_its_document(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "BATCH", 4)
+    path = tmp_path / "copy.jsonl"
+    path.write_text("".join(canonical_line(i) + "\n" for i in range(10)))
+    inserts: list[str] = []
+
+    def keep(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if sql.startswith("INSERT"):
+            inserts.append(sql)
+        return execute(sql, params, many, context)
+
+    with (
+        mock.patch.object(ingest, "_copy_rows", wraps=ingest._copy_rows) as copied,
+        connection.execute_wrapper(keep),
+    ):
+        summary = import_file(project=project, path=path, file=path.name)
+    tables = {call.args[0] for call in copied.call_args_list}
+    assert tables == {Document, ClaimList, Claim}
+    assert not [sql for sql in inserts if "annotation_claim" in sql or "document" in sql]
+    assert summary.documents_created == Document.objects.filter(project=project).count() == 10
+    for doc in Document.objects.filter(project=project):
+        record = json.loads(canonical_line(int(doc.external_id.removeprefix("doc-"))))
+        assert doc.response == record["response"]
+        lists = doc.claim_lists.select_related("system")
+        assert len(lists) == 2
+        for cl in lists:
+            texts = [c.text for c in cl.claims.order_by("position")]
+            assert texts == record["claim_lists"][cl.system.name]
+    # the sequences moved past the copied ids: an ordinary insert gets a new one
+    later = Document.objects.create(project=project, external_id="later", response="r")
+    assert later.pk > max(Document.objects.exclude(pk=later.pk).values_list("pk", flat=True))
+
+
+def test_copy_is_checked_by_the_same_constraints(project: Project) -> None:
+    columns = ("project", "external_id", "response", "question", "domain", "source_model")
+    columns += ("metadata", "created_at")
+    row = (project.pk, "same", "a", "", "", "", "{}", timezone.now())
+    with pytest.raises(IntegrityError, match="unique_external_id"), transaction.atomic():
+        ingest._copy_rows(Document, columns, [row, row], 2)
+    assert not Document.objects.filter(project=project).exists()
+
+
+def test_a_later_error_undoes_the_copied_batches(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "BATCH", 3)
+    path = tmp_path / "late.jsonl"
+    path.write_text("".join(canonical_line(i) + "\n" for i in range(9)) + '{"id": 1}\n')
+    with pytest.raises(ImportFailed, match="late.jsonl, line 10"):
+        import_file(project=project, path=path, file=path.name)
+    assert not Document.objects.filter(project=project).exists()
+    assert not Claim.objects.filter(claim_list__document__project=project).exists()

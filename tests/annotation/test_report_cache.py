@@ -1,0 +1,219 @@
+"""The report cache: a table download, report.json or report.html after a page view is
+served from the cached report (no statistic runs again), and every write a report reads
+(answer, gold value, import, verdict, member, project settings) invalidates it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from unittest import mock
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation import operations, reports
+from annotation.ingest import import_file
+from annotation.models import Answer, Item, Membership, Project, SentenceCount, System, Verdict
+from annotation.reports import metrics
+from pipeline.split import sentences_for
+
+from ..conftest import canonical_line
+
+OPTIONS = {"bootstrap": "50"}
+
+
+def table(project: Project, name: str = "agreement-verification-label-coefficients") -> str:
+    return reverse("report_table", args=[project.pk, name, "csv"])
+
+
+def built(client: Client, url: str, params: dict[str, str] = OPTIONS) -> tuple[int, Any]:
+    """How many reports were built to answer `url` (build_report watched, not replaced),
+    and the response."""
+    with mock.patch.object(reports, "build_report", wraps=reports.build_report) as spy:
+        response = client.get(url, params)
+    assert response.status_code == 200, url
+    return spy.call_count, response
+
+
+def test_downloads_after_a_page_view_run_no_statistic_again(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    client.force_login(users["alice"])
+    assert built(client, reverse("report", args=[alpha.pk]))[0] == 1
+    for url in (
+        table(alpha),
+        reverse("report_table", args=[alpha.pk, "verifier-scores", "json"]),
+        reverse("report_json", args=[alpha.pk]),
+        reverse("report_html", args=[alpha.pk]),
+    ):
+        with CaptureQueriesContext(connection) as queries:
+            n, _ = built(client, url)
+        assert n == 0, url
+        sql = " ".join(q["sql"] for q in queries.captured_queries)
+        # session, user, project, the options form's choices, the version, the cache
+        assert len(queries.captured_queries) <= 8, sql
+        for table_name in ("annotation_answer", "annotation_verdict", "annotation_claim"):
+            assert table_name not in sql, (url, table_name)
+
+
+def test_other_options_are_other_reports(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    client.force_login(users["alice"])
+    assert built(client, table(alpha))[0] == 1
+    assert built(client, table(alpha), {"bootstrap": "51"})[0] == 1
+    assert built(client, table(alpha), {"bootstrap": "50", "seed": "1"})[0] == 1
+    n, pseudonyms = built(client, table(alpha, "agreement-verification-label-annotators"))
+    assert n == 0
+    n, names = built(
+        client,
+        table(alpha, "agreement-verification-label-annotators"),
+        {"bootstrap": "50", "names": "1"},
+    )
+    assert n == 1
+    assert b"bob" in names.content and b"bob" not in pseudonyms.content
+
+
+def test_a_cached_report_is_not_served_to_anyone_else(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    client.force_login(users["alice"])
+    built(client, table(alpha))
+    for person in ("bob", "carol", "dave", "erin"):  # annotators, a stranger, another lab
+        client.force_login(users[person])
+        assert client.get(table(alpha), OPTIONS).status_code == 404, person
+
+
+def _answer(alpha: Project, users: dict[str, User]) -> None:
+    item = Item.objects.filter(project=alpha, kind=Item.VERIFICATION).first()
+    assert item is not None
+    assignment = item.assignments.get(annotator=users["bob"])
+    membership = Membership.objects.get(project=alpha, user=users["bob"])
+    outcome = operations.answer(
+        assignment,
+        membership,
+        {
+            "label": "contradicted",
+            "stance__evidence:1": "contradicts",
+            "stance__evidence:2": "contradicts",
+            "confirm": "on",
+        },
+        operations.Action.RESUBMIT,
+    )
+    assert outcome.stored, outcome
+
+
+def _gold(alpha: Project, users: dict[str, User]) -> None:
+    item = Item.objects.filter(project=alpha, kind=Item.VERIFICATION).first()
+    assert item is not None
+    operations.adjudicate(
+        item=item, unit="item", field="label", value="contradicted", by=users["alice"]
+    )
+
+
+def _import(alpha: Project, users: dict[str, User]) -> None:
+    import_file(project=alpha, text=canonical_line(9), file="more.jsonl")
+
+
+def _verdict(alpha: Project, users: dict[str, User]) -> None:
+    v1 = System.objects.get(project=alpha, name="verifier-one")
+    Verdict.objects.filter(system=v1).first().delete()  # type: ignore[union-attr]
+    claim = Item.objects.filter(project=alpha, kind=Item.VERIFICATION).first().claim  # type: ignore[union-attr]
+    Verdict.objects.create(claim=claim, system=v1, label="unsupported")
+
+
+def _member(alpha: Project, users: dict[str, User]) -> None:
+    alpha.add_member(users["dave"], Membership.ANNOTATOR)
+
+
+def _settings(alpha: Project, users: dict[str, User]) -> None:
+    stale = Project.objects.get(pk=alpha.pk)  # read before another write bumps it
+    Project.objects.get(pk=alpha.pk).set_instructions("New rules.")
+    stale.verifier_collapse = {"strict": {"supported": "supported"}}
+    stale.save()
+
+
+WRITES: dict[str, Callable[[Project, dict[str, User]], None]] = {
+    "answer": _answer,
+    "gold value": _gold,
+    "import": _import,
+    "verdict": _verdict,
+    "member": _member,
+    "project settings": _settings,
+}
+
+
+@pytest.mark.parametrize("write", list(WRITES))
+def test_every_write_a_report_reads_invalidates_it(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project, write: str
+) -> None:
+    client.force_login(users["alice"])
+    before = Project.objects.get(pk=alpha.pk).data_version
+    built(client, reverse("report", args=[alpha.pk]))
+    assert built(client, table(alpha))[0] == 0
+    WRITES[write](alpha, users)
+    assert Project.objects.get(pk=alpha.pk).data_version > before
+    assert built(client, table(alpha))[0] == 1, write
+    assert built(client, table(alpha))[0] == 0, write
+
+
+def test_a_change_made_in_the_admin_invalidates_every_cached_report(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    client.force_login(users["alice"])
+    built(client, table(alpha))
+    answer = Answer.objects.filter(assignment__item__project=alpha, field="label").first()
+    assert answer is not None
+    root = Client()
+    root.force_login(User.objects.create_superuser("root", password="pw-root"))
+    url = reverse("admin:annotation_answer_delete", args=[answer.pk])
+    assert root.post(url, {"post": "yes"}).status_code == 302
+    assert not Answer.objects.filter(pk=answer.pk).exists()
+    assert built(client, table(alpha))[0] == 1
+
+
+def test_a_new_answer_changes_the_downloaded_table(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    client.force_login(users["alice"])
+    url = table(alpha)
+    _, first = built(client, url)
+    _answer(alpha, users)  # bob now agrees with carol's "contradicted" on claim 1
+    _, second = built(client, url)
+    assert first.content != second.content
+
+
+def test_a_stale_project_instance_never_writes_an_old_version_back(
+    users: dict[str, User], alpha: Project
+) -> None:
+    stale = Project.objects.get(pk=alpha.pk)
+    for _ in range(3):
+        Project.objects.get(pk=alpha.pk).set_instructions(f"v{_}")
+    seen = Project.objects.get(pk=alpha.pk).data_version
+    stale.name = "renamed"
+    stale.save()
+    assert Project.objects.get(pk=alpha.pk).data_version == seen + 1
+
+
+def test_sentence_counts_are_stored_per_splitter_and_recounted_after_an_edit(
+    alpha: Project,
+) -> None:
+    docs = {
+        d.pk: (d.response, d.question) for d in alpha.documents.all()
+    }  # the real import fixture
+    counts = metrics.sentence_counts(alpha, docs)
+    assert SentenceCount.objects.filter(splitter=metrics.SPLITTER).count() == len(docs)
+    with mock.patch("annotation.reports.metrics.sentences_for", wraps=sentences_for) as spy:
+        assert metrics.sentence_counts(alpha, docs) == counts
+        assert spy.call_count == 0  # stored, not split again
+        doc = next(iter(docs))
+        edited = dict(docs)
+        edited[doc] = ("One. Two. Three. Four. Five.", "")
+        again = metrics.sentence_counts(alpha, edited)
+        assert spy.call_count == 1
+    assert again[doc] == 5
+    assert SentenceCount.objects.get(document_id=doc).count == 5
