@@ -36,7 +36,9 @@ from .models import CHECK, EXAMPLE, TRAINING, Hire, HiringPolicy, Invite, Qualit
 # --- joining ---------------------------------------------------------------------------
 
 # A worker id (and an extra parameter) as given, never trimmed: two ids never become one.
-WORKER_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+# It starts with a letter or digit: the bonus file writes ids raw (the marketplace reads
+# them as given), so none may start a spreadsheet formula ("-", "=", "+", "@").
+WORKER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
 ALREADY_JOINED = (
     "You have joined this study already. To come back, open the personal link you were"
@@ -59,7 +61,8 @@ class JoinRefused(Exception):
 
 def join_params(invite: Invite, params: Mapping[str, object]) -> dict[str, str]:
     """The invite's worker id and extra parameters from a request, each 1-128 characters
-    of [A-Za-z0-9_.:-] as given; the worker id is required when the invite names one."""
+    of [A-Za-z0-9_.:-] as given, the first a letter or digit; the worker id is required
+    when the invite names one."""
     found = {}
     for name in [invite.worker_param, *invite.extra_params]:
         value = params.get(name) if name else None
@@ -72,7 +75,9 @@ def join_params(invite: Invite, params: Mapping[str, object]) -> dict[str, str]:
             continue
         if not isinstance(value, str) or not WORKER_ID.fullmatch(value):
             raise JoinRefused(
-                f"{name}: give 1 to 128 letters, digits or the characters _ . : -", "invalid"
+                f"{name}: give 1 to 128 letters, digits or the characters _ . : -, starting"
+                " with a letter or digit",
+                "invalid",
             )
         found[name] = value
     return found

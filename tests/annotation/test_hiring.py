@@ -98,7 +98,8 @@ def test_a_worker_id_alone_never_opens_an_account(invite: Invite, client: Client
 
 
 @pytest.mark.parametrize(
-    "worker", ["", " ", "x" * 129, "a b", "w-1;drop", "é", "w-1 ", "<script>", "a/b"]
+    "worker",
+    ["", " ", "x" * 129, "a b", "w-1;drop", "é", "w-1 ", "<script>", "a/b", "-A1", ".x"],
 )
 def test_empty_and_junk_worker_ids_make_no_account(invite: Invite, worker: str) -> None:
     r = Client().post(reverse("join", args=[invite.key]), {"PROLIFIC_PID": worker})
