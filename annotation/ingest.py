@@ -91,6 +91,11 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 DOCUMENT_FIELDS = ("response", "question", "domain", "source_model", "metadata")
 
 
+def warnings_text(warnings: list[Any]) -> str:
+    """ "N warning(s):" and one line each, as an import's summary ends."""
+    return f"{len(warnings)} warning(s):\n" + "\n".join(map(str, warnings))
+
+
 @dataclass
 class ImportSummary:
     format: str
@@ -117,9 +122,7 @@ class ImportSummary:
             f"{replaced}; {self.evidence_created} search result(s), {self.segments_created} "
             f"segment(s), {self.verdicts_created} label(s)"
         )
-        if self.warnings:
-            text += f"; {len(self.warnings)} warning(s):\n" + "\n".join(map(str, self.warnings))
-        return text
+        return text + (f"; {warnings_text(self.warnings)}" if self.warnings else "")
 
 
 def import_file(
@@ -228,9 +231,7 @@ class Preview:
             f"{self.format}: {self.records} record(s) valid, nothing imported (dry run); "
             f"the first {len(self.first)} as canonical JSONL:\n{self.jsonl}"
         )
-        if self.warnings:
-            text += f"{len(self.warnings)} warning(s):\n" + "\n".join(map(str, self.warnings))
-        return text
+        return text + (warnings_text(self.warnings) if self.warnings else "")
 
 
 def preview_file(
