@@ -15,7 +15,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
-from django.db.models import QuerySet, Sum
+from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 from statsmodels.stats.proportion import proportion_confint
 
@@ -692,11 +692,19 @@ def mark(
         if fields[field] and value not in fields[field]:
             raise ValueError(f"{key}: {value!r} is not one of {', '.join(fields[field])}")
     with transaction.atomic():
+        before = QualityItem.objects.filter(item=item).values("role", "reference", "explanation")
+        was = before.first()
         q, _ = QualityItem.objects.update_or_create(
             item=item, defaults={"role": role, "reference": reference, "explanation": explanation}
         )
         if role == EXAMPLE:
             Assignment.objects.filter(item=item).open().delete()
+        shown = {"role": role, "reference": reference, "explanation": explanation}
+        if EXAMPLE in (role, was and was["role"]) and was != shown:
+            # the examples are part of the instructions: annotators acknowledge them again
+            Project.objects.filter(pk=item.project_id).update(
+                instructions_version=F("instructions_version") + 1
+            )
     return q
 
 

@@ -17,7 +17,7 @@ from .. import hiring
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
 from ..login_throttle import join_wait
-from ..models import Assignment, Item, Membership
+from ..models import Assignment, Item, Membership, Project
 from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
 
 SESSION_SECONDS = 90 * 24 * 3600  # hired annotators stay logged in for 90 days
@@ -113,6 +113,14 @@ def after_answer(assignment: Assignment) -> str | None:
     if QualityItem.objects.filter(item_id=assignment.item_id, role=hiring.TRAINING).exists():
         return reverse("training_feedback", kwargs={"assignment_id": assignment.pk})
     return None
+
+
+def _new_version(project: Project) -> str:
+    """What marking an example did to the instructions (they show the examples)."""
+    version = Project.objects.values_list("instructions_version", flat=True).get(pk=project.pk)
+    if version == project.instructions_version:
+        return ""
+    return f" Instructions are now version {version}: annotators acknowledge them again."
 
 
 def finished(request: HtmxRequest, membership: Membership) -> HttpResponse | None:
@@ -227,7 +235,7 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
             many_form = MarkManyForm(project, request.POST)
             if many_form.is_valid():
                 n, problems = many_form.save()
-                messages.success(request, f"{n} item(s) marked.")
+                messages.success(request, f"{n} item(s) marked.{_new_version(project)}")
                 if problems:
                     messages.error(request, "Not marked: " + "; ".join(problems[:20]) + ".")
             else:
@@ -258,7 +266,7 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
                 except ValueError as e:
                     messages.error(request, f"Could not mark the item: {e}.")
                 else:
-                    messages.success(request, f"Item {item.pk} marked.")
+                    messages.success(request, f"Item {item.pk} marked.{_new_version(project)}")
                 return redirect("hiring", project_id=project.pk)
     invites = [
         (i, request.build_absolute_uri(reverse("join", kwargs={"key": i.key})))

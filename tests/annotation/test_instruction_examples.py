@@ -73,6 +73,9 @@ def test_the_hiring_page_marks_an_example_and_withdraws_its_open_assignments(
         WHY,
     )
     assert "Instruction example" in r.content.decode()
+    assert "Instructions are now version 2: annotators acknowledge them again." in text_of(
+        r.content.decode()
+    )
     # carol's open assignment is withdrawn; bob's answer stays (left out of everything)
     assert list(item.assignments.values_list("annotator__username", "status")) == [
         ("bob", Assignment.SUBMITTED)
@@ -330,6 +333,33 @@ def test_an_example_marked_again_as_training_or_check_changes_role(
     hiring.mark(alpha_items[0], role, {"item.choice": "b"})
     q = hiring.QualityItem.objects.get()
     assert (q.role, q.reference) == (role, {"item.choice": "b"})
+
+
+def test_a_new_or_changed_example_is_a_new_instructions_version(
+    alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
+    """The examples are shown as part of the instructions: adding one, changing its answer
+    or explanation, or turning it into a training item asks annotators to acknowledge the
+    instructions again; marking a training item, or the same example again, does not."""
+    bob = alpha.memberships.get(user=users["bob"])
+    assert bob.has_acknowledged
+
+    def version() -> int:
+        return Project.objects.get(pk=alpha.pk).instructions_version
+
+    v0 = version()
+    hiring.mark(alpha_items[1], hiring.TRAINING, {"item.choice": "a"})
+    assert version() == v0
+    example(alpha_items[0], {"item.choice": "a"})
+    assert version() == v0 + 1
+    bob.refresh_from_db()
+    assert not bob.has_acknowledged
+    example(alpha_items[0], {"item.choice": "a"})  # the same again: nothing new to read
+    assert version() == v0 + 1
+    example(alpha_items[0], {"item.choice": "a"}, why="A better explanation.")
+    assert version() == v0 + 2
+    hiring.mark(alpha_items[0], hiring.CHECK, {"item.choice": "a"})  # no longer shown
+    assert version() == v0 + 3
 
 
 def test_the_label_studio_export_leaves_examples_out(
