@@ -451,13 +451,15 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
     seconds = median_seconds(data).get(policy.kind)
     saved = None if seconds is None else (fixed - answers) * seconds / 3600
 
-    # Fleiss' kappa on the first k answers of each item (in the order they were assigned)
+    # Fleiss' kappa on the first k answers of each unit of the items (in the order the
+    # item was assigned): the item itself, or each of its evidence, segments or facts
     first: dict[Hashable, tuple[str | None, ...]] = {}
-    for item, people in under.items():
-        values = data.grouped.get((item, kinds.base.ITEM, policy.field), {})
-        labels = tuple(values.get(annotator) for annotator, _ in people[: policy.start])
+    for (item, unit, field), values in data.grouped.items():
+        if field != policy.field or item not in under:
+            continue
+        labels = tuple(values.get(annotator) for annotator, _ in under[item][: policy.start])
         if None not in labels:
-            first[item] = labels
+            first[(item, unit)] = labels
     kappa: stats.Coefficient | None = None
     if first:
         ratings = stats.Ratings(
@@ -482,7 +484,7 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
             "answers",
             "answers at fixed m",
             "annotator-hours saved",
-            "items with k answers",
+            "units with k answers",
             "Fleiss' kappa, first k answers",
             "kappa CI low",
             "kappa CI high",
