@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from unittest import mock
 
 import pytest
 from django.contrib.auth.models import User
@@ -90,6 +91,11 @@ def test_the_section_is_off_by_default_with_a_link_to_ask(
     assert slugs and "planning" not in slugs
     slugs = [s["slug"] for s in api.get(url + "&plan=1").json()["sections"]]
     assert "planning" in slugs
+    # asked again, it is served from the report cache, not planned again (flooding)
+    with mock.patch.object(reports, "build_report", wraps=reports.build_report) as spy:
+        for _ in range(3):
+            assert api.get(url + "&plan=1").status_code == 200
+    assert spy.call_count == 0
 
     out = StringIO()
     call_command(
