@@ -211,7 +211,7 @@ class AdaptiveOverlapForm(forms.Form):
     """Adaptive overlap: start with `start` annotators per item, add one while they
     disagree on `field`, up to `up_to` (pages and API)."""
 
-    field = forms.ChoiceField(choices=(), help_text="the item field watched, kind.field")
+    field = forms.ChoiceField(choices=(), help_text="the field watched, kind.field")
     start = forms.IntegerField(min_value=2, max_value=10)
     up_to = forms.IntegerField(min_value=3, max_value=10)
 

@@ -27,7 +27,7 @@ from . import hiring, kinds
 from .forms import PolicyForm, SkipForm
 from .import_jobs import is_large, start_import
 from .ingest import ImportSummary, check_upload_size, decode, import_file, import_upload
-from .kinds.base import ITEM, ItemInfo, form_name
+from .kinds.base import ItemInfo, form_name
 from .models import (
     AdaptiveOverlap,
     Adjudication,
@@ -217,12 +217,16 @@ def answer(
 
 
 def adaptive_fields() -> list[tuple[str, str]]:
-    """The item-level agreement fields adaptive overlap can watch: ("kind.field", title)."""
+    """The agreement fields adaptive overlap can watch, ("kind.field", title): each kind's
+    main field (`KindSpec.main_field`) first, then its other agreement fields (on the item,
+    or on each evidence, segment or fact: `KindSpec.disagrees` reads them per unit)."""
     return [
-        (f"{spec.name}.{a.field}", a.title)
+        (f"{spec.name}.{a.field}", a.title + (" (the kind's main field)" if main else ""))
         for spec in kinds.all_specs()
-        for a in spec.agreement
-        if a.level == ITEM
+        for main, a in sorted(
+            ((a.field == spec.main_field, a) for a in spec.agreement),
+            key=lambda pair: not pair[0],
+        )
     ]
 
 
@@ -230,7 +234,8 @@ def widen_overlap(item_id: int) -> Assignment | None:
     """One more annotator for the item when the project's adaptive overlap asks for it:
     the item got at least `start` annotators when it was created (items outside the
     overlap fraction, with fewer, stay as they are), every one of them has submitted, it
-    has fewer than `up_to`, and their answers to the policy's field disagree. The new
+    has fewer than `up_to`, and their answers to the policy's field disagree by the
+    kind's rule (`KindSpec.disagrees`, on answers in the unswapped orientation). The new
     assignment goes to the least-loaded annotator of the project (fewest open
     assignments, then the lowest member number) who has none for this item and is not
     held back by the hiring rules; it is blinded like any other (a seeded random side).
@@ -250,14 +255,14 @@ def widen_overlap(item_id: int) -> Assignment | None:
         if any(a.status != Assignment.SUBMITTED for a in assignments):
             return None
         spec = kinds.get(item.kind)
+        answers: dict[int, dict[tuple[str, str], str]] = {a.pk: {} for a in assignments}
         swapped = {a.pk: a.swapped for a in assignments}
-        values = [
-            spec.comparable(policy.field, value, swapped[assignment_id])
-            for assignment_id, value in Answer.objects.filter(
-                assignment__in=assignments, unit=Answer.ITEM, field=policy.field
-            ).values_list("assignment_id", "value")
-        ]
-        if not spec.disagrees(policy.field, values):
+        for assignment_id, unit, field, value in Answer.objects.filter(
+            assignment__in=assignments
+        ).values_list("assignment_id", "unit", "field", "value"):
+            comparable = spec.comparable(field, value, swapped[assignment_id])
+            answers[assignment_id][(unit, field)] = comparable
+        if not spec.disagrees(policy.field, list(answers.values())):
             return None
         annotator = _least_loaded(item, {a.annotator_id for a in assignments})
         if annotator is None:

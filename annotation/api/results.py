@@ -216,6 +216,11 @@ class ReportApi(APIView):
                 f"{DEFAULT_BOOTSTRAP})",
             ),
             OpenApiParameter("seed", OpenApiTypes.INT, description=f"0-{MAX_SEED}"),
+            OpenApiParameter(
+                "plan",
+                OpenApiTypes.BOOL,
+                description="add the planning section (slow; default off; also at /plan/)",
+            ),
         ],
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )

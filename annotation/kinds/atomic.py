@@ -173,6 +173,7 @@ class AtomicFacts(KindSpec):
     agreement = (
         Agreement("fact", "label", "Atomic facts: supported, not supported or irrelevant"),
     )
+    main_field = "label"
     report_sections = ("fact-labels",)
     keys = (
         (("j", "/", "k"), "next / previous fact"),

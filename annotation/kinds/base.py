@@ -203,6 +203,9 @@ class KindSpec:
     # (keys, what they do); "/" and "–" between keys are shown as text
     keys: tuple[tuple[tuple[str, ...], str], ...] = ()
     items_help: str = ""  # on the project page
+    # adaptive overlap: the field it watches unless the researcher picks another of the
+    # kind's agreement fields (`disagrees` says when answers to it disagree)
+    main_field: str = ""
 
     # What every kind has of its own: these methods (the base raises NotImplementedError)
     # and, checked by missing_parts, a name, title, template, fields, keys and view_keys.
@@ -241,10 +244,28 @@ class KindSpec:
         """A stored answer as compared across annotators."""
         return value
 
-    def disagrees(self, field: str, values: list[str]) -> bool:
-        """Whether these answers (comparable values) to `field` of one item disagree:
-        adaptive overlap asks one more annotator while they do. Not all the same."""
-        return len(set(values)) > 1
+    def disagrees(self, field: str, answers: list[dict[tuple[str, str], str]]) -> bool:
+        """Whether one item's annotators disagree on `field`: adaptive overlap asks one
+        more annotator while they do. `answers` holds each annotator's answers, (unit,
+        field) -> comparable value (`comparable`: in the unswapped orientation). By
+        default: on some unit that asks `field` ("item", or each evidence, segment or fact)
+        two annotators gave different values; a field asked only when another has a value
+        (`Field.only_when`: a segment's error type) only on the units where every
+        annotator gave that value, as its agreement figure reads it."""
+        f = self.field(field)
+        condition = f.only_when if f else None
+        by_unit: dict[str, set[str]] = {}
+        for person in answers:
+            for (unit, name), value in person.items():
+                if name == field:
+                    by_unit.setdefault(unit, set()).add(value)
+        if condition:
+            by_unit = {
+                unit: values
+                for unit, values in by_unit.items()
+                if all(person.get((unit, condition[0])) == condition[1] for person in answers)
+            }
+        return any(len(values) > 1 for values in by_unit.values())
 
     def value_label(self, field: str, value: str) -> str:
         """A comparable value as researchers read it (adjudication): its human label."""

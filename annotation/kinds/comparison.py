@@ -144,6 +144,7 @@ class Comparison(KindSpec):
         (("w",), "write the justification (Esc leaves the box)"),
     )
     ordered = True
+    main_field = "choice"  # compared in the unswapped orientation (`comparable`)
     view_keys = {
         "list1": "comparison: the claims shown as List 1",
         "list2": "comparison: the claims shown as List 2",

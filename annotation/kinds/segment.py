@@ -171,6 +171,7 @@ class Segments(KindSpec):
     )
     verdict_field = "correct"
     verdict_level = "segment"
+    main_field = "correct"
     view_keys = {
         "segments": "segments: [{position, text}]",
         "error_types": "segments: the error types to choose from",

@@ -188,6 +188,7 @@ class Verification(KindSpec):
         Agreement("evidence", "stance", "Verification: stance of each search result"),
         Agreement(ITEM, "label", "Verification: claim label"),
     )
+    main_field = "label"
     tie_values = {"label": TIE_VALUE}
     report_sections = ("claim-labels", "evidence-ranks")
     keys = (

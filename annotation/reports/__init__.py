@@ -123,6 +123,7 @@ SECTIONS: dict[str, SectionBuilder] = {
     "adaptive-overlap": SectionBuilder("Adaptive overlap", adaptive_overlap_section),
     "planning": SectionBuilder("Planning the study", planning_section),
 }
+OPT_IN = {"planning"}  # slow sections built only when asked for (`build_report(plan=True)`)
 
 # --------------------------------------------------------------------------- report
 
@@ -136,6 +137,7 @@ def build_report(
     seed: int = 0,
     k_rule: str = "upper",
     with_charts: bool = True,
+    plan: bool = False,
 ) -> Report:
     filters = filters or Filters()
     names = member_names(project, real_names=real_names)
@@ -150,6 +152,8 @@ def build_report(
     )
     sections: list[Section] = []
     for slug, (title, build) in SECTIONS.items():
+        if slug in OPT_IN and not plan:
+            continue
         sections += isolated(slug, title, lambda build=build: build(data))  # type: ignore[misc]
     return Report(
         project_id=project.pk,
@@ -161,6 +165,7 @@ def build_report(
         bootstrap=bootstrap,
         seed=seed,
         sections=tuple(sections),
+        plan=plan,
     )
 
 
@@ -183,6 +188,7 @@ def cached_report(project: Project, **options: Any) -> Report:
         "seed": 0,
         "k_rule": "upper",
         "with_charts": True,
+        "plan": False,
     } | options
     digest = hashlib.sha256(repr(sorted(full.items())).encode()).hexdigest()
     key = f"report:{project.pk}:{version.get()}:{digest}"

@@ -1,5 +1,6 @@
 """One report-options form for the report pages, the API and `agreement_report`: which
-annotators, domains and dates, real names or pseudonyms, bootstrap resamples, seed."""
+annotators, domains and dates, real names or pseudonyms, bootstrap resamples, seed, and
+whether to plan the study (the slow planning section, off by default)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class ReportOptionsForm(forms.Form):
         required=False, min_value=0, max_value=MAX_BOOTSTRAP, label="Bootstrap resamples"
     )
     seed = forms.IntegerField(required=False, min_value=0, max_value=MAX_SEED)
+    plan = forms.BooleanField(required=False, label="Plan the study (slower)")
 
     def __init__(self, data: Any = None, *, project: Project) -> None:
         super().__init__(data)
@@ -55,6 +57,7 @@ class ReportOptionsForm(forms.Form):
             "real_names": bool(data.get("names")),
             "bootstrap": DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
             "seed": 0 if seed is None else seed,
+            "plan": bool(data.get("plan")),
         }
 
     def problems(self) -> str:

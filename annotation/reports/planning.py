@@ -41,7 +41,7 @@ class PlanOptions:
     hourly_rate: float | None = None  # None: the project's rate (`pay_rates`)
     raters: tuple[int, ...] = DEFAULT_RATERS
     studies: int = 100  # simulated studies per candidate size
-    bootstrap: int = 100  # resamples per simulated study
+    bootstrap: int = 0  # per simulated study: 0 the jackknife, else bootstrap resamples
     seed: int = 0
     kappa: float | None = None  # assumed values, used where the pilot has no data
     shares: tuple[float, ...] | None = None
@@ -89,11 +89,11 @@ def median_seconds(data: ReportData) -> dict[str, float]:
 
 
 def planning_section(data: ReportData) -> Section | None:
-    """The report's section: default targets, simulation sizes bounded by the report's
-    bootstrap option (none with bootstrap 0)."""
+    """The report's section (on request: `build_report(plan=True)`): default targets and
+    the report's seed; none with bootstrap 0, a report without intervals."""
     if not data.bootstrap:
         return None
-    options = PlanOptions(bootstrap=min(data.bootstrap, 100), seed=data.seed)
+    options = PlanOptions(seed=data.seed)
     return plan_section(data, options)
 
 
@@ -159,10 +159,16 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
         if rate.hourly is not None
         else "No hourly rate: give one (plan_study --rate, or the API's rate) for a cost."
     )
+    analysed = (
+        f"with {options.bootstrap} bootstrap resamples of its units (percentile interval)"
+        if options.bootstrap
+        else "by the jackknife of its units (1.96 standard errors; within a few per cent "
+        "of the report's percentile bootstrap interval)"
+    )
     notes: tuple[str, ...] = (
         f"A study of the planned size reaches the half-width in at least "
         f"{options.assurance:.0%} of {options.studies} simulated studies, each analysed "
-        f"with {options.bootstrap} bootstrap resamples of its units (seed {options.seed}).",
+        f"{analysed} (seed {options.seed}).",
         "Source 'pilot': the pilot's units resampled as they are. 'model': the "
         "common-correlation model (with probability kappa every annotator gives the same "
         "label, else each draws from the category shares) with the pilot's Fleiss' kappa "
@@ -373,7 +379,10 @@ class PlanOptionsForm(forms.Form):
         min_value=20, max_value=300, required=False, help_text="simulated studies (100)"
     )
     bootstrap = forms.IntegerField(
-        min_value=20, max_value=300, required=False, help_text="resamples per study (100)"
+        min_value=0,
+        max_value=300,
+        required=False,
+        help_text="resamples per study, for the report's percentile interval (0: the jackknife)",
     )
     seed = forms.IntegerField(min_value=0, max_value=2**32 - 1, required=False)
     field = forms.CharField(
@@ -451,13 +460,15 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
     seconds = median_seconds(data).get(policy.kind)
     saved = None if seconds is None else (fixed - answers) * seconds / 3600
 
-    # Fleiss' kappa on the first k answers of each item (in the order they were assigned)
+    # Fleiss' kappa on the first k answers of each unit of the items (in the order the
+    # item was assigned): the item itself, or each of its evidence, segments or facts
     first: dict[Hashable, tuple[str | None, ...]] = {}
-    for item, people in under.items():
-        values = data.grouped.get((item, kinds.base.ITEM, policy.field), {})
-        labels = tuple(values.get(annotator) for annotator, _ in people[: policy.start])
+    for (item, unit, field), values in data.grouped.items():
+        if field != policy.field or item not in under:
+            continue
+        labels = tuple(values.get(annotator) for annotator, _ in under[item][: policy.start])
         if None not in labels:
-            first[item] = labels
+            first[(item, unit)] = labels
     kappa: stats.Coefficient | None = None
     if first:
         ratings = stats.Ratings(
@@ -482,7 +493,7 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
             "answers",
             "answers at fixed m",
             "annotator-hours saved",
-            "items with k answers",
+            "units with k answers",
             "Fleiss' kappa, first k answers",
             "kappa CI low",
             "kappa CI high",

@@ -114,6 +114,7 @@ class Report:
     bootstrap: int
     seed: int
     sections: tuple[Section, ...]
+    plan: bool = False  # the planning section was asked for (else a link to ask)
 
     def tables(self) -> list[Table]:
         return [t for s in self.sections for t in s.tables]

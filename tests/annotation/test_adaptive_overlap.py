@@ -11,7 +11,7 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from annotation import kinds
+from annotation import kinds, reports
 from annotation.models import AdaptiveOverlap, Assignment, Item, Membership, Project
 
 from .api_helpers import token_client
@@ -176,7 +176,8 @@ def test_the_policy_through_the_api(alpha: Project, users: dict[str, User]) -> N
         {"field": "comparison.choice", "start": 3, "up_to": 3},
         {"field": "comparison.choice", "start": 2, "up_to": 1000},
         {"field": "comparison.justification", "start": 2, "up_to": 3},  # free text
-        {"field": "atomic.label", "start": 2, "up_to": 3},  # a field of each fact, not the item
+        {"field": "segment.reason", "start": 2, "up_to": 3},  # free text on each segment
+        {"field": "atomic.reason", "start": 2, "up_to": 3},
         {"field": "nothing.at.all", "start": 2, "up_to": 3},
         {"field": "comparison.choice", "start": "two", "up_to": 3},
         {"start": 2, "up_to": 3},
@@ -223,7 +224,7 @@ def test_end_to_end_the_report_counts_what_it_did(
     summary = next(t for t in section["tables"] if t["name"] == "adaptive-overlap")["rows"][0]
     assert summary["items"] == 4 and summary["items escalated"] == 1
     assert summary["answers"] == 9 and summary["answers at fixed m"] == 12
-    assert summary["items with k answers"] == 4
+    assert summary["units with k answers"] == 4
     assert summary["annotator-hours saved"] >= 0  # 3 answers at the median active time
     # first 2 answers: a/a three times, a/b once: p_o 0.75, p_e (7/8)^2 + (1/8)^2
     assert summary["Fleiss' kappa, first k answers"] == pytest.approx(-1 / 7)
@@ -289,3 +290,104 @@ def test_a_paused_or_untrained_hire_does_not_get_the_extra_item(
     _post_page(first.annotator, first, "a")
     _post_page(second.annotator, second, "b")
     assert item.assignments.order_by("pk").last().annotator == extra["dave"]
+
+
+# --------------------------------------------------------------------------- the kinds' rules
+
+
+def _segment_answers(**changes: str) -> dict[str, str]:
+    answers = {
+        "action": "submit",
+        "correct__segment:0": "true",
+        "correct__segment:1": "false",
+        "error_type__segment:1": "knowledge error",
+        "keep": "keep",
+    }
+    for position in (0, 1):  # an incorrect segment needs a reason and a link
+        answers[f"reason__segment:{position}"] = "It contradicts the source."
+        answers[f"links__segment:{position}"] = "https://en.wikipedia.org/wiki/Person_0"
+    return answers | changes
+
+
+def _segments_answered(
+    alpha: Project, alpha_segments: list[Item], field: str, first: dict, second: dict
+) -> Item:
+    AdaptiveOverlap.objects.create(project=alpha, kind="segment", field=field, start=2, up_to=3)
+    item = alpha_segments[0]
+    for assignment, answers in zip(_pair(item), (first, second), strict=True):
+        client = Client()
+        client.force_login(assignment.annotator)
+        response = client.post(reverse("assignment", args=[assignment.pk]), answers)
+        assert response.status_code == 302
+    return item
+
+
+def test_segments_disagree_on_correct_per_segment(
+    alpha: Project, alpha_segments: list[Item], extra: dict[str, User]
+) -> None:
+    """The segment kind's main field is read per segment: one segment judged apart is a
+    disagreement, though the item-level field (keep) agrees."""
+    other = _segment_answers(
+        **{"correct__segment:0": "false", "error_type__segment:0": "irrelevant"}
+    )
+    item = _segments_answered(alpha, alpha_segments, "correct", _segment_answers(), other)
+    assert item.assignments.count() == 3
+    # the report's kappa on the first k answers counts the item's segments as units
+    section = reports.build_report(alpha, bootstrap=0).section("adaptive-overlap")
+    assert section is not None
+    summary = section.tables[0].as_dicts()[0]
+    assert summary["items escalated"] == 1 and summary["units with k answers"] == 2
+
+
+def test_segment_error_types_compare_only_where_everyone_said_incorrect(
+    alpha: Project, alpha_segments: list[Item], extra: dict[str, User]
+) -> None:
+    # segment 0: one annotator says incorrect (with a type), the other correct: a
+    # disagreement on `correct`, not on the error type; segment 1: the same type
+    other = _segment_answers(
+        **{"correct__segment:0": "false", "error_type__segment:0": "irrelevant"}
+    )
+    item = _segments_answered(alpha, alpha_segments, "error_type", _segment_answers(), other)
+    assert item.assignments.count() == 2
+
+
+def test_segment_error_types_that_differ_add_one(
+    alpha: Project, alpha_segments: list[Item], extra: dict[str, User]
+) -> None:
+    other = _segment_answers(**{"error_type__segment:1": "reasoning error"})
+    item = _segments_answered(alpha, alpha_segments, "error_type", _segment_answers(), other)
+    assert item.assignments.count() == 3
+
+
+def test_widen_overlap_asks_the_registered_kinds_rule(
+    alpha_items: list[Item], extra: dict[str, User], policy: AdaptiveOverlap, monkeypatch
+) -> None:
+    """The rule comes from the kinds registry: a kind whose rule calls these (agreeing)
+    answers a disagreement gets one more annotator; the rule sees them unswapped."""
+    spec = kinds.get("comparison")
+    seen: list[tuple[str, list[dict[tuple[str, str], str]]]] = []
+
+    def rule(field: str, answers: list[dict[tuple[str, str], str]]) -> bool:
+        seen.append((field, answers))
+        return True
+
+    monkeypatch.setattr(spec, "disagrees", rule)
+    item = alpha_items[0]
+    first, second = _pair(item)
+    _post_page(first.annotator, first, "a")
+    _post_page(second.annotator, second, "a")
+    assert item.assignments.count() == 3
+    field, answers = seen[-1]
+    assert field == "choice"
+    assert [a[("item", "choice")] for a in answers] == ["a", "a"]  # whatever the page order
+
+
+def test_the_main_field_of_each_kind_is_offered_first() -> None:
+    from annotation import operations
+
+    fields = [name for name, _ in operations.adaptive_fields()]
+    for spec in kinds.all_specs():
+        own = [f for f in fields if f.startswith(f"{spec.name}.")]
+        assert own[0] == f"{spec.name}.{spec.main_field}"
+        assert len(own) == len(spec.agreement)  # unit-level fields too
+    assert fields.index("segment.correct") < fields.index("segment.keep")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from unittest import mock
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from annotation import hiring, reports
 from annotation.models import Item, Project
@@ -23,7 +25,7 @@ def _rows(section: reports.Section, name: str) -> list[dict[str, object]]:
 
 
 def test_section_plans_each_agreement_field_from_the_pilot(verification: list[Item]) -> None:
-    report = reports.build_report(verification[0].project, bootstrap=50)
+    report = reports.build_report(verification[0].project, bootstrap=50, plan=True)
     section = report.section("planning")
     assert section is not None and section.title == "Planning the study"
     rows = _rows(section, "planning-agreement")
@@ -64,8 +66,53 @@ def test_fields_on_evidence_count_items_for_the_budget(verification: list[Item])
 
 
 def test_no_section_without_bootstrap(verification: list[Item]) -> None:
-    report = reports.build_report(verification[0].project, bootstrap=0)
+    report = reports.build_report(verification[0].project, bootstrap=0, plan=True)
     assert report.section("planning") is None
+
+
+def test_the_section_is_off_by_default_with_a_link_to_ask(
+    verification: list[Item], users: dict[str, User], client
+) -> None:
+    """Planning takes seconds on a large project (issue 27: a report < 1 s): the report
+    leaves it out unless asked (plan=1 on the page, the API and agreement_report --plan)."""
+    project = verification[0].project
+    assert reports.build_report(project, bootstrap=30).section("planning") is None
+    client.force_login(users["alice"])
+    url = reverse("report", args=[project.pk])
+    page = client.get(f"{url}?bootstrap=30").content.decode()
+    assert f'<a href="{url}?bootstrap=30&amp;plan=1#planning">Plan the study</a>' in page
+    assert "planning-agreement" not in page
+    page = client.get(f"{url}?bootstrap=30&plan=1").content.decode()
+    assert "planning-agreement" in page and "Plan the study</a>" not in page
+
+    api = token_client(users["alice"])
+    url = f"/api/projects/{project.pk}/report/?bootstrap=30"
+    slugs = [s["slug"] for s in api.get(url).json()["sections"]]
+    assert slugs and "planning" not in slugs
+    slugs = [s["slug"] for s in api.get(url + "&plan=1").json()["sections"]]
+    assert "planning" in slugs
+    # asked again, it is served from the report cache, not planned again (flooding)
+    with mock.patch.object(reports, "build_report", wraps=reports.build_report) as spy:
+        for _ in range(3):
+            assert api.get(url + "&plan=1").status_code == 200
+    assert spy.call_count == 0
+
+    out = StringIO()
+    call_command(
+        "agreement_report", str(project.pk), "--bootstrap", "30", "--list-tables", stdout=out
+    )
+    assert "planning-agreement" not in out.getvalue()
+    out = StringIO()
+    call_command(
+        "agreement_report",
+        str(project.pk),
+        "--bootstrap",
+        "30",
+        "--plan",
+        "--list-tables",
+        stdout=out,
+    )
+    assert "planning-agreement" in out.getvalue()
 
 
 def test_budget_adds_the_hiring_overhead(verification: list[Item]) -> None:

@@ -12,7 +12,15 @@ Published values:
   `CI3Cats(kappa0=0.4, kappaL=0.3, kappaU=0.6, props=c(0.30, 0.2, 0.5), raters=3)`
   print no value in the documentation, so their n is computed with the package's own
   stopping rule (ported in `rotondi_donner_units`) and our bootstrap planner is compared
-  with it within 30 % (different interval methods: goodness-of-fit vs percentile).
+  with it within 30 % (different interval methods: goodness-of-fit vs percentile);
+- kappaSize's printed n for other inputs, exactly (tolerance 0), from the jamovi module
+  that wraps it, sbalci/ClinicoPathJamoviModule,
+  tests/testthat/test-kappasizeci-release-review.R (commit dfb5190f4f63): its wrapper
+  returns `kappaSize::CIBinary(...)$n` / `CI5Cats(...)$n` unchanged (the file's first test
+  compares the two). kappa0 0.6, props 0.2/0.8, 2 raters, alpha 0.05: limits 0.55-0.65
+  give 1625 (for every upper limit from 0.65 to 0.99), 0.58-0.62 9707, 0.59-0.61 38203;
+  its comments give 118 at 0.4-0.8 and 151533 at 0.595-0.605; five categories (props
+  0.01, 0.04, 0.15, 0.30, 0.50, limits 0.4-0.8) give 53.
 """
 
 from __future__ import annotations
@@ -164,6 +172,25 @@ def test_documented_kappasize_examples():
     assert planning.rotondi_donner_units(0.4, 0.3, 0.6, [0.3, 0.2, 0.5], raters=3) == 125
 
 
+@pytest.mark.parametrize(
+    ("low", "high", "shares", "published"),
+    [
+        (0.55, 0.65, [0.2, 0.8], 1625),
+        (0.55, 0.80, [0.2, 0.8], 1625),  # the nearer limit decides
+        (0.55, 0.99, [0.2, 0.8], 1625),
+        (0.58, 0.62, [0.2, 0.8], 9707),
+        (0.59, 0.61, [0.2, 0.8], 38203),
+        (0.40, 0.80, [0.2, 0.8], 118),
+        (0.595, 0.605, [0.2, 0.8], 151533),
+        (0.40, 0.80, [0.01, 0.04, 0.15, 0.30, 0.50], 53),
+    ],
+)
+def test_published_kappasize_outputs(low, high, shares, published):
+    """kappaSize's printed n (sbalci/ClinicoPathJamoviModule,
+    tests/testthat/test-kappasizeci-release-review.R): kappa0 0.6, 2 raters, exact."""
+    assert planning.rotondi_donner_units(0.6, low, high, shares, raters=2) == published
+
+
 def test_model_has_the_kappa_it_was_given():
     for raters in (2, 3, 5):
         model = planning.UnitModel.common_correlation(0.6, [0.3, 0.7], raters)
@@ -175,17 +202,33 @@ def test_model_has_the_kappa_it_was_given():
     ("shares", "raters"),
     [([0.7, 0.3], 2), ([0.7, 0.3], 3), ([0.7, 0.3], 4), ([0.7, 0.3], 6), ([0.3, 0.4, 0.3], 2)],
 )
-def test_bootstrap_planner_agrees_with_rotondi_donner(shares, raters):
-    """Same model, same target (kappa 0.6, limits 0.4 and 0.8): n within 30 %."""
+@pytest.mark.parametrize("bootstrap", [0, 200])
+def test_bootstrap_planner_agrees_with_rotondi_donner(shares, raters, bootstrap):
+    """Same model, same target (kappa 0.6, limits 0.4 and 0.8): n within 30 %, with the
+    jackknife (the default) and with the percentile bootstrap."""
     published = planning.rotondi_donner_units(0.6, 0.4, 0.8, shares, raters)
     model = planning.UnitModel.common_correlation(0.6, shares, raters)
-    ours = planning.units_needed(model, 0.2, assurance=0.5, studies=100, bootstrap=200)
+    ours = planning.units_needed(model, 0.2, assurance=0.5, studies=100, bootstrap=bootstrap)
     assert ours["fleiss"].units == pytest.approx(published, rel=0.3)
 
 
+@pytest.mark.parametrize(
+    ("shares", "raters"), [([0.7, 0.3], 3), ([0.3, 0.3, 0.2, 0.2], 3), ([0.5, 0.5], 2)]
+)
+def test_jackknife_sizes_are_within_8_percent_of_the_bootstrap_sizes(shares, raters):
+    """The default interval of a simulated study (1.96 jackknife standard errors) against
+    the report's own (percentile bootstrap, 300 resamples): measured 2-7 % fewer units."""
+    model = planning.UnitModel.common_correlation(0.6, shares, raters)
+    jackknife = planning.units_needed(model, 0.1, studies=100)
+    bootstrap = planning.units_needed(model, 0.1, studies=100, bootstrap=300)
+    for key in planning.COEFFICIENTS:
+        assert jackknife[key].units == pytest.approx(bootstrap[key].units, rel=0.08)
+
+
 def test_planned_study_reaches_the_target_in_90_percent_of_runs():
-    """Studies of the planned size, simulated and analysed by the report's own
-    `stats.agreement` (2,000 bootstrap resamples each), reach the target half-width."""
+    """Studies of the size planned by default (the jackknife interval), simulated and
+    analysed by the report's own `stats.agreement` (2,000 bootstrap resamples each), reach
+    the target half-width (97 of 100 when measured)."""
     target = 0.15
     model = planning.UnitModel.common_correlation(0.55, [0.6, 0.4], 3)
     planned = planning.units_needed(model, target, seed=1)["fleiss"].units

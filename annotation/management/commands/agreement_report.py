@@ -43,6 +43,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
+            "--plan", action="store_true", help="add the planning section (slow; see plan_study)"
+        )
+        parser.add_argument(
             "--annotator",
             action="append",
             default=[],
@@ -69,6 +72,7 @@ class Command(BaseCommand):
                 "names": opts["names"],
                 "bootstrap": opts["bootstrap"],
                 "seed": opts["seed"],
+                "plan": opts["plan"],
             },
             project=project,
         )

@@ -35,7 +35,11 @@ class Command(BaseCommand):
         parser.add_argument("--field", help="the field the assumed values are for, as kind.field")
         parser.add_argument("--seconds", type=float, help="assumed active seconds per item")
         parser.add_argument("--studies", type=int, help="simulated studies per size (100)")
-        parser.add_argument("--bootstrap", type=int, help="resamples per study (100)")
+        parser.add_argument(
+            "--bootstrap",
+            type=int,
+            help="resamples per study: the report's percentile interval, slow (0: jackknife)",
+        )
         parser.add_argument("--seed", type=int)
         parser.add_argument("--format", choices=("csv", "json"), default="csv")
 
