@@ -21,6 +21,7 @@ MCNEMAR_EXACT_BELOW discordant pairs).
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections import Counter
 from collections.abc import Collection, Hashable, Mapping, Sequence
@@ -441,6 +442,11 @@ def normalise_verdict(label: str | None, *, mode: Mode | None = None) -> str | N
     """
     if label is None:
         return None
+    return _normalised(label, mode)
+
+
+@functools.lru_cache(maxsize=4096)  # a report reads each spelling thousands of times
+def _normalised(label: str, mode: Mode | None) -> str | None:
     key = label.strip().lower().rstrip(".").strip()
     if key in _NO_VERDICT:
         return None
