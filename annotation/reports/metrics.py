@@ -419,6 +419,7 @@ def _correlations(
     """(score A, score B) -> their correlations per example, per source model and per
     source model and domain; only pairs that share a response."""
     found = {}
+    draws: dict[tuple[int, int, tuple[int, ...]], list[ms.FloatArray]] = {}  # shared resamples
     for a, b in itertools.combinations(sorted(scores), 2):
         x, y = scores[a], scores[b]
         if not any(k in y for k in x):
@@ -432,6 +433,7 @@ def _correlations(
                 level="system: source model",
                 bootstrap=bootstrap,
                 seed=seed,
+                draws=draws,
             ),
             ms.system_correlation(
                 x,
@@ -440,6 +442,7 @@ def _correlations(
                 level="system: source model and domain",
                 bootstrap=bootstrap,
                 seed=seed,
+                draws=draws,
             ),
         ]
     return found

@@ -40,6 +40,7 @@ from .inter_rater import percentile_ci  # a value with its interval, or why it h
 NO_CLAIM = "No verifiable claim."  # VeriScore's extractor output for a sentence without claims
 CONFIDENCE = 0.95
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
+TIE_DECIMALS = 12  # resampled means equal to this many decimals are ties
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -153,12 +154,13 @@ def claim_density(
     for domain in sorted(by_domain, key=lambda d: (d is None, d or "")):
         group = by_domain[domain]
         n = len(group)
-        ratio = _clustered_mean(  # the weights are not kept: bootstrap x n floats each
+        weights = _cluster_weights(n, bootstrap, seed)  # bootstrap x n floats, not kept
+        ratio = _clustered_mean(
             [r.claims / r.sentences for r in group],
             list(range(n)),
             [True] * n,
             n,
-            _cluster_weights(n, bootstrap, seed),
+            weights,
         )
         aligned = [r for r in group if r.empty_sentences is not None]
         # The share of empty sentences pools the sentences of the aligned responses:
@@ -175,7 +177,7 @@ def claim_density(
             owners,
             [True] * len(values),
             len(aligned),
-            _cluster_weights(len(aligned), bootstrap, seed),
+            weights if len(aligned) == n else _cluster_weights(len(aligned), bootstrap, seed),
         )
         out.append(
             ClaimDensity(
@@ -195,16 +197,21 @@ def _cluster_weights(n_clusters: int, bootstrap: int, seed: int) -> FloatArray |
     """How often each cluster is drawn in each resample (bootstrap x clusters)."""
     if not bootstrap or not n_clusters:
         return None
-    rng = np.random.default_rng(seed)
-    weights = np.empty((bootstrap, n_clusters))
+    return _draw_counts(np.random.default_rng(seed), n_clusters, bootstrap)
+
+
+def _draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:
+    """How often each of n units is drawn in each of `bootstrap` resamples of n units
+    with replacement (bootstrap x n): the counts of rng.integers(0, n, (bootstrap, n))."""
+    weights = np.empty((bootstrap, n))
     # 100 resamples at a time: the same draws as one call (an even number of them per
-    # call), without three bootstrap x clusters arrays at once (1 GB at 40,000 clusters)
+    # call), without three bootstrap x n arrays at once (1 GB at 40,000 units)
     for start in range(0, bootstrap, 100):
         rows = min(100, bootstrap - start)
-        drawn = rng.integers(0, n_clusters, size=(rows, n_clusters))
-        drawn += np.arange(rows)[:, None] * n_clusters  # one bincount for every resample
-        counts = np.bincount(drawn.ravel(), minlength=rows * n_clusters)
-        weights[start : start + rows] = counts.reshape(rows, n_clusters)
+        drawn = rng.integers(0, n, size=(rows, n))
+        drawn += np.arange(rows)[:, None] * n  # one bincount for every resample
+        counts = np.bincount(drawn.ravel(), minlength=rows * n)
+        weights[start : start + rows] = counts.reshape(rows, n)
     return weights
 
 
@@ -227,8 +234,9 @@ def _clustered_mean(
     value = float(sums.sum() / counts.sum())
     if weights is None:
         return Estimate("mean", value, n_units=n_kept)
+    totals = weights @ np.stack([sums, counts], axis=1)  # one pass over the weights
     with np.errstate(invalid="ignore", divide="ignore"):
-        resampled = (weights @ sums) / (weights @ counts)
+        resampled = totals[:, 0] / totals[:, 1]
     low, high, note = percentile_ci(resampled, CONFIDENCE)
     return Estimate("mean", value, low, high, note=note, n_units=n_kept)
 
@@ -496,9 +504,12 @@ def system_correlation(
     level: str,
     bootstrap: int = 1000,
     seed: int = 0,
+    draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
 ) -> Correlation:
     """Per system: each system's mean score over the responses both scorings scored;
-    `systems` maps a response to its system (e.g. its source model)."""
+    `systems` maps a response to its system (e.g. its source model). `draws` keeps the
+    resamples' counts between calls with the same seed and system sizes (the same draws
+    as a fresh call: rng.integers per system, in the systems' order)."""
     groups: dict[str, list[Hashable]] = defaultdict(list)
     for k in x:
         if k in y and k in systems:
@@ -508,19 +519,22 @@ def system_correlation(
     ym = [float(np.mean([y[k] for k in groups[s]])) for s in names]
     replicates = None
     if bootstrap and len(names) >= MIN_POINTS:
-        rng = np.random.default_rng(seed)
+        sizes = tuple(len(groups[s]) for s in names)
+        key = (seed, bootstrap, sizes)
+        counts = draws.get(key) if draws is not None else None
+        if counts is None:  # resample each system's responses, keep the system
+            rng = np.random.default_rng(seed)
+            counts = [_draw_counts(rng, n, bootstrap) for n in sizes]
+            if draws is not None:
+                draws[key] = counts
         cols_x, cols_y = [], []
-        for s in names:  # resample each system's responses, keep the system
-            xs = np.array([x[k] for k in groups[s]], dtype=np.float64)
-            ys = np.array([y[k] for k in groups[s]], dtype=np.float64)
-            mx, my = np.empty(bootstrap), np.empty(bootstrap)
-            # 100 resamples at a time: the draws of one call, in a tenth of the memory
-            for start in range(0, bootstrap, 100):
-                idx = rng.integers(0, len(xs), size=(min(100, bootstrap - start), len(xs)))
-                mx[start : start + len(idx)] = xs[idx].mean(axis=1)
-                my[start : start + len(idx)] = ys[idx].mean(axis=1)
-            cols_x.append(mx)
-            cols_y.append(my)
+        for s, w in zip(names, counts, strict=True):
+            means = w @ np.array([(x[k], y[k]) for k in groups[s]], dtype=np.float64)
+            # Rounded so that equal means tie in Spearman's and Kendall's ranks whatever
+            # order a sum took (the scores are in [0, 1]; rounding noise is ~1e-16).
+            means = np.round(means / len(groups[s]), TIE_DECIMALS)
+            cols_x.append(means[:, 0])
+            cols_y.append(means[:, 1])
         ones = np.ones((bootstrap, len(names)))
         observed = _replicates(ones[:1], np.array([xm]), np.array([ym]))
         replicates = (
