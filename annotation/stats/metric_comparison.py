@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -97,25 +97,42 @@ def list_similarity(
     docs = list(dict.fromkeys(p.document for p in pairs))
     index = {d: i for i, d in enumerate(docs)}
     cluster = [index[p.document] for p in pairs]
-    weights = _cluster_weights(len(docs), bootstrap, seed)
-
-    def mean(values: Sequence[float], keep: Sequence[bool] | None = None) -> Estimate:
-        keep = keep if keep is not None else [True] * len(values)
-        return _clustered_mean(values, cluster, keep, len(docs), weights)
-
     matches = [float(exact_match(p.a, p.b)) for p in pairs]
     with_claims = [bool(p.a or p.b) for p in pairs]
+    (
+        exact,
+        exact_with_claims,
+        rouge,
+        a_claims,
+        b_claims,
+        a_empty,
+        b_empty,
+    ) = _clustered_means(
+        [
+            (matches, None),
+            (matches, with_claims),
+            ([rouge_l(p.a, p.b) for p in pairs], None),
+            ([float(len(p.a)) for p in pairs], None),
+            ([float(len(p.b)) for p in pairs], None),
+            ([float(not p.a) for p in pairs], None),
+            ([float(not p.b) for p in pairs], None),
+        ],
+        cluster,
+        len(docs),
+        bootstrap,
+        seed,
+    )
     return ListSimilarity(
         units=len(pairs),
         documents=len(docs),
         both_empty=sum(not w for w in with_claims),
-        exact_match=mean(matches),
-        exact_match_with_claims=mean(matches, with_claims),
-        rouge_l=mean([rouge_l(p.a, p.b) for p in pairs]),
-        a_claims_per_unit=mean([float(len(p.a)) for p in pairs]),
-        b_claims_per_unit=mean([float(len(p.b)) for p in pairs]),
-        a_empty_share=mean([float(not p.a) for p in pairs]),
-        b_empty_share=mean([float(not p.b) for p in pairs]),
+        exact_match=exact,
+        exact_match_with_claims=exact_with_claims,
+        rouge_l=rouge,
+        a_claims_per_unit=a_claims,
+        b_claims_per_unit=b_claims,
+        a_empty_share=a_empty,
+        b_empty_share=b_empty,
     )
 
 
@@ -154,31 +171,19 @@ def claim_density(
     for domain in sorted(by_domain, key=lambda d: (d is None, d or "")):
         group = by_domain[domain]
         n = len(group)
-        weights = _cluster_weights(n, bootstrap, seed)  # bootstrap x n floats, not kept
-        ratio = _clustered_mean(
-            [r.claims / r.sentences for r in group],
-            list(range(n)),
-            [True] * n,
-            n,
-            weights,
-        )
-        aligned = [r for r in group if r.empty_sentences is not None]
-        # The share of empty sentences pools the sentences of the aligned responses:
-        # per response, its empty sentences (value 1) and its other ones (value 0).
-        sentences = np.array([r.sentences for r in aligned], dtype=np.intp)
-        empties = np.array([r.empty_sentences or 0 for r in aligned], dtype=np.intp)
-        owners = np.repeat(np.arange(len(aligned)), sentences)
-        values = (
-            np.arange(len(owners)) - np.repeat(np.cumsum(sentences) - sentences, sentences)
-            < np.repeat(empties, sentences)
-        ).astype(np.float64)
-        empty = _clustered_mean(
-            values,
-            owners,
-            [True] * len(values),
-            len(aligned),
-            weights if len(aligned) == n else _cluster_weights(len(aligned), bootstrap, seed),
-        )
+        # Per response (a cluster): its claims / sentences (one unit), and for the share
+        # of empty sentences, which pools the sentences of the sentence-aligned
+        # responses, its empty sentences over its sentences.
+        ratios = np.array([[r.claims / r.sentences, 1.0] for r in group]).reshape(n, 2)
+        aligned = np.array(
+            [(r.empty_sentences, r.sentences) for r in group if r.empty_sentences is not None],
+            dtype=np.float64,
+        ).reshape(-1, 2)
+        if len(aligned) == n:  # the same clusters: one set of draws for both
+            ratio, empty = _resampled_means(np.hstack([ratios, aligned]), bootstrap, seed)
+        else:
+            (ratio,) = _resampled_means(ratios, bootstrap, seed)
+            (empty,) = _resampled_means(aligned, bootstrap, seed)
         out.append(
             ClaimDensity(
                 domain,
@@ -193,52 +198,75 @@ def claim_density(
     return out
 
 
-def _cluster_weights(n_clusters: int, bootstrap: int, seed: int) -> FloatArray | None:
-    """How often each cluster is drawn in each resample (bootstrap x clusters)."""
-    if not bootstrap or not n_clusters:
-        return None
-    return _draw_counts(np.random.default_rng(seed), n_clusters, bootstrap)
-
-
-def _draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:
-    """How often each of n units is drawn in each of `bootstrap` resamples of n units
-    with replacement (bootstrap x n): the counts of rng.integers(0, n, (bootstrap, n))."""
-    weights = np.empty((bootstrap, n))
-    # 100 resamples at a time: the same draws as one call (an even number of them per
-    # call), without three bootstrap x n arrays at once (1 GB at 40,000 units)
+def _count_chunks(
+    rng: np.random.Generator, n: int, bootstrap: int
+) -> Iterator[tuple[int, FloatArray]]:
+    """(first resample, counts): how often each of n units is drawn in each of
+    `bootstrap` resamples of n units with replacement, 100 resamples at a time: the
+    counts of rng.integers(0, n, (bootstrap, n)) (the same draws as one call), without
+    bootstrap x n arrays (1 GB at 40,000 units)."""
     for start in range(0, bootstrap, 100):
         rows = min(100, bootstrap - start)
         drawn = rng.integers(0, n, size=(rows, n))
         drawn += np.arange(rows)[:, None] * n  # one bincount for every resample
-        counts = np.bincount(drawn.ravel(), minlength=rows * n)
-        weights[start : start + rows] = counts.reshape(rows, n)
+        counts = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n)
+        yield start, counts.astype(np.float64)  # floats: a matrix product with them is BLAS
+
+
+def _draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:
+    """The counts of `_count_chunks` as one bootstrap x n array."""
+    weights = np.empty((bootstrap, n))
+    for start, counts in _count_chunks(rng, n, bootstrap):
+        weights[start : start + len(counts)] = counts
     return weights
 
 
-def _clustered_mean(
-    values: Sequence[float] | npt.ArrayLike,
-    cluster: Sequence[int] | npt.ArrayLike,
-    keep: Sequence[bool],
+def _clustered_means(
+    columns: Sequence[tuple[npt.ArrayLike, npt.ArrayLike | None]],
+    cluster: npt.ArrayLike,
     n_clusters: int,
-    weights: FloatArray | None,
-) -> Estimate:
-    mask = np.asarray(keep, dtype=bool)
-    n_kept = int(mask.sum())
-    if not n_kept:
-        return Estimate("mean", None, undefined_reason="no units")
-    owners = np.asarray(cluster, dtype=np.intp)[mask]
-    sums = np.bincount(
-        owners, weights=np.asarray(values, dtype=np.float64)[mask], minlength=n_clusters
-    )
-    counts = np.bincount(owners, minlength=n_clusters).astype(np.float64)
-    value = float(sums.sum() / counts.sum())
-    if weights is None:
-        return Estimate("mean", value, n_units=n_kept)
-    totals = weights @ np.stack([sums, counts], axis=1)  # one pass over the weights
-    with np.errstate(invalid="ignore", divide="ignore"):
-        resampled = totals[:, 0] / totals[:, 1]
-    low, high, note = percentile_ci(resampled, CONFIDENCE)
-    return Estimate("mean", value, low, high, note=note, n_units=n_kept)
+    bootstrap: int,
+    seed: int,
+) -> list[Estimate]:
+    """The mean of each column (values, keep mask or None for all) over its kept units,
+    with a percentile interval from resampling the clusters: one set of draws (seeded)
+    for every column, streamed 100 resamples at a time."""
+    owners_all = np.asarray(cluster, dtype=np.intp)
+    totals = np.zeros((n_clusters, 2 * len(columns)))  # per cluster: sum, count per column
+    for j, (values, keep) in enumerate(columns):
+        mask = np.ones(len(owners_all), dtype=bool) if keep is None else np.asarray(keep, bool)
+        owners = owners_all[mask]
+        weights = np.asarray(values, dtype=np.float64)[mask]
+        totals[:, 2 * j] = np.bincount(owners, weights=weights, minlength=n_clusters)
+        totals[:, 2 * j + 1] = np.bincount(owners, minlength=n_clusters)
+    return _resampled_means(totals, bootstrap, seed)
+
+
+def _resampled_means(totals: FloatArray, bootstrap: int, seed: int) -> list[Estimate]:
+    """`totals` holds per cluster (row) the sum and the count of units of each mean (two
+    columns per mean): each mean's value, and its percentile interval from resampling
+    the clusters, one set of draws (seeded) for every mean, 100 resamples at a time."""
+    n_clusters = len(totals)
+    resampled = None
+    if bootstrap and n_clusters:
+        resampled = np.empty((bootstrap, totals.shape[1]))
+        for start, counts in _count_chunks(np.random.default_rng(seed), n_clusters, bootstrap):
+            resampled[start : start + len(counts)] = counts @ totals
+    out = []
+    for j in range(0, totals.shape[1], 2):
+        n_kept = int(totals[:, j + 1].sum())
+        if not n_kept:
+            out.append(Estimate("mean", None, undefined_reason="no units"))
+            continue
+        value = float(totals[:, j].sum() / totals[:, j + 1].sum())
+        if resampled is None:
+            out.append(Estimate("mean", value, n_units=n_kept))
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratios = resampled[:, j] / resampled[:, j + 1]
+        low, high, note = percentile_ci(ratios, CONFIDENCE)
+        out.append(Estimate("mean", value, low, high, note=note, n_units=n_kept))
+    return out
 
 
 # --------------------------------------------------------------------------- scores
