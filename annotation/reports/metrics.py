@@ -46,7 +46,7 @@ def metric_sections(data: ReportData) -> list[Section]:
     scores = _score_section(
         data.project,
         data.filters,
-        data.golds,
+        data.golds_of,
         bootstrap=data.bootstrap,
         seed=data.seed,
         with_charts=data.with_charts,
@@ -356,7 +356,7 @@ class _Scored:
     model_domain: dict[Hashable, str]  # document -> "source model / domain"
 
 
-def _scored(project: Project, filters: Filters, golds: dict[Any, Gold]) -> _Scored | None:
+def _scored(project: Project, filters: Filters, golds_of: dict[str, list[Gold]]) -> _Scored | None:
     verdicts = Verdict.objects.filter(
         system__project=project,
         system__kind__in=[System.VERIFIER, System.REFERENCE],
@@ -370,7 +370,7 @@ def _scored(project: Project, filters: Filters, golds: dict[Any, Gold]) -> _Scor
         "system__name", "claim_id", "claim__claim_list_id", "label"
     ).iterator(chunk_size=5000):
         labels[(source, list_id)][claim] = label
-    gold_claims = _gold_labels(project, golds)
+    gold_claims = _gold_labels(project, golds_of)
     for (claim, list_id), label in gold_claims.items():
         labels[(GOLD_SOURCE, list_id)][claim] = label
     if not labels:
@@ -469,14 +469,14 @@ def _scatter_charts(
 def _score_section(
     project: Project,
     filters: Filters,
-    golds: dict[Any, Gold],
+    golds_of: dict[str, list[Gold]],
     *,
     bootstrap: int,
     seed: int,
     with_charts: bool,
     k_rule: str,
 ) -> Section | None:
-    scored = _scored(project, filters, golds)
+    scored = _scored(project, filters, golds_of)
     if scored is None:
         return None
     scores: dict[str, dict[Hashable, float]] = {}
@@ -616,16 +616,13 @@ def _notes(c: ms.Correlation) -> str:
     )
 
 
-def _gold_labels(project: Project, golds: dict[Any, Gold]) -> dict[tuple[int, int], str]:
+def _gold_labels(project: Project, golds_of: dict[str, list[Gold]]) -> dict[tuple[int, int], str]:
     """(claim, claim list) -> the gold label of the claim, from every kind that judges claims
     (verification items, atomic-fact items)."""
-    by_kind: dict[str, list[Gold]] = defaultdict(list)
-    for g in golds.values():
-        if g.value:
-            by_kind[g.kind].append(g)
     found: dict[int, str] = {}
     for spec in kinds.judging(Claim):
-        for t in spec.verdict_targets(project, by_kind[spec.name]):
+        mine = [g for g in golds_of.get(spec.name, ()) if g.value]
+        for t in spec.verdict_targets(project, mine):
             label = spec.as_verdict(t.gold.value)
             if label:
                 found.setdefault(t.target, label)
