@@ -543,8 +543,10 @@ def system_correlation(
         if k in y and k in systems:
             groups[systems[k]].append(k)
     names = sorted(groups)
-    xm = [float(np.mean([x[k] for k in groups[s]])) for s in names]
-    ym = [float(np.mean([y[k] for k in groups[s]])) for s in names]
+    xs = [np.array([x[k] for k in groups[s]], dtype=np.float64) for s in names]
+    ys = [np.array([y[k] for k in groups[s]], dtype=np.float64) for s in names]
+    xm = [float(np.mean(v)) for v in xs]
+    ym = [float(np.mean(v)) for v in ys]
     replicates = None
     if bootstrap and len(names) >= MIN_POINTS:
         sizes = tuple(len(groups[s]) for s in names)
@@ -556,11 +558,11 @@ def system_correlation(
             if draws is not None:
                 draws[key] = counts
         cols_x, cols_y = [], []
-        for s, w in zip(names, counts, strict=True):
-            means = w @ np.array([(x[k], y[k]) for k in groups[s]], dtype=np.float64)
+        for xv, yv, w in zip(xs, ys, counts, strict=True):
+            means = w @ np.stack([xv, yv], axis=1)
             # Rounded so that equal means tie in Spearman's and Kendall's ranks whatever
             # order a sum took (the scores are in [0, 1]; rounding noise is ~1e-16).
-            means = np.round(means / len(groups[s]), TIE_DECIMALS)
+            means = np.round(means / len(xv), TIE_DECIMALS)
             cols_x.append(means[:, 0])
             cols_y.append(means[:, 1])
         ones = np.ones((bootstrap, len(names)))
