@@ -654,6 +654,7 @@ def mcnemar_test(
     table = np.zeros((2, 2), dtype=np.int64)
     excluded = 0
 
+    @_memoised
     def verdict(label: str | None) -> Label | None:
         if collapse is None:
             return normalise_verdict(label, mode=mode)
