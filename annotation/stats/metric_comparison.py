@@ -207,7 +207,7 @@ def _count_chunks(
     bootstrap x n arrays (1 GB at 40,000 units)."""
     ones = np.ones(n)
     for start in range(0, bootstrap, 100):
-        drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n))
+        drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
         # Row by row (n counts stay in the cache), weighted by ones to count in floats
         # (exact; a matrix product with floats is BLAS's, with integers numpy's own).
         yield start, np.array([np.bincount(row, weights=ones, minlength=n) for row in drawn])
