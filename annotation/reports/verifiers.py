@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +49,7 @@ class _Scores:
 
 def verifier_sections(data: ReportData) -> list[Section]:
     project, golds_of = data.project, data.golds_of
-    verdicts = list(
+    verdicts = fetch(  # ints and strings: straight from the cursor
         Verdict.objects.filter(
             system__project=project, system__kind__in=[System.VERIFIER, System.REFERENCE]
         ).values_list("claim_id", "segment_id", "system__name", "system__kind", "label")
@@ -139,7 +140,8 @@ def _score_system(
     level, target = spec.verdict_level, spec.verdict_target
     ref_raw = [u.reference for u in level_units]
     # read like the gold labels ("true"/"false" on a segment: supported/unsupported)
-    pred = [spec.as_verdict(labels.get((target, u.target))) for u in level_units]
+    as_verdict = functools.cache(spec.as_verdict)  # a few distinct labels
+    pred = [as_verdict(labels.get((target, u.target))) for u in level_units]
     if not any(p is not None for p in pred):
         return
     scores.aligned[(name, level)] = pred
