@@ -162,36 +162,39 @@ def claim_density(
 ) -> list[ClaimDensity]:
     """Per domain and over all domains; responses without sentences are left out."""
     usable = [r for r in responses if r.sentences > 0]
-    by_domain: dict[str | None, list[ResponseExtraction]] = defaultdict(list)
-    for r in usable:
-        by_domain[r.domain].append(r)
+    claims = np.array([r.claims for r in usable], dtype=np.int64)
+    sentences = np.array([r.sentences for r in usable], dtype=np.int64)
+    aligned = np.array([r.empty_sentences is not None for r in usable], dtype=bool)
+    empties = np.array([r.empty_sentences or 0 for r in usable], dtype=np.float64)
+    domains = [r.domain for r in usable]
+    by_domain: dict[str | None, npt.NDArray[np.bool_]] = {
+        d: np.array([x == d for x in domains], dtype=bool) for d in dict.fromkeys(domains)
+    }
     if len(by_domain) > 1:
-        by_domain[None] = usable
+        by_domain[None] = np.ones(len(usable), dtype=bool)
+    ratio_of = claims / sentences  # per response (a cluster): claims / sentences (one unit)
     out = []
     for domain in sorted(by_domain, key=lambda d: (d is None, d or "")):
         group = by_domain[domain]
-        n = len(group)
-        # Per response (a cluster): its claims / sentences (one unit), and for the share
-        # of empty sentences, which pools the sentences of the sentence-aligned
-        # responses, its empty sentences over its sentences.
-        ratios = np.array([[r.claims / r.sentences, 1.0] for r in group]).reshape(n, 2)
-        aligned = np.array(
-            [(r.empty_sentences, r.sentences) for r in group if r.empty_sentences is not None],
-            dtype=np.float64,
-        ).reshape(-1, 2)
-        if len(aligned) == n:  # the same clusters: one set of draws for both
-            ratio, empty = _resampled_means(np.hstack([ratios, aligned]), bootstrap, seed)
+        n = int(group.sum())
+        ratios = np.stack([ratio_of[group], np.ones(n)], axis=1)
+        # The share of empty sentences pools the sentences of the sentence-aligned
+        # responses: per response, its empty sentences over its sentences.
+        mine = group & aligned
+        shares = np.stack([empties[mine], sentences[mine].astype(np.float64)], axis=1)
+        if len(shares) == n:  # the same clusters: one set of draws for both
+            ratio, empty = _resampled_means(np.hstack([ratios, shares]), bootstrap, seed)
         else:
             (ratio,) = _resampled_means(ratios, bootstrap, seed)
-            (empty,) = _resampled_means(aligned, bootstrap, seed)
+            (empty,) = _resampled_means(shares, bootstrap, seed)
         out.append(
             ClaimDensity(
                 domain,
                 n,
-                sum(r.sentences for r in group),
-                sum(r.claims for r in group),
+                int(sentences[group].sum()),
+                int(claims[group].sum()),
                 ratio,
-                len(aligned),
+                len(shares),
                 empty,
             )
         )
