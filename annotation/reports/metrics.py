@@ -24,7 +24,7 @@ from typing import Any
 from pipeline.split import sentences_for
 
 from .. import charts, kinds
-from ..gold import Gold
+from ..gold import Gold, fetch
 from ..models import Claim, ClaimList, Document, Project, SentenceCount, System, Verdict
 from ..stats import Coefficient
 from ..stats import metric_comparison as ms
@@ -366,9 +366,9 @@ def _scored(project: Project, filters: Filters, golds_of: dict[str, list[Gold]])
         verdicts = verdicts.filter(claim__claim_list__document__domain__in=filters.domains)
     # (label source, claim list) -> claim -> label
     labels: dict[tuple[str, int], dict[int, str]] = defaultdict(dict)
-    for source, claim, list_id, label in verdicts.values_list(
-        "system__name", "claim_id", "claim__claim_list_id", "label"
-    ).iterator(chunk_size=5000):
+    for source, claim, list_id, label in fetch(  # ints and strings: straight from the cursor
+        verdicts.values_list("system__name", "claim_id", "claim__claim_list_id", "label")
+    ):
         labels[(source, list_id)][claim] = label
     gold_claims = _gold_labels(project, golds_of)
     for (claim, list_id), label in gold_claims.items():
@@ -626,5 +626,8 @@ def _gold_labels(project: Project, golds_of: dict[str, list[Gold]]) -> dict[tupl
             label = spec.as_verdict(t.gold.value)
             if label:
                 found.setdefault(t.target, label)
-    lists = dict(Claim.objects.filter(pk__in=found).values_list("pk", "claim_list_id"))
+    if not found:
+        return {}
+    claims = Claim.objects.filter(claim_list__document__project=project)  # a join, not ids
+    lists = dict(fetch(claims.values_list("pk", "claim_list_id")))
     return {(claim, lists[claim]): label for claim, label in found.items() if claim in lists}
