@@ -49,7 +49,7 @@ class _Scores:
 
 def verifier_sections(data: ReportData) -> list[Section]:
     project, golds_of = data.project, data.golds_of
-    verdicts = fetch(  # ints and strings: straight from the cursor
+    verdicts = list(
         Verdict.objects.filter(
             system__project=project, system__kind__in=[System.VERIFIER, System.REFERENCE]
         ).values_list("claim_id", "segment_id", "system__name", "system__kind", "label")
