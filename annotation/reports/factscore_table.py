@@ -121,9 +121,13 @@ def factscore_rows(
     under the human-label rule, facts of sentences marked irrelevant): a set that labels
     a few responses (the annotators' gold labels part way through) scores only those,
     and a source model none of whose responses it labels gets no row."""
-    list_of = dict(
-        Claim.objects.filter(pk__in=verdict_set.labels).values_list("pk", "claim_list_id")
-    )
+    list_of = {  # the project's claims: a join, not thousands of ids in the query
+        pk: list_id
+        for pk, list_id in Claim.objects.filter(claim_list__document__project=project).values_list(
+            "pk", "claim_list_id"
+        )
+        if pk in verdict_set.labels
+    }
     counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for claim, label in verdict_set.labels.items():
         if claim in list_of:
@@ -187,7 +191,8 @@ def factscore_rows(
 def _irrelevant_model_facts(documents: set[int]) -> dict[int, int]:
     """document id -> the model's atomic facts in its sentences marked is-relevant: false."""
     marked: dict[int, set[int]] = {}
-    for pk, metadata in Document.objects.filter(pk__in=documents).values_list("pk", "metadata"):
+    with_source = Document.objects.filter(pk__in=documents, metadata__has_key=SOURCE)
+    for pk, metadata in with_source.values_list("pk", "metadata"):  # others mark nothing
         source = metadata.get(SOURCE) if isinstance(metadata, dict) else None
         sentences = source.get("annotations") if isinstance(source, dict) else None
         off = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -139,7 +140,8 @@ def _score_system(
     level, target = spec.verdict_level, spec.verdict_target
     ref_raw = [u.reference for u in level_units]
     # read like the gold labels ("true"/"false" on a segment: supported/unsupported)
-    pred = [spec.as_verdict(labels.get((target, u.target))) for u in level_units]
+    as_verdict = functools.cache(spec.as_verdict)  # a few distinct labels
+    pred = [as_verdict(labels.get((target, u.target))) for u in level_units]
     if not any(p is not None for p in pred):
         return
     scores.aligned[(name, level)] = pred

@@ -21,11 +21,12 @@ MCNEMAR_EXACT_BELOW discordant pairs).
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections import Counter
-from collections.abc import Collection, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -154,9 +155,7 @@ def classification_scores(
     if beta <= 0:
         raise ValueError(f"beta must be positive, not {beta!r}")
     rule = dict(collapse or {})
-
-    def mapped(value: Label | None) -> Label | None:
-        return None if is_missing(value) else rule.get(value, value)
+    mapped = _memoised(lambda value: None if is_missing(value) else rule.get(value, value))
 
     excluded: Counter[str] = Counter()
     kept: list[tuple[Hashable, Label, Label]] = []
@@ -172,7 +171,10 @@ def classification_scores(
             kept.append((unit, t, p))
 
     labels_ = label_set(labels, {x for _, t, p in kept for x in (t, p)})
-    if labels is not None:
+    if labels is not None and any(  # checked on the distinct values, then found
+        value is not None and value not in labels_ and value not in exclude
+        for value in mapped.seen()
+    ):
         index = set(labels_)
         for position, (t_raw, p_raw) in enumerate(zip(y_true, y_pred, strict=True)):
             for side, raw in (("y_true", t_raw), ("y_pred", p_raw)):
@@ -183,6 +185,29 @@ def classification_scores(
                         f"{side}[{position}] = {shown} is not one of the labels {list(labels_)}"
                     )
     return _report(kept, labels_, dict(excluded), beta, name)
+
+
+class _memoised:  # noqa: N801 (used as a function)
+    """fn once per distinct value (a report's labels are a few values repeated thousands
+    of times), told apart by type as well (1 and True stay apart); an unhashable value
+    is computed each time. An error is raised again on each call, not kept."""
+
+    def __init__(self, fn: Callable[[Any], Label | None]) -> None:
+        self.fn = fn
+        self.cache: dict[tuple[type, Any], Label | None] = {}
+
+    def __call__(self, value: Any) -> Label | None:
+        key = (type(value), value)
+        try:
+            return self.cache[key]
+        except KeyError:
+            result = self.cache[key] = self.fn(value)
+            return result
+        except TypeError:  # unhashable
+            return self.fn(value)
+
+    def seen(self) -> list[Label | None]:
+        return list(self.cache.values())
 
 
 def _excluded_reason(label: Label) -> str:
@@ -441,6 +466,11 @@ def normalise_verdict(label: str | None, *, mode: Mode | None = None) -> str | N
     """
     if label is None:
         return None
+    return _normalised(label, mode)
+
+
+@functools.lru_cache(maxsize=4096)  # a report reads each spelling thousands of times
+def _normalised(label: str, mode: Mode | None) -> str | None:
     key = label.strip().lower().rstrip(".").strip()
     if key in _NO_VERDICT:
         return None
@@ -517,8 +547,9 @@ def verifier_vs_reference(
     kinds = [SUPPORTED, UNSUPPORTED, CONTRADICTED, INCONCLUSIVE]
     image = [rule.get(k, k) for k in kinds if k != UNSUPPORTED or k in rule.values()]
     verdict_labels = tuple(dict.fromkeys(image))
-    true = [_verdict(x, rule, verdict_labels) for x in y_true]
-    pred = [_verdict(x, rule, verdict_labels) for x in y_pred]
+    verdict = _memoised(lambda x: _verdict(x, rule, verdict_labels))
+    true = [verdict(x) for x in y_true]
+    pred = [verdict(x) for x in y_pred]
     return classification_scores(
         y_true=true,
         y_pred=pred,
@@ -623,6 +654,7 @@ def mcnemar_test(
     table = np.zeros((2, 2), dtype=np.int64)
     excluded = 0
 
+    @_memoised
     def verdict(label: str | None) -> Label | None:
         if collapse is None:
             return normalise_verdict(label, mode=mode)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -40,6 +40,7 @@ from .inter_rater import percentile_ci  # a value with its interval, or why it h
 NO_CLAIM = "No verifiable claim."  # VeriScore's extractor output for a sentence without claims
 CONFIDENCE = 0.95
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
+TIE_DECIMALS = 12  # resampled means equal to this many decimals are ties
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -96,25 +97,42 @@ def list_similarity(
     docs = list(dict.fromkeys(p.document for p in pairs))
     index = {d: i for i, d in enumerate(docs)}
     cluster = [index[p.document] for p in pairs]
-    weights = _cluster_weights(len(docs), bootstrap, seed)
-
-    def mean(values: Sequence[float], keep: Sequence[bool] | None = None) -> Estimate:
-        keep = keep if keep is not None else [True] * len(values)
-        return _clustered_mean(values, cluster, keep, len(docs), weights)
-
     matches = [float(exact_match(p.a, p.b)) for p in pairs]
     with_claims = [bool(p.a or p.b) for p in pairs]
+    (
+        exact,
+        exact_with_claims,
+        rouge,
+        a_claims,
+        b_claims,
+        a_empty,
+        b_empty,
+    ) = _clustered_means(
+        [
+            (matches, None),
+            (matches, with_claims),
+            ([rouge_l(p.a, p.b) for p in pairs], None),
+            ([float(len(p.a)) for p in pairs], None),
+            ([float(len(p.b)) for p in pairs], None),
+            ([float(not p.a) for p in pairs], None),
+            ([float(not p.b) for p in pairs], None),
+        ],
+        cluster,
+        len(docs),
+        bootstrap,
+        seed,
+    )
     return ListSimilarity(
         units=len(pairs),
         documents=len(docs),
         both_empty=sum(not w for w in with_claims),
-        exact_match=mean(matches),
-        exact_match_with_claims=mean(matches, with_claims),
-        rouge_l=mean([rouge_l(p.a, p.b) for p in pairs]),
-        a_claims_per_unit=mean([float(len(p.a)) for p in pairs]),
-        b_claims_per_unit=mean([float(len(p.b)) for p in pairs]),
-        a_empty_share=mean([float(not p.a) for p in pairs]),
-        b_empty_share=mean([float(not p.b) for p in pairs]),
+        exact_match=exact,
+        exact_match_with_claims=exact_with_claims,
+        rouge_l=rouge,
+        a_claims_per_unit=a_claims,
+        b_claims_per_unit=b_claims,
+        a_empty_share=a_empty,
+        b_empty_share=b_empty,
     )
 
 
@@ -144,93 +162,114 @@ def claim_density(
 ) -> list[ClaimDensity]:
     """Per domain and over all domains; responses without sentences are left out."""
     usable = [r for r in responses if r.sentences > 0]
-    by_domain: dict[str | None, list[ResponseExtraction]] = defaultdict(list)
-    for r in usable:
-        by_domain[r.domain].append(r)
+    claims = np.array([r.claims for r in usable], dtype=np.int64)
+    sentences = np.array([r.sentences for r in usable], dtype=np.int64)
+    aligned = np.array([r.empty_sentences is not None for r in usable], dtype=bool)
+    empties = np.array([r.empty_sentences or 0 for r in usable], dtype=np.float64)
+    domains = [r.domain for r in usable]
+    by_domain: dict[str | None, npt.NDArray[np.bool_]] = {
+        d: np.array([x == d for x in domains], dtype=bool) for d in dict.fromkeys(domains)
+    }
     if len(by_domain) > 1:
-        by_domain[None] = usable
+        by_domain[None] = np.ones(len(usable), dtype=bool)
+    ratio_of = claims / sentences  # per response (a cluster): claims / sentences (one unit)
     out = []
     for domain in sorted(by_domain, key=lambda d: (d is None, d or "")):
         group = by_domain[domain]
-        n = len(group)
-        ratio = _clustered_mean(  # the weights are not kept: bootstrap x n floats each
-            [r.claims / r.sentences for r in group],
-            list(range(n)),
-            [True] * n,
-            n,
-            _cluster_weights(n, bootstrap, seed),
-        )
-        aligned = [r for r in group if r.empty_sentences is not None]
-        # The share of empty sentences pools the sentences of the aligned responses:
-        # per response, its empty sentences (value 1) and its other ones (value 0).
-        sentences = np.array([r.sentences for r in aligned], dtype=np.intp)
-        empties = np.array([r.empty_sentences or 0 for r in aligned], dtype=np.intp)
-        owners = np.repeat(np.arange(len(aligned)), sentences)
-        values = (
-            np.arange(len(owners)) - np.repeat(np.cumsum(sentences) - sentences, sentences)
-            < np.repeat(empties, sentences)
-        ).astype(np.float64)
-        empty = _clustered_mean(
-            values,
-            owners,
-            [True] * len(values),
-            len(aligned),
-            _cluster_weights(len(aligned), bootstrap, seed),
-        )
+        n = int(group.sum())
+        ratios = np.stack([ratio_of[group], np.ones(n)], axis=1)
+        # The share of empty sentences pools the sentences of the sentence-aligned
+        # responses: per response, its empty sentences over its sentences.
+        mine = group & aligned
+        shares = np.stack([empties[mine], sentences[mine].astype(np.float64)], axis=1)
+        if len(shares) == n:  # the same clusters: one set of draws for both
+            ratio, empty = _resampled_means(np.hstack([ratios, shares]), bootstrap, seed)
+        else:
+            (ratio,) = _resampled_means(ratios, bootstrap, seed)
+            (empty,) = _resampled_means(shares, bootstrap, seed)
         out.append(
             ClaimDensity(
                 domain,
                 n,
-                sum(r.sentences for r in group),
-                sum(r.claims for r in group),
+                int(sentences[group].sum()),
+                int(claims[group].sum()),
                 ratio,
-                len(aligned),
+                len(shares),
                 empty,
             )
         )
     return out
 
 
-def _cluster_weights(n_clusters: int, bootstrap: int, seed: int) -> FloatArray | None:
-    """How often each cluster is drawn in each resample (bootstrap x clusters)."""
-    if not bootstrap or not n_clusters:
-        return None
-    rng = np.random.default_rng(seed)
-    weights = np.empty((bootstrap, n_clusters))
-    # 100 resamples at a time: the same draws as one call (an even number of them per
-    # call), without three bootstrap x clusters arrays at once (1 GB at 40,000 clusters)
+def _count_chunks(
+    rng: np.random.Generator, n: int, bootstrap: int
+) -> Iterator[tuple[int, FloatArray]]:
+    """(first resample, counts): how often each of n units is drawn in each of
+    `bootstrap` resamples of n units with replacement, 100 resamples at a time: the
+    counts of rng.integers(0, n, (bootstrap, n)) (the same draws as one call), without
+    bootstrap x n arrays (1 GB at 40,000 units)."""
+    ones = np.ones(n)
     for start in range(0, bootstrap, 100):
-        rows = min(100, bootstrap - start)
-        drawn = rng.integers(0, n_clusters, size=(rows, n_clusters))
-        drawn += np.arange(rows)[:, None] * n_clusters  # one bincount for every resample
-        counts = np.bincount(drawn.ravel(), minlength=rows * n_clusters)
-        weights[start : start + rows] = counts.reshape(rows, n_clusters)
+        drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
+        # Row by row (n counts stay in the cache), weighted by ones to count in floats
+        # (exact; a matrix product with floats is BLAS's, with integers numpy's own).
+        yield start, np.array([np.bincount(row, weights=ones, minlength=n) for row in drawn])
+
+
+def _draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:
+    """The counts of `_count_chunks` as one bootstrap x n array."""
+    weights = np.empty((bootstrap, n))
+    for start, counts in _count_chunks(rng, n, bootstrap):
+        weights[start : start + len(counts)] = counts
     return weights
 
 
-def _clustered_mean(
-    values: Sequence[float] | npt.ArrayLike,
-    cluster: Sequence[int] | npt.ArrayLike,
-    keep: Sequence[bool],
+def _clustered_means(
+    columns: Sequence[tuple[npt.ArrayLike, npt.ArrayLike | None]],
+    cluster: npt.ArrayLike,
     n_clusters: int,
-    weights: FloatArray | None,
-) -> Estimate:
-    mask = np.asarray(keep, dtype=bool)
-    n_kept = int(mask.sum())
-    if not n_kept:
-        return Estimate("mean", None, undefined_reason="no units")
-    owners = np.asarray(cluster, dtype=np.intp)[mask]
-    sums = np.bincount(
-        owners, weights=np.asarray(values, dtype=np.float64)[mask], minlength=n_clusters
-    )
-    counts = np.bincount(owners, minlength=n_clusters).astype(np.float64)
-    value = float(sums.sum() / counts.sum())
-    if weights is None:
-        return Estimate("mean", value, n_units=n_kept)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        resampled = (weights @ sums) / (weights @ counts)
-    low, high, note = percentile_ci(resampled, CONFIDENCE)
-    return Estimate("mean", value, low, high, note=note, n_units=n_kept)
+    bootstrap: int,
+    seed: int,
+) -> list[Estimate]:
+    """The mean of each column (values, keep mask or None for all) over its kept units,
+    with a percentile interval from resampling the clusters: one set of draws (seeded)
+    for every column, streamed 100 resamples at a time."""
+    owners_all = np.asarray(cluster, dtype=np.intp)
+    totals = np.zeros((n_clusters, 2 * len(columns)))  # per cluster: sum, count per column
+    for j, (values, keep) in enumerate(columns):
+        mask = np.ones(len(owners_all), dtype=bool) if keep is None else np.asarray(keep, bool)
+        owners = owners_all[mask]
+        weights = np.asarray(values, dtype=np.float64)[mask]
+        totals[:, 2 * j] = np.bincount(owners, weights=weights, minlength=n_clusters)
+        totals[:, 2 * j + 1] = np.bincount(owners, minlength=n_clusters)
+    return _resampled_means(totals, bootstrap, seed)
+
+
+def _resampled_means(totals: FloatArray, bootstrap: int, seed: int) -> list[Estimate]:
+    """`totals` holds per cluster (row) the sum and the count of units of each mean (two
+    columns per mean): each mean's value, and its percentile interval from resampling
+    the clusters, one set of draws (seeded) for every mean, 100 resamples at a time."""
+    n_clusters = len(totals)
+    resampled = None
+    if bootstrap and n_clusters:
+        resampled = np.empty((bootstrap, totals.shape[1]))
+        for start, counts in _count_chunks(np.random.default_rng(seed), n_clusters, bootstrap):
+            resampled[start : start + len(counts)] = counts @ totals
+    out = []
+    for j in range(0, totals.shape[1], 2):
+        n_kept = int(totals[:, j + 1].sum())
+        if not n_kept:
+            out.append(Estimate("mean", None, undefined_reason="no units"))
+            continue
+        value = float(totals[:, j].sum() / totals[:, j + 1].sum())
+        if resampled is None:
+            out.append(Estimate("mean", value, n_units=n_kept))
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratios = resampled[:, j] / resampled[:, j + 1]
+        low, high, note = percentile_ci(ratios, CONFIDENCE)
+        out.append(Estimate("mean", value, low, high, note=note, n_units=n_kept))
+    return out
 
 
 # --------------------------------------------------------------------------- scores
@@ -496,31 +535,39 @@ def system_correlation(
     level: str,
     bootstrap: int = 1000,
     seed: int = 0,
+    draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
 ) -> Correlation:
     """Per system: each system's mean score over the responses both scorings scored;
-    `systems` maps a response to its system (e.g. its source model)."""
+    `systems` maps a response to its system (e.g. its source model). `draws` keeps the
+    resamples' counts between calls with the same seed and system sizes (the same draws
+    as a fresh call: rng.integers per system, in the systems' order)."""
     groups: dict[str, list[Hashable]] = defaultdict(list)
     for k in x:
         if k in y and k in systems:
             groups[systems[k]].append(k)
     names = sorted(groups)
-    xm = [float(np.mean([x[k] for k in groups[s]])) for s in names]
-    ym = [float(np.mean([y[k] for k in groups[s]])) for s in names]
+    xs = [np.array([x[k] for k in groups[s]], dtype=np.float64) for s in names]
+    ys = [np.array([y[k] for k in groups[s]], dtype=np.float64) for s in names]
+    xm = [float(np.mean(v)) for v in xs]
+    ym = [float(np.mean(v)) for v in ys]
     replicates = None
     if bootstrap and len(names) >= MIN_POINTS:
-        rng = np.random.default_rng(seed)
+        sizes = tuple(len(groups[s]) for s in names)
+        key = (seed, bootstrap, sizes)
+        counts = draws.get(key) if draws is not None else None
+        if counts is None:  # resample each system's responses, keep the system
+            rng = np.random.default_rng(seed)
+            counts = [_draw_counts(rng, n, bootstrap) for n in sizes]
+            if draws is not None:
+                draws[key] = counts
         cols_x, cols_y = [], []
-        for s in names:  # resample each system's responses, keep the system
-            xs = np.array([x[k] for k in groups[s]], dtype=np.float64)
-            ys = np.array([y[k] for k in groups[s]], dtype=np.float64)
-            mx, my = np.empty(bootstrap), np.empty(bootstrap)
-            # 100 resamples at a time: the draws of one call, in a tenth of the memory
-            for start in range(0, bootstrap, 100):
-                idx = rng.integers(0, len(xs), size=(min(100, bootstrap - start), len(xs)))
-                mx[start : start + len(idx)] = xs[idx].mean(axis=1)
-                my[start : start + len(idx)] = ys[idx].mean(axis=1)
-            cols_x.append(mx)
-            cols_y.append(my)
+        for xv, yv, w in zip(xs, ys, counts, strict=True):
+            means = w @ np.stack([xv, yv], axis=1)
+            # Rounded so that equal means tie in Spearman's and Kendall's ranks whatever
+            # order a sum took (the scores are in [0, 1]; rounding noise is ~1e-16).
+            means = np.round(means / len(xv), TIE_DECIMALS)
+            cols_x.append(means[:, 0])
+            cols_y.append(means[:, 1])
         ones = np.ones((bootstrap, len(names)))
         observed = _replicates(ones[:1], np.array([xm]), np.array([ym]))
         replicates = (

@@ -36,7 +36,7 @@ def test_cluster_weights_drawn_in_chunks_are_the_draws_of_one_call(
 ) -> None:
     drawn = np.random.default_rng(seed).integers(0, n, size=(bootstrap, n))
     expected = np.array([np.bincount(row, minlength=n) for row in drawn], dtype=np.float64)
-    assert np.array_equal(mc._cluster_weights(n, bootstrap, seed), expected)
+    assert np.array_equal(mc._draw_counts(np.random.default_rng(seed), n, bootstrap), expected)
 
 
 def test_system_resamples_drawn_in_chunks_are_the_draws_of_one_call(
@@ -57,5 +57,40 @@ def test_system_resamples_drawn_in_chunks_are_the_draws_of_one_call(
         keys = [k for k in x if systems[k] == model]
         xs, ys = np.array([x[k] for k in keys]), np.array([y[k] for k in keys])
         idx = draws.integers(0, len(keys), size=(250, len(keys)))
-        assert np.array_equal(seen[-1][0][:, column], xs[idx].mean(axis=1))
-        assert np.array_equal(seen[-1][1][:, column], ys[idx].mean(axis=1))
+        # The same draws; the means are now (drawn counts) @ scores rounded to
+        # TIE_DECIMALS (so equal means tie), no longer the same float sums: equal to 1e-12.
+        assert np.allclose(seen[-1][0][:, column], xs[idx].mean(axis=1), rtol=0, atol=1e-12)
+        assert np.allclose(seen[-1][1][:, column], ys[idx].mean(axis=1), rtol=0, atol=1e-12)
+
+
+def test_system_resamples_shared_between_calls_are_the_draws_of_a_fresh_call() -> None:
+    rng = np.random.default_rng(7)
+    systems = {i: f"model-{i % 5}" for i in range(200)}
+    scores = [{i: float(rng.random()) for i in range(200)} for _ in range(3)]
+    draws: dict = {}
+    for x, y in [(scores[0], scores[1]), (scores[1], scores[2]), (scores[0], scores[2])]:
+        shared = mc.system_correlation(x, y, systems, level="s", seed=4, draws=draws)
+        assert shared == mc.system_correlation(x, y, systems, level="s", seed=4)
+    assert len(draws) == 1  # one set of draws for the three calls (same sizes, same seed)
+
+
+def test_equal_resampled_system_means_tie(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Systems A and B have the same scores in another order: in a resample that draws
+    the same scores from both, their means are equal and must tie in the ranks (a float
+    sum in another order, 0.1 + 0.2 + 0.3 against 0.3 + 0.2 + 0.1, differs by 1e-16)."""
+    tenths = {"A": [1, 2, 3], "B": [3, 2, 1], "C": [5, 9, 4], "D": [8, 6, 7]}
+    x, y, systems = {}, {}, {}
+    for name, values in tenths.items():
+        for i, v in enumerate(values):
+            key = f"{name}{i}"
+            x[key], y[key], systems[key] = v / 10, (v % 4) / 10, name
+    seen: list[np.ndarray] = []
+    replicates = mc._replicates
+    monkeypatch.setattr(mc, "_replicates", lambda w, a, b: seen.append(a) or replicates(w, a, b))
+    mc.system_correlation(x, y, systems, level="system", bootstrap=400, seed=1)
+    draws = np.random.default_rng(1)
+    idx = {name: draws.integers(0, 3, size=(400, 3)) for name in tenths}  # sorted order
+    sums = {name: np.array(values)[idx[name]].sum(axis=1) for name, values in tenths.items()}
+    equal = sums["A"] == sums["B"]
+    assert equal.sum() > 50
+    assert np.array_equal(seen[-1][equal, 0], seen[-1][equal, 1])
