@@ -9,6 +9,7 @@ adjudicated; other ties have no gold.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -68,6 +69,16 @@ def fetch(qs: QuerySet[Any]) -> list[tuple[Any, ...]]:
         return list(cursor.fetchall())
 
 
+def stream(qs: QuerySet[Any], size: int = 20_000) -> Iterator[tuple[Any, ...]]:
+    """`fetch`, a chunk at a time: the rows of a large query are never all held as
+    Python tuples at once."""
+    sql, params = qs.query.sql_with_params()
+    with connections[qs.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        while chunk := cursor.fetchmany(size):
+            yield from chunk
+
+
 def label_rows(
     project: Project, *, kind: str | None = None, where: Q | None = None
 ) -> list[LabelRow]:
@@ -80,8 +91,15 @@ def label_rows(
         assignments = assignments.filter(item__kind=kind)
     if where is not None:
         assignments = assignments.filter(where)
+    shared: dict[str, str] = {}  # kinds and domains, one string each
     info = {
-        pk: (item, item_kind, annotator, bool(swapped), domain)
+        pk: (
+            item,
+            shared.setdefault(item_kind, item_kind),
+            annotator,
+            bool(swapped),
+            shared.setdefault(domain, domain),
+        )
         for pk, item, item_kind, annotator, swapped, domain in fetch(
             assignments.values_list(
                 "pk", "item_id", "item__kind", "annotator_id", "swapped", "item__document__domain"
@@ -95,23 +113,27 @@ def label_rows(
         .values_list("assignment_id", "unit", "field", "value")
         .order_by("assignment__item_id", "unit", "field", "assignment__annotator_id")
     )
+    # One answer is one LabelRow; its strings are shared (a 100,000-item report holds a
+    # few distinct units, fields and values, not a copy per answer) and each kind's
+    # comparable value is computed once per (kind, field, value, order).
+    seen: dict[tuple[str, str, str, bool], tuple[str, str, str] | None] = {}
+    units: dict[str, str] = {}
     rows = []
-    for assignment, unit, fld, value in fetch(answers):
+    append = rows.append
+    for assignment, unit, fld, value in stream(answers):
         item, item_kind, annotator, swapped, domain = info[assignment]
-        spec, fields = fields_of[item_kind]
-        if fld in fields:
-            rows.append(
-                LabelRow(
-                    item,
-                    item_kind,
-                    unit,
-                    fld,
-                    annotator,
-                    spec.comparable(fld, value, swapped),
-                    domain,
-                    value,
-                    swapped,
-                )
+        key = (item_kind, fld, value, swapped)
+        known = seen.get(key)
+        if known is None and key not in seen:
+            spec, fields = fields_of[item_kind]
+            known = seen[key] = (
+                (fld, spec.comparable(fld, value, swapped), value) if fld in fields else None
+            )
+        if known is not None:
+            fld, comparable, raw = known
+            unit = units.setdefault(unit, unit)
+            append(
+                LabelRow(item, item_kind, unit, fld, annotator, comparable, domain, raw, swapped)
             )
     return rows
 
