@@ -8,7 +8,7 @@ from collections.abc import Hashable
 from .. import charts, kinds, stats
 from ..kinds import unit_type
 from ..stats.ratings import Ratings
-from .queries import ReportData
+from .queries import ReportData, collector_paused
 from .tables import Cell, Chart, Section, Table, failed_section
 
 # --------------------------------------------------------------------------- agreement
@@ -20,7 +20,8 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
     A field asked only when another one has a value (the error type of an incorrect
     segment) is compared on the units where every annotator who judged it gave that value.
     """
-    grouped, item_kinds, names = data.grouped, data.item_kinds, data.names
+    grouped, item_kinds = data.grouped, data.item_kinds
+    names = {a: data.names.get(a, f"A?{a}") for a in {r for row in grouped.values() for r in row}}
     conditions = {
         (s.name, f.name): f.only_when for s in kinds.all_specs() for f in s.fields if f.only_when
     }
@@ -33,11 +34,12 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
             if not other or any(v != condition[1] for v in other.values()):
                 continue
         by_spec[(kind, unit_type(unit), fld)][f"{item}/{unit}"] = {
-            names.get(a, f"A?{a}"): v for a, v in by_rater.items()
+            names[a]: v for a, v in by_rater.items()
         }
     return by_spec
 
 
+@collector_paused()
 def agreement_sections(data: ReportData) -> list[Section]:
     project, names = data.project, data.names
     bootstrap, seed, with_charts = data.bootstrap, data.seed, data.with_charts

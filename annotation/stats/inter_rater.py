@@ -201,7 +201,6 @@ def agreement(
     )
     histogram = dict(sorted(Counter(per_unit.tolist()).items()))
     used_counts = per_unit[used]
-    all_labels = [label for row in data.labels for label in row]
 
     population = counts[per_unit >= 1]
     if population.shape[0]:
@@ -261,7 +260,7 @@ def agreement(
         max_raters=int(np.max(used_counts)) if n_used else 0,
         mean_raters=float(used_counts.mean()) if n_used else 0.0,
         excluded=excluded,
-        label_distribution=label_distribution(all_labels),
+        label_distribution=_distribution(data, codes, categories),
         percent_agreement=estimates["percent"],
         full_agreement=estimates["full"],
         fleiss_kappa=estimates["fleiss"],
@@ -312,6 +311,20 @@ def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int6
                     f"is not one of the declared categories {categories}"
                 ) from None
     return codes
+
+
+def _distribution(
+    data: Ratings, codes: npt.NDArray[np.int64], categories: tuple[Label, ...]
+) -> dict[Label, int]:
+    """`label_distribution` of every rating, from the codes when the labels are text (the
+    label is then its category): most frequent first, ties in order of first appearance
+    row by row, as Counter.most_common orders them."""
+    if not all(isinstance(c, str) for c in categories):
+        return label_distribution(label for row in data.labels for label in row)
+    flat = codes.ravel()
+    present, first, counts = np.unique(flat[flat >= 0], return_index=True, return_counts=True)
+    order = np.lexsort((first, -counts))
+    return {categories[int(present[i])]: int(counts[i]) for i in order}
 
 
 def _count_matrix(codes: npt.NDArray[np.int64], n_categories: int) -> npt.NDArray[np.int64]:

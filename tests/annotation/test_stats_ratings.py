@@ -106,3 +106,23 @@ def test_stats_package_imports_no_django() -> None:
     for module in package.glob("*.py"):
         source = module.read_text()
         assert "import django" not in source and "from django" not in source, module.name
+
+
+def test_text_labels_are_counted_from_the_codes_as_counter_counts_them() -> None:
+    # agreement() counts text labels from its encoded matrix: the same counts, and ties in
+    # order of first appearance row by row, as label_distribution (Counter) gives them.
+    rng = np.random.default_rng(3)
+    labels = ["no", "yes", "maybe", None]
+    matrix = [[labels[i] for i in row] for row in rng.integers(0, 4, size=(60, 3))]
+    matrix[0] = ["z", "y", "x"]  # three labels seen once, first in this order
+    matrix += [["z", "y", "x"], ["z", "y", "x"]]
+    categories = ["maybe", "no", "x", "y", "yes", "z"]
+    report = stats.agreement(
+        stats.Ratings.from_units_by_raters(matrix), categories=categories, bootstrap=0
+    )
+    expected = stats.label_distribution(label for row in matrix for label in row)
+    assert list(report.label_distribution.items()) == list(expected.items())
+    assert list(report.label_distribution)[-3:] == ["z", "y", "x"]  # a tie, first seen first
+    # text and None are kept as given: rows become tuples, nothing else changes
+    ratings = stats.Ratings.from_units_by_raters(matrix)
+    assert ratings.labels == tuple(tuple(row) for row in matrix)
