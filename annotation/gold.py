@@ -39,7 +39,7 @@ class LabelRow(NamedTuple):
     swapped: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Gold:
     item: int
     kind: str

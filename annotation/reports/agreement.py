@@ -122,21 +122,21 @@ def _agreement_for(
         return None
     allowed = set(categories)
     dropped = 0
-    clean: dict[Hashable, dict[str, str]] = {}
-    for unit, by_rater in mapping.items():
-        kept = {r: v for r, v in by_rater.items() if v in allowed}
-        dropped += len(by_rater) - len(kept)
-        if kept:
-            clean[unit] = kept
+    clean: dict[Hashable, dict[str, str]] = mapping
+    if not {v for row in mapping.values() for v in row.values()} <= allowed:
+        clean = {}
+        for unit, by_rater in mapping.items():
+            kept = {r: v for r, v in by_rater.items() if v in allowed}
+            dropped += len(by_rater) - len(kept)
+            if kept:
+                clean[unit] = kept
     if not clean:
         return None
-    raters = sorted(
-        {r for row in clean.values() for r in row}, key=lambda r: rater_order.get(r, 1e9)
-    )
+    raters = sorted(set().union(*clean.values()), key=lambda r: rater_order.get(r, 1e9))
     ratings = Ratings(
         units=tuple(clean),
         raters=tuple(raters),
-        labels=tuple(tuple(row.get(r) for r in raters) for row in clean.values()),
+        labels=tuple(tuple(map(row.get, raters)) for row in clean.values()),
     )
     return stats.agreement(ratings, categories=categories, bootstrap=bootstrap, seed=seed), dropped
 

@@ -81,12 +81,22 @@ def unit_golds(
         ).values_list("item_id", "unit", "field", "value", "note")
     }
     golds: dict[UnitKey, Gold] = {}
+    # the same answers give the same gold: decided once per (kind, field, answers)
+    decided: dict[tuple[str, str, tuple[str, ...]], Gold] = {}
     for key, by_rater in grouped.items():
         item, unit, fld = key
-        if fld in gold_fields:
-            golds[key] = decide(
-                item, item_kinds[item], unit, fld, list(by_rater.values()), adjudicated.get(key)
-            )
+        if fld not in gold_fields:
+            continue
+        kind, adjudication = item_kinds[item], adjudicated.get(key)
+        if adjudication is not None:
+            golds[key] = decide(item, kind, unit, fld, list(by_rater.values()), adjudication)
+            continue
+        answers = (kind, fld, tuple(by_rater.values()))
+        if (same := decided.get(answers)) is None:
+            golds[key] = decided[answers] = decide(item, kind, unit, fld, list(answers[2]))
+        else:
+            votes = dict(same.votes)
+            golds[key] = Gold(item, kind, unit, fld, same.value, same.provenance, votes)
     return golds
 
 
