@@ -26,6 +26,7 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
         (s.name, f.name): f.only_when for s in kinds.all_specs() for f in s.fields if f.only_when
     }
     by_spec: dict[tuple[str, str, str], dict[Hashable, dict[str, str]]] = defaultdict(dict)
+    levels: dict[str, str] = {}  # unit -> its type, once per distinct unit name
     for (item, unit, fld), by_rater in grouped.items():
         kind = item_kinds[item]
         condition = conditions.get((kind, fld))
@@ -33,9 +34,9 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
             other = grouped.get((item, unit, condition[0]))
             if not other or any(v != condition[1] for v in other.values()):
                 continue
-        by_spec[(kind, unit_type(unit), fld)][f"{item}/{unit}"] = {
-            names[a]: v for a, v in by_rater.items()
-        }
+        if (level := levels.get(unit)) is None:
+            level = levels[unit] = unit_type(unit)
+        by_spec[(kind, level, fld)][f"{item}/{unit}"] = {names[a]: v for a, v in by_rater.items()}
     return by_spec
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -194,17 +193,18 @@ def agreement(
     counts = _count_matrix(codes, len(categories))
     per_unit = counts.sum(axis=1)
     used = per_unit >= 2
+    few = np.flatnonzero(per_unit < 2).tolist()
     excluded = tuple(
-        ExcludedUnit(unit, "no ratings" if n == 0 else "only one rating")
-        for unit, n in zip(data.units, per_unit.tolist(), strict=True)
-        if n < 2
+        ExcludedUnit(data.units[u], "no ratings" if per_unit[u] == 0 else "only one rating")
+        for u in few
     )
-    histogram = dict(sorted(Counter(per_unit.tolist()).items()))
+    sizes, size_counts = np.unique(per_unit, return_counts=True)
+    histogram = dict(zip(sizes.tolist(), size_counts.tolist(), strict=True))
     used_counts = per_unit[used]
 
     population = counts[per_unit >= 1]
     if population.shape[0]:
-        patterns, freq = np.unique(population, axis=0, return_counts=True)
+        patterns, freq = _unique_rows(population)
     else:
         patterns, freq = np.zeros((0, len(categories)), dtype=np.int64), np.zeros(0, np.int64)
     delta = _delta_fn(level, categories)
@@ -297,20 +297,35 @@ def _categories(data: Ratings, declared: Sequence[Label] | None, level: str) -> 
 
 
 def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int64]:
-    index = {label: i for i, label in enumerate(categories)}
-    codes = np.full((len(data.units), len(data.raters)), -1, dtype=np.int64)
-    for u, (unit, row) in enumerate(zip(data.units, data.labels, strict=True)):
-        for r, label in enumerate(row):
-            if label is None:
-                continue
-            try:
-                codes[u, r] = index[label]
-            except KeyError:
-                raise ValueError(
-                    f"label {label!r} of rater {data.raters[r]!r} on unit {unit!r} "
-                    f"is not one of the declared categories {categories}"
-                ) from None
+    """units x raters: each label's position in `categories`, -1 where missing."""
+    index: dict[Label | None, int] = {label: i for i, label in enumerate(categories)}
+    index[None] = -1  # categories never hold None: it is a missing rating
+    flat = [index.get(label, -2) for row in data.labels for label in row]
+    codes = np.array(flat, dtype=np.int64).reshape(len(data.units), len(data.raters))
+    if (codes == -2).any():
+        u, r = (int(i) for i in np.argwhere(codes == -2)[0])  # the first, row by row
+        raise ValueError(
+            f"label {data.labels[u][r]!r} of rater {data.raters[r]!r} on unit "
+            f"{data.units[u]!r} is not one of the declared categories {categories}"
+        )
     return codes
+
+
+def _unique_rows(
+    matrix: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """np.unique(matrix, axis=0, return_counts=True) for small integers of -1 or more (codes,
+    counts): each row read as one number, first column most significant, which keeps the
+    rows' lexicographic order; much faster than sorting rows as records."""
+    if not matrix.size or matrix.min() < -1:
+        return np.unique(matrix, axis=0, return_counts=True)  # type: ignore[no-any-return]
+    digits = matrix + 1
+    base, width = int(digits.max()) + 1, matrix.shape[1]
+    if base**width >= 2**62:
+        return np.unique(matrix, axis=0, return_counts=True)  # type: ignore[no-any-return]
+    keys = digits @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    return matrix[first], counts
 
 
 def _distribution(
@@ -573,7 +588,7 @@ def _conger_patterns(
     rated = codes[(codes >= 0).any(axis=1)]
     if not len(rated):
         return rated, np.zeros(0, dtype=np.int64)
-    return np.unique(rated, axis=0, return_counts=True)
+    return _unique_rows(rated)
 
 
 def _conger_from_weights(rows: npt.NDArray[np.int64], weights: FloatArray, q: int) -> FloatArray:
