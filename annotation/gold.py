@@ -118,7 +118,7 @@ def label_rows(
     # comparable value is computed once per (kind, field, value, order).
     seen: dict[tuple[str, str, str, bool], tuple[str, str, str] | None] = {}
     units: dict[str, str] = {}
-    rows = []
+    rows: list[LabelRow] = []
     append = rows.append
     for assignment, unit, fld, value in stream(answers):
         item, item_kind, annotator, swapped, domain = info[assignment]

@@ -318,11 +318,11 @@ def _unique_rows(
     counts): each row read as one number, first column most significant, which keeps the
     rows' lexicographic order; much faster than sorting rows as records."""
     if not matrix.size or matrix.min() < -1:
-        return np.unique(matrix, axis=0, return_counts=True)  # type: ignore[no-any-return]
+        return np.unique(matrix, axis=0, return_counts=True)
     digits = matrix + 1
     base, width = int(digits.max()) + 1, matrix.shape[1]
     if base**width >= 2**62:
-        return np.unique(matrix, axis=0, return_counts=True)  # type: ignore[no-any-return]
+        return np.unique(matrix, axis=0, return_counts=True)
     keys = digits @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
     _, first, counts = np.unique(keys, return_index=True, return_counts=True)
     return matrix[first], counts
