@@ -6,9 +6,10 @@ from collections import Counter, defaultdict
 from collections.abc import Hashable
 
 from .. import charts, kinds, stats
+from ..gold import collector_paused
 from ..kinds import unit_type
 from ..stats.ratings import Ratings
-from .queries import ReportData, collector_paused
+from .queries import ReportData
 from .tables import Cell, Chart, Section, Table, failed_section
 
 # --------------------------------------------------------------------------- agreement

@@ -3,10 +3,8 @@ grouped per unit and their gold labels."""
 
 from __future__ import annotations
 
-import gc
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, time
 
@@ -14,7 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .. import kinds
-from ..gold import Gold, LabelRow, decide, label_rows
+from ..gold import Gold, LabelRow, collector_paused, decide, label_rows
 from ..models import Adjudication, Membership, Project
 from .tables import Filters
 
@@ -98,22 +96,6 @@ def unit_golds(
             votes = dict(same.votes)
             golds[key] = Gold(item, kind, unit, fld, same.value, same.provenance, votes)
     return golds
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off meanwhile (as it was, after). Reports make
-    hundreds of thousands of small objects and no reference cycle: with the collector on,
-    its passes over them cost as much as making them (measured: half the CPU of
-    label_rows and most of field_units at 10,000 items)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 @dataclass(frozen=True)

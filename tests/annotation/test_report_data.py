@@ -1,4 +1,4 @@
-"""reports.queries.collector_paused: the report's bulk reads run without the cyclic
+"""gold.collector_paused: the report's bulk reads run without the cyclic
 collector, which is back as it was afterwards, also after an error. No DB."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from annotation.reports.queries import collector_paused
+from annotation.gold import collector_paused
 
 
 def test_the_collector_is_off_inside_and_back_after() -> None:
