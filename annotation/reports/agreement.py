@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Hashable
 
 from .. import charts, kinds, stats
+from ..gold import collector_paused
 from ..kinds import unit_type
 from ..stats.ratings import Ratings
 from .queries import ReportData
@@ -20,11 +21,13 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
     A field asked only when another one has a value (the error type of an incorrect
     segment) is compared on the units where every annotator who judged it gave that value.
     """
-    grouped, item_kinds, names = data.grouped, data.item_kinds, data.names
+    grouped, item_kinds = data.grouped, data.item_kinds
+    names = {a: data.names.get(a, f"A?{a}") for a in {r for row in grouped.values() for r in row}}
     conditions = {
         (s.name, f.name): f.only_when for s in kinds.all_specs() for f in s.fields if f.only_when
     }
     by_spec: dict[tuple[str, str, str], dict[Hashable, dict[str, str]]] = defaultdict(dict)
+    levels: dict[str, str] = {}  # unit -> its type, once per distinct unit name
     for (item, unit, fld), by_rater in grouped.items():
         kind = item_kinds[item]
         condition = conditions.get((kind, fld))
@@ -32,12 +35,13 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
             other = grouped.get((item, unit, condition[0]))
             if not other or any(v != condition[1] for v in other.values()):
                 continue
-        by_spec[(kind, unit_type(unit), fld)][f"{item}/{unit}"] = {
-            names.get(a, f"A?{a}"): v for a, v in by_rater.items()
-        }
+        if (level := levels.get(unit)) is None:
+            level = levels[unit] = unit_type(unit)
+        by_spec[(kind, level, fld)][f"{item}/{unit}"] = {names[a]: v for a, v in by_rater.items()}
     return by_spec
 
 
+@collector_paused()
 def agreement_sections(data: ReportData) -> list[Section]:
     project, names = data.project, data.names
     bootstrap, seed, with_charts = data.bootstrap, data.seed, data.with_charts
@@ -120,21 +124,21 @@ def _agreement_for(
         return None
     allowed = set(categories)
     dropped = 0
-    clean: dict[Hashable, dict[str, str]] = {}
-    for unit, by_rater in mapping.items():
-        kept = {r: v for r, v in by_rater.items() if v in allowed}
-        dropped += len(by_rater) - len(kept)
-        if kept:
-            clean[unit] = kept
+    clean: dict[Hashable, dict[str, str]] = mapping
+    if not {v for row in mapping.values() for v in row.values()} <= allowed:
+        clean = {}
+        for unit, by_rater in mapping.items():
+            kept = {r: v for r, v in by_rater.items() if v in allowed}
+            dropped += len(by_rater) - len(kept)
+            if kept:
+                clean[unit] = kept
     if not clean:
         return None
-    raters = sorted(
-        {r for row in clean.values() for r in row}, key=lambda r: rater_order.get(r, 1e9)
-    )
+    raters = sorted(set().union(*clean.values()), key=lambda r: rater_order.get(r, 1e9))
     ratings = Ratings(
         units=tuple(clean),
         raters=tuple(raters),
-        labels=tuple(tuple(row.get(r) for r in raters) for row in clean.values()),
+        labels=tuple(tuple(map(row.get, raters)) for row in clean.values()),
     )
     return stats.agreement(ratings, categories=categories, bootstrap=bootstrap, seed=seed), dropped
 

@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .. import kinds
-from ..gold import Gold, LabelRow, decide, label_rows
+from ..gold import Gold, LabelRow, collector_paused, decide, label_rows
 from ..models import Adjudication, Membership, Project
 from .tables import Filters
 
@@ -79,12 +79,22 @@ def unit_golds(
         ).values_list("item_id", "unit", "field", "value", "note")
     }
     golds: dict[UnitKey, Gold] = {}
+    # the same answers give the same gold: decided once per (kind, field, answers)
+    decided: dict[tuple[str, str, tuple[str, ...]], Gold] = {}
     for key, by_rater in grouped.items():
         item, unit, fld = key
-        if fld in gold_fields:
-            golds[key] = decide(
-                item, item_kinds[item], unit, fld, list(by_rater.values()), adjudicated.get(key)
-            )
+        if fld not in gold_fields:
+            continue
+        kind, adjudication = item_kinds[item], adjudicated.get(key)
+        if adjudication is not None:
+            golds[key] = decide(item, kind, unit, fld, list(by_rater.values()), adjudication)
+            continue
+        answers = (kind, fld, tuple(by_rater.values()))
+        if (same := decided.get(answers)) is None:
+            golds[key] = decided[answers] = decide(item, kind, unit, fld, list(answers[2]))
+        else:
+            votes = dict(same.votes)
+            golds[key] = Gold(item, kind, unit, fld, same.value, same.provenance, votes)
     return golds
 
 
@@ -117,16 +127,17 @@ def report_data(
     k_rule: str,
     with_charts: bool,
 ) -> ReportData:
-    rows = label_rows(project, where=assignment_filter(filters))
-    item_kinds = {r.item: r.kind for r in rows}
-    grouped = group_by_unit(rows)
-    golds = unit_golds(grouped, item_kinds, project)
-    rows_of: dict[str, list[LabelRow]] = defaultdict(list)
-    for r in rows:
-        rows_of[r.kind].append(r)
-    golds_of: dict[str, list[Gold]] = defaultdict(list)
-    for g in golds.values():
-        golds_of[g.kind].append(g)
+    with collector_paused():
+        rows = label_rows(project, where=assignment_filter(filters))
+        item_kinds = {r.item: r.kind for r in rows}
+        grouped = group_by_unit(rows)
+        golds = unit_golds(grouped, item_kinds, project)
+        rows_of: dict[str, list[LabelRow]] = defaultdict(list)
+        for r in rows:
+            rows_of[r.kind].append(r)
+        golds_of: dict[str, list[Gold]] = defaultdict(list)
+        for g in golds.values():
+            golds_of[g.kind].append(g)
     return ReportData(
         project=project,
         filters=filters,

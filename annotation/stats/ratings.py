@@ -82,6 +82,10 @@ class Ratings:
             raise ValueError("unit ids must be unique")
         if len(set(self.raters)) != len(self.raters):
             raise ValueError("rater ids must be unique")
+        if {type(label) for row in self.labels for label in row} <= {str, type(None)}:
+            # text and None need no cleaning (the common case: one pass)
+            object.__setattr__(self, "labels", tuple(map(tuple, self.labels)))
+            return
         cleaned = tuple(
             tuple(
                 _clean(label, f"unit {unit!r}, rater {rater!r}")

@@ -106,3 +106,36 @@ def test_stats_package_imports_no_django() -> None:
     for module in package.glob("*.py"):
         source = module.read_text()
         assert "import django" not in source and "from django" not in source, module.name
+
+
+def test_text_labels_are_counted_from_the_codes_as_counter_counts_them() -> None:
+    # agreement() counts text labels from its encoded matrix: the same counts, and ties in
+    # order of first appearance row by row, as label_distribution (Counter) gives them.
+    rng = np.random.default_rng(3)
+    labels = ["no", "yes", "maybe", None]
+    matrix = [[labels[i] for i in row] for row in rng.integers(0, 4, size=(60, 3))]
+    matrix[0] = ["z", "y", "x"]  # three labels seen once, first in this order
+    matrix += [["z", "y", "x"], ["z", "y", "x"]]
+    categories = ["maybe", "no", "x", "y", "yes", "z"]
+    report = stats.agreement(
+        stats.Ratings.from_units_by_raters(matrix), categories=categories, bootstrap=0
+    )
+    expected = stats.label_distribution(label for row in matrix for label in row)
+    assert list(report.label_distribution.items()) == list(expected.items())
+    assert list(report.label_distribution)[-3:] == ["z", "y", "x"]  # a tie, first seen first
+    # text and None are kept as given: rows become tuples, nothing else changes
+    ratings = stats.Ratings.from_units_by_raters(matrix)
+    assert ratings.labels == tuple(tuple(row) for row in matrix)
+
+
+def test_unique_rows_are_numpys_rows_in_numpys_order() -> None:
+    # the agreement's patterns: each row read as one number must give np.unique's rows,
+    # order and counts (codes with -1 for missing, counts; wide rows fall back to numpy)
+    from annotation.stats.inter_rater import _unique_rows
+
+    rng = np.random.default_rng(5)
+    for low, high, width in [(-1, 4, 3), (0, 9, 6), (-1, 2, 40), (0, 1000, 9)]:
+        matrix = rng.integers(low, high, size=(500, width))
+        rows, counts = _unique_rows(matrix)
+        expected_rows, expected_counts = np.unique(matrix, axis=0, return_counts=True)
+        assert np.array_equal(rows, expected_rows) and np.array_equal(counts, expected_counts)
