@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.core.files.uploadedfile import TemporaryUploadedFile, UploadedFile
 from django.db import connection, models, transaction
+from django.tasks import task
 from django.utils import timezone
 
 from pipeline.dataformats import (
@@ -453,10 +454,24 @@ def save_records(
                 progress("write", done, total)
         _check_constraints_per_statement(False)
         bump_data_version(project.pk)
+        if summary.documents_created or summary.documents_updated:
+            # after the commit (robust: the import stands when the queue fails; the
+            # report then counts what is missing itself)
+            transaction.on_commit(lambda: count_sentences.enqueue(project.pk), robust=True)
         analyze_after_write(summary)  # so that a report right after plans well
         if before_commit:
             before_commit(summary)
     return summary
+
+
+@task()
+def count_sentences(project_id: int) -> int:
+    """The sentence counts the reports need, stored after an import (in the background,
+    `manage.py db_worker`): splitting is too slow for the import itself (about 2.7 s of
+    CPU per 1,000 real responses, docs/researchers/importing.md)."""
+    from .reports.metrics import store_sentence_counts
+
+    return store_sentence_counts(project_id)
 
 
 def _check_constraints_per_statement(on: bool) -> None:
