@@ -498,14 +498,7 @@ def _save_batch(
     summary: ImportSummary,
 ) -> None:
     specs = {**_system_specs(records, f"import:{fmt}"), **(systems or {})}
-    # Unordered: ordered by id, SQLite walks every document of the project (by the
-    # project index) instead of looking the ids up, and each batch takes longer.
-    existing = {
-        d.external_id: d
-        for d in Document.objects.filter(
-            project=project, external_id__in=[r.external_id for r in records]
-        ).order_by()
-    }
+    existing = {d.external_id: d for d in _known_documents(project, records)}
     if check_identity:
         _check_identity(records, existing, file, update)
     missing = [name for name in specs if name not in known]
@@ -543,6 +536,25 @@ def _save_batch(
                 pairs = [(by_text[c.text], c) for c in lst.claims if c.text in by_text]
             _add_evidence_and_verdicts(pairs, known, summary)
         _add_segments(doc, r.segments, known, summary, replace=update and check_identity)
+
+
+def _known_documents(project: Project, records: list[DocRecord]) -> Iterable[Document]:
+    """The documents of the project that have the records' ids, each looked up by the
+    unique index on (project, external id). SQLite: unordered (ordered by id, it walked
+    every document of the project instead). PostgreSQL: one probe per id, forced (a
+    LATERAL subquery with LIMIT is not flattened into a join): without statistics (a
+    large import's own rows) the planner read every document of the project for each
+    batch instead, filtering them by the 1,000 ids (a 100,000-line import: 106 s of
+    server CPU instead of 19 s)."""
+    ids = [r.external_id for r in records]
+    if connection.vendor != "postgresql":
+        return Document.objects.filter(project=project, external_id__in=ids).order_by()
+    table = connection.ops.quote_name(Document._meta.db_table)
+    return Document.objects.raw(
+        f"SELECT d.* FROM unnest(%s::text[]) AS wanted(external_id), LATERAL (SELECT * "
+        f"FROM {table} WHERE project_id = %s AND external_id = wanted.external_id LIMIT 1) d",
+        [ids, project.pk],
+    )
 
 
 def _claims(cl: ClaimList, lst: ListRecord) -> list[Claim]:
