@@ -479,7 +479,8 @@ def _check_constraints_per_statement(on: bool) -> None:
     at the end of each statement of the import (on) instead of all at COMMIT, then back to
     deferred for the rest of the caller's transaction (off). The same checks: at COMMIT the
     queue of 3,000,000 checks of a 100,000-line import took a third of the import's time
-    (docs/researchers/importing.md). A rollback to the import's savepoint restores the mode too."""
+    (docs/development.md, Benchmarks). A rollback to the import's savepoint restores the
+    mode too."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(f"SET CONSTRAINTS ALL {'IMMEDIATE' if on else 'DEFERRED'}")
