@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.core.files.uploadedfile import TemporaryUploadedFile, UploadedFile
 from django.db import connection, models, transaction
+from django.tasks import task
 from django.utils import timezone
 
 from pipeline.dataformats import (
@@ -435,6 +436,7 @@ def save_records(
     known: dict[str, System] = {}
     done = 0
     with transaction.atomic():
+        _check_constraints_per_statement(True)
         for batch in batched(records, BATCH):
             _save_batch(
                 project,
@@ -450,11 +452,38 @@ def save_records(
             done += len(batch)
             if progress:
                 progress("write", done, total)
+        _check_constraints_per_statement(False)
         bump_data_version(project.pk)
+        if summary.documents_created or summary.documents_updated:
+            # after the commit (robust: the import stands when the queue fails; the
+            # report then counts what is missing itself)
+            transaction.on_commit(lambda: count_sentences.enqueue(project.pk), robust=True)
         analyze_after_write(summary)  # so that a report right after plans well
         if before_commit:
             before_commit(summary)
     return summary
+
+
+@task()
+def count_sentences(project_id: int) -> int:
+    """The sentence counts the reports need, stored after an import (in the background,
+    `manage.py db_worker`): splitting is too slow for the import itself (about 2.7 s of
+    CPU per 1,000 real responses, docs/researchers/importing.md)."""
+    from .reports.metrics import store_sentence_counts
+
+    return store_sentence_counts(project_id)
+
+
+def _check_constraints_per_statement(on: bool) -> None:
+    """PostgreSQL: the foreign keys (Django's are DEFERRABLE INITIALLY DEFERRED) checked
+    at the end of each statement of the import (on) instead of all at COMMIT, then back to
+    deferred for the rest of the caller's transaction (off). The same checks: at COMMIT the
+    queue of 3,000,000 checks of a 100,000-line import took a third of the import's time
+    (docs/development.md, Benchmarks). A rollback to the import's savepoint restores the
+    mode too."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET CONSTRAINTS ALL {'IMMEDIATE' if on else 'DEFERRED'}")
 
 
 def _save_batch(
@@ -470,14 +499,7 @@ def _save_batch(
     summary: ImportSummary,
 ) -> None:
     specs = {**_system_specs(records, f"import:{fmt}"), **(systems or {})}
-    # Unordered: ordered by id, SQLite walks every document of the project (by the
-    # project index) instead of looking the ids up, and each batch takes longer.
-    existing = {
-        d.external_id: d
-        for d in Document.objects.filter(
-            project=project, external_id__in=[r.external_id for r in records]
-        ).order_by()
-    }
+    existing = {d.external_id: d for d in _known_documents(project, records)}
     if check_identity:
         _check_identity(records, existing, file, update)
     missing = [name for name in specs if name not in known]
@@ -515,6 +537,25 @@ def _save_batch(
                 pairs = [(by_text[c.text], c) for c in lst.claims if c.text in by_text]
             _add_evidence_and_verdicts(pairs, known, summary)
         _add_segments(doc, r.segments, known, summary, replace=update and check_identity)
+
+
+def _known_documents(project: Project, records: list[DocRecord]) -> Iterable[Document]:
+    """The documents of the project that have the records' ids, each looked up by the
+    unique index on (project, external id). SQLite: unordered (ordered by id, it walked
+    every document of the project instead). PostgreSQL: one probe per id, forced (a
+    LATERAL subquery with LIMIT is not flattened into a join): without statistics (a
+    large import's own rows) the planner read every document of the project for each
+    batch instead, filtering them by the 1,000 ids (a 100,000-line import: 106 s of
+    server CPU instead of 19 s)."""
+    ids = [r.external_id for r in records]
+    if connection.vendor != "postgresql":
+        return Document.objects.filter(project=project, external_id__in=ids).order_by()
+    table = connection.ops.quote_name(Document._meta.db_table)
+    return Document.objects.raw(
+        f"SELECT d.* FROM unnest(%s::text[]) AS wanted(external_id), LATERAL (SELECT * "
+        f"FROM {table} WHERE project_id = %s AND external_id = wanted.external_id LIMIT 1) d",
+        [ids, project.pk],
+    )
 
 
 def _claims(cl: ClaimList, lst: ListRecord) -> list[Claim]:
@@ -563,35 +604,45 @@ CLAIM_COLUMNS = ("claim_list", "position", "text", "sentence_index", "sentence")
 
 
 def _copy_rows(
-    model: type[models.Model], columns: tuple[str, ...], rows: Iterable[tuple[Any, ...]], n: int
+    model: type[models.Model],
+    columns: tuple[str, ...],
+    rows: Iterable[tuple[Any, ...]],
+    n: int | None,
 ) -> list[int]:
     """PostgreSQL: `n` rows into a model's table with COPY (psycopg 3), in the caller's
     transaction, under the table's constraints like an INSERT; their new ids, in order,
-    taken from the table's sequence beforehand (COPY returns none)."""
-    if not n:
+    taken from the table's sequence beforehand (COPY returns none). `n` None: any number
+    of rows, whose ids the table's identity default gives and nobody needs (none are
+    sent back and forth: 30 claims a document)."""
+    if n == 0:
         return []
     table, names = _table(model, columns)
     pk = str(model._meta.pk.column)
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-            [model._meta.db_table, pk, n],
-        )
-        ids = [r[0] for r in cursor.fetchall()]
-        quoted = connection.ops.quote_name(pk)
+        ids: list[int] = []
+        if n is not None:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                [model._meta.db_table, pk, n],
+            )
+            ids = [r[0] for r in cursor.fetchall()]
+            names = f"{connection.ops.quote_name(pk)}, {names}"
+            rows = ((pk_value, *row) for pk_value, row in zip(ids, rows, strict=True))
         # psycopg's own errors, raised as Django's (IntegrityError...) like an INSERT's
         with (
             connection.wrap_database_errors,
-            cursor.copy(f"COPY {table} ({quoted}, {names}) FROM STDIN") as copy,
+            cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,
         ):
-            for pk_value, row in zip(ids, rows, strict=True):
-                copy.write_row((pk_value, *row))
+            for row in rows:
+                copy.write_row(row)
     return ids
 
 
 def _copy_claims(lists: list[tuple[int, ListRecord]]) -> None:
     """PostgreSQL: the claims without evidence or verdicts of new claim lists, with COPY."""
-    rows = [
+    if not lists:
+        return
+    rows = (
         (pk, i, *claim)
         for pk, lst in lists
         for i, claim in enumerate(
@@ -599,8 +650,8 @@ def _copy_claims(lists: list[tuple[int, ListRecord]]) -> None:
             if lst.texts is not None  # plain texts: no ClaimRecords
             else ((c.text, c.sentence_index, c.sentence) for c in lst.claims)
         )
-    ]
-    _copy_rows(Claim, CLAIM_COLUMNS, rows, len(rows))
+    )
+    _copy_rows(Claim, CLAIM_COLUMNS, rows, None)
 
 
 def _insert_claims(lists: list[tuple[int, ListRecord]]) -> None:

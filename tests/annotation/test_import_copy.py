@@ -81,3 +81,77 @@ def test_a_later_error_undoes_the_copied_batches(
         import_file(project=project, path=path, file=path.name)
     assert not Document.objects.filter(project=project).exists()
     assert not Claim.objects.filter(claim_list__document__project=project).exists()
+
+
+def test_claims_copied_without_ids_take_them_from_the_identity_and_are_checked_at_once(
+    project: Project,
+) -> None:
+    """Plain claims go in without ids (the table's identity gives them); a claim of a
+    list that does not exist fails at its COPY during an import, not at COMMIT."""
+    doc = Document.objects.create(project=project, external_id="d", response="r")
+    cl = ClaimList.objects.create(document=doc, system=project.systems.create(name="s"))
+    before = Claim.objects.create(claim_list=cl, position=0, text="first")
+    rows = [(cl.pk, 1, "second", None, ""), (cl.pk, 2, "third", None, "")]
+    assert ingest._copy_rows(Claim, ingest.CLAIM_COLUMNS, iter(rows), None) == []
+    after = Claim.objects.create(claim_list=cl, position=3, text="fourth")
+    ids = list(cl.claims.order_by("position").values_list("pk", flat=True))
+    assert ids == sorted(ids) and ids[0] == before.pk and ids[-1] == after.pk
+    orphan = [(cl.pk + 1000, 0, "orphan", None, "")]
+    with transaction.atomic():
+        ingest._check_constraints_per_statement(True)
+        with pytest.raises(IntegrityError, match="claim_list_id"), transaction.atomic():
+            ingest._copy_rows(Claim, ingest.CLAIM_COLUMNS, orphan, None)
+        ingest._check_constraints_per_statement(False)
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_callers_transaction_has_its_constraints_deferred_again_after_an_import(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: bool
+) -> None:
+    monkeypatch.setattr(ingest, "BATCH", 3)
+    path = tmp_path / "in-a-transaction.jsonl"
+    lines = [canonical_line(i) for i in range(7)] + (['{"id": 1}'] if fails else [])
+    path.write_text("".join(line + "\n" for line in lines))
+    with transaction.atomic():
+        try:
+            import_file(project=project, path=path, file=path.name)
+        except ImportFailed:
+            assert fails
+        table = connection.ops.quote_name(Claim._meta.db_table)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} (claim_list_id, position, text, sentence) "
+                "VALUES (-1, 0, 'orphan', '')"
+            )  # deferred: accepted until the check
+            with pytest.raises(IntegrityError, match="claim_list_id"):
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            transaction.set_rollback(True)
+    assert Document.objects.filter(project=project).count() == (0 if fails else 7)
+
+
+def test_each_batch_looks_its_ids_up_by_the_unique_index(project: Project, tmp_path: Path) -> None:
+    """One probe of unique_external_id per id, whatever the statistics say. Not every
+    document of the project read and filtered by the batch's 1,000 ids: what PostgreSQL
+    chose for `external_id IN (...)` without statistics, making each batch of a large
+    import slower than the one before."""
+    path = tmp_path / "ids.jsonl"
+    path.write_text("".join(canonical_line(i) + "\n" for i in range(3)))
+    lookups: list[tuple[str, Any]] = []
+
+    def keep(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if "annotation_document" in sql and "external_id" in sql and sql.startswith("SELECT"):
+            lookups.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(keep):
+        import_file(project=project, path=path, file=path.name)
+    [(sql, params)] = lookups
+    assert params[0] == [f"doc-{i}" for i in range(3)]
+    many = [f"synthetic-{i}" for i in range(1000)]  # a whole batch's ids
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM pg_statistic WHERE starelid = 'annotation_document'::regclass")
+        cursor.execute("EXPLAIN " + sql, [many, *params[1:]])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        transaction.set_rollback(True)
+    assert "Nested Loop" in plan and "unique_external_id" in plan, plan
+    assert "ANY" not in plan, plan  # no filter by the list

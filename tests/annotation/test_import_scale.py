@@ -207,6 +207,8 @@ def test_the_benchmark_runs_in_quick_mode() -> None:
         "SQLite: 300 lines" in result.stdout
         and "documents/s; peak resident memory" in result.stdout
     )
+    assert ("PostgreSQL: 300 lines" in result.stdout) == bool(os.environ.get("DATABASE_URL"))
+    assert "| SQLite | 300 |" in result.stdout  # the side-by-side table
 
 
 def test_uploads_spooled_to_disk_are_streamed_and_large_ones_refused(
@@ -368,19 +370,31 @@ def test_a_killed_workers_import_fails_visibly_and_writes_nothing(
 
 
 @pytest.mark.scale
-def test_a_million_line_file_imports_on_sqlite_within_500_mb() -> None:
-    """`pytest -m scale`: the benchmark's 1,000,000-line SYNTHETIC file (about 1.9 GB)."""
+def test_a_million_line_file_imports_within_500_mb() -> None:
+    """`pytest -m scale`: the benchmark's 1,000,000-line SYNTHETIC file (about 1.9 GB),
+    imported into DATABASE_URL's PostgreSQL when it is set (CI's PostgreSQL pass), else
+    into SQLite; the importing process stays under 500 MB on both (the PostgreSQL server's
+    own processes are not counted). The speed is printed, not asserted (a shared machine's
+    timing is no test)."""
+    database = "PostgreSQL" if os.environ.get("DATABASE_URL") else "SQLite"
     result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "import_scale.py"), "--lines", "1000000"],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "import_scale.py"),
+            "--lines",
+            "1000000",
+            "--database",
+            "postgres" if database == "PostgreSQL" else "sqlite",
+        ],
         capture_output=True,
         text=True,
-        timeout=1800,
+        timeout=3600,
         cwd=ROOT,
         check=False,
-        env={k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
     )
-    assert result.returncode == 0, result.stderr
-    line = next(x for x in result.stdout.splitlines() if x.startswith("SQLite:"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    print(result.stdout)
+    [line] = [x for x in result.stdout.splitlines() if x.startswith(f"{database}:")]
     assert "1,000,000 documents and 30,000,000 claims" in line
     peak = int(line.split("peak resident memory ")[1].split(" MB")[0])
     assert peak < 500, line
