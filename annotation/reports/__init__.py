@@ -174,7 +174,8 @@ def cached_report(project: Project, **options: Any) -> Report:
     a report with the same options was built. The key holds the project's data version
     (models.bump_data_version, bumped in the same transaction as every write a report
     reads), read before the report's own queries: a write committed meanwhile leaves a
-    report at least as new as its key, never an older one under a newer key."""
+    report at least as new as its key, never an older one under a newer key. The cached
+    report has no `Section.data` (the stats objects): callers that need them build."""
     version = Project.objects.filter(pk=project.pk).values_list("data_version", flat=True)
     full: dict[str, Any] = {
         "filters": Filters(),
@@ -188,6 +189,7 @@ def cached_report(project: Project, **options: Any) -> Report:
     key = f"report:{project.pk}:{version.get()}:{digest}"
     report: Report | None = cache.get(key)
     if report is None:
-        report = build_report(project, **full)
+        # hit or miss, the same report: without the sections' stats objects (`data`)
+        report = build_report(project, **full).without_data()
         cache.set(key, report, CACHE_SECONDS)
     return report

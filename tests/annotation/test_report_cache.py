@@ -217,3 +217,19 @@ def test_sentence_counts_are_stored_per_splitter_and_recounted_after_an_edit(
         assert spy.call_count == 1
     assert again[doc] == 5
     assert SentenceCount.objects.get(document_id=doc).count == 5
+
+
+def test_the_cache_holds_what_pages_show_without_the_stats_objects(
+    verification: list[Item], alpha: Project
+) -> None:
+    """Section.data (the stats objects) repeats the tables: the cached report leaves it out,
+    on the first (built) call as on a hit, and keeps every table, chart and note."""
+    first = reports.cached_report(alpha, bootstrap=50)
+    again = reports.cached_report(alpha, bootstrap=50)
+    built_now = reports.build_report(alpha, bootstrap=50)
+    assert any(s.data is not None for s in built_now.sections)
+    for report in (first, again):
+        assert all(s.data is None for s in report.sections)
+        assert [(s.slug, s.notes, s.tables, s.charts) for s in report.sections] == [
+            (s.slug, s.notes, s.tables, s.charts) for s in built_now.sections
+        ]
