@@ -21,8 +21,9 @@ rendering the report HTML, and each said met / NOT met against the issue's targe
 - first report: right after the data was made (the sentence counts are split and stored);
 - fresh process: a new Python process builds it again (counts stored, nothing cached;
   the one-off imports and the template's compilation are timed apart);
-- repeated: the page's report again, served from the report cache; then the cache entry's
-  pickled size and the time to set and get it.
+- repeated: the page's report again, served from the report cache; then the download of
+  its longest table (< 50 ms), the cache entry's pickled size and the time to set and get
+  it.
 Memory: tracemalloc peak during one more uncached build (tracemalloc slows Python down,
 so it is not used for the timing), and the fresh process's maximum resident set size.
 Each time is printed with the process's CPU time and the load average: on a shared
@@ -370,18 +371,26 @@ def fresh(project_id: int, args: argparse.Namespace, *, profile: bool = False) -
 
 
 def cache_entry(report: Any) -> str:
-    """The cached report's pickled size and the time to set and get it in the cache."""
+    """The cache entry's pickled size and the time to set and get it (reports.CachedReport:
+    each table pickled on its own) and to unpickle the whole report from it."""
     import pickle
 
     from django.core.cache import cache
 
+    from annotation import reports
+
     key = f"report-bench:{report.project_id}"
-    size = len(pickle.dumps(report, pickle.HIGHEST_PROTOCOL))
-    _, put, _ = timed(lambda: cache.set(key, report, 60))
+    entry = reports.CachedReport.of(report)
+    size = len(pickle.dumps(entry, pickle.HIGHEST_PROTOCOL))
+    _, put, _ = timed(lambda: cache.set(key, entry, 60))
     got, get, _ = timed(lambda: cache.get(key))
+    whole, unpickle, _ = timed(got.whole)
     cache.delete(key)
-    assert got is not None and got.tables() == report.tables()
-    return f"{size / 2**20:.1f} MB pickled, set {put:.3f} s, get {get:.3f} s"
+    assert whole.tables() == report.tables()
+    return (
+        f"{size / 2**20:.1f} MB pickled, set {put:.3f} s, get {get:.3f} s, "
+        f"the whole report unpickled from it {unpickle:.3f} s"
+    )
 
 
 def memory_breakdown(project: Any, bootstrap: int, *, verbose: bool) -> float:
@@ -482,10 +491,16 @@ def bench(n_items: int, args: argparse.Namespace) -> bool:
             f"{cpu:.3f} s ({load()}) - target < {goal_s} s: {verdict(repeated < goal_s)}"
         )
         cached = reports.cached_report(project, bootstrap=args.bootstrap)
-        _, seconds, cpu = timed(lambda: reports.table_csv(cached.tables()[0]))
+        longest = max(cached.tables(), key=lambda t: len(t.rows))
+        _, seconds, cpu = timed(
+            lambda: reports.table_csv(
+                reports.cached_table(project, longest.name, bootstrap=args.bootstrap)
+            )
+        )
         print(
-            f"one table as CSV from the report cache: {seconds * 1000:.1f} ms, "
-            f"CPU {cpu * 1000:.1f} ms"
+            f"the longest table ({longest.name}, {len(longest.rows)} rows) as CSV from the "
+            f"report cache: {seconds * 1000:.1f} ms, CPU {cpu * 1000:.1f} ms ({load()}) - "
+            f"target < 50 ms: {verdict(seconds < 0.05)}"
         )
         print(f"the report cache's entry: {cache_entry(cached)}")
         peak = memory_breakdown(project, args.bootstrap, verbose=args.profile)

@@ -88,9 +88,10 @@ def report_json(request: HtmxRequest, project_id: int) -> HttpResponse:
 def report_table(request: HtmxRequest, project_id: int, name: str, fmt: str) -> HttpResponse:
     if fmt not in TABLE_FORMATS:
         raise Http404("Unknown export format.")
-    project, _form, report = _report(request, project_id)
-    try:
-        table = report.table(name)
+    project = project_for_researcher(request, project_id)
+    _form, options = _options(request, project)
+    try:  # from the cache, only this table unpickled
+        table = reports.cached_table(project, name, **options)
     except KeyError:
         raise Http404("No such table in this report.") from None
     if fmt == "csv":

@@ -233,3 +233,23 @@ def test_the_cache_holds_what_pages_show_without_the_stats_objects(
         assert [(s.slug, s.notes, s.tables, s.charts) for s in report.sections] == [
             (s.slug, s.notes, s.tables, s.charts) for s in built_now.sections
         ]
+
+
+def test_a_table_download_unpickles_that_table_only(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    client.force_login(users["alice"])
+    assert built(client, reverse("report", args=[alpha.pk]))[0] == 1
+    whole = reports.CachedReport.whole
+    with mock.patch.object(reports.CachedReport, "whole", autospec=True, side_effect=whole) as spy:
+        n, response = built(client, table(alpha))
+        assert n == 0 and spy.call_count == 0
+        assert client.get(reverse("report_json", args=[alpha.pk]), OPTIONS).status_code == 200
+        assert spy.call_count == 1  # the whole report for report.json
+    report = reports.cached_report(alpha, bootstrap=50)
+    expected = reports.table_csv(report.table("agreement-verification-label-coefficients"))
+    assert response.content.decode() == expected
+    assert (
+        client.get(reverse("report_table", args=[alpha.pk, "nope", "csv"]), OPTIONS).status_code
+        == 404
+    )
