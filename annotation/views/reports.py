@@ -46,7 +46,7 @@ def _download(content: str, *, content_type: str, filename: str) -> HttpResponse
 
 
 @login_required
-@csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]  # matplotlib SVG styles
+@csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]  # the <style> in report*.html
 def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
     project, form, report = _report(request, project_id)
     return render(
@@ -63,7 +63,7 @@ def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
 
 
 @login_required
-@csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]  # matplotlib SVG styles
+@csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]  # the <style> in report*.html
 def report_html(request: HtmxRequest, project_id: int) -> HttpResponse:
     """The whole report in one file: CSS and SVG inline, no links back to the site."""
     project, _form, report = _report(request, project_id)
