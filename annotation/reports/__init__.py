@@ -222,7 +222,8 @@ def _cached(project: Project, options: dict[str, Any]) -> tuple[CachedReport, Re
         "with_charts": True,
     } | options
     digest = hashlib.sha256(repr(sorted(full.items())).encode()).hexdigest()
-    key = f"report:{project.pk}:{version.get()}:{digest}"
+    # "tables:": entries of the earlier layout (a plain Report) are never read as CachedReport
+    key = f"report:tables:{project.pk}:{version.get()}:{digest}"
     entry: CachedReport | None = cache.get(key)
     if entry is not None:
         return entry, None
