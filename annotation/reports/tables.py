@@ -8,7 +8,7 @@ import json
 import logging
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
@@ -118,6 +118,11 @@ class Report:
 
     def tables(self) -> list[Table]:
         return [t for s in self.sections for t in s.tables]
+
+    def without_data(self) -> Report:
+        """The report without its sections' stats objects: what pages and downloads show
+        (tables, charts, notes), a third of the pickled size (they repeat the tables)."""
+        return replace(self, sections=tuple(replace(s, data=None) for s in self.sections))
 
     def table(self, name: str) -> Table:
         for t in self.tables():

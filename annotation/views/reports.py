@@ -46,7 +46,7 @@ def _download(content: str, *, content_type: str, filename: str) -> HttpResponse
 
 
 @login_required
-@csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]  # matplotlib SVG styles
+@csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]  # the <style> in report*.html
 def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
     project, form, report = _report(request, project_id)
     return render(
@@ -63,7 +63,7 @@ def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
 
 
 @login_required
-@csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]  # matplotlib SVG styles
+@csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]  # the <style> in report*.html
 def report_html(request: HtmxRequest, project_id: int) -> HttpResponse:
     """The whole report in one file: CSS and SVG inline, no links back to the site."""
     project, _form, report = _report(request, project_id)
@@ -88,9 +88,10 @@ def report_json(request: HtmxRequest, project_id: int) -> HttpResponse:
 def report_table(request: HtmxRequest, project_id: int, name: str, fmt: str) -> HttpResponse:
     if fmt not in TABLE_FORMATS:
         raise Http404("Unknown export format.")
-    project, _form, report = _report(request, project_id)
-    try:
-        table = report.table(name)
+    project = project_for_researcher(request, project_id)
+    _form, options = _options(request, project)
+    try:  # from the cache, only this table unpickled
+        table = reports.cached_table(project, name, **options)
     except KeyError:
         raise Http404("No such table in this report.") from None
     if fmt == "csv":

@@ -15,7 +15,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_benchmark_runs_in_quick_mode() -> None:
     result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "report_scale.py"), "--quick", "--bootstrap", "50"],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "report_scale.py"),
+            "--quick",
+            "--bootstrap",
+            "50",
+            "--profile",
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -25,3 +32,9 @@ def test_the_benchmark_runs_in_quick_mode() -> None:
     assert "SYNTHETIC data on sqlite: 300 items x 3 annotators" in result.stdout
     for figure in ("first report", "in a fresh process", "repeated report", "peak memory"):
         assert figure in result.stdout, figure
+    # three report times, two table downloads, traced memory and RSS
+    assert result.stdout.count(" - target < ") == 7
+    assert "the report cache's entry: " in result.stdout
+    # --profile: the memory by phase and the fresh build's 20 functions by cumulative time
+    assert "memory by phase" in result.stdout and "  shared data " in result.stdout
+    assert "top 20 by cumulative time" in result.stdout and "build_report" in result.stdout

@@ -217,3 +217,39 @@ def test_sentence_counts_are_stored_per_splitter_and_recounted_after_an_edit(
         assert spy.call_count == 1
     assert again[doc] == 5
     assert SentenceCount.objects.get(document_id=doc).count == 5
+
+
+def test_the_cache_holds_what_pages_show_without_the_stats_objects(
+    verification: list[Item], alpha: Project
+) -> None:
+    """Section.data (the stats objects) repeats the tables: the cached report leaves it out,
+    on the first (built) call as on a hit, and keeps every table, chart and note."""
+    first = reports.cached_report(alpha, bootstrap=50)
+    again = reports.cached_report(alpha, bootstrap=50)
+    built_now = reports.build_report(alpha, bootstrap=50)
+    assert any(s.data is not None for s in built_now.sections)
+    for report in (first, again):
+        assert all(s.data is None for s in report.sections)
+        assert [(s.slug, s.notes, s.tables, s.charts) for s in report.sections] == [
+            (s.slug, s.notes, s.tables, s.charts) for s in built_now.sections
+        ]
+
+
+def test_a_table_download_unpickles_that_table_only(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    client.force_login(users["alice"])
+    assert built(client, reverse("report", args=[alpha.pk]))[0] == 1
+    whole = reports.CachedReport.whole
+    with mock.patch.object(reports.CachedReport, "whole", autospec=True, side_effect=whole) as spy:
+        n, response = built(client, table(alpha))
+        assert n == 0 and spy.call_count == 0
+        assert client.get(reverse("report_json", args=[alpha.pk]), OPTIONS).status_code == 200
+        assert spy.call_count == 1  # the whole report for report.json
+    report = reports.cached_report(alpha, bootstrap=50)
+    expected = reports.table_csv(report.table("agreement-verification-label-coefficients"))
+    assert response.content.decode() == expected
+    assert (
+        client.get(reverse("report_table", args=[alpha.pk, "nope", "csv"]), OPTIONS).status_code
+        == 404
+    )
