@@ -74,7 +74,7 @@ MIDDLEWARE = [
 ]
 
 # Content-Security-Policy (Django's own): scripts and styles from this site only, no inline
-# script anywhere. Pages with matplotlib's inline SVG (style attributes) and the API docs
+# script anywhere. Report pages (their own <style> element) and the API docs
 # (Swagger UI, Redoc) use CSP_INLINE_STYLES, which allows inline styles, never scripts.
 SECURE_CSP = {
     "default-src": [CSP.SELF],

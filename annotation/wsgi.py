@@ -7,7 +7,7 @@ from django.urls import get_resolver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
 application = get_wsgi_application()
-# Import every view now (numpy, scipy and matplotlib come with the reports), not on each
+# Import every view now (numpy, scipy and scikit-learn come with the reports), not on each
 # gunicorn worker's first request, which took seconds; under `gunicorn --preload` the
 # workers share these pages.
 get_resolver().url_patterns  # noqa: B018

@@ -323,13 +323,15 @@ def timed(run: Any) -> tuple[Any, float, float]:
 
 
 def warm_up() -> float:
-    """Imports (Django's models, numpy, scipy, scikit-learn, statsmodels) and the report
-    template's first compilation happen once per process, not per report: timed apart."""
+    """Imports (Django's models, numpy, scipy, scikit-learn, statsmodels), the kinds
+    registry and the report template's first compilation happen once per process, not
+    per report (a server does them at start: annotation/wsgi.py): timed apart."""
     from django.template.loader import get_template
 
     t0 = time.perf_counter()
-    import annotation.reports  # noqa: F401
+    from annotation import kinds, reports  # noqa: F401
 
+    kinds.all_specs()
     get_template("annotation/report_file.html")
     return time.perf_counter() - t0
 

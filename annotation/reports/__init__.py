@@ -21,8 +21,10 @@ from typing import Any, NamedTuple
 
 from django.core.cache import cache
 from django.utils import timezone
+from threadpoolctl import threadpool_limits
 
 from .. import kinds
+from ..gold import collector_paused
 from ..models import Project
 from .agreement import agreement_sections
 from .effort import effort_section
@@ -145,20 +147,24 @@ def build_report(
 ) -> Report:
     filters = filters or Filters()
     names = member_names(project, real_names=real_names)
-    data = report_data(
-        project,
-        filters=filters,
-        names=names,
-        bootstrap=bootstrap,
-        seed=seed,
-        k_rule=k_rule,
-        with_charts=with_charts,
-    )
     sections: list[Section] = []
-    for slug, (title, build) in SECTIONS.items():
-        if slug in OPT_IN and not plan:
-            continue
-        sections += isolated(slug, title, lambda build=build: build(data))  # type: ignore[misc]
+    # The report makes hundreds of thousands of small objects and no reference cycle: the
+    # collector's passes over them would cost as much as making them; its numpy products
+    # are small, so BLAS threads would only spin on the other cores.
+    with collector_paused(), threadpool_limits(limits=1, user_api="blas"):
+        data = report_data(
+            project,
+            filters=filters,
+            names=names,
+            bootstrap=bootstrap,
+            seed=seed,
+            k_rule=k_rule,
+            with_charts=with_charts,
+        )
+        for slug, (title, build) in SECTIONS.items():
+            if slug in OPT_IN and not plan:
+                continue
+            sections += isolated(slug, title, lambda build=build: build(data))  # type: ignore[misc]
     return Report(
         project_id=project.pk,
         project_name=project.name,

@@ -21,9 +21,6 @@ from annotation.models import Membership, Project, System, assign
 from tests.annotation.api_helpers import token_client
 from tests.annotation.conftest import submit
 
-# a tab or carriage return in a chart label has no glyph: matplotlib warns, draws nothing
-pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from font:UserWarning")
-
 PREFIXES = [
     "=",
     "+",
