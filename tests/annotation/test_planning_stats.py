@@ -6,7 +6,7 @@ Published values:
   Clinical Research, one-sample proportion; ((1.96*0.5 + 0.8416*sqrt(0.24)) / 0.1)^2 =
   193.9);
 - kappaSize (Rotondi & Donner 2012, R package, version 1.1): the cell probabilities of
-  CIBinary (2-6 raters) and CI3Cats (3-6 raters) are transcribed from its source
+  CIBinary (2-6 raters) and CI3Cats (3 and 4 raters) are transcribed from its source
   (R/CIBinary.R, R/CI3Cats.R) and compared with ours to 1e-12; the documented examples
   `CIBinary(kappa0=0.4, kappaL=0.3, kappaU=0.5, props=0.30)` and
   `CI3Cats(kappa0=0.4, kappaL=0.3, kappaU=0.6, props=c(0.30, 0.2, 0.5), raters=3)`
@@ -14,13 +14,15 @@ Published values:
   stopping rule (ported in `rotondi_donner_units`) and our bootstrap planner is compared
   with it within 30 % (different interval methods: goodness-of-fit vs percentile);
 - kappaSize's printed n for other inputs, exactly (tolerance 0), from the jamovi module
-  that wraps it, sbalci/ClinicoPathJamoviModule,
-  tests/testthat/test-kappasizeci-release-review.R (commit dfb5190f4f63): its wrapper
-  returns `kappaSize::CIBinary(...)$n` / `CI5Cats(...)$n` unchanged (the file's first test
-  compares the two). kappa0 0.6, props 0.2/0.8, 2 raters, alpha 0.05: limits 0.55-0.65
-  give 1625 (for every upper limit from 0.65 to 0.99), 0.58-0.62 9707, 0.59-0.61 38203;
-  its comments give 118 at 0.4-0.8 and 151533 at 0.595-0.605; five categories (props
-  0.01, 0.04, 0.15, 0.30, 0.50, limits 0.4-0.8) give 53.
+  that wraps it (sbalci/ClinicoPathJamoviModule, tests/testthat/test-kappasizeci-release-
+  review.R at commit dfb5190f4f63 and tests/testthat/test-kappasizeci.R at commit
+  1c7ffd500c69; its wrapper returns `kappaSize::CIBinary(...)$n` / `CI3Cats` / `CI5Cats`
+  unchanged, the release review's first test compares the two): 17 designs listed in
+  PUBLISHED below, two categories with 2, 5 and 6 raters (one of them one-sided), three
+  categories with 2 raters, five categories with 2 raters. No printed CI3Cats n with 3 or
+  more raters was found: the module's rendered article
+  docs/articles/meddecide-07-kappasizeci-comprehensive.html (commit fb2b72e3a5e0) is built
+  with `knitr::opts_chunk$set(eval = FALSE)` and prints no kappaSize output at all.
 """
 
 from __future__ import annotations
@@ -172,23 +174,55 @@ def test_documented_kappasize_examples():
     assert planning.rotondi_donner_units(0.4, 0.3, 0.6, [0.3, 0.2, 0.5], raters=3) == 125
 
 
-@pytest.mark.parametrize(
-    ("low", "high", "shares", "published"),
-    [
-        (0.55, 0.65, [0.2, 0.8], 1625),
-        (0.55, 0.80, [0.2, 0.8], 1625),  # the nearer limit decides
-        (0.55, 0.99, [0.2, 0.8], 1625),
-        (0.58, 0.62, [0.2, 0.8], 9707),
-        (0.59, 0.61, [0.2, 0.8], 38203),
-        (0.40, 0.80, [0.2, 0.8], 118),
-        (0.595, 0.605, [0.2, 0.8], 151533),
-        (0.40, 0.80, [0.01, 0.04, 0.15, 0.30, 0.50], 53),
-    ],
-)
-def test_published_kappasize_outputs(low, high, shares, published):
-    """kappaSize's printed n (sbalci/ClinicoPathJamoviModule,
-    tests/testthat/test-kappasizeci-release-review.R): kappa0 0.6, 2 raters, exact."""
-    assert planning.rotondi_donner_units(0.6, low, high, shares, raters=2) == published
+# kappaSize's printed n as the jamovi module that wraps it reports it, from
+# sbalci/ClinicoPathJamoviModule: "review" is tests/testthat/test-kappasizeci-release-review.R
+# at commit dfb5190f4f63875c2936d9682ed6c00cff9f09dc (the test named after each row),
+# "basic" is tests/testthat/test-kappasizeci.R at commit
+# 1c7ffd500c6942b05382c28431618e53aa51c72d. The wrapper hands kappaSize the proportions
+# renormalised and, for two categories, the smaller first; our cells do not depend on the
+# order (the last two rows of 5 and 6 raters are also run reversed below). Exact: both
+# search the smallest n from 11 up, so no rounding rule is involved (the wrapper's ceiling()
+# of an integer is the integer). High None is kappaSize's one-sided kappaU = NA.
+PUBLISHED = [
+    # (kappa0, low, high, shares, raters, n)  source: test
+    (0.6, 0.55, 0.65, [0.2, 0.8], 2, 1625),  # review: the guard does not block ...
+    (0.6, 0.55, 0.80, [0.2, 0.8], 2, 1625),  # review: ... interval width ...
+    (0.6, 0.55, 0.99, [0.2, 0.8], 2, 1625),  # (the nearer limit decides)
+    (0.6, 0.58, 0.62, [0.2, 0.8], 2, 9707),  # review: the guard does not block ...
+    (0.6, 0.59, 0.61, [0.2, 0.8], 2, 38203),  # review: the guard does not block ...
+    (0.6, 0.40, 0.80, [0.2, 0.8], 2, 118),  # review: the menu description ...
+    (0.6, 0.595, 0.605, [0.2, 0.8], 2, 151533),  # review: a comment (1/distance^2)
+    (0.6, 0.40, 0.80, [0.01, 0.04, 0.15, 0.30, 0.50], 2, 53),  # review: sparse-cell caveat
+    (0.75, 0.60, 0.85, [0.2, 0.8], 2, 167),  # review: the limit that GOVERNS n
+    (0.75, 0.60, 0.95, [0.2, 0.8], 2, 167),  # review: the limit that GOVERNS n
+    (0.75, 0.70, 0.85, [0.2, 0.8], 2, 1212),  # review: the limit that GOVERNS n (comment)
+    (0.6, 0.30, 0.80, [0.05, 0.95], 2, 181),  # review: the sparse notice quotes ...
+    (0.6, 0.40, 0.80, [0.3, 0.7], 2, 94),  # basic: one-sided CI requires fewer subjects
+    (0.6, 0.40, None, [0.3, 0.7], 2, 66),  # basic: one-sided CI requires fewer subjects
+    # three categories (CI3Cats): props 0.9997/0.0002/0.0002 renormalised (their sum is
+    # 1.0001), review: proportions are renormalised ... (the figure is in its comment)
+    (0.9, 0.50, 0.95, [0.9997 / 1.0001, 0.0002 / 1.0001, 0.0002 / 1.0001], 2, 93636),
+    # five and six raters (CIBinary), review: the proportion ORDER ... / the design that
+    # used to hang ...
+    (0.6, 0.40, 0.80, [0.0001, 0.9999], 5, 88673),
+    (0.7, 0.60, 0.80, [0.001, 0.999], 6, 23073),
+]
+
+
+@pytest.mark.parametrize(("kappa0", "low", "high", "shares", "raters", "published"), PUBLISHED)
+def test_published_kappasize_outputs(kappa0, low, high, shares, raters, published):
+    """kappaSize's printed n, exactly (tolerance 0); sources in the comments above."""
+    assert planning.rotondi_donner_units(kappa0, low, high, shares, raters) == published
+    assert planning.rotondi_donner_units(kappa0, low, high, shares[::-1], raters) == published
+
+
+def test_kappasize_unnormalised_shares_are_refused():
+    """kappaSize accepts shares summing to 1 within 0.001 and uses them verbatim: for
+    0.9997/0.0002/0.0002 (sum 1.0001) its lumped cell goes negative and it prints 215974
+    where the valid design needs 93636 (review: proportions are renormalised ...). We refuse
+    such shares with a clear error instead of reproducing that number."""
+    with pytest.raises(ValueError, match="summing to 1"):
+        planning.rotondi_donner_units(0.9, 0.5, 0.95, [0.9997, 0.0002, 0.0002], raters=2)
 
 
 def test_model_has_the_kappa_it_was_given():
