@@ -436,12 +436,18 @@ def _prf(
     predicted = confusion.sum(axis=0).astype(np.float64)
     support = confusion.sum(axis=1).astype(np.float64)
     if average == "micro":
-        tp, predicted, support = tp.sum(keepdims=True), predicted.sum(keepdims=True), support.sum(keepdims=True)
+        tp, predicted, support = (
+            tp.sum(keepdims=True),
+            predicted.sum(keepdims=True),
+            support.sum(keepdims=True),
+        )
     beta2 = beta**2
 
     def divide(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(denominator == 0, np.nan, numerator / np.where(denominator == 0, 1, denominator))
+            return np.where(
+                denominator == 0, np.nan, numerator / np.where(denominator == 0, 1, denominator)
+            )
 
     precision, recall = divide(tp, predicted), divide(tp, support)
     f = divide((1 + beta2) * tp, beta2 * support + predicted)
