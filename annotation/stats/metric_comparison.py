@@ -499,7 +499,7 @@ class ScoreTable:
         for values in scores.values():
             for k in values:
                 index.setdefault(k, len(index))
-        self.labels = [str(k) for k in index]
+        self.labels = np.array([str(k) for k in index], dtype=object)  # a point's label
         self.keys = list(index)
         self.order: dict[str, npt.NDArray[np.intp]] = {}  # a scoring's responses, its order
         self.values: dict[str, FloatArray] = {}
@@ -588,7 +588,7 @@ def example_correlation_of(
                 _replicates(freq[None, :], a_, b_),
                 _replicates(draws.astype(np.float64), a_, b_),
             )
-    labels = [table.labels[i] for i in rows.tolist()]
+    labels = table.labels[rows].tolist()
     result = correlate(xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates)
     if bootstrap and replicates is None and result.undefined_reason is None:
         note = (
