@@ -445,6 +445,8 @@ def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
                 for i in range(0, len(a), step)
             ]
         )
+    if a.ndim == 2 and not (w == 1).all():
+        raise ValueError("per-row points are counted once each: w must be all ones")
     sa = np.sign(a[..., :, None] - a[..., None, :])
     sb = np.sign(b[..., :, None] - b[..., None, :])
     n = w.sum(axis=1)
@@ -452,7 +454,9 @@ def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     def pairs(matrix: FloatArray) -> FloatArray:  # sum over ordered pairs of points, halved
         if matrix.ndim == 2:
             return np.asarray(0.5 * ((w @ matrix) * w).sum(axis=1), dtype=np.float64)
-        return np.asarray(0.5 * np.einsum("ri,rij,rj->r", w, matrix, w), dtype=np.float64)
+        # rows x points x points: w is all ones, so each row's sum of its signs (whole
+        # numbers, exact in any order: the same value as weighting by ones, faster)
+        return np.asarray(0.5 * matrix.sum(axis=(1, 2)), dtype=np.float64)
 
     def tied(values: FloatArray, signs: FloatArray) -> FloatArray:
         # Tied pairs include a point with its own copies: w (w - 1) / 2 of them. Shared
