@@ -426,17 +426,24 @@ def _per_value(w: FloatArray, values: FloatArray) -> tuple[FloatArray, npt.NDArr
     return np.add.reduceat(w[:, order], starts, axis=1), inverse
 
 
-def _midranks(w: FloatArray, values: FloatArray) -> FloatArray:
-    """Each point's mid-rank within each resample, the point counted w times."""
-    per_value, inverse = _per_value(w, values)
+PerValue = tuple[FloatArray, npt.NDArray[np.intp]]  # what _per_value gives
+
+
+def _midranks(w: FloatArray, values: FloatArray, known: PerValue | None = None) -> FloatArray:
+    """Each point's mid-rank within each resample, the point counted w times (`known`:
+    _per_value(w, values) when the caller has it)."""
+    per_value, inverse = known or _per_value(w, values)
     below = np.cumsum(per_value, axis=1) - per_value
     ranks = below + (per_value + 1) / 2
     return np.asarray(ranks[:, inverse], dtype=np.float64)
 
 
-def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
+def _kendall(
+    w: FloatArray, a: FloatArray, b: FloatArray, known: tuple[PerValue, PerValue] | None = None
+) -> FloatArray:
     """Kendall's tau-b per row: a and b are (points,) shared by every row, each point
-    counted w times, or (rows, points) with w all ones."""
+    counted w times, or (rows, points) with w all ones (`known`: _per_value of a and b,
+    for points shared by every row, when the caller has them)."""
     step = max(1, 2_000_000 // a.shape[-1] ** 2)
     if a.ndim == 2 and len(a) > step:  # keep the rows x points^2 arrays small
         return np.concatenate(
@@ -458,16 +465,16 @@ def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
         # numbers, exact in any order: the same value as weighting by ones, faster)
         return np.asarray(0.5 * matrix.sum(axis=(1, 2)), dtype=np.float64)
 
-    def tied(values: FloatArray, signs: FloatArray) -> FloatArray:
+    def tied(values: FloatArray, signs: FloatArray, known: PerValue | None) -> FloatArray:
         # Tied pairs include a point with its own copies: w (w - 1) / 2 of them. Shared
         # points: the ordered pairs of equal values are each value's weight squared.
         if values.ndim == 1:
-            same = 0.5 * (_per_value(w, values)[0] ** 2).sum(axis=1)
+            same = 0.5 * ((known or _per_value(w, values))[0] ** 2).sum(axis=1)
         else:
             same = pairs((signs == 0).astype(np.float64))
         return np.asarray(same - 0.5 * n, dtype=np.float64)
 
-    tied_a, tied_b = tied(a, sa), tied(b, sb)
+    tied_a, tied_b = tied(a, sa, known and known[0]), tied(b, sb, known and known[1])
     total = n * (n - 1) / 2
     return np.asarray(
         pairs(sa * sb) / np.sqrt((total - tied_a) * (total - tied_b)), dtype=np.float64
@@ -476,15 +483,17 @@ def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
 
 def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
     with np.errstate(invalid="ignore", divide="ignore"):  # constant resamples give NaN
-        if a.ndim == 1:
-            ranks_a, ranks_b = _midranks(w, a), _midranks(w, b)
+        known = None
+        if a.ndim == 1:  # each value's weight per resample, for the ranks and Kendall's ties
+            known = (_per_value(w, a), _per_value(w, b))
+            ranks_a, ranks_b = _midranks(w, a, known[0]), _midranks(w, b, known[1])
         else:
             ranks_a = scipy_stats.rankdata(a, axis=1)
             ranks_b = scipy_stats.rankdata(b, axis=1)
         return {
             "pearson": _pearson(w, a, b),
             "spearman": _pearson(w, ranks_a, ranks_b),
-            "kendall": _kendall(w, a, b),
+            "kendall": _kendall(w, a, b, known),
         }
 
 
