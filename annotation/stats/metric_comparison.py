@@ -481,12 +481,17 @@ def _kendall(
     )
 
 
-def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
+def _replicates(
+    w: FloatArray, a: FloatArray, b: FloatArray, ranks: tuple[FloatArray, FloatArray] | None = None
+) -> Replicates:
+    """`ranks`: each row's ranks of a and b (rows x points), when the caller has them."""
     with np.errstate(invalid="ignore", divide="ignore"):  # constant resamples give NaN
         known = None
         if a.ndim == 1:  # each value's weight per resample, for the ranks and Kendall's ties
             known = (_per_value(w, a), _per_value(w, b))
             ranks_a, ranks_b = _midranks(w, a, known[0]), _midranks(w, b, known[1])
+        elif ranks is not None:
+            ranks_a, ranks_b = ranks
         else:
             ranks_a = scipy_stats.rankdata(a, axis=1)
             ranks_b = scipy_stats.rankdata(b, axis=1)
@@ -527,7 +532,7 @@ class ScoreTable:
         self._systems: dict[
             int, tuple[Mapping[Hashable, str], npt.NDArray[np.intp], list[str]]
         ] = {}
-        self._means: dict[tuple[str, bytes], list[FloatArray]] = {}
+        self._means: dict[tuple[str, bytes], tuple[FloatArray, FloatArray]] = {}
 
     def both(self, a: str, b: str) -> npt.NDArray[np.intp]:
         """The responses a and b both scored, in a's order (as `[k for k in x if k in y]`)."""
@@ -546,10 +551,11 @@ class ScoreTable:
 
     def resampled_means(
         self, name: str, rows: npt.NDArray[np.intp], starts: Sequence[int], counts: list[FloatArray]
-    ) -> list[FloatArray]:
+    ) -> tuple[FloatArray, FloatArray]:
         """Each system's mean of scoring `name` in each resample (counts: per system, the
         resamples' counts of its responses `rows`, split at `starts`), rounded to
-        TIE_DECIMALS; kept for the other pairs on the same responses."""
+        TIE_DECIMALS, as resamples x systems, and their ranks in each resample (scipy's
+        rankdata); kept for the other pairs on the same responses."""
         key = (name, rows.tobytes() + np.asarray(starts, dtype=np.intp).tobytes())
         if key not in self._means:
             out = []
@@ -559,7 +565,8 @@ class ScoreTable:
                 # and Kendall's ranks whatever order a sum took (rounding noise ~1e-16)
                 means = (w @ np.stack([v, v], axis=1))[:, 0]
                 out.append(np.round(means / len(v), TIE_DECIMALS))
-            self._means[key] = out
+            stacked = np.stack(out, axis=1)
+            self._means[key] = (stacked, scipy_stats.rankdata(stacked, axis=1))
         return self._means[key]
 
 
@@ -673,12 +680,9 @@ def system_correlation_of(
             counts = [_draw_counts(rng, n, bootstrap) for n in sizes]
             if draws is not None:
                 draws[key] = counts
-        cols_x = table.resampled_means(a, rows, starts, counts)
-        cols_y = table.resampled_means(b, rows, starts, counts)
+        means_x, ranks_x = table.resampled_means(a, rows, starts, counts)
+        means_y, ranks_y = table.resampled_means(b, rows, starts, counts)
         ones = np.ones((bootstrap, len(names)))
         observed = _replicates(ones[:1], np.array([xm]), np.array([ym]))
-        replicates = (
-            observed,
-            _replicates(ones, np.stack(cols_x, axis=1), np.stack(cols_y, axis=1)),
-        )
+        replicates = (observed, _replicates(ones, means_x, means_y, (ranks_x, ranks_y)))
     return correlate(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)

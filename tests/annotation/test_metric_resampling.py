@@ -49,7 +49,9 @@ def test_system_resamples_drawn_in_chunks_are_the_draws_of_one_call(
     seen: list[tuple[np.ndarray, np.ndarray]] = []
     replicates = mc._replicates
     monkeypatch.setattr(
-        mc, "_replicates", lambda w, a, b: seen.append((a, b)) or replicates(w, a, b)
+        mc,
+        "_replicates",
+        lambda w, a, b, *ranks: seen.append((a, b)) or replicates(w, a, b, *ranks),
     )
     mc.system_correlation(x, y, systems, level="system", bootstrap=250, seed=3)
     draws = np.random.default_rng(3)
@@ -86,7 +88,9 @@ def test_equal_resampled_system_means_tie(monkeypatch: pytest.MonkeyPatch) -> No
             x[key], y[key], systems[key] = v / 10, (v % 4) / 10, name
     seen: list[np.ndarray] = []
     replicates = mc._replicates
-    monkeypatch.setattr(mc, "_replicates", lambda w, a, b: seen.append(a) or replicates(w, a, b))
+    monkeypatch.setattr(
+        mc, "_replicates", lambda w, a, b, *ranks: seen.append(a) or replicates(w, a, b, *ranks)
+    )
     mc.system_correlation(x, y, systems, level="system", bootstrap=400, seed=1)
     draws = np.random.default_rng(1)
     idx = {name: draws.integers(0, 3, size=(400, 3)) for name in tenths}  # sorted order
