@@ -460,29 +460,20 @@ def _correlations(
     source model and domain; only pairs that share a response."""
     found = {}
     draws: dict[tuple[int, int, tuple[int, ...]], list[ms.FloatArray]] = {}  # shared resamples
+    table = ms.ScoreTable(scores)
     for a, b in itertools.combinations(sorted(scores), 2):
-        x, y = scores[a], scores[b]
-        if not any(k in y for k in x):
+        if not table.present[b][table.order[a]].any():
             continue
         found[(a, b)] = [
-            ms.example_correlation(x, y, bootstrap=bootstrap, seed=seed),
-            ms.system_correlation(
-                x,
-                y,
-                scored.model_of,
-                level="system: source model",
-                bootstrap=bootstrap,
-                seed=seed,
-                draws=draws,
-            ),
-            ms.system_correlation(
-                x,
-                y,
-                scored.model_domain,
-                level="system: source model and domain",
-                bootstrap=bootstrap,
-                seed=seed,
-                draws=draws,
+            ms.example_correlation_of(table, a, b, bootstrap=bootstrap, seed=seed),
+            *(
+                ms.system_correlation_of(
+                    table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws
+                )
+                for systems, level in (
+                    (scored.model_of, "system: source model"),
+                    (scored.model_domain, "system: source model and domain"),
+                )
             ),
         ]
     return found

@@ -426,17 +426,24 @@ def _per_value(w: FloatArray, values: FloatArray) -> tuple[FloatArray, npt.NDArr
     return np.add.reduceat(w[:, order], starts, axis=1), inverse
 
 
-def _midranks(w: FloatArray, values: FloatArray) -> FloatArray:
-    """Each point's mid-rank within each resample, the point counted w times."""
-    per_value, inverse = _per_value(w, values)
+PerValue = tuple[FloatArray, npt.NDArray[np.intp]]  # what _per_value gives
+
+
+def _midranks(w: FloatArray, values: FloatArray, known: PerValue | None = None) -> FloatArray:
+    """Each point's mid-rank within each resample, the point counted w times (`known`:
+    _per_value(w, values) when the caller has it)."""
+    per_value, inverse = known or _per_value(w, values)
     below = np.cumsum(per_value, axis=1) - per_value
     ranks = below + (per_value + 1) / 2
     return np.asarray(ranks[:, inverse], dtype=np.float64)
 
 
-def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
+def _kendall(
+    w: FloatArray, a: FloatArray, b: FloatArray, known: tuple[PerValue, PerValue] | None = None
+) -> FloatArray:
     """Kendall's tau-b per row: a and b are (points,) shared by every row, each point
-    counted w times, or (rows, points) with w all ones."""
+    counted w times, or (rows, points) with w all ones (`known`: _per_value of a and b,
+    for points shared by every row, when the caller has them)."""
     step = max(1, 2_000_000 // a.shape[-1] ** 2)
     if a.ndim == 2 and len(a) > step:  # keep the rows x points^2 arrays small
         return np.concatenate(
@@ -445,6 +452,8 @@ def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
                 for i in range(0, len(a), step)
             ]
         )
+    if a.ndim == 2 and not (w == 1).all():
+        raise ValueError("per-row points are counted once each: w must be all ones")
     sa = np.sign(a[..., :, None] - a[..., None, :])
     sb = np.sign(b[..., :, None] - b[..., None, :])
     n = w.sum(axis=1)
@@ -452,40 +461,113 @@ def _kendall(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     def pairs(matrix: FloatArray) -> FloatArray:  # sum over ordered pairs of points, halved
         if matrix.ndim == 2:
             return np.asarray(0.5 * ((w @ matrix) * w).sum(axis=1), dtype=np.float64)
-        return np.asarray(0.5 * np.einsum("ri,rij,rj->r", w, matrix, w), dtype=np.float64)
+        # rows x points x points: w is all ones, so each row's sum of its signs (whole
+        # numbers, exact in any order: the same value as weighting by ones, faster)
+        return np.asarray(0.5 * matrix.sum(axis=(1, 2)), dtype=np.float64)
 
-    def tied(values: FloatArray, signs: FloatArray) -> FloatArray:
+    def tied(values: FloatArray, signs: FloatArray, known: PerValue | None) -> FloatArray:
         # Tied pairs include a point with its own copies: w (w - 1) / 2 of them. Shared
         # points: the ordered pairs of equal values are each value's weight squared.
         if values.ndim == 1:
-            same = 0.5 * (_per_value(w, values)[0] ** 2).sum(axis=1)
+            same = 0.5 * ((known or _per_value(w, values))[0] ** 2).sum(axis=1)
         else:
             same = pairs((signs == 0).astype(np.float64))
         return np.asarray(same - 0.5 * n, dtype=np.float64)
 
-    tied_a, tied_b = tied(a, sa), tied(b, sb)
+    tied_a, tied_b = tied(a, sa, known and known[0]), tied(b, sb, known and known[1])
     total = n * (n - 1) / 2
     return np.asarray(
         pairs(sa * sb) / np.sqrt((total - tied_a) * (total - tied_b)), dtype=np.float64
     )
 
 
-def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
+def _replicates(
+    w: FloatArray, a: FloatArray, b: FloatArray, ranks: tuple[FloatArray, FloatArray] | None = None
+) -> Replicates:
+    """`ranks`: each row's ranks of a and b (rows x points), when the caller has them."""
     with np.errstate(invalid="ignore", divide="ignore"):  # constant resamples give NaN
-        if a.ndim == 1:
-            ranks_a, ranks_b = _midranks(w, a), _midranks(w, b)
+        known = None
+        if a.ndim == 1:  # each value's weight per resample, for the ranks and Kendall's ties
+            known = (_per_value(w, a), _per_value(w, b))
+            ranks_a, ranks_b = _midranks(w, a, known[0]), _midranks(w, b, known[1])
+        elif ranks is not None:
+            ranks_a, ranks_b = ranks
         else:
             ranks_a = scipy_stats.rankdata(a, axis=1)
             ranks_b = scipy_stats.rankdata(b, axis=1)
         return {
             "pearson": _pearson(w, a, b),
             "spearman": _pearson(w, ranks_a, ranks_b),
-            "kendall": _kendall(w, a, b),
+            "kendall": _kendall(w, a, b, known),
         }
 
 
 # Above this many distinct (x, y) points Kendall's resamples cost rows x points^2.
 MAX_KENDALL_POINTS = 1500
+
+
+class ScoreTable:
+    """Scorings of the same responses as arrays over one index of responses: each pair's
+    correlations take the responses both scored with numpy, not a loop over responses,
+    and the system level's resampled means of a scoring are computed once for every pair
+    with the same responses (`example_correlation_of`, `system_correlation_of`)."""
+
+    def __init__(self, scores: Mapping[str, Mapping[Hashable, float]]) -> None:
+        index: dict[Hashable, int] = {}
+        for values in scores.values():
+            for k in values:
+                index.setdefault(k, len(index))
+        self.labels = np.array([str(k) for k in index], dtype=object)  # a point's label
+        self.keys = list(index)
+        self.order: dict[str, npt.NDArray[np.intp]] = {}  # a scoring's responses, its order
+        self.values: dict[str, FloatArray] = {}
+        self.present: dict[str, npt.NDArray[np.bool_]] = {}
+        for name, values in scores.items():
+            order = np.fromiter(map(index.__getitem__, values), np.intp, len(values))
+            column = np.zeros(len(index))
+            column[order] = np.fromiter(map(float, values.values()), np.float64, len(values))
+            present = np.zeros(len(index), dtype=bool)
+            present[order] = True
+            self.order[name], self.values[name], self.present[name] = order, column, present
+        self._systems: dict[
+            int, tuple[Mapping[Hashable, str], npt.NDArray[np.intp], list[str]]
+        ] = {}
+        self._means: dict[tuple[str, bytes], tuple[FloatArray, FloatArray]] = {}
+
+    def both(self, a: str, b: str) -> npt.NDArray[np.intp]:
+        """The responses a and b both scored, in a's order (as `[k for k in x if k in y]`)."""
+        order = self.order[a]
+        return order[self.present[b][order]]
+
+    def systems(self, systems: Mapping[Hashable, str]) -> tuple[npt.NDArray[np.intp], list[str]]:
+        """Each response's system as its index in the sorted system names (-1: none)."""
+        if id(systems) not in self._systems:
+            names = sorted(set(systems.values()))
+            code = {name: i for i, name in enumerate(names)}
+            codes = np.array([code.get(systems.get(k), -1) for k in self.keys], dtype=np.intp)  # type: ignore[arg-type]
+            self._systems[id(systems)] = (systems, codes, names)  # kept: the id stays its own
+        _, codes, names = self._systems[id(systems)]
+        return codes, names
+
+    def resampled_means(
+        self, name: str, rows: npt.NDArray[np.intp], starts: Sequence[int], counts: list[FloatArray]
+    ) -> tuple[FloatArray, FloatArray]:
+        """Each system's mean of scoring `name` in each resample (counts: per system, the
+        resamples' counts of its responses `rows`, split at `starts`), rounded to
+        TIE_DECIMALS, as resamples x systems, and their ranks in each resample (scipy's
+        rankdata); kept for the other pairs on the same responses."""
+        key = (name, rows.tobytes() + np.asarray(starts, dtype=np.intp).tobytes())
+        if key not in self._means:
+            out = []
+            for v, w in zip(np.split(self.values[name][rows], starts), counts, strict=True):
+                # the product with two columns, as for a pair (the same BLAS kernel, so the
+                # same sums to the last bit); rounded so that equal means tie in Spearman's
+                # and Kendall's ranks whatever order a sum took (rounding noise ~1e-16)
+                means = (w @ np.stack([v, v], axis=1))[:, 0]
+                out.append(np.round(means / len(v), TIE_DECIMALS))
+            stacked = np.stack(out, axis=1)
+            self._means[key] = (stacked, scipy_stats.rankdata(stacked, axis=1))
+        return self._means[key]
 
 
 def example_correlation(
@@ -497,25 +579,37 @@ def example_correlation(
 ) -> Correlation:
     """Per response, on the responses both scorings scored. A resample is a multinomial
     draw over the distinct (x, y) points, which is what resampling responses amounts to."""
-    keys = [k for k in x if k in y]
-    xv = [float(x[k]) for k in keys]
-    yv = [float(y[k]) for k in keys]
+    return example_correlation_of(
+        ScoreTable({"x": x, "y": y}), "x", "y", bootstrap=bootstrap, seed=seed
+    )
+
+
+def example_correlation_of(
+    table: ScoreTable, a: str, b: str, *, bootstrap: int = 1000, seed: int = 0
+) -> Correlation:
+    """`example_correlation` of scorings a and b of `table`."""
+    rows = table.both(a, b)
+    xv, yv = table.values[a][rows], table.values[b][rows]
     replicates = None
-    if bootstrap and len(keys) >= MIN_POINTS:
-        distinct: dict[tuple[float, float], int] = {}
-        for point in zip(xv, yv, strict=True):
-            distinct[point] = distinct.get(point, 0) + 1
-        if len(distinct) <= MAX_KENDALL_POINTS:
-            a = np.array([p[0] for p in distinct], dtype=np.float64)
-            b = np.array([p[1] for p in distinct], dtype=np.float64)
-            freq = np.array(list(distinct.values()), dtype=np.float64)
+    if bootstrap and len(rows) >= MIN_POINTS:
+        # the distinct (x, y) points in order of first appearance, with their counts
+        _, ix = np.unique(xv, return_inverse=True)
+        uy, iy = np.unique(yv, return_inverse=True)
+        _, first, freq_int = np.unique(
+            ix.ravel() * len(uy) + iy.ravel(), return_index=True, return_counts=True
+        )
+        if len(first) <= MAX_KENDALL_POINTS:
+            by_appearance = np.argsort(first)
+            a_, b_ = xv[first[by_appearance]], yv[first[by_appearance]]
+            freq = freq_int[by_appearance].astype(np.float64)
             rng = np.random.default_rng(seed)
-            draws = rng.multinomial(len(keys), freq / freq.sum(), size=bootstrap)
+            draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
             replicates = (
-                _replicates(freq[None, :], a, b),
-                _replicates(draws.astype(np.float64), a, b),
+                _replicates(freq[None, :], a_, b_),
+                _replicates(draws.astype(np.float64), a_, b_),
             )
-    result = correlate(xv, yv, labels=[str(k) for k in keys], bootstrap=replicates)
+    labels = table.labels[rows].tolist()
+    result = correlate(xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates)
     if bootstrap and replicates is None and result.undefined_reason is None:
         note = (
             f"no interval: more than {MAX_KENDALL_POINTS} distinct score pairs "
@@ -541,18 +635,44 @@ def system_correlation(
     `systems` maps a response to its system (e.g. its source model). `draws` keeps the
     resamples' counts between calls with the same seed and system sizes (the same draws
     as a fresh call: rng.integers per system, in the systems' order)."""
-    groups: dict[str, list[Hashable]] = defaultdict(list)
-    for k in x:
-        if k in y and k in systems:
-            groups[systems[k]].append(k)
-    names = sorted(groups)
-    xs = [np.array([x[k] for k in groups[s]], dtype=np.float64) for s in names]
-    ys = [np.array([y[k] for k in groups[s]], dtype=np.float64) for s in names]
+    return system_correlation_of(
+        ScoreTable({"x": x, "y": y}),
+        "x",
+        "y",
+        systems,
+        level=level,
+        bootstrap=bootstrap,
+        seed=seed,
+        draws=draws,
+    )
+
+
+def system_correlation_of(
+    table: ScoreTable,
+    a: str,
+    b: str,
+    systems: Mapping[Hashable, str],
+    *,
+    level: str,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
+) -> Correlation:
+    """`system_correlation` of scorings a and b of `table`."""
+    rows = table.both(a, b)
+    codes, all_names = table.systems(systems)
+    rows = rows[codes[rows] >= 0]
+    rows = rows[np.argsort(codes[rows], kind="stable")]  # by system, each in a's order
+    present, first, sizes_ = np.unique(codes[rows], return_index=True, return_counts=True)
+    names = [all_names[i] for i in present.tolist()]
+    starts = first[1:].tolist()
+    xs = np.split(table.values[a][rows], starts) if len(rows) else []
+    ys = np.split(table.values[b][rows], starts) if len(rows) else []
     xm = [float(np.mean(v)) for v in xs]
     ym = [float(np.mean(v)) for v in ys]
     replicates = None
     if bootstrap and len(names) >= MIN_POINTS:
-        sizes = tuple(len(groups[s]) for s in names)
+        sizes = tuple(sizes_.tolist())
         key = (seed, bootstrap, sizes)
         counts = draws.get(key) if draws is not None else None
         if counts is None:  # resample each system's responses, keep the system
@@ -560,18 +680,9 @@ def system_correlation(
             counts = [_draw_counts(rng, n, bootstrap) for n in sizes]
             if draws is not None:
                 draws[key] = counts
-        cols_x, cols_y = [], []
-        for xv, yv, w in zip(xs, ys, counts, strict=True):
-            means = w @ np.stack([xv, yv], axis=1)
-            # Rounded so that equal means tie in Spearman's and Kendall's ranks whatever
-            # order a sum took (the scores are in [0, 1]; rounding noise is ~1e-16).
-            means = np.round(means / len(xv), TIE_DECIMALS)
-            cols_x.append(means[:, 0])
-            cols_y.append(means[:, 1])
+        means_x, ranks_x = table.resampled_means(a, rows, starts, counts)
+        means_y, ranks_y = table.resampled_means(b, rows, starts, counts)
         ones = np.ones((bootstrap, len(names)))
         observed = _replicates(ones[:1], np.array([xm]), np.array([ym]))
-        replicates = (
-            observed,
-            _replicates(ones, np.stack(cols_x, axis=1), np.stack(cols_y, axis=1)),
-        )
+        replicates = (observed, _replicates(ones, means_x, means_y, (ranks_x, ranks_y)))
     return correlate(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)

@@ -49,7 +49,9 @@ def test_system_resamples_drawn_in_chunks_are_the_draws_of_one_call(
     seen: list[tuple[np.ndarray, np.ndarray]] = []
     replicates = mc._replicates
     monkeypatch.setattr(
-        mc, "_replicates", lambda w, a, b: seen.append((a, b)) or replicates(w, a, b)
+        mc,
+        "_replicates",
+        lambda w, a, b, *ranks: seen.append((a, b)) or replicates(w, a, b, *ranks),
     )
     mc.system_correlation(x, y, systems, level="system", bootstrap=250, seed=3)
     draws = np.random.default_rng(3)
@@ -86,7 +88,9 @@ def test_equal_resampled_system_means_tie(monkeypatch: pytest.MonkeyPatch) -> No
             x[key], y[key], systems[key] = v / 10, (v % 4) / 10, name
     seen: list[np.ndarray] = []
     replicates = mc._replicates
-    monkeypatch.setattr(mc, "_replicates", lambda w, a, b: seen.append(a) or replicates(w, a, b))
+    monkeypatch.setattr(
+        mc, "_replicates", lambda w, a, b, *ranks: seen.append(a) or replicates(w, a, b, *ranks)
+    )
     mc.system_correlation(x, y, systems, level="system", bootstrap=400, seed=1)
     draws = np.random.default_rng(1)
     idx = {name: draws.integers(0, 3, size=(400, 3)) for name in tenths}  # sorted order
@@ -94,3 +98,29 @@ def test_equal_resampled_system_means_tie(monkeypatch: pytest.MonkeyPatch) -> No
     equal = sums["A"] == sums["B"]
     assert equal.sum() > 50
     assert np.array_equal(seen[-1][equal, 0], seen[-1][equal, 1])
+
+
+def test_a_table_of_many_scorings_gives_each_pair_what_the_pair_alone_gives() -> None:
+    """The report correlates every pair of scorings through one ScoreTable (responses as
+    array rows, resampled system means kept between pairs): each pair's correlations equal
+    those of the two scorings alone, whatever responses each scored and in which order."""
+    rng = np.random.default_rng(5)
+    responses = [f"r{i}" for i in range(300)]
+    systems = {r: f"model {i % 4}" for i, r in enumerate(responses) if i % 23}
+    scores = {}
+    for name in ("a", "b", "c"):
+        kept = [r for r in responses if rng.random() < 0.9]
+        rng.shuffle(kept)  # each scoring lists its responses in its own order
+        scores[name] = {r: float(rng.integers(0, 6)) / 5 for r in kept}
+    table = mc.ScoreTable(scores)
+    draws: dict[tuple[int, int, tuple[int, ...]], list[mc.FloatArray]] = {}
+    for a, b in (("a", "b"), ("a", "c"), ("b", "c"), ("c", "a")):
+        x, y = scores[a], scores[b]
+        alone = mc.example_correlation(x, y, bootstrap=200, seed=2)
+        assert mc.example_correlation_of(table, a, b, bootstrap=200, seed=2) == alone
+        assert [p[0] for p in alone.points] == [k for k in x if k in y]
+        alone = mc.system_correlation(x, y, systems, level="s", bootstrap=200, seed=2)
+        shared = mc.system_correlation_of(
+            table, a, b, systems, level="s", bootstrap=200, seed=2, draws=draws
+        )
+        assert shared == alone and alone.spearman.ci_low is not None
