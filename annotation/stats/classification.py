@@ -2,9 +2,7 @@
 
 Precision, recall, F1 and F-beta per class and averaged as in scikit-learn's
 classification report (macro, weighted, micro), accuracy, balanced accuracy, Cohen's
-kappa and the Matthews correlation coefficient, computed from the confusion matrix as
-scikit-learn computes them (tests/annotation/test_classification_vs_sklearn.py checks
-every figure against scikit-learn's own functions to 1e-12). Arguments are
+kappa and the Matthews correlation coefficient, all from scikit-learn. Arguments are
 named as scikit-learn names them (`y_true` is the reference, `y_pred` the system) and
 must be passed by name, because swapping them silently swaps precision and recall.
 
@@ -24,6 +22,7 @@ MCNEMAR_EXACT_BELOW discordant pairs).
 from __future__ import annotations
 
 import functools
+import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+from sklearn import metrics
 from statsmodels.stats.contingency_tables import mcnemar
 
 from .coefficient import Coefficient
@@ -39,8 +39,6 @@ from .ratings import (
     is_missing,
     label_set,
 )
-
-FloatArray = npt.NDArray[np.float64]
 
 # VeriScore (Song et al. 2024), Table 11: contradicted and inconclusive count as unsupported.
 VERISCORE_BINARY: dict[Label, Label] = {
@@ -228,9 +226,11 @@ def _report(
     pred = np.array([index[p] for _, _, p in kept], dtype=np.int64)
     k, n = len(labels), len(kept)
     codes = list(range(k))
-    # numpy's bincount on codes: scikit-learn's confusion_matrix, without its per-call
-    # input checks (tests/annotation/test_classification_confusion.py compares the two)
-    confusion = np.bincount(true * k + pred, minlength=k * k).reshape(k, k).astype(np.int64)
+    confusion = (
+        metrics.confusion_matrix(true, pred, labels=codes)
+        if n
+        else np.zeros((k, k), dtype=np.int64)
+    )
 
     def undefined(title: str) -> Coefficient:
         return Coefficient(title, None, undefined_reason=NO_UNITS)
@@ -270,7 +270,7 @@ def _report(
         accuracy=Coefficient("Accuracy", float(np.trace(confusion)) / n, n_units=n),
         macro_f1=macro_f1,
         balanced_accuracy=_balanced_accuracy(true, pred, confusion, labels),
-        kappa=_kappa(true, pred, confusion, labels),
+        kappa=_kappa(true, pred, codes, labels),
         confusion=_tuple(confusion),
         disagreements=tuple(Disagreement(unit, t, p) for unit, t, p in kept if t != p),
         mcc=_mcc(true, pred, confusion),
@@ -296,9 +296,14 @@ def _per_class(
     labels: tuple[Label, ...],
     beta: float,
 ) -> tuple[ClassScores, ...]:
+    codes = list(range(len(labels)))
     if len(true):
-        precision, recall, f1 = _prf(confusion, 1.0)
-        f_beta = _prf(confusion, beta)[2]
+        precision, recall, f1, _ = metrics.precision_recall_fscore_support(
+            true, pred, labels=codes, average=None, zero_division=np.nan
+        )
+        *_, f_beta, _ = metrics.precision_recall_fscore_support(
+            true, pred, labels=codes, average=None, beta=beta, zero_division=np.nan
+        )
     else:
         precision = recall = f1 = f_beta = np.full(len(labels), np.nan)
     result = []
@@ -336,8 +341,12 @@ def _averages(
     beta: float,
     average: str,
 ) -> ScoreAverages:
-    p, r, f1 = _prf(confusion, 1.0, average)
-    fb = _prf(confusion, beta, average)[2]
+    p, r, f1, _ = metrics.precision_recall_fscore_support(
+        true, pred, labels=codes, average=average, zero_division=np.nan
+    )
+    *_, fb, _ = metrics.precision_recall_fscore_support(
+        true, pred, labels=codes, average=average, beta=beta, zero_division=np.nan
+    )
     note = None
     absent = [
         str(label)
@@ -365,18 +374,17 @@ def _balanced_accuracy(
         if len(present) < len(labels)
         else None
     )
-    # scikit-learn's balanced_accuracy_score: the mean recall over the classes present in
-    # the reference (a class only predicted has 0/0 and is left out, as the note says)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_class = np.diagonal(confusion) / confusion.sum(axis=1)
-    value = float(np.mean(per_class[~np.isnan(per_class)]))
+    with warnings.catch_warnings():
+        # sklearn warns when a predicted class is absent from the reference; the note says so.
+        warnings.simplefilter("ignore", UserWarning)
+        value = float(metrics.balanced_accuracy_score(true, pred))
     return Coefficient("Balanced accuracy", value, note=note, n_units=len(true))
 
 
 def _kappa(
     true: npt.NDArray[np.int64],
     pred: npt.NDArray[np.int64],
-    confusion: npt.NDArray[np.int64],
+    codes: list[int],
     labels: tuple[Label, ...],
 ) -> Coefficient:
     name = "Cohen's kappa"
@@ -388,14 +396,7 @@ def _kappa(
             f"all {len(true)} units: expected agreement is 1, so kappa is 0/0",
             n_units=len(true),
         )
-    # scikit-learn's cohen_kappa_score (unweighted) on the confusion matrix
-    observed = confusion.astype(np.float64)
-    sum0, sum1 = observed.sum(axis=0), observed.sum(axis=1)
-    expected = np.outer(sum0, sum1) / np.sum(sum0)
-    off_diagonal = np.ones((len(labels), len(labels)))
-    np.fill_diagonal(off_diagonal, 0)
-    with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 (one class only) is NaN
-        value = float(1 - np.sum(off_diagonal * observed) / np.sum(off_diagonal * expected))
+    value = float(metrics.cohen_kappa_score(true, pred, labels=codes))
     return Coefficient(name, value, n_units=len(true))
 
 
@@ -414,58 +415,7 @@ def _mcc(
             undefined_reason=f"every {side} label is the same class, so MCC is 0/0",
             n_units=n,
         )
-    # scikit-learn's matthews_corrcoef on the confusion matrix (the 0/0 case is above)
-    t_sum = confusion.sum(axis=1, dtype=np.float64)
-    p_sum = confusion.sum(axis=0, dtype=np.float64)
-    n_correct = np.trace(confusion, dtype=np.float64)
-    n_samples = p_sum.sum()
-    cov_ytyp = n_correct * n_samples - np.dot(t_sum, p_sum)
-    cov_ypyp = n_samples**2 - np.dot(p_sum, p_sum)
-    cov_ytyt = n_samples**2 - np.dot(t_sum, t_sum)
-    value = float(cov_ytyp / np.sqrt(cov_ypyp * cov_ytyt))
-    return Coefficient(name, value, n_units=n)
-
-
-def _prf(
-    confusion: npt.NDArray[np.int64], beta: float, average: str | None = None
-) -> tuple[Any, Any, Any]:
-    """Precision, recall and F-beta from the confusion matrix, as scikit-learn's
-    precision_recall_fscore_support(labels=all, zero_division=nan, average=average)
-    computes them (per class when average is None, else floats)."""
-    tp = np.diagonal(confusion).astype(np.float64)
-    predicted = confusion.sum(axis=0).astype(np.float64)
-    support = confusion.sum(axis=1).astype(np.float64)
-    if average == "micro":
-        tp, predicted, support = (
-            tp.sum(keepdims=True),
-            predicted.sum(keepdims=True),
-            support.sum(keepdims=True),
-        )
-    beta2 = beta**2
-
-    def divide(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(
-                denominator == 0, np.nan, numerator / np.where(denominator == 0, 1, denominator)
-            )
-
-    precision, recall = divide(tp, predicted), divide(tp, support)
-    f = divide((1 + beta2) * tp, beta2 * support + predicted)
-    if average is None:
-        return precision, recall, f
-
-    def mean(values: FloatArray) -> float:
-        mask = np.isnan(values)
-        if mask.all():
-            return float("nan")
-        if average != "weighted":
-            return float(np.nanmean(values))
-        weights = support[~mask]
-        if not weights.sum():
-            return float(np.average(values[~mask]))
-        return float(np.average(values[~mask], weights=weights))
-
-    return mean(precision), mean(recall), mean(f)
+    return Coefficient(name, float(metrics.matthews_corrcoef(true, pred)), n_units=n)
 
 
 # --------------------------------------------------------------------------- verdict labels
