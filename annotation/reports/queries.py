@@ -122,10 +122,24 @@ def report_data(
         item_kinds: dict[int, str] = {}
         grouped: dict[UnitKey, dict[int, str]] = defaultdict(dict)
         rows_of: dict[str, list[LabelRow]] = defaultdict(list)
+        # Units with the same answers by the same annotators share one (read-only) dict:
+        # a 100,000-item report holds a few thousand distinct ones, not one per unit.
+        # label_rows gives a unit's rows one after the other.
+        shared: dict[tuple[tuple[int, str], ...], dict[int, str]] = {}
+        key: UnitKey | None = None
+        answers: dict[int, str] = {}
         for r in label_rows(project, where=assignment_filter(filters)):  # one pass
             item_kinds[r.item] = r.kind
-            grouped[(r.item, r.unit, r.field)][r.annotator] = r.value
             rows_of[r.kind].append(r)
+            if (r.item, r.unit, r.field) != key:
+                if key is not None:
+                    grouped[key] = shared.setdefault(tuple(answers.items()), answers)
+                key = (r.item, r.unit, r.field)
+                answers = dict(grouped.get(key, ()))  # a copy: never change a shared one
+            answers[r.annotator] = r.value
+        if key is not None:
+            grouped[key] = shared.setdefault(tuple(answers.items()), answers)
+        del shared, answers
         golds = unit_golds(grouped, item_kinds, project)
         golds_of: dict[str, list[Gold]] = defaultdict(list)
         for g in golds.values():
