@@ -49,7 +49,7 @@ class Gold:
     field: str
     value: str | None
     provenance: str
-    votes: dict[str, int]
+    votes: dict[str, int]  # read only: golds of the same answers may share one dict
     note: str = ""
 
     @property

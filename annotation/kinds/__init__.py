@@ -19,9 +19,12 @@ from . import schema
 from .base import ITEM, KindSpec, unit_type
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from django.db.models import Model
 
     from ..forms import AnswerForm
+    from ..gold import Gold
     from ..models import Assignment, Project
 
 __all__ = [
@@ -89,10 +92,15 @@ def judging(model: type[Model]) -> list[KindSpec]:
     return [s for s in all_specs() if s.verdict_target is model]
 
 
-def fact_verdicts(project: Project) -> dict[int, str]:
+def fact_verdicts(
+    project: Project, golds_of: Mapping[str, list[Gold]] | None = None
+) -> dict[int, str]:
     """Claim id -> the annotators' gold label of the atomic fact as a verdict, from every
-    kind that labels facts (FActScore-style tables read them like a verifier's verdicts)."""
+    kind that labels facts (FActScore-style tables read them like a verifier's verdicts).
+    `golds_of` (kind -> the golds of all its submitted answers, as a report without
+    filters has them) saves querying the answers again."""
     found: dict[int, str] = {}
     for spec in all_specs():
-        found.update(spec.fact_verdicts(project))
+        golds = None if golds_of is None else golds_of.get(spec.name, [])
+        found.update(spec.fact_verdicts(project, golds))
     return found

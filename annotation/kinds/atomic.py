@@ -353,12 +353,14 @@ class AtomicFacts(KindSpec):
     def ls_to_name(self, unit: str, field: str) -> str:
         return "response" if unit == ITEM else f"fact_{unit.split(':', 1)[1]}"
 
-    def fact_verdicts(self, project: Project) -> dict[int, str]:
+    def fact_verdicts(self, project: Project, golds: list[Gold] | None = None) -> dict[int, str]:
         """Claim id -> the gold label of the fact as a verdict (supported, unsupported or
-        irrelevant), like a verifier's verdict set: what FActScore-style tables read."""
+        irrelevant), like a verifier's verdict set: what FActScore-style tables read;
+        `golds`: the golds of all of this kind's submitted answers, if the caller has them."""
         from ..gold import gold_values
 
-        golds = gold_values(project, kind=self.name)
+        if golds is None:
+            golds = gold_values(project, kind=self.name)
         return {
             t.target: VERDICTS[t.gold.value]
             for t in self.verdict_targets(project, golds)

@@ -294,8 +294,9 @@ class KindSpec:
         """A gold value as a verdict label of stats.py."""
         return value
 
-    def fact_verdicts(self, project: Project) -> dict[int, str]:
-        """Claim id -> gold verdict, for kinds whose units are atomic facts (none here)."""
+    def fact_verdicts(self, project: Project, golds: list[Gold] | None = None) -> dict[int, str]:
+        """Claim id -> gold verdict, for kinds whose units are atomic facts (none here);
+        `golds`: the kind's golds when the caller has them (else they are queried)."""
         return {}
 
     # --- annotators: what they see, what they answer ------------------------------------

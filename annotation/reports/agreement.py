@@ -28,6 +28,8 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
     }
     by_spec: dict[tuple[str, str, str], dict[Hashable, dict[str, str]]] = defaultdict(dict)
     levels: dict[str, str] = {}  # unit -> its type, once per distinct unit name
+    # answers by name, once per answers dict (units of the same answers share one: queries)
+    named: dict[int, dict[str, str]] = {}
     for (item, unit, fld), by_rater in grouped.items():
         kind = item_kinds[item]
         condition = conditions.get((kind, fld))
@@ -37,7 +39,9 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
                 continue
         if (level := levels.get(unit)) is None:
             level = levels[unit] = unit_type(unit)
-        by_spec[(kind, level, fld)][f"{item}/{unit}"] = {names[a]: v for a, v in by_rater.items()}
+        if (by_name := named.get(id(by_rater))) is None:
+            by_name = named[id(by_rater)] = {names[a]: v for a, v in by_rater.items()}
+        by_spec[(kind, level, fld)][f"{item}/{unit}"] = by_name
     return by_spec
 
 

@@ -11,11 +11,13 @@ averaged over responding responses.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pipeline.dataformats.common import SOURCE
 from pipeline.dataformats.factscore import MODEL
 
+from ..gold import Gold
 from ..kinds import fact_verdicts
 from ..models import Claim, ClaimList, Document, Project, System, Verdict
 
@@ -77,11 +79,15 @@ def system_verdict_sets(project: Project) -> list[VerdictSet]:
 GOLD = "annotators' gold labels"
 
 
-def gold_verdict_set(project: Project) -> VerdictSet | None:
-    """The annotators' gold labels of atomic-fact items, as one more verdict set."""
+def gold_verdict_set(
+    project: Project, golds_of: Mapping[str, list[Gold]] | None = None
+) -> VerdictSet | None:
+    """The annotators' gold labels of atomic-fact items, as one more verdict set; from
+    all submitted answers, whatever the report's filters (`golds_of`: the golds per kind
+    of an unfiltered report, which are those; None: they are queried)."""
     labels = {
         claim: value
-        for claim, label in fact_verdicts(project).items()
+        for claim, label in fact_verdicts(project, golds_of).items()
         if (value := fact_label(label)) is not None
     }
     return VerdictSet(GOLD, labels) if labels else None

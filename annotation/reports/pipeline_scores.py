@@ -112,7 +112,9 @@ def factscore_section(data: ReportData) -> list[Section]:
             project.documents.filter(domain__in=filters.domains).values_list("pk", flat=True)
         )
     sets = factscore_table.system_verdict_sets(project)
-    gold = factscore_table.gold_verdict_set(project)
+    # the gold of all submitted answers (filters do not apply here): an unfiltered
+    # report's golds are those, so they are not queried again
+    gold = factscore_table.gold_verdict_set(project, None if filters.active else data.golds_of)
     rows = [
         r
         for vs in [*sets, *([gold] if gold else [])]

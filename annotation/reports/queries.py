@@ -4,7 +4,6 @@ grouped per unit and their gold labels."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, time
 
@@ -60,13 +59,6 @@ def assignment_filter(filters: Filters, prefix: str = "") -> Q:
 UnitKey = tuple[int, str, str]  # (item, unit, field)
 
 
-def group_by_unit(rows: Iterable[LabelRow]) -> dict[UnitKey, dict[int, str]]:
-    grouped: dict[UnitKey, dict[int, str]] = defaultdict(dict)
-    for r in rows:
-        grouped[(r.item, r.unit, r.field)][r.annotator] = r.value
-    return grouped
-
-
 def unit_golds(
     grouped: dict[UnitKey, dict[int, str]], item_kinds: dict[int, str], project: Project
 ) -> dict[UnitKey, Gold]:
@@ -92,9 +84,8 @@ def unit_golds(
         answers = (kind, fld, tuple(by_rater.values()))
         if (same := decided.get(answers)) is None:
             golds[key] = decided[answers] = decide(item, kind, unit, fld, list(answers[2]))
-        else:
-            votes = dict(same.votes)
-            golds[key] = Gold(item, kind, unit, fld, same.value, same.provenance, votes)
+        else:  # its votes dict shared, as nothing changes a gold's votes
+            golds[key] = Gold(item, kind, unit, fld, same.value, same.provenance, same.votes)
     return golds
 
 
@@ -128,13 +119,28 @@ def report_data(
     with_charts: bool,
 ) -> ReportData:
     with collector_paused():
-        rows = label_rows(project, where=assignment_filter(filters))
-        item_kinds = {r.item: r.kind for r in rows}
-        grouped = group_by_unit(rows)
-        golds = unit_golds(grouped, item_kinds, project)
+        item_kinds: dict[int, str] = {}
+        grouped: dict[UnitKey, dict[int, str]] = defaultdict(dict)
         rows_of: dict[str, list[LabelRow]] = defaultdict(list)
-        for r in rows:
+        # Units with the same answers by the same annotators share one (read-only) dict:
+        # a 100,000-item report holds a few thousand distinct ones, not one per unit.
+        # label_rows gives a unit's rows one after the other.
+        shared: dict[tuple[tuple[int, str], ...], dict[int, str]] = {}
+        key: UnitKey | None = None
+        answers: dict[int, str] = {}
+        for r in label_rows(project, where=assignment_filter(filters)):  # one pass
+            item_kinds[r.item] = r.kind
             rows_of[r.kind].append(r)
+            if (r.item, r.unit, r.field) != key:
+                if key is not None:
+                    grouped[key] = shared.setdefault(tuple(answers.items()), answers)
+                key = (r.item, r.unit, r.field)
+                answers = dict(grouped.get(key, ()))  # a copy: never change a shared one
+            answers[r.annotator] = r.value
+        if key is not None:
+            grouped[key] = shared.setdefault(tuple(answers.items()), answers)
+        del shared, answers
+        golds = unit_golds(grouped, item_kinds, project)
         golds_of: dict[str, list[Gold]] = defaultdict(list)
         for g in golds.values():
             golds_of[g.kind].append(g)

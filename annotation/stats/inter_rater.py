@@ -20,6 +20,7 @@ import math
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain, repeat
 from typing import Literal
 
 import krippendorff
@@ -300,8 +301,9 @@ def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int6
     """units x raters: each label's position in `categories`, -1 where missing."""
     index: dict[Label | None, int] = {label: i for i, label in enumerate(categories)}
     index[None] = -1  # categories never hold None: it is a missing rating
-    flat = [index.get(label, -2) for row in data.labels for label in row]
-    codes = np.array(flat, dtype=np.int64).reshape(len(data.units), len(data.raters))
+    flat = map(index.get, chain.from_iterable(data.labels), repeat(-2))
+    size = len(data.units) * len(data.raters)
+    codes = np.fromiter(flat, np.int64, size).reshape(len(data.units), len(data.raters))
     if (codes == -2).any():
         u, r = (int(i) for i in np.argwhere(codes == -2)[0])  # the first, row by row
         raise ValueError(
@@ -815,7 +817,7 @@ def _pair_kappa(
         return Coefficient(
             name, None, undefined_reason=f"{rater_a!r} and {rater_b!r} rated no unit in common"
         )
-    if len(set(a.tolist()) | set(b.tolist())) == 1:
+    if (a == a[0]).all() and (b == a[0]).all():  # one label throughout
         return Coefficient(
             name,
             None,

@@ -14,6 +14,7 @@ import numbers
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 Label = Hashable
@@ -73,16 +74,17 @@ class Ratings:
     def __post_init__(self) -> None:
         if len(self.labels) != len(self.units):
             raise ValueError(f"{len(self.labels)} rows of labels for {len(self.units)} units")
-        for unit, row in zip(self.units, self.labels, strict=True):
-            if len(row) != len(self.raters):
-                raise ValueError(
-                    f"unit {unit!r} has {len(row)} labels for {len(self.raters)} raters"
-                )
+        if set(map(len, self.labels)) - {len(self.raters)}:  # then name the first
+            for unit, row in zip(self.units, self.labels, strict=True):
+                if len(row) != len(self.raters):
+                    raise ValueError(
+                        f"unit {unit!r} has {len(row)} labels for {len(self.raters)} raters"
+                    )
         if len(set(self.units)) != len(self.units):
             raise ValueError("unit ids must be unique")
         if len(set(self.raters)) != len(self.raters):
             raise ValueError("rater ids must be unique")
-        if {type(label) for row in self.labels for label in row} <= {str, type(None)}:
+        if set(map(type, chain.from_iterable(self.labels))) <= {str, type(None)}:
             # text and None need no cleaning (the common case: one pass)
             object.__setattr__(self, "labels", tuple(map(tuple, self.labels)))
             return
@@ -221,7 +223,8 @@ class Ratings:
 
     def categories_seen(self) -> tuple[Label, ...]:
         """The labels used, numerically ordered when they are all numbers."""
-        seen = list(Counter(x for row in self.labels for x in row if x is not None))
+        # first-seen order, as Counter gave it; one dict over the flattened rows
+        seen = [x for x in dict.fromkeys(chain.from_iterable(self.labels)) if x is not None]
         return order_categories(seen)
 
 

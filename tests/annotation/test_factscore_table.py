@@ -12,6 +12,7 @@ from annotation import reports
 from annotation.ingest import FACTSCORE_HUMAN, FACTSCORE_LABELS, import_file
 from annotation.models import Claim, Project
 from annotation.reports.factscore_table import VerdictSet, factscore_rows, system_verdict_sets
+from annotation.reports.queries import ReportData
 from tests.conftest import peer_file
 
 
@@ -206,3 +207,93 @@ def test_the_table_reads_the_annotators_gold_labels_of_atomic_facts(
     assert set(rows) == {FACTSCORE_LABELS, GOLD}
     assert rows[GOLD]["FActScore"] == pytest.approx(100 * (2 / 6 + 1) / 2)
     assert rows[GOLD]["FActScore"] == rows[FACTSCORE_LABELS]["FActScore"]
+
+
+def _labelled_atomic(alpha: Project) -> list[object]:
+    """Atomic-fact items on the human facts for bob and carol, with a disagreement on
+    every first item's fact 1 (a tie) and an adjudication on the first item's fact 2."""
+    from annotation.kinds.atomic import atomic_items
+    from annotation.models import Adjudication, Assignment, System, assign
+
+    import_file(project=alpha, text="\n".join(json.dumps(r) for r in ROWS), file="M.jsonl")
+    items = atomic_items(
+        project=alpha, system=System.objects.get(project=alpha, name=FACTSCORE_HUMAN)
+    )
+    assign(items, project=alpha, k=2, fraction=1.0, seed=0)
+    labels = ["supported", "not-supported", "irrelevant"]
+    for n, a in enumerate(Assignment.objects.filter(item__in=items).order_by("pk")):
+        values = {
+            (f"fact:{c.position}", "label"): labels[(c.position + n * (c.position == 1)) % 3]
+            for c in a.item.list_a.claims.all()  # type: ignore[union-attr]
+        }
+        assert a.submit(values, guideline_version=1)
+    Adjudication.objects.create(item=items[0], unit="fact:2", field="label", value="supported")
+    return list(items)
+
+
+def _data(alpha: Project, filters: object) -> ReportData:
+    from annotation.reports.queries import report_data
+
+    return report_data(
+        alpha,
+        filters=filters,  # type: ignore[arg-type]
+        names={},
+        bootstrap=0,
+        seed=0,
+        k_rule="",
+        with_charts=False,
+    )
+
+
+def test_report_data_groups_the_answers_per_unit_and_decides_golds_as_gold_values(
+    alpha: Project, users: dict[str, object]
+) -> None:
+    """ReportData's groups and golds are those of label_rows and gold_values; units with
+    the same answers by the same annotators share one dict (100k-item memory)."""
+    from annotation.gold import gold_values, label_rows
+    from annotation.reports.tables import Filters
+
+    _labelled_atomic(alpha)
+    data = _data(alpha, Filters())
+    expected: dict[tuple[int, str, str], dict[int, str]] = {}
+    for r in label_rows(alpha):
+        expected.setdefault((r.item, r.unit, r.field), {})[r.annotator] = r.value
+    assert data.grouped == expected
+    assert data.golds == {(g.item, g.unit, g.field): g for g in gold_values(alpha)}
+    dicts: dict[tuple[tuple[int, str], ...], set[int]] = {}
+    for answers in data.grouped.values():
+        dicts.setdefault(tuple(answers.items()), set()).add(id(answers))
+    assert all(len(same) == 1 for same in dicts.values())
+    assert len(dicts) < len(data.grouped)
+
+
+def test_an_unfiltered_report_gives_the_gold_row_its_golds_as_a_query_would(
+    alpha: Project, users: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The FActScore section reads an unfiltered report's golds instead of querying the
+    answers again: the same labels as the query, with a disagreement, a tie and an
+    adjudication; a filtered report (filters do not apply there) still queries them."""
+    from annotation import gold
+    from annotation.models import Assignment
+    from annotation.reports.factscore_table import GOLD, gold_verdict_set
+    from annotation.reports.tables import Filters
+
+    items = _labelled_atomic(alpha)
+    queried = gold_verdict_set(alpha)
+    assert queried is not None and len(queried.labels) >= 3
+    assert gold_verdict_set(alpha, _data(alpha, Filters()).golds_of) == queried
+    one = Filters(annotators=(Assignment.objects.filter(item__in=items).first().annotator_id,))  # type: ignore[union-attr]
+    queries: list[object] = []  # the real label_rows, counted when gold_values calls it
+    real = gold.label_rows
+
+    def counted(*args: object, **kwargs: object) -> object:
+        queries.append(kwargs)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gold, "label_rows", counted)
+    unfiltered = reports.build_report(alpha, bootstrap=0, with_charts=False)
+    assert queries == []
+    filtered = reports.build_report(alpha, bootstrap=0, with_charts=False, filters=one)
+    assert queries == [{"kind": "atomic"}]
+    [gold_row] = [r for r in unfiltered.table("factscore").as_dicts() if r["verdict set"] == GOLD]
+    assert gold_row in filtered.table("factscore").as_dicts()
