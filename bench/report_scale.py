@@ -61,6 +61,19 @@ EVIDENCE_PER_CLAIM = 3
 SEGMENTS_PER_DOC = 3
 
 
+def peak_rss_mb() -> float:
+    """This process's own peak resident set (VmHWM): getrusage's ru_maxrss of a child
+    started by subprocess counts the parent's pages at the fork (measured: a child using
+    13 MB of an 800 MB parent reported 813 MB)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _noisy(rng: random.Random, truth: str, labels: list[str], p: float = 0.8) -> str:
     return truth if rng.random() < p else rng.choice(labels)
 
@@ -354,7 +367,7 @@ def child(project_id: int, bootstrap: int, profile: bool) -> None:
         print(json.dumps({}))
         return
     _, seconds, cpu = timed(lambda: run_report(project, bootstrap=bootstrap))
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = peak_rss_mb()
     print(json.dumps({"seconds": seconds, "cpu": cpu, "imports": imports, "max_rss_mb": rss}))
 
 
