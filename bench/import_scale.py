@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -36,22 +35,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from measure import peak_rss_mb
+
 ROOT = Path(__file__).resolve().parent.parent
 CLAIMS = 15
 SYSTEMS = ("SYNTHETIC extractor A", "SYNTHETIC extractor B")
-
-
-def peak_rss_mb() -> float:
-    """This process's own peak resident set (VmHWM): getrusage's ru_maxrss of a child
-    started by subprocess counts the parent's pages at the fork (measured: a child using
-    13 MB of an 800 MB parent reported 813 MB)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def write_file(path: Path, lines: int) -> None:

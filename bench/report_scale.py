@@ -39,7 +39,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -50,6 +49,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from measure import peak_rss_mb
+
 ROOT = Path(__file__).resolve().parent.parent
 DOMAINS = ["Biography", "ELI5", "LongFact"]
 MODELS = ["synthetic-model-1", "synthetic-model-2", "synthetic-model-3", "synthetic-model-4"]
@@ -59,19 +60,6 @@ ERROR_TYPES = ["knowledge error", "reasoning error", "irrelevant", "overclaim"]
 CLAIMS_PER_DOC = 4
 EVIDENCE_PER_CLAIM = 3
 SEGMENTS_PER_DOC = 3
-
-
-def peak_rss_mb() -> float:
-    """This process's own peak resident set (VmHWM): getrusage's ru_maxrss of a child
-    started by subprocess counts the parent's pages at the fork (measured: a child using
-    13 MB of an 800 MB parent reported 813 MB)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _noisy(rng: random.Random, truth: str, labels: list[str], p: float = 0.8) -> str:
