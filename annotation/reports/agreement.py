@@ -6,7 +6,6 @@ from collections import Counter, defaultdict
 from collections.abc import Hashable
 
 from .. import charts, kinds, stats
-from ..gold import collector_paused
 from ..kinds import unit_type
 from ..stats.ratings import Ratings
 from .queries import ReportData
@@ -45,7 +44,6 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
     return by_spec
 
 
-@collector_paused()
 def agreement_sections(data: ReportData) -> list[Section]:
     project, names = data.project, data.names
     bootstrap, seed, with_charts = data.bootstrap, data.seed, data.with_charts

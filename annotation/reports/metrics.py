@@ -21,8 +21,6 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from threadpoolctl import threadpool_limits
-
 from pipeline.split import sentences_for
 
 from .. import charts, kinds
@@ -39,13 +37,8 @@ MAX_SCATTER_POINTS = 500
 
 
 def metric_sections(data: ReportData) -> list[Section]:
-    # The resampling's matrix products are small: BLAS threads would spin on the other
-    # cores for no gain (about twice the CPU time at 100,000 items).
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _metric_sections(data)
-
-
-def _metric_sections(data: ReportData) -> list[Section]:
+    # build_report runs every section with one BLAS thread: the resampling's matrix
+    # products are small (threads spinning doubled the CPU time at 100,000 items).
     sections = []
     extraction = _extraction_section(
         data.project, data.filters, bootstrap=data.bootstrap, seed=data.seed
