@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+import sklearn
 from sklearn import metrics
 from statsmodels.stats.contingency_tables import mcnemar
 
@@ -184,7 +185,10 @@ def classification_scores(
                     raise ValueError(
                         f"{side}[{position}] = {shown} is not one of the labels {list(labels_)}"
                     )
-    return _report(kept, labels_, dict(excluded), beta, name)
+    # The codes _report hands scikit-learn are int64 arrays it builds itself: the
+    # library's documented switch skips re-validating them on each of its ~10 calls.
+    with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
+        return _report(kept, labels_, dict(excluded), beta, name)
 
 
 class _memoised:  # noqa: N801 (used as a function)
@@ -301,9 +305,7 @@ def _per_class(
         precision, recall, f1, _ = metrics.precision_recall_fscore_support(
             true, pred, labels=codes, average=None, zero_division=np.nan
         )
-        *_, f_beta, _ = metrics.precision_recall_fscore_support(
-            true, pred, labels=codes, average=None, beta=beta, zero_division=np.nan
-        )
+        f_beta = f1 if beta == 1 else _f_beta(true, pred, codes, None, beta)
     else:
         precision = recall = f1 = f_beta = np.full(len(labels), np.nan)
     result = []
@@ -332,6 +334,19 @@ def _per_class(
     return tuple(result)
 
 
+def _f_beta(
+    true: npt.NDArray[np.int64],
+    pred: npt.NDArray[np.int64],
+    codes: list[int],
+    average: str | None,
+    beta: float,
+) -> Any:
+    """scikit-learn's F-beta (with beta 1 it is the F1 of the same call: not asked twice)."""
+    return metrics.precision_recall_fscore_support(
+        true, pred, labels=codes, average=average, beta=beta, zero_division=np.nan
+    )[2]
+
+
 def _averages(
     true: npt.NDArray[np.int64],
     pred: npt.NDArray[np.int64],
@@ -344,9 +359,7 @@ def _averages(
     p, r, f1, _ = metrics.precision_recall_fscore_support(
         true, pred, labels=codes, average=average, zero_division=np.nan
     )
-    *_, fb, _ = metrics.precision_recall_fscore_support(
-        true, pred, labels=codes, average=average, beta=beta, zero_division=np.nan
-    )
+    fb = f1 if beta == 1 else _f_beta(true, pred, codes, average, beta)
     note = None
     absent = [
         str(label)
@@ -661,12 +674,13 @@ def mcnemar_test(
         canonical = normalise_verdict(label)
         return None if canonical is None else collapse.get(canonical, canonical)
 
-    for a_raw, b_raw, r_raw in zip(pred_a, pred_b, ref, strict=True):
+    # each distinct (a, b, reference) once: a few label triples repeated per unit
+    for (a_raw, b_raw, r_raw), count in Counter(zip(pred_a, pred_b, ref, strict=True)).items():
         a, b, r = (verdict(x) for x in (a_raw, b_raw, r_raw))
         if a is None or b is None or r is None or IRRELEVANT in (a, b, r):
-            excluded += 1
+            excluded += count
             continue
-        table[int(a != r), int(b != r)] += 1
+        table[int(a != r), int(b != r)] += count
     n = int(table.sum())
 
     def result(

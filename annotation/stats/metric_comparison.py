@@ -97,12 +97,17 @@ def list_similarity(
     docs = list(dict.fromkeys(p.document for p in pairs))
     index = {d: i for i, d in enumerate(docs)}
     cluster = [index[p.document] for p in pairs]
-    matches = [float(exact_match(p.a, p.b)) for p in pairs]
+    texts = [(joined(p.a), joined(p.b)) for p in pairs]
+    matches = [float(a == b) for a, b in texts]  # exact_match
+    rouge: dict[tuple[str, str], float] = {}  # many units repeat (two empty lists, ...)
+    for key in texts:
+        if key not in rouge:
+            rouge[key] = float(_scorer().score(*key)["rougeL"].fmeasure)  # rouge_l
     with_claims = [bool(p.a or p.b) for p in pairs]
     (
         exact,
         exact_with_claims,
-        rouge,
+        rouge_mean,
         a_claims,
         b_claims,
         a_empty,
@@ -111,7 +116,7 @@ def list_similarity(
         [
             (matches, None),
             (matches, with_claims),
-            ([rouge_l(p.a, p.b) for p in pairs], None),
+            ([rouge[key] for key in texts], None),
             ([float(len(p.a)) for p in pairs], None),
             ([float(len(p.b)) for p in pairs], None),
             ([float(not p.a) for p in pairs], None),
@@ -128,7 +133,7 @@ def list_similarity(
         both_empty=sum(not w for w in with_claims),
         exact_match=exact,
         exact_match_with_claims=exact_with_claims,
-        rouge_l=rouge,
+        rouge_l=rouge_mean,
         a_claims_per_unit=a_claims,
         b_claims_per_unit=b_claims,
         a_empty_share=a_empty,
@@ -208,12 +213,15 @@ def _count_chunks(
     `bootstrap` resamples of n units with replacement, 100 resamples at a time: the
     counts of rng.integers(0, n, (bootstrap, n)) (the same draws as one call), without
     bootstrap x n arrays (1 GB at 40,000 units)."""
-    ones = np.ones(n)
     for start in range(0, bootstrap, 100):
         drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
-        # Row by row (n counts stay in the cache), weighted by ones to count in floats
-        # (exact; a matrix product with floats is BLAS's, with integers numpy's own).
-        yield start, np.array([np.bincount(row, weights=ones, minlength=n) for row in drawn])
+        # Row by row (n counts stay in the cache), as floats (whole numbers, exact; a
+        # matrix product with floats is BLAS's, with integers numpy's own). An integer
+        # bincount is 4x faster than one weighted by ones (the same counts).
+        counts = np.empty((len(drawn), n))
+        for i, row in enumerate(drawn):
+            counts[i] = np.bincount(row, minlength=n)
+        yield start, counts
 
 
 def _draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:
