@@ -127,27 +127,52 @@ def factscore_rows(
     under the human-label rule, facts of sentences marked irrelevant): a set that labels
     a few responses (the annotators' gold labels part way through) scores only those,
     and a source model none of whose responses it labels gets no row."""
+    return factscore_rows_of(project, [verdict_set], documents)
+
+
+def factscore_rows_of(
+    project: Project, verdict_sets: list[VerdictSet], documents: list[int] | None = None
+) -> list[Row]:
+    """`factscore_rows` of each set in turn, with the project's claims, claim lists and
+    irrelevant facts queried once for all of them."""
+    labelled = set().union(*(vs.labels for vs in verdict_sets))
     list_of = {  # the project's claims: a join, not thousands of ids in the query
         pk: list_id
         for pk, list_id in Claim.objects.filter(claim_list__document__project=project).values_list(
             "pk", "claim_list_id"
         )
-        if pk in verdict_set.labels
+        if pk in labelled
     }
-    counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for claim, label in verdict_set.labels.items():
-        if claim in list_of:
-            counts[list_of[claim]][label] += 1
-    systems = set(ClaimList.objects.filter(pk__in=counts).values_list("system_id", flat=True))
-    lists = ClaimList.objects.filter(system_id__in=systems, document__project=project)
+    lists = ClaimList.objects.filter(document__project=project)
     if documents is not None:
         lists = lists.filter(document_id__in=documents)
-    info = list(
+    all_info = list(
         lists.values_list(
-            "pk", "document_id", "system__name", "document__source_model", "abstained"
+            "pk", "document_id", "system_id", "system__name", "document__source_model", "abstained"
         )
     )
-    irrelevant = _irrelevant_model_facts({doc for _, doc, name, _, _ in info if name != MODEL})
+    system_of = dict(
+        ClaimList.objects.filter(document__project=project).values_list("pk", "system_id")
+    )
+    irrelevant = _irrelevant_model_facts(project)
+    rows = []
+    for verdict_set in verdict_sets:
+        counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for claim, label in verdict_set.labels.items():
+            if claim in list_of:
+                counts[list_of[claim]][label] += 1
+        systems = {system_of[pk] for pk in counts}
+        info = [(pk, doc, *rest) for pk, doc, system, *rest in all_info if system in systems]
+        rows += _rows(verdict_set, counts, info, irrelevant)  # type: ignore[arg-type]
+    return rows
+
+
+def _rows(
+    verdict_set: VerdictSet,
+    counts: dict[int, dict[str, int]],
+    info: list[tuple[int, int, str, str, bool]],
+    irrelevant: dict[int, int],
+) -> list[Row]:
     # A response whose every sentence was marked irrelevant has no human facts to label; it
     # is scored (0) only by a set that labels every other responding response of its system.
     labels_all = all(
@@ -194,10 +219,11 @@ def factscore_rows(
     return rows
 
 
-def _irrelevant_model_facts(documents: set[int]) -> dict[int, int]:
-    """document id -> the model's atomic facts in its sentences marked is-relevant: false."""
+def _irrelevant_model_facts(project: Project) -> dict[int, int]:
+    """document id -> the model's atomic facts in its sentences marked is-relevant: false
+    (the project's documents: a join, not thousands of ids in the query)."""
     marked: dict[int, set[int]] = {}
-    with_source = Document.objects.filter(pk__in=documents, metadata__has_key=SOURCE)
+    with_source = Document.objects.filter(project=project, metadata__has_key=SOURCE)
     for pk, metadata in with_source.values_list("pk", "metadata"):  # others mark nothing
         source = metadata.get(SOURCE) if isinstance(metadata, dict) else None
         sentences = source.get("annotations") if isinstance(source, dict) else None

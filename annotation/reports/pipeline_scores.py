@@ -115,11 +115,7 @@ def factscore_section(data: ReportData) -> list[Section]:
     # the gold of all submitted answers (filters do not apply here): an unfiltered
     # report's golds are those, so they are not queried again
     gold = factscore_table.gold_verdict_set(project, None if filters.active else data.golds_of)
-    rows = [
-        r
-        for vs in [*sets, *([gold] if gold else [])]
-        for r in factscore_table.factscore_rows(project, vs, docs)
-    ]
+    rows = factscore_table.factscore_rows_of(project, [*sets, *([gold] if gold else [])], docs)
     if not rows:
         return []
     table = Table(
