@@ -132,7 +132,7 @@ def _extractions(project: Project, filters: Filters) -> _Extractions | None:
 
 
 def _similarities(
-    ex: _Extractions, *, bootstrap: int, seed: int
+    ex: _Extractions, *, bootstrap: int, seed: int, draws: ms.Draws
 ) -> dict[tuple[str, str, str], ms.ListSimilarity]:
     """(system A, system B, unit) -> the similarity of their claim lists, per sentence when
     both lists give each claim's sentence, else per document."""
@@ -158,12 +158,14 @@ def _similarities(
                 )
         for level, pairs in units.items():
             if pairs:
-                found[(a, b, level)] = ms.list_similarity(pairs, bootstrap=bootstrap, seed=seed)
+                found[(a, b, level)] = ms.list_similarity(
+                    pairs, bootstrap=bootstrap, seed=seed, draws=draws
+                )
     return found
 
 
 def _densities(
-    ex: _Extractions, *, bootstrap: int, seed: int
+    ex: _Extractions, *, bootstrap: int, seed: int, draws: ms.Draws
 ) -> dict[tuple[str, str | None], ms.ClaimDensity]:
     """(system, domain or None for all) -> claims per sentence."""
     found = {}
@@ -179,7 +181,7 @@ def _densities(
             responses.append(
                 ms.ResponseExtraction(doc, ex.domains[doc], len(lst), ex.n_sentences[doc], empty)
             )
-        for d in ms.claim_density(responses, bootstrap=bootstrap, seed=seed):
+        for d in ms.claim_density(responses, bootstrap=bootstrap, seed=seed, draws=draws):
             found[(name, d.domain)] = d
     return found
 
@@ -191,8 +193,10 @@ def _extraction_section(
     if ex is None:
         return None
     names = ex.names
-    similarities = _similarities(ex, bootstrap=bootstrap, seed=seed)
-    densities = _densities(ex, bootstrap=bootstrap, seed=seed)
+    # the resamples of the same documents (every pair, every extractor) are drawn once
+    draws: ms.Draws = {}
+    similarities = _similarities(ex, bootstrap=bootstrap, seed=seed, draws=draws)
+    densities = _densities(ex, bootstrap=bootstrap, seed=seed, draws=draws)
     data: dict[str, Any] = {"pairs": similarities, "density": densities}
     pair_rows: list[tuple[Cell, ...]] = [
         (

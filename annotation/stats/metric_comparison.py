@@ -92,8 +92,13 @@ class ListSimilarity:
 
 
 def list_similarity(
-    pairs: Sequence[ListPair], *, bootstrap: int = 1000, seed: int = 0
+    pairs: Sequence[ListPair],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    draws: Draws | None = None,
 ) -> ListSimilarity:
+    """`draws`: resample counts kept between calls (see `Draws`)."""
     docs = list(dict.fromkeys(p.document for p in pairs))
     index = {d: i for i, d in enumerate(docs)}
     cluster = [index[p.document] for p in pairs]
@@ -126,6 +131,7 @@ def list_similarity(
         len(docs),
         bootstrap,
         seed,
+        draws,
     )
     return ListSimilarity(
         units=len(pairs),
@@ -163,9 +169,14 @@ class ClaimDensity:
 
 
 def claim_density(
-    responses: Sequence[ResponseExtraction], *, bootstrap: int = 1000, seed: int = 0
+    responses: Sequence[ResponseExtraction],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    draws: Draws | None = None,
 ) -> list[ClaimDensity]:
-    """Per domain and over all domains; responses without sentences are left out."""
+    """Per domain and over all domains; responses without sentences are left out.
+    `draws`: resample counts kept between calls (see `Draws`)."""
     usable = [r for r in responses if r.sentences > 0]
     claims = np.array([r.claims for r in usable], dtype=np.int64)
     sentences = np.array([r.sentences for r in usable], dtype=np.int64)
@@ -188,10 +199,10 @@ def claim_density(
         mine = group & aligned
         shares = np.stack([empties[mine], sentences[mine].astype(np.float64)], axis=1)
         if len(shares) == n:  # the same clusters: one set of draws for both
-            ratio, empty = _resampled_means(np.hstack([ratios, shares]), bootstrap, seed)
+            ratio, empty = _resampled_means(np.hstack([ratios, shares]), bootstrap, seed, draws)
         else:
-            (ratio,) = _resampled_means(ratios, bootstrap, seed)
-            (empty,) = _resampled_means(shares, bootstrap, seed)
+            (ratio,) = _resampled_means(ratios, bootstrap, seed, draws)
+            (empty,) = _resampled_means(shares, bootstrap, seed, draws)
         out.append(
             ClaimDensity(
                 domain,
@@ -224,6 +235,32 @@ def _count_chunks(
         yield start, counts
 
 
+# (seed, units, resamples) -> the resample counts of `_count_chunks`, chunk by chunk, as
+# the smallest unsigned integers that hold them (a count is rarely above 10: a byte each)
+Draws = dict[tuple[int, int, int], list[tuple[int, npt.NDArray[np.unsignedinteger]]]]
+
+
+def _seeded_chunks(
+    seed: int, n: int, bootstrap: int, draws: Draws | None
+) -> Iterator[tuple[int, FloatArray]]:
+    """`_count_chunks(np.random.default_rng(seed), n, bootstrap)`; with `draws`, drawn once
+    per (seed, n, bootstrap) and kept there for the next call (the same counts: a report
+    resamples the same documents for every extractor and pair of extractors)."""
+    if draws is None:
+        yield from _count_chunks(np.random.default_rng(seed), n, bootstrap)
+        return
+    key = (seed, n, bootstrap)
+    if key in draws:
+        for start, small in draws[key]:
+            yield start, small.astype(np.float64)
+        return
+    kept = []
+    for start, counts in _count_chunks(np.random.default_rng(seed), n, bootstrap):
+        kept.append((start, counts.astype(np.min_scalar_type(int(counts.max())))))
+        yield start, counts
+    draws[key] = kept
+
+
 def _draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:
     """The counts of `_count_chunks` as one bootstrap x n array."""
     weights = np.empty((bootstrap, n))
@@ -238,6 +275,7 @@ def _clustered_means(
     n_clusters: int,
     bootstrap: int,
     seed: int,
+    draws: Draws | None = None,
 ) -> list[Estimate]:
     """The mean of each column (values, keep mask or None for all) over its kept units,
     with a percentile interval from resampling the clusters: one set of draws (seeded)
@@ -250,10 +288,12 @@ def _clustered_means(
         weights = np.asarray(values, dtype=np.float64)[mask]
         totals[:, 2 * j] = np.bincount(owners, weights=weights, minlength=n_clusters)
         totals[:, 2 * j + 1] = np.bincount(owners, minlength=n_clusters)
-    return _resampled_means(totals, bootstrap, seed)
+    return _resampled_means(totals, bootstrap, seed, draws)
 
 
-def _resampled_means(totals: FloatArray, bootstrap: int, seed: int) -> list[Estimate]:
+def _resampled_means(
+    totals: FloatArray, bootstrap: int, seed: int, draws: Draws | None = None
+) -> list[Estimate]:
     """`totals` holds per cluster (row) the sum and the count of units of each mean (two
     columns per mean): each mean's value, and its percentile interval from resampling
     the clusters, one set of draws (seeded) for every mean, 100 resamples at a time."""
@@ -261,7 +301,7 @@ def _resampled_means(totals: FloatArray, bootstrap: int, seed: int) -> list[Esti
     resampled = None
     if bootstrap and n_clusters:
         resampled = np.empty((bootstrap, totals.shape[1]))
-        for start, counts in _count_chunks(np.random.default_rng(seed), n_clusters, bootstrap):
+        for start, counts in _seeded_chunks(seed, n_clusters, bootstrap, draws):
             resampled[start : start + len(counts)] = counts @ totals
     out = []
     for j in range(0, totals.shape[1], 2):

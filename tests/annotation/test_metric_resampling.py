@@ -39,6 +39,32 @@ def test_cluster_weights_drawn_in_chunks_are_the_draws_of_one_call(
     assert np.array_equal(mc._draw_counts(np.random.default_rng(seed), n, bootstrap), expected)
 
 
+def test_kept_draws_give_the_same_means_as_fresh_draws() -> None:
+    """list_similarity and claim_density with a `draws` dict kept between calls (a
+    report's extractors over the same documents) give what fresh calls give, bit for bit,
+    and draw once per (seed, units, resamples)."""
+    rng = np.random.default_rng(11)
+    pairs = [
+        mc.ListPair(doc, tuple("c" * int(k) for k in rng.integers(0, 3, 2)), ("c",) * (doc % 3))
+        for doc in range(40)
+        for _ in range(3)
+    ]
+    responses = [
+        mc.ResponseExtraction(doc, f"d{doc % 2}", int(rng.integers(0, 9)), 3, int(doc % 4))
+        for doc in range(40)
+    ]
+    draws: mc.Draws = {}
+    for _ in range(2):  # the second call reads the kept counts
+        assert mc.list_similarity(pairs, bootstrap=300, seed=4, draws=draws) == (
+            mc.list_similarity(pairs, bootstrap=300, seed=4)
+        )
+        assert mc.claim_density(responses, bootstrap=300, seed=4, draws=draws) == (
+            mc.claim_density(responses, bootstrap=300, seed=4)
+        )
+    assert sorted(draws) == [(4, 20, 300), (4, 40, 300)]
+    assert all(small.dtype == np.uint8 for chunks in draws.values() for _, small in chunks)
+
+
 def test_system_resamples_drawn_in_chunks_are_the_draws_of_one_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
