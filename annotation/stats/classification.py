@@ -157,21 +157,10 @@ def classification_scores(
         raise ValueError(f"beta must be positive, not {beta!r}")
     rule = dict(collapse or {})
     mapped = _memoised(lambda value: None if is_missing(value) else rule.get(value, value))
+    t_values, p_values = map_each(y_true, mapped), map_each(y_pred, mapped)
+    excluded, kept_true, kept_pred, kept = _kept(unit_ids, t_values, p_values, exclude)
 
-    excluded: Counter[str] = Counter()
-    kept: list[tuple[Hashable, Label, Label]] = []
-    for unit, t_raw, p_raw in zip(unit_ids, y_true, y_pred, strict=True):
-        t, p = mapped(t_raw), mapped(p_raw)
-        if t is None:
-            excluded["no reference label"] += 1
-        elif p is None:
-            excluded["no usable prediction (missing or unparsed)"] += 1
-        elif t in exclude or p in exclude:
-            excluded[_excluded_reason(t if t in exclude else p)] += 1
-        else:
-            kept.append((unit, t, p))
-
-    labels_ = label_set(labels, {x for _, t, p in kept for x in (t, p)})
+    labels_ = label_set(labels, {*kept_true, *kept_pred})
     if labels is not None and any(  # checked on the distinct values, then found
         value is not None and value not in labels_ and value not in exclude
         for value in mapped.seen()
@@ -187,8 +176,79 @@ def classification_scores(
                     )
     # The codes _report hands scikit-learn are int64 arrays it builds itself: the
     # library's documented switch skips re-validating them on each of its ~10 calls.
+    index = {label: i for i, label in enumerate(labels_)}
+    true = np.array([index[t] for t in kept_true], dtype=np.int64)
+    pred = np.array([index[p] for p in kept_pred], dtype=np.int64)
+    differ = np.flatnonzero(true != pred).tolist()
+    disagreements = tuple(Disagreement(kept[i], kept_true[i], kept_pred[i]) for i in differ)
     with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
-        return _report(kept, labels_, dict(excluded), beta, name)
+        return _report(true, pred, disagreements, labels_, dict(excluded), beta, name)
+
+
+def map_each(values: Sequence[Any], fn: Callable[[Any], Label | None]) -> list[Label | None]:
+    """[fn(v) for v in values], fn once per distinct value: a report's labels are a few
+    strings repeated thousands of times, looked up at C speed. Values other than strings
+    and None go through fn one by one (fn tells 1 and True apart, NaN, ...)."""
+    try:
+        distinct = dict.fromkeys(values)
+    except TypeError:  # unhashable: fn says what it makes of them
+        return [fn(v) for v in values]
+    if not all(v is None or type(v) is str for v in distinct):
+        return [fn(v) for v in values]
+    table = {v: fn(v) for v in distinct}
+    return list(map(table.__getitem__, values))
+
+
+def _kept(
+    units: Sequence[Hashable],
+    true: list[Label | None],
+    pred: list[Label | None],
+    exclude: Collection[Label],
+) -> tuple[Counter[str], list[Label], list[Label], list[Hashable]]:
+    """The units scored (their reference labels, predictions, ids) and why the others were
+    left out (reasons in the order of their first unit); per distinct (reference,
+    prediction) pair when the labels are strings."""
+    values = list(dict.fromkeys([*dict.fromkeys(true), *dict.fromkeys(pred)]))
+    excluded: Counter[str] = Counter()
+
+    def reason(t: Label | None, p: Label | None) -> str | None:
+        if t is None:
+            return "no reference label"
+        if p is None:
+            return "no usable prediction (missing or unparsed)"
+        if t in exclude or p in exclude:
+            return _excluded_reason(t if t in exclude else p)
+        return None
+
+    if not all(v is None or type(v) is str for v in values):  # one by one
+        kept = []
+        for unit, t, p in zip(units, true, pred, strict=True):
+            why = reason(t, p)
+            if why is None:
+                kept.append((unit, t, p))
+            else:
+                excluded[why] += 1
+        return excluded, [t for _, t, _ in kept], [p for _, _, p in kept], [u for u, _, _ in kept]
+    code = {v: i for i, v in enumerate(values)}
+    pair = np.fromiter(map(code.__getitem__, true), np.intp, len(true)) * len(values)
+    pair += np.fromiter(map(code.__getitem__, pred), np.intp, len(pred))
+    distinct, first, inverse, count = np.unique(
+        pair, return_index=True, return_inverse=True, return_counts=True
+    )
+    keep = np.zeros(len(distinct), dtype=bool)
+    for j in np.argsort(first, kind="stable").tolist():
+        why = reason(values[distinct[j] // len(values)], values[distinct[j] % len(values)])
+        if why is None:
+            keep[j] = True
+        else:
+            excluded[why] += int(count[j])
+    rows = np.flatnonzero(keep[inverse]).tolist()
+    return (
+        excluded,
+        [true[i] for i in rows],  # type: ignore[misc]
+        [pred[i] for i in rows],  # type: ignore[misc]
+        [units[i] for i in rows],
+    )
 
 
 class _memoised:  # noqa: N801 (used as a function)
@@ -219,16 +279,15 @@ def _excluded_reason(label: Label) -> str:
 
 
 def _report(
-    kept: list[tuple[Hashable, Label, Label]],
+    true: npt.NDArray[np.int64],
+    pred: npt.NDArray[np.int64],
+    disagreements: tuple[Disagreement, ...],
     labels: tuple[Label, ...],
     excluded: dict[str, int],
     beta: float,
     name: str,
 ) -> ClassificationReport:
-    index = {label: i for i, label in enumerate(labels)}
-    true = np.array([index[t] for _, t, _ in kept], dtype=np.int64)
-    pred = np.array([index[p] for _, _, p in kept], dtype=np.int64)
-    k, n = len(labels), len(kept)
+    k, n = len(labels), len(true)
     codes = list(range(k))
     confusion = (
         metrics.confusion_matrix(true, pred, labels=codes)
@@ -276,7 +335,7 @@ def _report(
         balanced_accuracy=_balanced_accuracy(true, pred, confusion, labels),
         kappa=_kappa(true, pred, codes, labels),
         confusion=_tuple(confusion),
-        disagreements=tuple(Disagreement(unit, t, p) for unit, t, p in kept if t != p),
+        disagreements=disagreements,
         mcc=_mcc(true, pred, confusion),
         macro=macro,
         weighted=weighted,
@@ -561,8 +620,8 @@ def verifier_vs_reference(
     image = [rule.get(k, k) for k in kinds if k != UNSUPPORTED or k in rule.values()]
     verdict_labels = tuple(dict.fromkeys(image))
     verdict = _memoised(lambda x: _verdict(x, rule, verdict_labels))
-    true = [verdict(x) for x in y_true]
-    pred = [verdict(x) for x in y_pred]
+    true = map_each(y_true, verdict)
+    pred = map_each(y_pred, verdict)
     return classification_scores(
         y_true=true,
         y_pred=pred,

@@ -184,3 +184,35 @@ def test_nan_and_none_are_missing_on_either_side() -> None:
         "no reference label": 1,
         "no usable prediction (missing or unparsed)": 1,
     }
+
+
+def test_string_labels_counted_per_distinct_pair_as_other_labels_one_by_one() -> None:
+    """Strings go through the per-distinct-pair path, other labels one unit at a time:
+    the same report (excluded reasons in the order of their first unit, disagreements in
+    unit order) from the same labels spelt as strings and as numbers."""
+    true = ["a", "b", None, "ir", "a", "c", "b", None, "a", "c"] * 3
+    pred = ["a", "c", "a", "b", None, "c", "a", "ir", "b", "c"] * 3
+    number = {"a": 1, "b": 2, "c": 3, "ir": 9, None: None}
+    units = [f"u{i}" for i in range(len(true))]
+    as_text = stats.classification_scores(y_true=true, y_pred=pred, exclude=("ir",), units=units)
+    as_numbers = stats.classification_scores(
+        y_true=[number[t] for t in true],
+        y_pred=[number[p] for p in pred],
+        exclude=(9,),
+        units=units,
+    )
+    assert list(as_text.excluded.items()) == [
+        ("no reference label", 6),
+        ("labelled 'ir' (excluded)", 3),
+        ("no usable prediction (missing or unparsed)", 3),
+    ]
+    assert list(as_numbers.excluded.values()) == list(as_text.excluded.values())
+    assert [(d.unit, d.reference, d.predicted) for d in as_text.disagreements] == [
+        (u, t, p)
+        for u, t, p in zip(units, true, pred, strict=True)
+        if None not in (t, p) and "ir" not in (t, p) and t != p
+    ]
+    assert [(d.unit, number[d.reference], number[d.predicted]) for d in as_text.disagreements] == [
+        (d.unit, d.reference, d.predicted) for d in as_numbers.disagreements
+    ]
+    assert as_text.confusion == as_numbers.confusion and as_text.n == as_numbers.n == 18
