@@ -21,6 +21,7 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Count
 from pipeline.split import sentences_for
 
 from .. import charts, kinds
@@ -412,20 +413,26 @@ def _scored(project: Project, filters: Filters, golds_of: dict[str, list[Gold]])
         labels[(GOLD_SOURCE, list_id)][claim] = label
     if not labels:
         return None
-    lists = ClaimList.objects.filter(pk__in={list_id for _, list_id in labels}, abstained=False)
+    # the project's lists and their sizes (a join and a count in SQL, not the ids of every
+    # labelled list in the query), kept for the lists with a label
+    lists = ClaimList.objects.filter(document__project=project, abstained=False)
     if filters.domains:
         lists = lists.filter(document__domain__in=filters.domains)
+    labelled = {list_id for _, list_id in labels}
     info = {
         pk: (doc, model or "(unknown model)", domain, extractor)
         for pk, doc, model, domain, extractor in lists.values_list(
             "pk", "document_id", "document__source_model", "document__domain", "system__name"
         )
+        if pk in labelled
     }
     sizes: dict[int, int] = defaultdict(int)
-    for list_id in Claim.objects.filter(claim_list__in=info).values_list(
-        "claim_list_id", flat=True
-    ):
-        sizes[list_id] += 1
+    sizes.update(
+        Claim.objects.filter(claim_list__in=lists)
+        .values("claim_list_id")
+        .annotate(n=Count("id"))
+        .values_list("claim_list_id", "n")
+    )
 
     by_source: dict[tuple[str, str], list[ms.ResponseLabels]] = defaultdict(list)
     unlabelled: dict[tuple[str, str], int] = defaultdict(int)

@@ -45,6 +45,14 @@ class _Scores:
     reports: dict[tuple[str, str, str], stats.VerifierReport] = field(default_factory=dict)
     # (system, level) -> the predictions on the level's units, for McNemar
     aligned: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
+    votes: dict[tuple[str, str], str] = field(default_factory=dict)  # unit -> votes as text
+
+    def votes_of(self, u: _Unit) -> str:
+        """The unit's human votes as text, written once for every system and mode."""
+        text = self.votes.get((u.level, u.key))
+        if text is None:
+            text = self.votes[(u.level, u.key)] = " ".join(f"{k}:{v}" for k, v in u.gold.votes.items())
+        return text
 
 
 def verifier_sections(data: ReportData) -> list[Section]:
@@ -187,7 +195,7 @@ def _score_system(
                     d.predicted,
                     labels.get((target, u.target)),
                     u.gold.value,
-                    " ".join(f"{k}:{v}" for k, v in u.gold.votes.items()),
+                    scores.votes_of(u),
                     u.gold.provenance,
                 )
             )
