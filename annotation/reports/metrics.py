@@ -138,6 +138,16 @@ def _similarities(
     """(system A, system B, unit) -> the similarity of their claim lists, per sentence when
     both lists give each claim's sentence, else per document."""
     found = {}
+    sentences: dict[int, dict[int | None, tuple[str, ...]]] = {}  # list -> sentence -> claims
+
+    def of_sentence(list_id: int) -> dict[int | None, tuple[str, ...]]:
+        if list_id not in sentences:
+            grouped: dict[int | None, list[str]] = defaultdict(list)
+            for t, s in ex.claims[list_id]:
+                grouped[s].append(t)
+            sentences[list_id] = {s: tuple(texts) for s, texts in grouped.items()}
+        return sentences[list_id]
+
     for a, b in itertools.combinations(ex.names, 2):
         units: dict[str, list[ms.ListPair]] = {"sentence": [], "document": []}
         for doc, systems in ex.by_doc.items():
@@ -145,14 +155,9 @@ def _similarities(
                 continue
             la, lb = ex.claims[systems[a]], ex.claims[systems[b]]
             if ex.aligned(systems[a]) and ex.aligned(systems[b]):
+                sa, sb = of_sentence(systems[a]), of_sentence(systems[b])
                 for i in range(ex.n_sentences[doc]):
-                    units["sentence"].append(
-                        ms.ListPair(
-                            doc,
-                            tuple(t for t, s in la if s == i),
-                            tuple(t for t, s in lb if s == i),
-                        )
-                    )
+                    units["sentence"].append(ms.ListPair(doc, sa.get(i, ()), sb.get(i, ())))
             else:
                 units["document"].append(
                     ms.ListPair(doc, tuple(t for t, _ in la), tuple(t for t, _ in lb))

@@ -672,8 +672,9 @@ def response_labels(
     if len(segment_labels) != len(response_ids):
         raise ValueError(f"{len(segment_labels)} labels for {len(response_ids)} response ids")
     grouped: dict[Hashable, list[str | None]] = {}
-    for label, response in zip(segment_labels, response_ids, strict=True):
-        grouped.setdefault(response, []).append(normalise_verdict(label, mode="binary"))
+    binary = map_each(segment_labels, functools.partial(normalise_verdict, mode="binary"))
+    for label, response in zip(binary, response_ids, strict=True):
+        grouped.setdefault(response, []).append(label)
     result: dict[Hashable, str | None] = {}
     for response, labels in grouped.items():
         scored = [label for label in labels if label != IRRELEVANT]
