@@ -10,6 +10,7 @@ averaged over responding responses.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ class VerdictSet:
     labels: dict[int, str]
 
 
+@functools.lru_cache(maxsize=4096)  # a few spellings, read once per verdict
 def fact_label(label: str) -> str | None:
     return _LABELS.get(label.strip().rstrip(".").lower())
 
