@@ -98,7 +98,7 @@ def _extractions(project: Project, filters: Filters) -> _Extractions | None:
     if not info:
         return None
     claims: dict[int, list[tuple[str, int | None]]] = defaultdict(list)
-    for list_id, text, sentence in (
+    for list_id, text, sentence in fetch(
         Claim.objects.filter(claim_list__in=lists)
         .order_by("claim_list_id", "position")
         .values_list("claim_list_id", "text", "sentence_index")
@@ -110,8 +110,10 @@ def _extractions(project: Project, filters: Filters) -> _Extractions | None:
             by_doc[doc][name] = pk
     documents = {
         pk: (domain, response, question)
-        for pk, domain, response, question in Document.objects.filter(pk__in=by_doc).values_list(
-            "pk", "domain", "response", "question"
+        for pk, domain, response, question in fetch(
+            Document.objects.filter(pk__in=by_doc).values_list(
+                "pk", "domain", "response", "question"
+            )
         )
     }
     # Sentences: the pipeline's splitter (its extraction windows), extended to the
