@@ -471,15 +471,12 @@ def _correlations(
     source model and domain; only pairs that share a response."""
     found = {}
     draws: dict[tuple[int, int, tuple[int, ...]], list[ms.FloatArray]] = {}  # shared resamples
-    example_draws: ms.ExampleDraws = {}  # the same responses' resamples for every pair
     table = ms.ScoreTable(scores)
     for a, b in itertools.combinations(sorted(scores), 2):
         if not table.present[b][table.order[a]].any():
             continue
         found[(a, b)] = [
-            ms.example_correlation_of(
-                table, a, b, bootstrap=bootstrap, seed=seed, draws=example_draws
-            ),
+            ms.example_correlation_of(table, a, b, bootstrap=bootstrap, seed=seed),
             *(
                 ms.system_correlation_of(
                     table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws

@@ -624,44 +624,16 @@ def example_correlation(
     *,
     bootstrap: int = 1000,
     seed: int = 0,
-    draws: ExampleDraws | None = None,
 ) -> Correlation:
-    """Per response, on the responses both scorings scored (in x's order). A resample
-    draws responses with replacement: each response's count (rng.integers, as
-    `_count_chunks`), summed per distinct (x, y) point, the weights of the points. `draws`
-    keeps the counts between calls with the same seed and number of responses."""
+    """Per response, on the responses both scorings scored. A resample is a multinomial
+    draw over the distinct (x, y) points, which is what resampling responses amounts to."""
     return example_correlation_of(
-        ScoreTable({"x": x, "y": y}), "x", "y", bootstrap=bootstrap, seed=seed, draws=draws
+        ScoreTable({"x": x, "y": y}), "x", "y", bootstrap=bootstrap, seed=seed
     )
 
 
-# (seed, resamples, responses) -> how often each response is drawn in each resample,
-# responses x resamples, as the smallest unsigned integers that hold the counts
-ExampleDraws = dict[tuple[int, int, int], npt.NDArray[np.unsignedinteger]]
-
-
-def _response_counts(
-    seed: int, n: int, bootstrap: int, draws: ExampleDraws | None
-) -> npt.NDArray[np.unsignedinteger]:
-    key = (seed, bootstrap, n)
-    if draws is not None and key in draws:
-        return draws[key]
-    chunks = [counts for _, counts in _count_chunks(np.random.default_rng(seed), n, bootstrap)]
-    highest = max(int(c.max()) for c in chunks)
-    counts = np.concatenate(chunks).T.astype(np.min_scalar_type(highest), order="C")
-    if draws is not None:
-        draws[key] = counts
-    return counts
-
-
 def example_correlation_of(
-    table: ScoreTable,
-    a: str,
-    b: str,
-    *,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    draws: ExampleDraws | None = None,
+    table: ScoreTable, a: str, b: str, *, bootstrap: int = 1000, seed: int = 0
 ) -> Correlation:
     """`example_correlation` of scorings a and b of `table`."""
     rows = table.both(a, b)
@@ -671,27 +643,18 @@ def example_correlation_of(
         # the distinct (x, y) points in order of first appearance, with their counts
         _, ix = np.unique(xv, return_inverse=True)
         uy, iy = np.unique(yv, return_inverse=True)
-        _, first, point, freq_int = np.unique(
-            ix.ravel() * len(uy) + iy.ravel(),
-            return_index=True,
-            return_inverse=True,
-            return_counts=True,
+        _, first, freq_int = np.unique(
+            ix.ravel() * len(uy) + iy.ravel(), return_index=True, return_counts=True
         )
         if len(first) <= MAX_KENDALL_POINTS:
             by_appearance = np.argsort(first)
             a_, b_ = xv[first[by_appearance]], yv[first[by_appearance]]
             freq = freq_int[by_appearance].astype(np.float64)
-            # each response's count in each resample, summed per point (whole numbers,
-            # exact), the points in order of first appearance
-            counts = _response_counts(seed, len(rows), bootstrap, draws)
-            rank = np.empty(len(first), dtype=np.intp)
-            rank[by_appearance] = np.arange(len(first))
-            order = np.argsort(rank[point], kind="stable")
-            starts = np.searchsorted(rank[point][order], np.arange(len(first)))
-            weights = np.add.reduceat(counts[order], starts, axis=0, dtype=np.float64)
+            rng = np.random.default_rng(seed)
+            draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
             replicates = (
                 _replicates(freq[None, :], a_, b_),
-                _replicates(np.ascontiguousarray(weights.T), a_, b_),
+                _replicates(draws.astype(np.float64), a_, b_),
             )
     labels = table.labels[rows].tolist()
     result = correlate(xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates)

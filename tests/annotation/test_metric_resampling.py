@@ -140,42 +140,13 @@ def test_a_table_of_many_scorings_gives_each_pair_what_the_pair_alone_gives() ->
         scores[name] = {r: float(rng.integers(0, 6)) / 5 for r in kept}
     table = mc.ScoreTable(scores)
     draws: dict[tuple[int, int, tuple[int, ...]], list[mc.FloatArray]] = {}
-    example_draws: mc.ExampleDraws = {}
     for a, b in (("a", "b"), ("a", "c"), ("b", "c"), ("c", "a")):
         x, y = scores[a], scores[b]
         alone = mc.example_correlation(x, y, bootstrap=200, seed=2)
         assert mc.example_correlation_of(table, a, b, bootstrap=200, seed=2) == alone
-        shared = mc.example_correlation_of(table, a, b, bootstrap=200, seed=2, draws=example_draws)
-        assert shared == alone
         assert [p[0] for p in alone.points] == [k for k in x if k in y]
         alone = mc.system_correlation(x, y, systems, level="s", bootstrap=200, seed=2)
         shared = mc.system_correlation_of(
             table, a, b, systems, level="s", bootstrap=200, seed=2, draws=draws
         )
         assert shared == alone and alone.spearman.ci_low is not None
-
-
-def test_example_resamples_are_response_draws_summed_per_point(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A resample of the example level draws n responses with replacement
-    (rng.integers, as the system level); a distinct (x, y) point weighs the draws of its
-    responses, the points in order of first appearance."""
-    rng = np.random.default_rng(8)
-    x = {i: float(rng.integers(0, 4)) for i in range(90)}
-    y = {i: float(rng.integers(0, 3)) for i in range(90) if i % 7}
-    seen: list[np.ndarray] = []
-    replicates = mc._replicates
-    monkeypatch.setattr(
-        mc, "_replicates", lambda w, a, b, *ranks: seen.append(w) or replicates(w, a, b, *ranks)
-    )
-    c = mc.example_correlation(x, y, bootstrap=300, seed=6)
-    keys = [k for k in x if k in y]
-    points = list(dict.fromkeys((x[k], y[k]) for k in keys))
-    drawn = np.random.default_rng(6).integers(0, len(keys), size=(300, len(keys)))
-    expected = np.zeros((300, len(points)))
-    for row, draw in enumerate(drawn):
-        for i in draw:
-            expected[row, points.index((x[keys[i]], y[keys[i]]))] += 1
-    assert np.array_equal(seen[-1], expected)
-    assert c.pearson.ci_low is not None and c.pearson.ci_low <= c.pearson.value
