@@ -411,9 +411,9 @@ def _scored(project: Project, filters: Filters, golds_of: dict[str, list[Gold]])
         verdicts = verdicts.filter(claim__claim_list__document__domain__in=filters.domains)
     # (label source, claim list) -> claim -> label
     labels: dict[tuple[str, int], dict[int, str]] = defaultdict(dict)
-    for source, claim, list_id, label in verdicts.values_list(
-        "system__name", "claim_id", "claim__claim_list_id", "label"
-    ).iterator(chunk_size=5000):
+    for source, claim, list_id, label in fetch(
+        verdicts.values_list("system__name", "claim_id", "claim__claim_list_id", "label")
+    ):
         labels[(source, list_id)][claim] = label
     gold_claims = _gold_labels(project, golds_of)
     for (claim, list_id), label in gold_claims.items():

@@ -361,14 +361,16 @@ def response_scores(
         counts[r.domain].append(r.claims)
     k = {d: median_k(c, k_rule) for d, c in counts.items()}
     out: dict[str, dict[Hashable, float]] = {"FActScore": {}, "F1@K": {}}
+    binary_of: dict[str | None, str | None] = {}  # a few spellings, read once each
     for r in responses:
-        fs = factscore(r.labels)
-        if fs is not None:
-            out["FActScore"][r.response] = fs
-        binary = [_binary(label) for label in r.labels]
-        verified = binary.count(SUPPORTED) + binary.count(UNSUPPORTED)
-        if verified:
-            out["F1@K"][r.response] = f1_at_k(binary.count(SUPPORTED), verified, k[r.domain])[2]
+        for label in r.labels:
+            if label not in binary_of:
+                binary_of[label] = _binary(label)
+        binary = [binary_of[label] for label in r.labels]
+        s, ns = binary.count(SUPPORTED), binary.count(UNSUPPORTED)
+        if s + ns:  # factscore(r.labels), F1@K over the verified claims
+            out["FActScore"][r.response] = s / (s + ns)
+            out["F1@K"][r.response] = f1_at_k(s, s + ns, k[r.domain])[2]
     return out
 
 
