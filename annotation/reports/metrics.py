@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count
+
 from pipeline.split import sentences_for
 
 from .. import charts, kinds

@@ -50,7 +50,9 @@ class _Scores:
         """The unit's human votes as text, written once for every system and mode."""
         text = self.votes.get((u.level, u.key))
         if text is None:
-            text = self.votes[(u.level, u.key)] = " ".join(f"{k}:{v}" for k, v in u.gold.votes.items())
+            text = self.votes[(u.level, u.key)] = " ".join(
+                f"{k}:{v}" for k, v in u.gold.votes.items()
+            )
         return text
 
 
@@ -425,9 +427,7 @@ _PROJECT_OF = {Claim: "claim_list__document__project", Segment: "document__proje
 MANY_IDS = 1000
 
 
-def _add_texts(
-    rows: list[tuple[Cell, ...]], models: dict[str, Any], project: Project
-) -> None:
+def _add_texts(rows: list[tuple[Cell, ...]], models: dict[str, Any], project: Project) -> None:
     """Each disagreement row gets the text of its claim or segment (shortened to 300
     characters, once per claim or segment)."""
     ids: dict[Any, set[Any]] = defaultdict(set)

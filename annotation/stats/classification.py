@@ -26,7 +26,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -176,9 +176,9 @@ def classification_scores(
                     )
     # The codes _report hands scikit-learn are int64 arrays it builds itself: the
     # library's documented switch skips re-validating them on each of its ~10 calls.
-    index = {label: i for i, label in enumerate(labels_)}
-    true = np.array([index[t] for t in kept_true], dtype=np.int64)
-    pred = np.array([index[p] for p in kept_pred], dtype=np.int64)
+    code_of = {label: i for i, label in enumerate(labels_)}
+    true = np.array([code_of[t] for t in kept_true], dtype=np.int64)
+    pred = np.array([code_of[p] for p in kept_pred], dtype=np.int64)
     differ = np.flatnonzero(true != pred).tolist()
     disagreements = tuple(Disagreement(kept[i], kept_true[i], kept_pred[i]) for i in differ)
     with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
@@ -245,8 +245,8 @@ def _kept(
     rows = np.flatnonzero(keep[inverse]).tolist()
     return (
         excluded,
-        [true[i] for i in rows],  # type: ignore[misc]
-        [pred[i] for i in rows],  # type: ignore[misc]
+        [true[i] for i in rows],
+        [pred[i] for i in rows],
         [units[i] for i in rows],
     )
 
@@ -672,7 +672,10 @@ def response_labels(
     if len(segment_labels) != len(response_ids):
         raise ValueError(f"{len(segment_labels)} labels for {len(response_ids)} response ids")
     grouped: dict[Hashable, list[str | None]] = {}
-    binary = map_each(segment_labels, functools.partial(normalise_verdict, mode="binary"))
+    binary = cast(
+        "list[str | None]",
+        map_each(segment_labels, functools.partial(normalise_verdict, mode="binary")),
+    )
     for label, response in zip(binary, response_ids, strict=True):
         grouped.setdefault(response, []).append(label)
     result: dict[Hashable, str | None] = {}
