@@ -289,8 +289,13 @@ def _report(
 ) -> ClassificationReport:
     k, n = len(labels), len(true)
     codes = list(range(k))
+    # scikit-learn gets each distinct (reference, prediction) pair once, weighted by how
+    # many units have it (sample_weight: sums of whole numbers, exact): the same scores
+    # from k x k pairs instead of every unit
+    pairs, weight = np.unique(true * k + pred, return_counts=True)
+    true, pred = pairs // k, pairs % k
     confusion = (
-        metrics.confusion_matrix(true, pred, labels=codes)
+        metrics.confusion_matrix(true, pred, labels=codes, sample_weight=weight).astype(np.int64)
         if n
         else np.zeros((k, k), dtype=np.int64)
     )
@@ -298,7 +303,7 @@ def _report(
     def undefined(title: str) -> Coefficient:
         return Coefficient(title, None, undefined_reason=NO_UNITS)
 
-    per_class = _per_class(true, pred, confusion, labels, beta)
+    per_class = _per_class(true, pred, weight, confusion, labels, beta)
     if not n:
         none = ScoreAverages("", None, None, None, None, NO_UNITS)
         return ClassificationReport(
@@ -320,7 +325,7 @@ def _report(
             beta=beta,
         )
     macro, weighted, micro = (
-        _averages(true, pred, codes, labels, confusion, beta, average)
+        _averages(true, pred, weight, codes, labels, confusion, beta, average)
         for average in ("macro", "weighted", "micro")
     )
     macro_f1 = Coefficient("Macro F1", macro.f1, note=macro.note, n_units=n)
@@ -332,11 +337,11 @@ def _report(
         per_class=per_class,
         accuracy=Coefficient("Accuracy", float(np.trace(confusion)) / n, n_units=n),
         macro_f1=macro_f1,
-        balanced_accuracy=_balanced_accuracy(true, pred, confusion, labels),
-        kappa=_kappa(true, pred, codes, labels),
+        balanced_accuracy=_balanced_accuracy(true, pred, weight, confusion, labels),
+        kappa=_kappa(true, pred, weight, codes, labels),
         confusion=_tuple(confusion),
         disagreements=disagreements,
-        mcc=_mcc(true, pred, confusion),
+        mcc=_mcc(true, pred, weight, confusion),
         macro=macro,
         weighted=weighted,
         micro=micro,
@@ -355,6 +360,7 @@ def _number(value: float) -> float | None:
 def _per_class(
     true: npt.NDArray[np.int64],
     pred: npt.NDArray[np.int64],
+    weight: npt.NDArray[np.int64],
     confusion: npt.NDArray[np.int64],
     labels: tuple[Label, ...],
     beta: float,
@@ -362,9 +368,9 @@ def _per_class(
     codes = list(range(len(labels)))
     if len(true):
         precision, recall, f1, _ = metrics.precision_recall_fscore_support(
-            true, pred, labels=codes, average=None, zero_division=np.nan
+            true, pred, labels=codes, average=None, zero_division=np.nan, sample_weight=weight
         )
-        f_beta = f1 if beta == 1 else _f_beta(true, pred, codes, None, beta)
+        f_beta = f1 if beta == 1 else _f_beta(true, pred, weight, codes, None, beta)
     else:
         precision = recall = f1 = f_beta = np.full(len(labels), np.nan)
     result = []
@@ -396,19 +402,27 @@ def _per_class(
 def _f_beta(
     true: npt.NDArray[np.int64],
     pred: npt.NDArray[np.int64],
+    weight: npt.NDArray[np.int64],
     codes: list[int],
     average: str | None,
     beta: float,
 ) -> Any:
     """scikit-learn's F-beta (with beta 1 it is the F1 of the same call: not asked twice)."""
     return metrics.precision_recall_fscore_support(
-        true, pred, labels=codes, average=average, beta=beta, zero_division=np.nan
+        true,
+        pred,
+        labels=codes,
+        average=average,
+        beta=beta,
+        zero_division=np.nan,
+        sample_weight=weight,
     )[2]
 
 
 def _averages(
     true: npt.NDArray[np.int64],
     pred: npt.NDArray[np.int64],
+    weight: npt.NDArray[np.int64],
     codes: list[int],
     labels: tuple[Label, ...],
     confusion: npt.NDArray[np.int64],
@@ -416,9 +430,9 @@ def _averages(
     average: str,
 ) -> ScoreAverages:
     p, r, f1, _ = metrics.precision_recall_fscore_support(
-        true, pred, labels=codes, average=average, zero_division=np.nan
+        true, pred, labels=codes, average=average, zero_division=np.nan, sample_weight=weight
     )
-    fb = f1 if beta == 1 else _f_beta(true, pred, codes, average, beta)
+    fb = f1 if beta == 1 else _f_beta(true, pred, weight, codes, average, beta)
     note = None
     absent = [
         str(label)
@@ -436,6 +450,7 @@ def _averages(
 def _balanced_accuracy(
     true: npt.NDArray[np.int64],
     pred: npt.NDArray[np.int64],
+    weight: npt.NDArray[np.int64],
     confusion: npt.NDArray[np.int64],
     labels: tuple[Label, ...],
 ) -> Coefficient:
@@ -449,13 +464,14 @@ def _balanced_accuracy(
     with warnings.catch_warnings():
         # sklearn warns when a predicted class is absent from the reference; the note says so.
         warnings.simplefilter("ignore", UserWarning)
-        value = float(metrics.balanced_accuracy_score(true, pred))
-    return Coefficient("Balanced accuracy", value, note=note, n_units=len(true))
+        value = float(metrics.balanced_accuracy_score(true, pred, sample_weight=weight))
+    return Coefficient("Balanced accuracy", value, note=note, n_units=int(weight.sum()))
 
 
 def _kappa(
     true: npt.NDArray[np.int64],
     pred: npt.NDArray[np.int64],
+    weight: npt.NDArray[np.int64],
     codes: list[int],
     labels: tuple[Label, ...],
 ) -> Coefficient:
@@ -465,19 +481,22 @@ def _kappa(
             name,
             None,
             undefined_reason=f"prediction and reference both say {labels[int(true[0])]!r} on "
-            f"all {len(true)} units: expected agreement is 1, so kappa is 0/0",
-            n_units=len(true),
+            f"all {int(weight.sum())} units: expected agreement is 1, so kappa is 0/0",
+            n_units=int(weight.sum()),
         )
-    value = float(metrics.cohen_kappa_score(true, pred, labels=codes))
-    return Coefficient(name, value, n_units=len(true))
+    value = float(metrics.cohen_kappa_score(true, pred, labels=codes, sample_weight=weight))
+    return Coefficient(name, value, n_units=int(weight.sum()))
 
 
 def _mcc(
-    true: npt.NDArray[np.int64], pred: npt.NDArray[np.int64], confusion: npt.NDArray[np.int64]
+    true: npt.NDArray[np.int64],
+    pred: npt.NDArray[np.int64],
+    weight: npt.NDArray[np.int64],
+    confusion: npt.NDArray[np.int64],
 ) -> Coefficient:
     """Matthews (1975), Gorodkin's (2004) R_K for more than two classes (scikit-learn)."""
     name = "Matthews correlation (MCC)"
-    n = len(true)
+    n = int(weight.sum())
     rows, cols = confusion.sum(axis=1), confusion.sum(axis=0)
     if n * n == (rows**2).sum() or n * n == (cols**2).sum():
         side = "reference" if n * n == (rows**2).sum() else "prediction"
@@ -487,7 +506,9 @@ def _mcc(
             undefined_reason=f"every {side} label is the same class, so MCC is 0/0",
             n_units=n,
         )
-    return Coefficient(name, float(metrics.matthews_corrcoef(true, pred)), n_units=n)
+    return Coefficient(
+        name, float(metrics.matthews_corrcoef(true, pred, sample_weight=weight)), n_units=n
+    )
 
 
 # --------------------------------------------------------------------------- verdict labels
