@@ -58,7 +58,7 @@ class _Scores:
 
 def verifier_sections(data: ReportData) -> list[Section]:
     project, golds_of = data.project, data.golds_of
-    verdicts = list(
+    verdicts = fetch(  # straight from the cursor: ints and strings
         Verdict.objects.filter(
             system__project=project, system__kind__in=[System.VERIFIER, System.REFERENCE]
         ).values_list("claim_id", "segment_id", "system__name", "system__kind", "label")
