@@ -238,6 +238,7 @@ def _count_chunks(
 # (seed, units, resamples) -> the resample counts of `_count_chunks`, chunk by chunk, as
 # the smallest unsigned integers that hold them (a count is rarely above 10: a byte each)
 Draws = dict[tuple[int, int, int], list[tuple[int, npt.NDArray[np.unsignedinteger]]]]
+DRAWS_BYTES = 100_000_000  # a Draws keeps at most this much (then draws again)
 
 
 def _seeded_chunks(
@@ -254,11 +255,14 @@ def _seeded_chunks(
         for start, small in draws[key]:
             yield start, small.astype(np.float64)
         return
+    room = DRAWS_BYTES - sum(small.nbytes for chunks in draws.values() for _, small in chunks)
     kept = []
     for start, counts in _count_chunks(np.random.default_rng(seed), n, bootstrap):
-        kept.append((start, counts.astype(np.min_scalar_type(int(counts.max())))))
+        if n * bootstrap <= room:  # at least a byte a count
+            kept.append((start, counts.astype(np.min_scalar_type(int(counts.max())))))
         yield start, counts
-    draws[key] = kept
+    if kept:
+        draws[key] = kept
 
 
 def _draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:

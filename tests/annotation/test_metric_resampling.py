@@ -65,6 +65,20 @@ def test_kept_draws_give_the_same_means_as_fresh_draws() -> None:
     assert all(small.dtype == np.uint8 for chunks in draws.values() for _, small in chunks)
 
 
+def test_kept_draws_stop_at_their_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counts that would take the kept draws over DRAWS_BYTES are drawn, used, not kept."""
+    monkeypatch.setattr(mc, "DRAWS_BYTES", 300 * 50)
+    draws: mc.Draws = {}
+    responses = [mc.ResponseExtraction(doc, "d", doc % 5, 4, doc % 3) for doc in range(40)]
+    fresh = mc.claim_density(responses, bootstrap=300, seed=1)
+    assert mc.claim_density(responses, bootstrap=300, seed=1, draws=draws) == fresh
+    assert sorted(draws) == [(1, 40, 300)]  # 12,000 bytes; another 40 responses would not fit
+    assert mc.claim_density(responses[:30], bootstrap=300, seed=1, draws=draws) == (
+        mc.claim_density(responses[:30], bootstrap=300, seed=1)
+    )
+    assert sorted(draws) == [(1, 40, 300)]  # 30 x 300 more bytes did not fit either
+
+
 def test_system_resamples_drawn_in_chunks_are_the_draws_of_one_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
