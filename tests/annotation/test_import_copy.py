@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from annotation import ingest
 from annotation.ingest import ImportFailed, import_file
-from annotation.models import Claim, ClaimList, Document, Project
+from annotation.models import Claim, ClaimList, Document, Evidence, Project
 from tests.conftest import canonical_line
 
 pytestmark = pytest.mark.database("postgresql")  # COPY is PostgreSQL's
@@ -117,13 +117,14 @@ def test_the_callers_transaction_has_its_constraints_deferred_again_after_an_imp
             import_file(project=project, path=path, file=path.name)
         except ImportFailed:
             assert fails
-        table = connection.ops.quote_name(Claim._meta.db_table)
+        # (a claim's list is checked by a trigger, at once: evidence keeps Django's FK)
+        table = connection.ops.quote_name(Evidence._meta.db_table)
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
-                f"INSERT INTO {table} (claim_list_id, position, text, sentence) "
-                "VALUES (-1, 0, 'orphan', '')"
+                f"INSERT INTO {table} (claim_id, rank, title, snippet, link) "
+                "VALUES (-1, 1, '', '', '')"
             )  # deferred: accepted until the check
-            with pytest.raises(IntegrityError, match="claim_list_id"):
+            with pytest.raises(IntegrityError, match="claim_id"):
                 cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
             transaction.set_rollback(True)
     assert Document.objects.filter(project=project).count() == (0 if fails else 7)
