@@ -9,6 +9,12 @@ either waits for the inserting transaction or makes the check fail. Deleting a c
 that claims still reference fails (statement-level too: Django's CASCADE deletes the
 claims first); changing the key of either side is checked per row (rare).
 
+Each id is looked up by its own index probe (a LATERAL subquery, which the planner keeps
+as a nested loop): without statistics (a large import's own rows) the planner read the
+whole claim list table for each COPY instead, a cost growing with the table (measured:
+server CPU per 30,000 lines 2.8 s at the start of a 300,000-line import, 3.8 s at its
+end; 2.4 s flat without the check).
+
 The triggers raise what a foreign key raises (django.db.IntegrityError, SQLSTATE 23503).
 SQLite keeps the database FK, which it checks at COMMIT (Django's are deferred there):
 `flush` deletes the tables in any order, which immediate checks (SQLite triggers have no
@@ -29,16 +35,20 @@ CLAIMLIST = "annotation_claimlist"
 MISSING = "claim references a missing claim list"
 REFERENCED = "claim list is still referenced by claims"
 
+# the first claim list id of the inserted claims (new_rows) that does not exist, locking
+# those that do; the first deleted claim list id (old_rows) that claims still reference
+INSERT_CHECK = f"""SELECT min(n.id) FROM (SELECT DISTINCT claim_list_id AS id FROM new_rows) n
+    LEFT JOIN LATERAL (SELECT l.id FROM {CLAIMLIST} l WHERE l.id = n.id FOR KEY SHARE OF l) x
+    ON true WHERE x.id IS NULL"""
+DELETE_CHECK = f"""SELECT o.id FROM old_rows o,
+    LATERAL (SELECT 1 FROM {CLAIM} c WHERE c.claim_list_id = o.id LIMIT 1) c LIMIT 1"""
+
 POSTGRESQL = f"""
 CREATE FUNCTION {CLAIM}_fk_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE wanted bigint; found bigint; missing bigint;
+DECLARE missing bigint;
 BEGIN
-  SELECT count(DISTINCT claim_list_id) INTO wanted FROM new_rows;
-  SELECT count(*) INTO found FROM (SELECT 1 FROM {CLAIMLIST} l
-    WHERE l.id IN (SELECT claim_list_id FROM new_rows) FOR KEY SHARE OF l) s;
-  IF found <> wanted THEN
-    SELECT min(n.claim_list_id) INTO missing FROM new_rows n
-      WHERE NOT EXISTS (SELECT 1 FROM {CLAIMLIST} l WHERE l.id = n.claim_list_id);
+  {INSERT_CHECK.replace("SELECT min(n.id)", "SELECT min(n.id) INTO missing")};
+  IF missing IS NOT NULL THEN
     RAISE EXCEPTION '{CLAIM}: {MISSING} (claim_list_id=%)', missing
       USING ERRCODE = 'foreign_key_violation';
   END IF;
@@ -63,8 +73,7 @@ CREATE TRIGGER {CLAIM}_fk_update AFTER UPDATE OF claim_list_id ON {CLAIM} FOR EA
 CREATE FUNCTION {CLAIMLIST}_fk_delete() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE referenced bigint;
 BEGIN
-  SELECT o.id INTO referenced FROM old_rows o
-    WHERE EXISTS (SELECT 1 FROM {CLAIM} c WHERE c.claim_list_id = o.id) LIMIT 1;
+  {DELETE_CHECK.replace("SELECT o.id", "SELECT o.id INTO referenced")};
   IF referenced IS NOT NULL THEN
     RAISE EXCEPTION '{CLAIMLIST}: {REFERENCED} (id=%)', referenced
       USING ERRCODE = 'foreign_key_violation';
