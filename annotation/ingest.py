@@ -479,8 +479,10 @@ def _check_constraints_per_statement(on: bool) -> None:
     at the end of each statement of the import (on) instead of all at COMMIT, then back to
     deferred for the rest of the caller's transaction (off). The same checks: at COMMIT the
     queue of 3,000,000 checks of a 100,000-line import took a third of the import's time
-    (docs/development.md, Benchmarks). A rollback to the import's savepoint restores the
-    mode too."""
+    (docs/development.md, Benchmarks; a claim's list is now checked by a statement-level
+    trigger instead, annotation/claim_fk.py, which was always immediate: the documents'
+    and claim lists' keys remain). A rollback to the import's savepoint restores the mode
+    too."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(f"SET CONSTRAINTS ALL {'IMMEDIATE' if on else 'DEFERRED'}")
