@@ -279,8 +279,15 @@ class ClaimList(models.Model):
 
 class Claim(models.Model):
     # Indexed by unique_claim_position (claim_list first): a second index would only slow
-    # down large imports (one more B-tree per claim).
-    claim_list = models.ForeignKey(ClaimList, models.CASCADE, related_name="claims", db_index=False)
+    # down large imports (one more B-tree per claim). db_constraint=False: on PostgreSQL
+    # migration 0023 replaced the FK by triggers that check the same once per statement,
+    # set-based (annotation/claim_fk.py); SQLite keeps its FK. Django's CASCADE is unchanged.
+    # A migration that rebuilds annotation_claim (Django's SQLite `_remake_table`, which
+    # most AlterFields there do) drops SQLite's FK, and any drop of the triggers loses the
+    # check: tests/annotation/test_claim_fk.py catches both.
+    claim_list = models.ForeignKey(
+        ClaimList, models.CASCADE, related_name="claims", db_index=False, db_constraint=False
+    )
     position = models.PositiveIntegerField()
     text = models.TextField()
     sentence_index = models.IntegerField(null=True, blank=True)

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from annotation import ingest
 from annotation.ingest import ImportFailed, import_file
-from annotation.models import Claim, ClaimList, Document, Project
+from annotation.models import Claim, ClaimList, Document, Evidence, Project
 from tests.conftest import canonical_line
 
 pytestmark = pytest.mark.database("postgresql")  # COPY is PostgreSQL's
@@ -42,11 +42,13 @@ def test_an_import_writes_with_copy_and_every_row_lands_in_its_document(
 
     with (
         mock.patch.object(ingest, "_copy_rows", wraps=ingest._copy_rows) as copied,
+        mock.patch.object(ingest, "_copy_claims", wraps=ingest._copy_claims) as claims,
         connection.execute_wrapper(keep),
     ):
         summary = import_file(project=project, path=path, file=path.name)
     tables = {call.args[0] for call in copied.call_args_list}
-    assert tables == {Document, ClaimList, Claim}
+    assert tables == {Document, ClaimList}
+    assert claims.call_count == 3  # a batch each
     assert not [sql for sql in inserts if "annotation_claim" in sql or "document" in sql]
     assert summary.documents_created == Document.objects.filter(project=project).count() == 10
     for doc in Document.objects.filter(project=project):
@@ -117,13 +119,14 @@ def test_the_callers_transaction_has_its_constraints_deferred_again_after_an_imp
             import_file(project=project, path=path, file=path.name)
         except ImportFailed:
             assert fails
-        table = connection.ops.quote_name(Claim._meta.db_table)
+        # (a claim's list is checked by a trigger, at once: evidence keeps Django's FK)
+        table = connection.ops.quote_name(Evidence._meta.db_table)
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
-                f"INSERT INTO {table} (claim_list_id, position, text, sentence) "
-                "VALUES (-1, 0, 'orphan', '')"
+                f"INSERT INTO {table} (claim_id, rank, title, snippet, link) "
+                "VALUES (-1, 1, '', '', '')"
             )  # deferred: accepted until the check
-            with pytest.raises(IntegrityError, match="claim_list_id"):
+            with pytest.raises(IntegrityError, match="claim_id"):
                 cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
             transaction.set_rollback(True)
     assert Document.objects.filter(project=project).count() == (0 if fails else 7)
@@ -155,3 +158,24 @@ def test_each_batch_looks_its_ids_up_by_the_unique_index(project: Project, tmp_p
         transaction.set_rollback(True)
     assert "Nested Loop" in plan and "unique_external_id" in plan, plan
     assert "ANY" not in plan, plan  # no filter by the list
+
+
+def test_claims_copied_as_text_keep_every_character(project: Project, tmp_path: Path) -> None:
+    """Plain claims go in as COPY text written by hand: its escapes (backslash, tab,
+    newline, carriage return; \\N is NULL) must not change a claim or its sentence."""
+    odd = ["tab\there", "new\nline", "cr\rlf\r\n", "back\\slash", "\\N", "\\t literal", "ü ✓ 𝄞"]
+    sentences = [{"text": t, "sentence_index": i, "sentence": f"s {t}"} for i, t in enumerate(odd)]
+    sentences[0]["sentence_index"] = None
+    lines = [
+        canonical_line(0, claim_lists={"plain": odd}),
+        canonical_line(1, claim_lists={"rich": sentences}),
+    ]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    import_file(project=project, path=path, file=path.name)
+    plain = Claim.objects.filter(claim_list__system__name="plain").order_by("position")
+    assert [(c.text, c.sentence_index, c.sentence) for c in plain] == [(t, None, "") for t in odd]
+    rich = Claim.objects.filter(claim_list__system__name="rich").order_by("position")
+    assert [(c.text, c.sentence_index, c.sentence) for c in rich] == [
+        (s["text"], s["sentence_index"], s["sentence"]) for s in sentences
+    ]
