@@ -270,9 +270,15 @@ def test_the_fuzz_strategies_reach_accepted_files(db: None) -> None:
 
 
 def test_the_long_fuzz_bench_runs() -> None:
+    # The bench's child pytest on its own SQLite test database: with this session's
+    # DATABASE_URL it would create PostgreSQL's "test_<name>" again, the database this
+    # session is using (it dropped it at its end: the PostgreSQL pass's teardown then found
+    # no test database).
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     done = subprocess.run(
         [sys.executable, "bench/import_fuzz.py", "--examples", "3"],
         cwd=Path(__file__).resolve().parents[2],
+        env=env,
         capture_output=True,
         text=True,
         timeout=600,
