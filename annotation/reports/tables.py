@@ -3,6 +3,7 @@ export as JSON, CSV and LaTeX."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import logging
@@ -181,11 +182,18 @@ def table_json(table: Table) -> dict[str, Any]:
 
 
 def table_csv(table: Table) -> str:
+    """The table as CSV, text cells neutralised as safecsv does (numbers need not be; None
+    is written empty by the csv module)."""
     out = io.StringIO()
-    writer = safecsv.writer(out)
-    writer.writerow(table.columns)
-    for row in table.rows:
-        writer.writerow(["" if v is None else v for v in row])
+    writer = csv.writer(out)
+    writer.writerow([safecsv.cell(c) for c in table.columns])
+    cell, triggers = safecsv.cell, safecsv.TRIGGERS
+    writer.writerows(
+        [
+            [cell(v) if v.__class__ is str and v.startswith(triggers) else v for v in row]
+            for row in table.rows
+        ]
+    )
     return out.getvalue()
 
 
@@ -248,6 +256,17 @@ def isolated(
 
 def report_json(report: Report) -> str:
     return json.dumps(report.as_json(), indent=1, default=str)
+
+
+def table_text(table: Table, fmt: str) -> str:
+    """The table as a download: fmt "csv", "json" or "tex"."""
+    if fmt == "csv":
+        return table_csv(table)
+    if fmt == "json":
+        return json.dumps(table_json(table), indent=1)
+    if fmt == "tex":
+        return table_latex(table)
+    raise ValueError(f"unknown table format {fmt!r}")
 
 
 def all_tables_csv(tables: Sequence[Table]) -> str:
