@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import statistics
 from datetime import date, timedelta
 
 import pytest
 from django.contrib.auth.models import User
 
 from annotation import exports, reports
-from annotation.models import Item, Project
+from annotation.models import Assignment, Item, Project
 from tests.conftest import SYSTEM_A, SYSTEM_B
 
 
@@ -195,6 +196,35 @@ def test_effort_counts_items_and_median_seconds(verification: list[Item]) -> Non
     rows = {(r["annotator"], r["kind"]): r for r in report.table("effort").as_dicts()}
     assert rows[("A1", "all")]["items done"] == 4
     assert rows[("A1", "verification")]["median active s per item"] is not None
+
+
+def test_effort_counts_skipped_and_open_assignments_and_sums_seconds(
+    verification: list[Item], alpha_items: list[Item]
+) -> None:
+    project = verification[0].project
+    bob = Assignment.objects.filter(item__project=project, annotator__username="bob")
+    first, second = bob.filter(item__kind=Item.COMPARISON).order_by("pk")[:2]
+    Assignment.objects.filter(pk=first.pk).update(status=Assignment.SKIPPED)
+    Assignment.objects.filter(pk=second.pk).update(status=Assignment.SUBMITTED)
+    for n, a in enumerate(bob.order_by("pk")):
+        Assignment.objects.filter(pk=a.pk).update(active_seconds=10.5 * (n + 1))
+    report = reports.build_report(project, bootstrap=0)
+    rows = {(r["annotator"], r["kind"]): r for r in report.table("effort").as_dicts()}
+    name = project.memberships.get(user__username="bob").pseudonym
+    for kind in (Item.COMPARISON, Item.VERIFICATION, "all"):
+        mine = bob if kind == "all" else bob.filter(item__kind=kind)
+        seconds = sorted(
+            mine.filter(status=Assignment.SUBMITTED).values_list("active_seconds", flat=True)
+        )
+        row = rows[(name, kind)]
+        assert row["assigned"] == mine.count(), kind
+        assert row["submitted"] == len(seconds), kind
+        assert row["skipped"] == mine.filter(status=Assignment.SKIPPED).count(), kind
+        assert row["items done"] == row["submitted"] + row["skipped"], kind
+        assert seconds and row["median active s per item"] == statistics.median(seconds), kind
+        assert row["active hours"] == pytest.approx(sum(seconds) / 3600, abs=1e-12), kind
+    assert rows[(name, Item.COMPARISON)]["skipped"] == 1
+    assert rows[(name, "all")]["assigned"] > rows[(name, "all")]["items done"]  # some open
 
 
 def test_exports_parse_back(verification: list[Item]) -> None:
