@@ -137,7 +137,7 @@ def label_rows(
         for pk, item, item_kind, annotator, swapped, domain in fetch(
             assignments.values_list(
                 "pk", "item_id", "item__kind", "annotator_id", "swapped", "item__document__domain"
-            )
+            ).order_by()  # a lookup table: not Assignment's default order (a sort of 300,000)
         )
     }
     fields_of = {spec.name: (spec, spec.categorical(project)) for spec in kinds.all_specs()}
