@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import numpy as np
@@ -23,12 +24,12 @@ def effort_section(data: ReportData) -> Section | None:
     rows = Assignment.objects.filter(
         Q(item__project=project) & assignment_filter(filters) & hiring.REGULAR
     ).values_list("annotator_id", "item__kind", "status", "active_seconds")
+    rows = rows.order_by()  # not Assignment's default order: a sort of 300,000 rows at 100k
     found = fetch(rows)
     if not found:
         return None
     # columns as arrays, one mask per annotator and kind (a 100,000-item project has
-    # 300,000 assignments): the same counts, medians and sums (the seconds in the same
-    # order) as grouping them one by one
+    # 300,000 assignments); the sums exactly rounded (math.fsum), in any row order
     annotator_ids, kind_names, statuses, seconds = zip(*found, strict=True)
     annotator_of, kind_of = np.array(annotator_ids), np.array(kind_names)
     status_of, seconds_of = np.array(statuses), np.array(seconds, dtype=np.float64)
@@ -57,7 +58,7 @@ def effort_section(data: ReportData) -> Section | None:
                 skipped,
                 len(submitted) + skipped,
                 statistics.median(submitted) if submitted else None,
-                sum(submitted) / 3600,
+                math.fsum(submitted) / 3600,
             )
         )
     notes = ["Active seconds exclude idle gaps; the median is over submitted items."]
