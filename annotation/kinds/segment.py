@@ -244,12 +244,13 @@ class Segments(KindSpec):
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]:
         # plain tuples from the cursor (gold.fetch): a 100,000-item project has 90,000
         # segments; each unit's position read once
-        items = Item.objects.filter(project=project, kind=self.name)
+        # lookup tables: unordered (the models' default order would sort 90,000 segments)
+        items = Item.objects.filter(project=project, kind=self.name).order_by()
         docs = {
             pk: (doc, domain)
             for pk, doc, domain in fetch(items.values_list("pk", "document_id", "document__domain"))
         }
-        segments = Segment.objects.filter(document__project=project)
+        segments = Segment.objects.filter(document__project=project).order_by()
         segment_ids = {
             (doc, pos): pk
             for pk, doc, pos in fetch(segments.values_list("pk", "document_id", "position"))
