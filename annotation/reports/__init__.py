@@ -277,7 +277,8 @@ def cached_table_text(project: Project, name: str, fmt: str, **options: Any) -> 
     write): a download served again reads it only. KeyError when the report has no such
     table."""
     keyed = _key(project, options)
-    key = f"{keyed[0]}:{name}.{fmt}"
+    # the name comes from the URL: hashed, so that any name makes a valid, short key
+    key = f"{keyed[0]}:{hashlib.sha256(f'{name}.{fmt}'.encode()).hexdigest()}"
     text: str | None = cache.get(key)
     if text is None:
         entry, _ = _cached(project, options, keyed)

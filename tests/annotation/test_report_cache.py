@@ -4,6 +4,7 @@ served from the cached report (no statistic runs again), and every write a repor
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 from unittest import mock
@@ -82,6 +83,18 @@ def test_a_table_downloaded_again_is_not_rendered_again(
     _answer(alpha, users)
     with mock.patch.object(reports, "table_text", wraps=reports.table_text) as spy:
         assert built(client, table(alpha))[0] == 1 and spy.call_count == 1
+
+
+def test_an_absurd_table_name_is_a_plain_404(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    client.force_login(users["alice"])
+    built(client, reverse("report", args=[alpha.pk]))
+    for name in ("x" * 5000, "no-such-table"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a cache key too long for memcached warns
+            response = client.get(reverse("report_table", args=[alpha.pk, name, "csv"]), OPTIONS)
+        assert response.status_code == 404
 
 
 def test_other_options_are_other_reports(
