@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import random
 import statistics
 from datetime import date, timedelta
 
 import pytest
 from django.contrib.auth.models import User
 
-from annotation import exports, reports
+from annotation import exports, reports, safecsv
 from annotation.models import Assignment, Item, Project
 from tests.conftest import SYSTEM_A, SYSTEM_B
 
@@ -345,3 +346,32 @@ def test_no_comparison_item_for_two_lists_without_a_claim_unless_asked(
     assert len(made) == 3 and empty.document_id not in {i.document_id for i in made}
     again = comparison_items(project=project, system_a=a, system_b=b, include_empty=True)
     assert [i.document_id for i in again] == [empty.document_id]
+
+
+def test_table_csv_writes_what_safecsv_writes_cell_by_cell() -> None:
+    # table_csv checks each column's distinct values: the same file as safecsv.writer
+    rng = random.Random(0)
+    pool: list[reports.Cell] = [
+        "ok",
+        "=cmd",
+        "-0.25",
+        "-x",
+        "+1e5",
+        "@a",
+        "\tx",
+        "\rz",
+        "",
+        "a,b",
+        'q"',
+        "a\nb",
+    ]
+    pool += [None, 1, -2, 0.5, float("nan"), -0.0, True]
+    for _ in range(200):
+        width, height = rng.randint(1, 5), rng.randint(0, 20)
+        rows = tuple(tuple(rng.choice(pool) for _ in range(width)) for _ in range(height))
+        table = reports.Table("t", "T", ("=head", *(f"c{i}" for i in range(1, width))), rows)
+        out = io.StringIO()
+        writer = safecsv.writer(out)
+        writer.writerow(table.columns)
+        writer.writerows([["" if v is None else v for v in row] for row in rows])
+        assert reports.table_csv(table) == out.getvalue(), rows
