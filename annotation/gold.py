@@ -97,19 +97,34 @@ def stream(qs: QuerySet[Any], size: int = 20_000) -> Iterator[tuple[Any, ...]]:
             yield from chunk
 
 
+def related(q: Q, prefix: str) -> Q:
+    """`q`, a filter of plain lookups on a model, as one on a model related to it through
+    `prefix` ("assignment__"): Q(item__kind="x") -> Q(assignment__item__kind="x")."""
+    out = Q()
+    out.connector, out.negated = q.connector, q.negated
+    for child in q.children:
+        if isinstance(child, Q):
+            out.children.append(related(child, prefix))
+        elif isinstance(child, tuple):
+            out.children.append((prefix + child[0], child[1]))
+        else:  # an expression (Exists, ...): its own joins, not a lookup path
+            raise TypeError(f"only plain lookups can be moved to a related model: {child!r}")
+    return out
+
+
 @collector_paused()
 def label_rows(
     project: Project, *, kind: str | None = None, where: Q | None = None
 ) -> list[LabelRow]:
     """Submitted answers to categorical fields, as each kind compares them; `where`
     narrows the assignments (reports' filters)."""
-    assignments = Assignment.objects.filter(item__project=project, status=Assignment.SUBMITTED)
     # Training and known-answer items never count for agreement or gold (hiring.REGULAR).
-    assignments = assignments.filter(item__quality__isnull=True)
+    which = Q(item__project=project, status=Assignment.SUBMITTED, item__quality__isnull=True)
     if kind:
-        assignments = assignments.filter(item__kind=kind)
+        which &= Q(item__kind=kind)
     if where is not None:
-        assignments = assignments.filter(where)
+        which &= where
+    assignments = Assignment.objects.filter(which)
     shared: dict[str, str] = {}  # kinds and domains, one string each
     info = {
         pk: (
@@ -122,13 +137,15 @@ def label_rows(
         for pk, item, item_kind, annotator, swapped, domain in fetch(
             assignments.values_list(
                 "pk", "item_id", "item__kind", "annotator_id", "swapped", "item__document__domain"
-            )
+            ).order_by()  # a lookup table: not Assignment's default order (a sort of 300,000)
         )
     }
     fields_of = {spec.name: (spec, spec.categorical(project)) for spec in kinds.all_specs()}
     all_fields = sorted({f for _, fields in fields_of.values() for f in fields})
+    # joined to the assignments, not `assignment IN (their query)`: the same rows, and
+    # PostgreSQL's plan is a join, half the time (0.18 s instead of 0.34 at 10,000 items)
     answers = (
-        Answer.objects.filter(assignment__in=assignments.values("pk"), field__in=all_fields)
+        Answer.objects.filter(related(which, "assignment__"), field__in=all_fields)
         .values_list("assignment_id", "unit", "field", "value")
         .order_by("assignment__item_id", "unit", "field", "assignment__annotator_id")
     )

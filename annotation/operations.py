@@ -24,6 +24,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 
 from . import hiring, kinds
+from .dbstats import analyze_after_rows
 from .forms import PolicyForm, SkipForm
 from .import_jobs import is_large, start_import
 from .ingest import ImportSummary, check_upload_size, decode, import_file, import_upload
@@ -361,4 +362,6 @@ def create_items(project: Project, form: PolicyForm) -> tuple[list[Item], int]:
             )
         )  # never work
         n = assign([i for i in items if i.pk not in examples], project=project, **policy)
+        # a report right after plans on the new rows (PostgreSQL; dbstats)
+        analyze_after_rows(len(items) + n, [Item, Assignment])
     return items, n

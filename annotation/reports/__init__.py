@@ -50,6 +50,7 @@ from .tables import (
     table_csv,
     table_json,
     table_latex,
+    table_text,
 )
 from .verification import claim_labels, evidence_ranks, fact_labels
 from .verifiers import verifier_sections
@@ -72,6 +73,7 @@ __all__ = [
     "build_report",
     "cached_report",
     "cached_table",
+    "cached_table_text",
     "domains_of",
     "latex_escape",
     "member_names",
@@ -79,6 +81,7 @@ __all__ = [
     "table_csv",
     "table_json",
     "table_latex",
+    "table_text",
 ]
 
 # --------------------------------------------------------------------------- sections
@@ -217,12 +220,11 @@ class CachedReport:
         )
 
 
-def _cached(project: Project, options: dict[str, Any]) -> tuple[CachedReport, Report | None]:
-    """The cache's entry for this report (built and stored on a miss, then also returned
-    whole). The key holds the project's data version (models.bump_data_version, bumped in
-    the same transaction as every write a report reads), read before the report's own
-    queries: a write committed meanwhile leaves a report at least as new as its key, never
-    an older one under a newer key."""
+def _key(project: Project, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The cache key of this report and its options in full. The key holds the project's
+    data version (models.bump_data_version, bumped in the same transaction as every write
+    a report reads), read before the report's own queries: a write committed meanwhile
+    leaves a report at least as new as its key, never an older one under a newer key."""
     version = Project.objects.filter(pk=project.pk).values_list("data_version", flat=True)
     full: dict[str, Any] = {
         "filters": Filters(),
@@ -235,7 +237,15 @@ def _cached(project: Project, options: dict[str, Any]) -> tuple[CachedReport, Re
     } | options
     digest = hashlib.sha256(repr(sorted(full.items())).encode()).hexdigest()
     # "tables:": entries of the earlier layout (a plain Report) are never read as CachedReport
-    key = f"report:tables:{project.pk}:{version.get()}:{digest}"
+    return f"report:tables:{project.pk}:{version.get()}:{digest}", full
+
+
+def _cached(
+    project: Project, options: dict[str, Any], keyed: tuple[str, dict[str, Any]] | None = None
+) -> tuple[CachedReport, Report | None]:
+    """The cache's entry for this report (built and stored on a miss, then also returned
+    whole); `keyed`: its `_key` when the caller has it."""
+    key, full = keyed or _key(project, options)
     entry: CachedReport | None = cache.get(key)
     if entry is not None:
         return entry, None
@@ -259,3 +269,19 @@ def cached_table(project: Project, name: str, **options: Any) -> Table:
     the cache (KeyError when the report has no such table)."""
     entry, _ = _cached(project, options)
     return entry.table(name)
+
+
+def cached_table_text(project: Project, name: str, fmt: str, **options: Any) -> str:
+    """`table_text(cached_table(project, name, **options), fmt)`, itself kept in the cache
+    under the report's key once rendered (a 60,000-row table's CSV takes 0.1 s or more to
+    write): a download served again reads it only. KeyError when the report has no such
+    table."""
+    keyed = _key(project, options)
+    # the name comes from the URL: hashed, so that any name makes a valid, short key
+    key = f"{keyed[0]}:{hashlib.sha256(f'{name}.{fmt}'.encode()).hexdigest()}"
+    text: str | None = cache.get(key)
+    if text is None:
+        entry, _ = _cached(project, options, keyed)
+        text = table_text(entry.table(name), fmt)
+        cache.set(key, text, CACHE_SECONDS)
+    return text

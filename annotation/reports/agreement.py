@@ -127,20 +127,24 @@ def _agreement_for(
     allowed = set(categories)
     dropped = 0
     clean: dict[Hashable, dict[str, str]] = mapping
-    if not {v for row in mapping.values() for v in row.values()} <= allowed:
+    # units of the same answers share one dict (field_units): each read once
+    distinct = {id(row): row for row in mapping.values()}
+    if not {v for row in distinct.values() for v in row.values()} <= allowed:
         clean = {}
         for unit, by_rater in mapping.items():
             kept = {r: v for r, v in by_rater.items() if v in allowed}
             dropped += len(by_rater) - len(kept)
             if kept:
                 clean[unit] = kept
+        distinct = {id(row): row for row in clean.values()}
     if not clean:
         return None
-    raters = sorted(set().union(*clean.values()), key=lambda r: rater_order.get(r, 1e9))
+    raters = sorted(set().union(*distinct.values()), key=lambda r: rater_order.get(r, 1e9))
+    row_of = {key: tuple(map(row.get, raters)) for key, row in distinct.items()}
     ratings = Ratings(
         units=tuple(clean),
         raters=tuple(raters),
-        labels=tuple(tuple(map(row.get, raters)) for row in clean.values()),
+        labels=tuple([row_of[id(row)] for row in clean.values()]),
     )
     return stats.agreement(ratings, categories=categories, bootstrap=bootstrap, seed=seed), dropped
 

@@ -127,16 +127,20 @@ def report_data(
         # label_rows gives a unit's rows one after the other.
         shared: dict[tuple[tuple[int, str], ...], dict[int, str]] = {}
         key: UnitKey | None = None
+        at_item, at_unit, at_field = None, "", ""  # the key's parts
         answers: dict[int, str] = {}
+        add = None
         for r in label_rows(project, where=assignment_filter(filters)):  # one pass
-            item_kinds[r.item] = r.kind
-            rows_of[r.kind].append(r)
-            if (r.item, r.unit, r.field) != key:
+            item, kind, unit, fld, annotator, value, _, _, _ = r
+            if item != at_item or unit != at_unit or fld != at_field:
                 if key is not None:
                     grouped[key] = shared.setdefault(tuple(answers.items()), answers)
-                key = (r.item, r.unit, r.field)
+                key = at_item, at_unit, at_field = item, unit, fld
+                item_kinds[item] = kind  # an item has one kind
+                add = rows_of[kind].append
                 answers = dict(grouped.get(key, ()))  # a copy: never change a shared one
-            answers[r.annotator] = r.value
+            add(r)  # type: ignore[misc]
+            answers[annotator] = value
         if key is not None:
             grouped[key] = shared.setdefault(tuple(answers.items()), answers)
         del shared, answers

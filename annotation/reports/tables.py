@@ -3,6 +3,7 @@ export as JSON, CSV and LaTeX."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import logging
@@ -181,11 +182,23 @@ def table_json(table: Table) -> dict[str, Any]:
 
 
 def table_csv(table: Table) -> str:
+    """The table as CSV, text cells neutralised as safecsv does (numbers need not be; None
+    is written empty by the csv module). Each column's distinct values are checked, and
+    only a column holding a text to neutralise is rewritten (a 60,000-row table holds
+    840,000 cells and a few such texts at most)."""
     out = io.StringIO()
-    writer = safecsv.writer(out)
-    writer.writerow(table.columns)
-    for row in table.rows:
-        writer.writerow(["" if v is None else v for v in row])
+    writer = csv.writer(out)
+    writer.writerow([safecsv.cell(c) for c in table.columns])
+    columns = list(zip(*table.rows, strict=True))
+    for i, column in enumerate(columns):
+        unsafe = {
+            v: safecsv.cell(v)
+            for v in set(column)
+            if v.__class__ is str and v.startswith(safecsv.TRIGGERS)
+        }
+        if any(v != safe for v, safe in unsafe.items()):
+            columns[i] = tuple([unsafe.get(v, v) if v.__class__ is str else v for v in column])
+    writer.writerows(zip(*columns, strict=True))
     return out.getvalue()
 
 
@@ -248,6 +261,17 @@ def isolated(
 
 def report_json(report: Report) -> str:
     return json.dumps(report.as_json(), indent=1, default=str)
+
+
+def table_text(table: Table, fmt: str) -> str:
+    """The table as a download: fmt "csv", "json" or "tex"."""
+    if fmt == "csv":
+        return table_csv(table)
+    if fmt == "json":
+        return json.dumps(table_json(table), indent=1)
+    if fmt == "tex":
+        return table_latex(table)
+    raise ValueError(f"unknown table format {fmt!r}")
 
 
 def all_tables_csv(tables: Sequence[Table]) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -90,16 +89,10 @@ def report_table(request: HtmxRequest, project_id: int, name: str, fmt: str) -> 
         raise Http404("Unknown export format.")
     project = project_for_researcher(request, project_id)
     _form, options = _options(request, project)
-    try:  # from the cache, only this table unpickled
-        table = reports.cached_table(project, name, **options)
+    try:  # from the cache: the rendered table, or only this table unpickled
+        content = reports.cached_table_text(project, name, fmt, **options)
     except KeyError:
         raise Http404("No such table in this report.") from None
-    if fmt == "csv":
-        content = reports.table_csv(table)
-    elif fmt == "json":
-        content = json.dumps(reports.table_json(table), indent=1)
-    else:
-        content = reports.table_latex(table)
     return _download(
         content, content_type=TABLE_FORMATS[fmt], filename=f"project-{project.pk}-{name}.{fmt}"
     )

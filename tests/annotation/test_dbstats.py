@@ -5,12 +5,13 @@ report query over 5,000 facts as nested loops over "empty" tables and ran for mi
 from __future__ import annotations
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 
 from annotation.dbstats import TABLES
 from annotation.ingest import import_file
-from annotation.models import Claim, ClaimList, Project
-from tests.conftest import canonical_line, peer_file
+from annotation.models import Assignment, Claim, ClaimList, Item, Project
+from tests.conftest import SYSTEM_A, SYSTEM_B, canonical_line, peer_file
 
 pytestmark = pytest.mark.database("postgresql")  # PostgreSQL's planner statistics only
 
@@ -42,3 +43,19 @@ def test_a_large_import_tells_the_planner_the_new_table_sizes(sized_empty: Proje
 def test_a_small_import_leaves_the_statistics_to_autovacuum(sized_empty: Project) -> None:
     import_file(project=sized_empty, text=canonical_line(0), file="one.jsonl")
     assert estimated_rows(Claim) <= 0
+
+
+def test_making_many_items_tells_the_planner_their_sizes(alpha: Project) -> None:
+    # a project made after the tables were analyzed: the statistics say it has no rows
+    names = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in (Item, Assignment))
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {names}")
+    assert estimated_rows(Assignment) <= 0
+    lines = "\n".join(canonical_line(i) for i in range(4, 404))
+    import_file(project=alpha, text=lines, file="more.jsonl")
+    call_command(
+        "create_items", "alpha", "comparison", SYSTEM_A, SYSTEM_B, "--k", "all", "--fraction", "1"
+    )
+    for model in (Item, Assignment):
+        actual = model.objects.count()
+        assert actual >= 404 and 0.5 * actual <= estimated_rows(model) <= 2 * actual, model

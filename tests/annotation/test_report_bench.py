@@ -32,8 +32,10 @@ def test_the_benchmark_runs_in_quick_mode() -> None:
     assert "SYNTHETIC data on sqlite: 300 items x 3 annotators" in result.stdout
     for figure in ("first report", "in a fresh process", "repeated report", "peak memory"):
         assert figure in result.stdout, figure
-    # three report times, two table downloads, traced memory and RSS
-    assert result.stdout.count(" - target < ") == 7
+    # three report times, two tables downloaded twice each (rendered, then again from the
+    # cache), traced memory and RSS
+    assert result.stdout.count(" - target < ") == 9
+    assert result.stdout.count("as CSV, downloaded again: ") == 2
     assert "the report cache's entry: " in result.stdout
     # --profile: the memory by phase and the fresh build's 20 functions by cumulative time
     assert "memory by phase" in result.stdout and "  shared data " in result.stdout

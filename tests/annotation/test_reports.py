@@ -5,13 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import random
+import statistics
 from datetime import date, timedelta
 
 import pytest
 from django.contrib.auth.models import User
 
-from annotation import exports, reports
-from annotation.models import Item, Project
+from annotation import exports, reports, safecsv
+from annotation.models import Assignment, Item, Project
 from tests.conftest import SYSTEM_A, SYSTEM_B
 
 
@@ -197,6 +199,35 @@ def test_effort_counts_items_and_median_seconds(verification: list[Item]) -> Non
     assert rows[("A1", "verification")]["median active s per item"] is not None
 
 
+def test_effort_counts_skipped_and_open_assignments_and_sums_seconds(
+    verification: list[Item], alpha_items: list[Item]
+) -> None:
+    project = verification[0].project
+    bob = Assignment.objects.filter(item__project=project, annotator__username="bob")
+    first, second = bob.filter(item__kind=Item.COMPARISON).order_by("pk")[:2]
+    Assignment.objects.filter(pk=first.pk).update(status=Assignment.SKIPPED)
+    Assignment.objects.filter(pk=second.pk).update(status=Assignment.SUBMITTED)
+    for n, a in enumerate(bob.order_by("pk")):
+        Assignment.objects.filter(pk=a.pk).update(active_seconds=10.5 * (n + 1))
+    report = reports.build_report(project, bootstrap=0)
+    rows = {(r["annotator"], r["kind"]): r for r in report.table("effort").as_dicts()}
+    name = project.memberships.get(user__username="bob").pseudonym
+    for kind in (Item.COMPARISON, Item.VERIFICATION, "all"):
+        mine = bob if kind == "all" else bob.filter(item__kind=kind)
+        seconds = sorted(
+            mine.filter(status=Assignment.SUBMITTED).values_list("active_seconds", flat=True)
+        )
+        row = rows[(name, kind)]
+        assert row["assigned"] == mine.count(), kind
+        assert row["submitted"] == len(seconds), kind
+        assert row["skipped"] == mine.filter(status=Assignment.SKIPPED).count(), kind
+        assert row["items done"] == row["submitted"] + row["skipped"], kind
+        assert seconds and row["median active s per item"] == statistics.median(seconds), kind
+        assert row["active hours"] == pytest.approx(sum(seconds) / 3600, abs=1e-12), kind
+    assert rows[(name, Item.COMPARISON)]["skipped"] == 1
+    assert rows[(name, "all")]["assigned"] > rows[(name, "all")]["items done"]  # some open
+
+
 def test_exports_parse_back(verification: list[Item]) -> None:
     report = reports.build_report(verification[0].project, bootstrap=0)
     table = report.table("verifier-scores")
@@ -315,3 +346,32 @@ def test_no_comparison_item_for_two_lists_without_a_claim_unless_asked(
     assert len(made) == 3 and empty.document_id not in {i.document_id for i in made}
     again = comparison_items(project=project, system_a=a, system_b=b, include_empty=True)
     assert [i.document_id for i in again] == [empty.document_id]
+
+
+def test_table_csv_writes_what_safecsv_writes_cell_by_cell() -> None:
+    # table_csv checks each column's distinct values: the same file as safecsv.writer
+    rng = random.Random(0)
+    pool: list[reports.Cell] = [
+        "ok",
+        "=cmd",
+        "-0.25",
+        "-x",
+        "+1e5",
+        "@a",
+        "\tx",
+        "\rz",
+        "",
+        "a,b",
+        'q"',
+        "a\nb",
+    ]
+    pool += [None, 1, -2, 0.5, float("nan"), -0.0, True]
+    for _ in range(200):
+        width, height = rng.randint(1, 5), rng.randint(0, 20)
+        rows = tuple(tuple(rng.choice(pool) for _ in range(width)) for _ in range(height))
+        table = reports.Table("t", "T", ("=head", *(f"c{i}" for i in range(1, width))), rows)
+        out = io.StringIO()
+        writer = safecsv.writer(out)
+        writer.writerow(table.columns)
+        writer.writerows([["" if v is None else v for v in row] for row in rows])
+        assert reports.table_csv(table) == out.getvalue(), rows
