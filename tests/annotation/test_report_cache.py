@@ -85,6 +85,29 @@ def test_a_table_downloaded_again_is_not_rendered_again(
         assert built(client, table(alpha))[0] == 1 and spy.call_count == 1
 
 
+def test_a_long_tables_csv_is_rendered_with_the_report(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    """A table above LONG_TABLE rows gets its CSV rendered when the report is built: its
+    first download after the page view renders nothing; shorter tables render on demand."""
+    client.force_login(users["alice"])
+    name = "verifier-scores"
+    with mock.patch.object(reports, "LONG_TABLE", 0):
+        built(client, reverse("report", args=[alpha.pk]))
+    url = reverse("report_table", args=[alpha.pk, name, "csv"])
+    with mock.patch.object(reports, "table_text", wraps=reports.table_text) as spy:
+        n, response = built(client, url)
+    assert (n, spy.call_count) == (0, 0)
+    assert response.content.decode() == reports.table_text(
+        reports.cached_table(alpha, name, bootstrap=50), "csv"
+    )
+    # the default: none of this small project's tables is long; rendered on first download
+    _answer(alpha, users)
+    built(client, reverse("report", args=[alpha.pk]))
+    with mock.patch.object(reports, "table_text", wraps=reports.table_text) as spy:
+        assert built(client, url)[0] == 0 and spy.call_count == 1
+
+
 def test_an_absurd_table_name_is_a_plain_404(
     client: Client, users: dict[str, User], verification: list[Item], alpha: Project
 ) -> None:
