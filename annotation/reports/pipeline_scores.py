@@ -108,9 +108,7 @@ def factscore_section(data: ReportData) -> list[Section]:
     project, filters = data.project, data.filters
     docs = None
     if filters.domains:
-        docs = list(
-            project.documents.filter(domain__in=filters.domains).values_list("pk", flat=True)
-        )
+        docs = project.documents.filter(domain__in=filters.domains)  # a subquery, not ids
     sets = factscore_table.system_verdict_sets(project)
     # the gold of all submitted answers (filters do not apply here): an unfiltered
     # report's golds are those, so they are not queried again
