@@ -25,6 +25,7 @@ import functools
 from collections import defaultdict
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -68,8 +69,7 @@ def exact_match(a: Sequence[str], b: Sequence[str]) -> bool:
     return joined(a) == joined(b)
 
 
-@dataclass(frozen=True)
-class ListPair:
+class ListPair(NamedTuple):  # a tuple: a report makes one per sentence, made fast
     """The claims two systems extracted from one unit (a sentence or a whole document)."""
 
     document: Hashable
