@@ -153,7 +153,7 @@ def factscore_rows_of(
     }
     lists = ClaimList.objects.filter(document__project=project)
     if documents is not None:
-        lists = lists.filter(document_id__in=documents)
+        lists = lists.filter(document__in=documents)
     all_info = list(
         lists.values_list(
             "pk", "document_id", "system_id", "system__name", "document__source_model", "abstained"
