@@ -101,8 +101,11 @@ def left_out(r: ResponseResult, mode: str = "default") -> bool:
     return mode == "default" and r.n_unverified > 0
 
 
-def score_response(r: ResponseResult, k: float | None, *, mode: str = "default") -> ResponseScore:
-    out = left_out(r, mode)
+def score_response(
+    r: ResponseResult, k: float | None, *, mode: str = "default", out: bool | None = None
+) -> ResponseScore:
+    """`out`: left_out(r, mode) when the caller has it."""
+    out = left_out(r, mode) if out is None else out
     if r.abstained or out or k is None:
         p = rec = f1 = None
     else:
@@ -140,9 +143,10 @@ def score_results(
     K nor in the means; their number is kept. Nothing measured is None, never 0."""
     if mode not in MODES:
         raise ValueError(f"unknown scoring mode {mode!r} (one of {', '.join(MODES)})")
+    outs = [left_out(r, mode) for r in results]  # each response's, once
     counts: dict[str, list[int]] = defaultdict(list)
-    for r in results:
-        if not r.abstained and not left_out(r, mode):
+    for r, out in zip(results, outs, strict=True):
+        if not r.abstained and not out:
             counts[r.domain].append(r.n_claims)
     domains = sorted({r.domain for r in results})
     k: dict[str, float | None] = {
@@ -151,7 +155,10 @@ def score_results(
         else (median_k(counts[d], k_rule) if counts[d] else None)
         for d in domains
     }
-    scored = [score_response(r, k[r.domain], mode=mode) for r in results]
+    scored = [
+        score_response(r, k[r.domain], mode=mode, out=out)
+        for r, out in zip(results, outs, strict=True)
+    ]
 
     groups: dict[tuple[str, str], list[ResponseScore]] = defaultdict(list)
     for s in scored:
@@ -177,7 +184,7 @@ def score_results(
         )
     rule = f"fixed K={fixed_k}" if fixed_k is not None else f"{k_rule} median"
     incomplete = sum(1 for s in scored if s.incomplete)
-    unparsed = sum(1 for r in results if left_out(r, mode) and not r.incomplete)
+    unparsed = sum(1 for r, out in zip(results, outs, strict=True) if out and not r.incomplete)
     return ScoresTable(k, rule, scored, rows, domain_correlations(rows), incomplete, unparsed)
 
 

@@ -144,7 +144,10 @@ class ResponseResult:
     def incomplete(self) -> bool:
         """Some of its calls failed: its claim count and score would be wrong, so scoring
         leaves it out (and says how many it left out)."""
-        return self.failed_units > 0
+        return any(s.failed for s in self.sentences) or any(  # failed_units > 0, sooner
+            c.search_error is not None or (c.verdict is not None and c.verdict.label == ERROR)
+            for c in self.claims
+        )
 
     @property
     def n_unverified(self) -> int:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from django.db.models import QuerySet
 
 from pipeline.dataformats.common import SOURCE
 from pipeline.dataformats.factscore import MODEL
@@ -120,7 +122,9 @@ class Row:
 
 
 def factscore_rows(
-    project: Project, verdict_set: VerdictSet, documents: list[int] | None = None
+    project: Project,
+    verdict_set: VerdictSet,
+    documents: Iterable[int] | QuerySet[Document] | None = None,
 ) -> list[Row]:
     """Rows per (claim-list system, source model) of the lists the set labels.
 
@@ -133,28 +137,32 @@ def factscore_rows(
 
 
 def factscore_rows_of(
-    project: Project, verdict_sets: list[VerdictSet], documents: list[int] | None = None
+    project: Project,
+    verdict_sets: list[VerdictSet],
+    documents: Iterable[int] | QuerySet[Document] | None = None,
 ) -> list[Row]:
     """`factscore_rows` of each set in turn, with the project's claims, claim lists and
     irrelevant facts queried once for all of them."""
     labelled = set().union(*(vs.labels for vs in verdict_sets))
     list_of = {  # the project's claims: a join, not thousands of ids in the query
         pk: list_id
-        for pk, list_id in Claim.objects.filter(claim_list__document__project=project).values_list(
-            "pk", "claim_list_id"
-        )
+        for pk, list_id in Claim.objects.filter(claim_list__document__project=project)
+        .order_by()  # only a lookup: no sort
+        .values_list("pk", "claim_list_id")
         if pk in labelled
     }
     lists = ClaimList.objects.filter(document__project=project)
     if documents is not None:
-        lists = lists.filter(document_id__in=documents)
+        lists = lists.filter(document__in=documents)
     all_info = list(
         lists.values_list(
             "pk", "document_id", "system_id", "system__name", "document__source_model", "abstained"
         )
     )
     system_of = dict(
-        ClaimList.objects.filter(document__project=project).values_list("pk", "system_id")
+        ClaimList.objects.filter(document__project=project)
+        .order_by()
+        .values_list("pk", "system_id")
     )
     irrelevant = _irrelevant_model_facts(project)
     rows = []
@@ -237,10 +245,11 @@ def _irrelevant_model_facts(project: Project) -> dict[int, int]:
         if off:
             marked[pk] = off
     counts: dict[int, int] = defaultdict(int)
-    for doc, index in Claim.objects.filter(
-        claim_list__document_id__in=marked,
-        claim_list__system__name=MODEL,
-    ).values_list("claim_list__document_id", "sentence_index"):
-        if index in marked[doc]:
+    for doc, index in (
+        Claim.objects.filter(claim_list__document__in=with_source, claim_list__system__name=MODEL)
+        .order_by()  # counted: no sort
+        .values_list("claim_list__document_id", "sentence_index")
+    ):
+        if doc in marked and index in marked[doc]:
             counts[doc] += 1
     return counts

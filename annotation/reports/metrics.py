@@ -112,9 +112,10 @@ def _extractions(project: Project, filters: Filters) -> _Extractions | None:
     documents = {
         pk: (domain, response, question)
         for pk, domain, response, question in fetch(
-            Document.objects.filter(pk__in=by_doc).values_list(
-                "pk", "domain", "response", "question"
-            )
+            # a subquery, not thousands of ids in the query
+            Document.objects.filter(
+                pk__in=lists.filter(abstained=False).values("document_id")
+            ).values_list("pk", "domain", "response", "question")
         )
     }
     # Sentences: the pipeline's splitter (its extraction windows), extended to the
@@ -671,6 +672,7 @@ def _gold_labels(project: Project, golds_of: dict[str, list[Gold]]) -> dict[tupl
                 found.setdefault(t.target, label)
     if not found:
         return {}
-    claims = Claim.objects.filter(claim_list__document__project=project)  # a join, not ids
+    # a join, not ids; no ORDER BY: only a lookup
+    claims = Claim.objects.filter(claim_list__document__project=project).order_by()
     lists = dict(fetch(claims.values_list("pk", "claim_list_id")))
     return {(claim, lists[claim]): label for claim, label in found.items() if claim in lists}

@@ -12,6 +12,7 @@ from pipeline.types import ClaimResult, ResponseResult
 from pipeline.types import Verdict as PipelineVerdict
 
 from .. import stats
+from ..gold import fetch
 from ..models import Claim, ClaimList, System, Verdict
 from . import factscore_table
 from .queries import ReportData
@@ -34,14 +35,18 @@ def pipeline_section(data: ReportData) -> Section | None:
         verdicts = verdicts.filter(claim__claim_list__document__domain__in=filters.domains)
         lists = lists.filter(document__domain__in=filters.domains)
     labels: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for verifier, list_id, label in verdicts.values_list(
-        "system__name", "claim__claim_list_id", "label"
-    ).iterator(chunk_size=5000):
-        try:
-            canonical = stats.normalise_verdict(label)
-        except ValueError:
-            canonical = None
-        labels[verifier][list_id].append(canonical or "unparsed")
+    read: dict[str | None, str] = {}  # a stored label -> as scored (a few distinct labels)
+    # plain tuples from the cursor (gold.fetch: strings and ints, no converter needed)
+    for verifier, list_id, label in fetch(
+        verdicts.values_list("system__name", "claim__claim_list_id", "label")
+    ):
+        if label not in read:
+            try:
+                canonical = stats.normalise_verdict(label)
+            except ValueError:
+                canonical = None
+            read[label] = canonical or "unparsed"
+        labels[verifier][list_id].append(read[label])
     if not labels:
         return None
     info = {
@@ -62,6 +67,7 @@ def pipeline_section(data: ReportData) -> Section | None:
         .values_list("claim_list_id", "n")
     )
     tables: list[Table] = []
+    shared: dict[str | None, ClaimResult] = {}  # claim objects, see _response
     scores_of: dict[tuple[str, str], pipeline_score.ScoresTable] = {}
     for verifier in sorted(labels):
         by_extractor: dict[str, list[ResponseResult]] = defaultdict(list)
@@ -79,13 +85,14 @@ def pipeline_section(data: ReportData) -> Section | None:
                     verdict_labels,
                     extractor,
                     verifier,
+                    shared,
                 )
             )
         # Abstained responses have no claims to verify but still count as abstentions.
         for list_id, (external, model, domain, extractor, abstained) in info.items():
             if abstained and extractor in seen_extractors and list_id not in labels[verifier]:
                 by_extractor[extractor].append(
-                    _response(external, model, domain, True, 0, [], extractor, verifier)
+                    _response(external, model, domain, True, 0, [], extractor, verifier, shared)
                 )
         for extractor, results in sorted(by_extractor.items()):
             scores = pipeline_score.score_results(results, k_rule=k_rule)
@@ -108,9 +115,7 @@ def factscore_section(data: ReportData) -> list[Section]:
     project, filters = data.project, data.filters
     docs = None
     if filters.domains:
-        docs = list(
-            project.documents.filter(domain__in=filters.domains).values_list("pk", flat=True)
-        )
+        docs = project.documents.filter(domain__in=filters.domains)  # a subquery, not ids
     sets = factscore_table.system_verdict_sets(project)
     # the gold of all submitted answers (filters do not apply here): an unfiltered
     # report's golds are those, so they are not queried again
@@ -150,11 +155,18 @@ def _response(
     labels: list[str],
     extractor: str,
     verifier: str,
+    shared: dict[str | None, ClaimResult] | None = None,
 ) -> ResponseResult:
-    claims = [
-        ClaimResult(_BLANK_CLAIM, verdict=PipelineVerdict(label, "", True)) for label in labels
-    ]
-    claims += [ClaimResult(_BLANK_CLAIM) for _ in range(max(n_claims - len(labels), 0))]
+    # scoring only reads them: one claim object per label (a few distinct labels) and
+    # one unverified, shared by the section's responses (`shared`)
+    shared = {} if shared is None else shared
+    for label in labels:
+        if label not in shared:
+            shared[label] = ClaimResult(_BLANK_CLAIM, verdict=PipelineVerdict(label, "", True))
+    if None not in shared:
+        shared[None] = ClaimResult(_BLANK_CLAIM)
+    claims = [shared[label] for label in labels]
+    claims += [shared[None]] * max(n_claims - len(labels), 0)
     return ResponseResult(
         id=external,
         response="",

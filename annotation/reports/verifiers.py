@@ -439,7 +439,7 @@ def _add_texts(rows: list[tuple[Cell, ...]], models: dict[str, Any], project: Pr
             found = model.objects.filter(**{_PROJECT_OF[model]: project})
         else:
             found = model.objects.filter(pk__in=pks)
-        for pk, text in fetch(found.values_list("pk", "text")):
+        for pk, text in fetch(found.order_by().values_list("pk", "text")):  # a lookup
             if pk in pks:
                 texts[(model, pk)] = text if len(text) <= 300 else text[:297] + "..."
     for i, row in enumerate(rows):

@@ -26,7 +26,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -77,8 +77,7 @@ class ScoreAverages:
     note: str | None = None
 
 
-@dataclass(frozen=True)
-class Disagreement:
+class Disagreement(NamedTuple):  # a tuple: tens of thousands per report, made fast
     unit: Hashable
     reference: Label
     predicted: Label

@@ -25,6 +25,7 @@ import functools
 from collections import defaultdict
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -68,8 +69,7 @@ def exact_match(a: Sequence[str], b: Sequence[str]) -> bool:
     return joined(a) == joined(b)
 
 
-@dataclass(frozen=True)
-class ListPair:
+class ListPair(NamedTuple):  # a tuple: a report makes one per sentence, made fast
     """The claims two systems extracted from one unit (a sentence or a whole document)."""
 
     document: Hashable
@@ -558,6 +558,11 @@ def _replicates(
 
 # Above this many distinct (x, y) points Kendall's resamples cost rows x points^2.
 MAX_KENDALL_POINTS = 1500
+# Up to this many responses x resamples, the example level resamples the responses once
+# for every pair of scorings (a count matrix of this many floats) and sums each pair's
+# counts per distinct (x, y) point; above it, each pair draws a multinomial over its
+# points (the same bootstrap: resampling responses; cheaper with many responses).
+SHARED_RESAMPLE_CELLS = 2_000_000
 
 
 class ScoreTable:
@@ -587,6 +592,16 @@ class ScoreTable:
             int, tuple[Mapping[Hashable, str], npt.NDArray[np.intp], list[str]]
         ] = {}
         self._means: dict[tuple[str, bytes], tuple[FloatArray, FloatArray]] = {}
+        self._counts: dict[tuple[int, int, int], FloatArray] = {}
+
+    def counts(self, seed: int, n: int, bootstrap: int) -> FloatArray:
+        """How often each of n responses is drawn in each resample (bootstrap x n, the
+        counts of rng.integers(0, n, (bootstrap, n)) from default_rng(seed)), drawn once
+        and kept for the other pairs over n responses."""
+        key = (seed, n, bootstrap)
+        if key not in self._counts:
+            self._counts[key] = _draw_counts(np.random.default_rng(seed), n, bootstrap)
+        return self._counts[key]
 
     def both(self, a: str, b: str) -> npt.NDArray[np.intp]:
         """The responses a and b both scored, in a's order (as `[k for k in x if k in y]`)."""
@@ -631,8 +646,9 @@ def example_correlation(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> Correlation:
-    """Per response, on the responses both scorings scored. A resample is a multinomial
-    draw over the distinct (x, y) points, which is what resampling responses amounts to."""
+    """Per response, on the responses both scorings scored. A resample draws the responses
+    with replacement and counts each distinct (x, y) point's draws (with many responses:
+    a multinomial draw over the points, the same distribution; SHARED_RESAMPLE_CELLS)."""
     return example_correlation_of(
         ScoreTable({"x": x, "y": y}), "x", "y", bootstrap=bootstrap, seed=seed
     )
@@ -649,15 +665,30 @@ def example_correlation_of(
         # the distinct (x, y) points in order of first appearance, with their counts
         _, ix = np.unique(xv, return_inverse=True)
         uy, iy = np.unique(yv, return_inverse=True)
-        _, first, freq_int = np.unique(
-            ix.ravel() * len(uy) + iy.ravel(), return_index=True, return_counts=True
+        _, first, joint_inverse, freq_int = np.unique(
+            ix.ravel() * len(uy) + iy.ravel(),
+            return_index=True,
+            return_inverse=True,
+            return_counts=True,
         )
         if len(first) <= MAX_KENDALL_POINTS:
             by_appearance = np.argsort(first)
             a_, b_ = xv[first[by_appearance]], yv[first[by_appearance]]
             freq = freq_int[by_appearance].astype(np.float64)
-            rng = np.random.default_rng(seed)
-            draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
+            if len(rows) * bootstrap <= SHARED_RESAMPLE_CELLS:
+                # the responses resampled (their counts, drawn once per (seed, number of
+                # responses, bootstrap) and shared by every pair: `ScoreTable.counts`),
+                # summed per distinct point: whole numbers, exact
+                point = np.empty(len(first), dtype=np.intp)
+                point[by_appearance] = np.arange(len(first))
+                code = point[joint_inverse]
+                order = np.argsort(code, kind="stable")
+                starts = np.flatnonzero(np.r_[True, np.diff(code[order]) != 0])
+                counts = table.counts(seed, len(rows), bootstrap)
+                draws = np.add.reduceat(counts[:, order], starts, axis=1)
+            else:  # many responses: a multinomial over the points is cheaper
+                rng = np.random.default_rng(seed)
+                draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
             replicates = (
                 _replicates(freq[None, :], a_, b_),
                 _replicates(draws.astype(np.float64), a_, b_),

@@ -297,3 +297,16 @@ def test_an_unfiltered_report_gives_the_gold_row_its_golds_as_a_query_would(
     assert queries == [{"kind": "atomic"}]
     [gold_row] = [r for r in unfiltered.table("factscore").as_dicts() if r["verdict set"] == GOLD]
     assert gold_row in filtered.table("factscore").as_dicts()
+
+
+def test_documents_as_a_query_give_the_rows_of_their_ids(project: Project) -> None:
+    """The report's domain filter passes its documents as a subquery (not thousands of
+    ids): the same rows as the list of their ids, and only theirs."""
+    import_file(project=project, text="\n".join(json.dumps(r) for r in ROWS), file="M.jsonl")
+    import_file(project=project, text="\n".join(json.dumps(r) for r in ROWS), file="Other.jsonl")
+    [labels] = system_verdict_sets(project)
+    only_m = project.documents.filter(source_model="M")
+    as_query = factscore_rows(project, labels, only_m)
+    assert as_query == factscore_rows(project, labels, list(only_m.values_list("pk", flat=True)))
+    assert [r.source_model for r in as_query] == ["M"]
+    assert len(factscore_rows(project, labels)) == 2

@@ -164,3 +164,29 @@ def test_a_table_of_many_scorings_gives_each_pair_what_the_pair_alone_gives() ->
             table, a, b, systems, level="s", bootstrap=200, seed=2, draws=draws
         )
         assert shared == alone and alone.spearman.ci_low is not None
+
+
+def test_example_resamples_are_the_responses_drawn_once_for_every_pair() -> None:
+    """The example level resamples the responses (rng.integers from the seed, the counts
+    shared by every pair over as many responses): each interval is the percentile of the
+    coefficient on the responses of each resample written out, and a pair computed after
+    another on the same table gets the draws a fresh call makes."""
+    rng = np.random.default_rng(11)
+    keys = [f"r{i}" for i in range(40)]
+    scores = {name: {k: float(rng.integers(0, 5)) / 4 for k in keys} for name in "abc"}
+    table = mc.ScoreTable(scores)
+    mc.example_correlation_of(table, "a", "c", bootstrap=300, seed=3)  # draws kept
+    got = mc.example_correlation_of(table, "a", "b", bootstrap=300, seed=3)
+    assert got == mc.example_correlation(scores["a"], scores["b"], bootstrap=300, seed=3)
+    x, y = np.array(list(scores["a"].values())), np.array(list(scores["b"].values()))
+    idx = np.random.default_rng(3).integers(0, len(keys), size=(300, len(keys)), dtype=np.int32)
+    drawn = {
+        "pearson": [scipy_stats.pearsonr(x[i], y[i]).statistic for i in idx],
+        "spearman": [scipy_stats.spearmanr(x[i], y[i]).statistic for i in idx],
+        "kendall": [scipy_stats.kendalltau(x[i], y[i]).statistic for i in idx],
+    }
+    for name, values in drawn.items():
+        low, high = np.quantile(np.array(values)[np.isfinite(values)], [0.025, 0.975])
+        coefficient = getattr(got, name)
+        assert coefficient.ci_low == pytest.approx(low, abs=1e-12)
+        assert coefficient.ci_high == pytest.approx(high, abs=1e-12)
