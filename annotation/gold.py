@@ -156,6 +156,7 @@ def label_rows(
     units: dict[str, str] = {}
     rows: list[LabelRow] = []
     append = rows.append
+    new = tuple.__new__  # LabelRow(...) without its Python-level __new__: a frame per answer
     for assignment, unit, fld, value in stream(answers):
         item, item_kind, annotator, swapped, domain = info[assignment]
         key = (item_kind, fld, value, swapped)
@@ -169,7 +170,10 @@ def label_rows(
             fld, comparable, raw = known
             unit = units.setdefault(unit, unit)
             append(
-                LabelRow(item, item_kind, unit, fld, annotator, comparable, domain, raw, swapped)
+                new(
+                    LabelRow,
+                    (item, item_kind, unit, fld, annotator, comparable, domain, raw, swapped),
+                )
             )
     return rows
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import statistics
 
 import numpy as np
 import numpy.typing as npt
@@ -30,16 +29,22 @@ def effort_section(data: ReportData) -> Section | None:
         return None
     # columns as arrays, one mask per annotator and kind (a 100,000-item project has
     # 300,000 assignments); the sums exactly rounded (math.fsum), in any row order
+    # (the strings as int codes, mapped at C speed: numpy's comparisons of string arrays
+    # took half the section's time at 100,000 items)
     annotator_ids, kind_names, statuses, seconds = zip(*found, strict=True)
-    annotator_of, kind_of = np.array(annotator_ids), np.array(kind_names)
-    status_of, seconds_of = np.array(statuses), np.array(seconds, dtype=np.float64)
-    is_submitted, is_skipped = status_of == Assignment.SUBMITTED, status_of == Assignment.SKIPPED
+    n = len(found)
+    kind_codes = {kind: i for i, kind in enumerate(dict.fromkeys(kind_names))}
+    annotator_of = np.fromiter(annotator_ids, dtype=np.int64, count=n)
+    kind_of = np.fromiter(map(kind_codes.__getitem__, kind_names), dtype=np.int64, count=n)
+    is_submitted = np.fromiter(map(Assignment.SUBMITTED.__eq__, statuses), dtype=bool, count=n)
+    is_skipped = np.fromiter(map(Assignment.SKIPPED.__eq__, statuses), dtype=bool, count=n)
+    seconds_of = np.array(seconds, dtype=np.float64)
     masks: dict[tuple[int, str], npt.NDArray[np.bool_]] = {}
     for annotator in dict.fromkeys(annotator_ids):
         mine = annotator_of == annotator
         masks[(annotator, "all")] = mine
-        for kind in dict.fromkeys(kind_names):
-            if (both := mine & (kind_of == kind)).any():
+        for kind, code in kind_codes.items():
+            if (both := mine & (kind_of == code)).any():
                 masks[(annotator, kind)] = both
     table_rows = []
     order = sorted(
@@ -47,7 +52,7 @@ def effort_section(data: ReportData) -> Section | None:
     )
     for annotator, kind in order:
         mask = masks[(annotator, kind)]
-        submitted = seconds_of[mask & is_submitted].tolist()
+        submitted = seconds_of[mask & is_submitted]
         skipped = int((mask & is_skipped).sum())
         table_rows.append(
             (
@@ -57,8 +62,8 @@ def effort_section(data: ReportData) -> Section | None:
                 len(submitted),
                 skipped,
                 len(submitted) + skipped,
-                statistics.median(submitted) if submitted else None,
-                math.fsum(submitted) / 3600,
+                float(np.median(submitted)) if len(submitted) else None,  # as statistics'
+                math.fsum(submitted.tolist()) / 3600,
             )
         )
     notes = ["Active seconds exclude idle gaps; the median is over submitted items."]

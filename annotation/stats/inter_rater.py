@@ -26,6 +26,7 @@ from typing import Literal
 import krippendorff
 import numpy as np
 import numpy.typing as npt
+import sklearn
 from sklearn import metrics
 from statsmodels.stats.inter_rater import fleiss_kappa
 
@@ -825,7 +826,10 @@ def _pair_kappa(
             "units: expected agreement is 1, so kappa is 0/0",
             n_units=n,
         )
-    value = float(metrics.cohen_kappa_score(a, b, labels=list(range(q))))
+    # a and b are int64 codes _pairwise_kappas cut from the matrix it built: scikit-learn's
+    # documented switch skips re-validating them (21 calls per report at 7 fields)
+    with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
+        value = float(metrics.cohen_kappa_score(a, b, labels=list(range(q))))
     if not bootstrap:
         return Coefficient(name, value, n_units=n)
     table = np.bincount(a * q + b, minlength=q * q).astype(np.float64)

@@ -375,3 +375,26 @@ def test_table_csv_writes_what_safecsv_writes_cell_by_cell() -> None:
         writer.writerow(table.columns)
         writer.writerows([["" if v is None else v for v in row] for row in rows])
         assert reports.table_csv(table) == out.getvalue(), rows
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        (),  # the "No rows." line
+        (("<b>A&B</b>", 0.5, None), ('it\'s "quoted"', -1e-12, 3)),
+        tuple((f"u{i}", i / 7, i) for i in range(150)),  # more than the page shows
+    ],
+)
+def test_a_tables_page_body_is_what_the_template_loop_wrote(rows: tuple) -> None:
+    """Table.page_body replaced the template's loop over page_rows (a node per cell):
+    the same HTML, every cell escaped, compared with that loop rendered by Django."""
+    from django.template import Context, Template
+
+    table = reports.tables.Table("t", "T", ("name", "value", "n"), rows)
+    loop = Template(
+        "{% for row in t.page_rows %}<tr>{% for v in row %}<td>{{ v }}</td>{% endfor %}</tr>"
+        '{% empty %}<tr><td colspan="{{ t.columns|length }}">No rows.</td></tr>{% endfor %}'
+    )
+    assert table.page_body == loop.render(Context({"t": table}))
+    assert "<b>" not in table.page_body
+    assert table.shown == min(len(rows), reports.tables.DISPLAY_LIMIT)
