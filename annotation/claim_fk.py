@@ -16,6 +16,12 @@ server CPU per 30,000 lines 2.8 s at the start of a 300,000-line import, 3.8 s a
 end; 2.4 s flat without the check).
 
 The triggers raise what a foreign key raises (django.db.IntegrityError, SQLSTATE 23503).
+Where they do less than PostgreSQL's FK: the delete check reads with its statement's
+snapshot, which under READ COMMITTED (Django's default, the only level this project
+uses) sees claims committed by a transaction it waited for; a deleting transaction at
+REPEATABLE READ or SERIALIZABLE would not (the FK uses a crosscheck snapshot). A TRUNCATE
+of annotation_claimlist alone is not refused (triggers do not see it; Django's flush
+truncates both tables in one statement).
 SQLite keeps the database FK, which it checks at COMMIT (Django's are deferred there):
 `flush` deletes the tables in any order, which immediate checks (SQLite triggers have no
 other kind) would refuse; SQLite's import speed was met with the FK (6,900 documents/s).

@@ -215,10 +215,10 @@ def table_csv(table: Table) -> str:
         unsafe = {
             v: safecsv.cell(v)
             for v in set(column)
-            if v.__class__ is str and v.startswith(safecsv.TRIGGERS)
+            if isinstance(v, str) and v.startswith(safecsv.TRIGGERS)
         }
         if any(v != safe for v, safe in unsafe.items()):
-            columns[i] = tuple([unsafe.get(v, v) if v.__class__ is str else v for v in column])
+            columns[i] = tuple([unsafe.get(v, v) if isinstance(v, str) else v for v in column])
     writer.writerows(zip(*columns, strict=True))
     return out.getvalue()
 
