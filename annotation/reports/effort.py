@@ -50,9 +50,9 @@ def effort_section(data: ReportData) -> Section | None:
             lambda c: (int(annotators[c // len(kinds)]), kinds[c % len(kinds)]),
         ),
     ):
-        order = np.argsort(codes, kind="stable")
-        groups, starts = np.unique(codes[order], return_index=True)
-        for code, rows_of in zip(groups.tolist(), np.split(order, starts[1:]), strict=True):
+        by_code = np.argsort(codes, kind="stable")
+        groups, starts = np.unique(codes[by_code], return_index=True)
+        for code, rows_of in zip(groups.tolist(), np.split(by_code, starts[1:]), strict=True):
             found_rows[name_of(code)] = rows_of
     # in the order of the earlier code (annotators as first seen, "all", then each kind):
     # sorted() below keeps it among rows of equal names
