@@ -597,11 +597,15 @@ class ScoreTable:
     def counts(self, seed: int, n: int, bootstrap: int) -> FloatArray:
         """How often each of n responses is drawn in each resample (bootstrap x n, the
         counts of rng.integers(0, n, (bootstrap, n)) from default_rng(seed)), drawn once
-        and kept for the other pairs over n responses."""
+        and kept for the other pairs over n responses while the kept ones stay within
+        DRAWS_BYTES (past it: drawn, used, not kept; the same counts either way)."""
         key = (seed, n, bootstrap)
-        if key not in self._counts:
-            self._counts[key] = _draw_counts(np.random.default_rng(seed), n, bootstrap)
-        return self._counts[key]
+        counts = self._counts.get(key)
+        if counts is None:
+            counts = _draw_counts(np.random.default_rng(seed), n, bootstrap)
+            if sum(c.nbytes for c in self._counts.values()) + counts.nbytes <= DRAWS_BYTES:
+                self._counts[key] = counts
+        return counts
 
     def both(self, a: str, b: str) -> npt.NDArray[np.intp]:
         """The responses a and b both scored, in a's order (as `[k for k in x if k in y]`)."""

@@ -190,3 +190,20 @@ def test_example_resamples_are_the_responses_drawn_once_for_every_pair() -> None
         coefficient = getattr(got, name)
         assert coefficient.ci_low == pytest.approx(low, abs=1e-12)
         assert coefficient.ci_high == pytest.approx(high, abs=1e-12)
+
+
+def test_a_tables_kept_counts_stop_at_the_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ScoreTable keeps the example-level counts of each number of responses within
+    DRAWS_BYTES; past it they are drawn, used and not kept, with the same intervals."""
+    rng = np.random.default_rng(13)
+    keys = [f"r{i}" for i in range(40)]
+    scores = {name: {k: float(rng.integers(0, 5)) / 4 for k in keys} for name in "ab"}
+    scores["c"] = {k: float(rng.integers(0, 5)) / 4 for k in keys[:30]}
+    monkeypatch.setattr(mc, "DRAWS_BYTES", 300 * 40 * 8)  # one 300 x 40 float array
+    table = mc.ScoreTable(scores)
+    for a, b in (("a", "b"), ("a", "c"), ("b", "c")):
+        x, y = scores[a], scores[b]
+        assert mc.example_correlation_of(table, a, b, bootstrap=300, seed=3) == (
+            mc.example_correlation(x, y, bootstrap=300, seed=3)
+        )
+    assert sorted(table._counts) == [(3, 40, 300)]  # the 30-response counts did not fit
