@@ -144,14 +144,14 @@ def wide_rows(
     if filters.annotators:
         annotators = [a for a in annotators if a in filters.annotators]
     assignments = Assignment.objects.filter(
-        Q(item__project=project) & assignment_filter(filters) & hiring.REGULAR
+        Q(item__project=project) & assignment_filter(filters) & hiring.regular()
     ).values_list("item_id", "annotator_id", "status")
     status: dict[tuple[int, int], str] = {}
     for item, annotator, st in assignments.iterator(chunk_size=5000):
         status[(item, annotator)] = st
         if annotator not in annotators:
             annotators.append(annotator)
-    items = Item.objects.filter(project=project, quality__isnull=True)
+    items = Item.objects.filter(Q(project=project) & hiring.regular("pk"))
     if filters.domains:
         items = items.filter(document__domain__in=filters.domains)
     item_info = ItemInfo.read(items)
@@ -163,11 +163,8 @@ def wide_rows(
     fields = sorted({f for spec in specs.values() for f in spec.categorical(project)})
     answered: dict[tuple[int, str, str], dict[int, str]] = defaultdict(dict)
     answers = Answer.objects.filter(
-        Q(
-            assignment__item__project=project,
-            field__in=fields,
-            assignment__item__quality__isnull=True,
-        )
+        Q(assignment__item__project=project, field__in=fields)
+        & hiring.regular("assignment__item_id")
         & assignment_filter(filters, "assignment__")
     ).values_list(
         "assignment__item_id",

@@ -11,13 +11,13 @@ from __future__ import annotations
 from .models import (
     CHECK,
     EXAMPLE,
-    REGULAR,
     TRAINING,
     Hire,
     HiringPolicy,
     Invite,
     QualityItem,
     new_key,
+    regular,
 )
 from .services import (
     AUTO_PAUSE,
@@ -76,7 +76,7 @@ __all__ = [
     "JoinRefused",
     "PAYMENT_COLUMNS",
     "QualityItem",
-    "REGULAR",
+    "regular",
     "RETURNED",
     "SCREENED_OUT",
     "Score",

@@ -4,12 +4,12 @@ policy, invite links and the annotators who joined through them. They belong to 
 
 - A QualityItem marks an item as TRAINING (a reference answer and an explanation shown
   after the annotator answers) or CHECK (a known answer, mixed into real queues). Answers
-  to both are left out of agreement and gold (`REGULAR`, used by gold.label_rows).
+  to both are left out of agreement and gold (`regular()`, used by gold.label_rows).
 - An Invite is a secret link that makes a pseudonymous annotator account (a Hire) in its
   project; the Hire's own secret key is the personal URL that logs them back in.
 - An EXAMPLE is a worked example shown read-only under the project's instructions, with
   its reference answer and explanation (issue 29); never assigned as work, left out the
-  same way (`REGULAR`).
+  same way (`regular()`).
 - HiringPolicy: the project's pass mark, check rate and automatic pause threshold.
 """
 
@@ -20,7 +20,7 @@ from decimal import Decimal
 
 from django.contrib.auth.models import User
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from ..models import Item, Membership, Project, project_of, project_of_item, track_data
@@ -28,9 +28,6 @@ from ..models import Item, Membership, Project, project_of, project_of_item, tra
 TRAINING = "training"
 CHECK = "check"
 EXAMPLE = "example"
-
-# Assignments whose answers count for agreement, gold and reports.
-REGULAR = Q(item__quality__isnull=True)
 
 
 def new_key() -> str:
@@ -52,6 +49,15 @@ class QualityItem(models.Model):
 
     def reference_pairs(self) -> dict[tuple[str, str], str]:
         return {(k.split(".", 1)[0], k.split(".", 1)[1]): v for k, v in self.reference.items()}
+
+
+def regular(item: str = "item_id") -> Q:
+    """Rows (through their `item` path: "item_id" on an assignment) whose answers count for
+    agreement, gold and reports: their item is not a quality item. NOT EXISTS, not
+    `item__quality__isnull=True`: PostgreSQL estimates that LEFT JOIN ... IS NULL as 0.5 %
+    of the rows (whatever the data), and at 10,000 items planned the report's answers as
+    nested loops and a sort spilled to disk (336 ms; as an anti join 200 ms)."""
+    return Q(~Exists(QualityItem.objects.filter(item_id=OuterRef(item))))
 
 
 class HiringPolicy(models.Model):

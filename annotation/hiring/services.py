@@ -31,7 +31,17 @@ from ..models import (
     Verdict,
     bump_data_version,
 )
-from .models import CHECK, EXAMPLE, TRAINING, Hire, HiringPolicy, Invite, QualityItem, new_key
+from .models import (
+    CHECK,
+    EXAMPLE,
+    TRAINING,
+    Hire,
+    HiringPolicy,
+    Invite,
+    QualityItem,
+    new_key,
+    regular,
+)
 
 # --- joining ---------------------------------------------------------------------------
 
@@ -140,7 +150,7 @@ def fill_queue(hire: Hire) -> int:
     )
     n_real = hire.invite.items_per_person if hire.invite else 0
     real = list(
-        items.filter(quality__isnull=True)
+        items.filter(regular("pk"))
         .annotate(n=models.Count("assignments"))
         .order_by("n", "id")
         .values_list("id", flat=True)[:n_real]
@@ -495,7 +505,7 @@ def payments(project: Project) -> list[dict[str, Any]]:
     for hire in hires.order_by("membership__pk"):
         user = hire.membership.user
         mine = Assignment.objects.in_project(project).for_annotator(user)
-        real = mine.filter(item__quality__isnull=True, status=Assignment.SUBMITTED).count()
+        real = mine.filter(regular(), status=Assignment.SUBMITTED).count()
         checks = score(user, project, CHECK)
         ci = checks.wilson()
         seconds = mine.aggregate(s=Sum("active_seconds"))["s"] or 0
@@ -729,7 +739,7 @@ def sample(project: Project, n: int, rng: random.Random | None = None) -> list[I
     """Up to `n` items of each kind drawn at random among the project's unmarked items."""
     rng = rng or random.Random()
     chosen: list[Item] = []
-    unmarked = Item.objects.filter(project=project, quality__isnull=True)
+    unmarked = Item.objects.filter(regular("pk"), project=project)
     for kind in sorted(set(unmarked.values_list("kind", flat=True))):
         ids = list(unmarked.filter(kind=kind).order_by("id").values_list("id", flat=True))
         chosen += Item.objects.filter(pk__in=rng.sample(ids, min(n, len(ids)))).order_by("id")

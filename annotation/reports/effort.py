@@ -21,7 +21,7 @@ from .tables import Section, Table
 def effort_section(data: ReportData) -> Section | None:
     project, filters, names = data.project, data.filters, data.names
     rows = Assignment.objects.filter(
-        Q(item__project=project) & assignment_filter(filters) & hiring.REGULAR
+        Q(item__project=project) & assignment_filter(filters) & hiring.regular()
     ).values_list("annotator_id", "item__kind", "status", "active_seconds")
     rows = rows.order_by()  # not Assignment's default order: a sort of 300,000 rows at 100k
     found = fetch(rows)

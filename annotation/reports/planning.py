@@ -76,7 +76,7 @@ def median_seconds(data: ReportData) -> dict[str, float]:
     rows = Assignment.objects.filter(
         Q(item__project=data.project)
         & assignment_filter(data.filters)
-        & hiring.REGULAR
+        & hiring.regular()
         & Q(status=Assignment.SUBMITTED)
     ).values_list("item__kind", "active_seconds")
     per: dict[str, list[float]] = {}
@@ -443,7 +443,7 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         return None
     rows = fetch(
         Assignment.objects.filter(
-            Q(item__project=data.project, item__kind=policy.kind) & hiring.REGULAR
+            Q(item__project=data.project, item__kind=policy.kind) & hiring.regular()
         )
         .order_by("pk")
         .values_list("item_id", "annotator_id", "status")

@@ -16,7 +16,7 @@ from django.utils import timezone
 from annotation import hiring
 from annotation.gold import gold_values, label_rows
 from annotation.hiring import Hire, HiringPolicy, Invite
-from annotation.models import Assignment, Item, Project
+from annotation.models import Answer, Assignment, Item, Project
 from tests.annotation.api_helpers import token_client
 
 RIGHT = {"choice": "1", "hard": "no", "justification": "The first list covers every fact."}
@@ -708,3 +708,20 @@ def test_an_atomic_check_takes_its_gold_from_factscores_human_labels(
     )
     with pytest.raises(ValueError, match="fact 1: the verdict 'maybe' is not S, NS or IR"):
         hiring.mark(item, hiring.CHECK, {}, system=System.objects.get(name=FACTSCORE_LABELS))
+
+
+@pytest.mark.parametrize("role", [hiring.TRAINING, hiring.CHECK, hiring.EXAMPLE])
+def test_regular_leaves_out_quality_items_through_every_path(
+    alpha: Project, alpha_items: list[Item], role: str
+) -> None:
+    marked = alpha_items[0]
+    hiring.QualityItem.objects.create(item=marked, role=role)
+    items = Item.objects.filter(hiring.regular("pk"), project=alpha)
+    assert set(items) == set(alpha_items[1:])
+    assignments = Assignment.objects.filter(hiring.regular(), item__project=alpha)
+    assert {a.item for a in assignments} == set(alpha_items[1:])
+    assert assignments.count() == Assignment.objects.filter(item__project=alpha).count() - 2
+    for a in Assignment.objects.filter(item__in=alpha_items):
+        a.answers.create(unit="item", field="choice", value="a")
+    answers = Answer.objects.filter(hiring.regular("assignment__item_id"))
+    assert {a.assignment.item for a in answers} == set(alpha_items[1:])
