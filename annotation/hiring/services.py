@@ -612,19 +612,25 @@ def erase(hire: Hire) -> None:
     hire.save(update_fields=["worker_id", "worker_params", "key", "erased_at"])
 
 
+def annotator_quality(user: User | int, project: Project) -> tuple[int, Score, Score]:
+    """One annotator's training items submitted, training score and check score (the
+    hiring page's and the report's "Annotator quality" figures)."""
+    training_items = Assignment.objects.filter(
+        annotator=user,
+        status=Assignment.SUBMITTED,
+        item__project=project,
+        item__quality__role=TRAINING,
+    ).count()
+    return training_items, score(user, project, TRAINING), score(user, project, CHECK)
+
+
 def quality_rows(project: Project) -> list[dict[str, Any]]:
     """Per annotator: training items and share matching the reference; check accuracy
     with its 95% Wilson interval; hire state. Worker ids are for the project's researchers."""
     rows = []
     for m in project.memberships.filter(role=Membership.ANNOTATOR).select_related("user"):
         hire = hire_of(m)
-        t, c = score(m.user, project, TRAINING), score(m.user, project, CHECK)
-        t_items = Assignment.objects.filter(
-            annotator=m.user,
-            status=Assignment.SUBMITTED,
-            item__project=project,
-            item__quality__role=TRAINING,
-        ).count()
+        t_items, t, c = annotator_quality(m.user_id, project)
         rows.append(
             {
                 "annotator": m.pseudonym,

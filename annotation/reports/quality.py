@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..hiring import CHECK, TRAINING, QualityItem, score
-from ..models import Assignment, Membership
+from ..hiring import QualityItem, annotator_quality
+from ..models import Membership
 from .queries import ReportData
 from .tables import Section, Table
 
@@ -18,15 +18,9 @@ def quality_section(data: ReportData) -> Section | None:
     training, checks = [], []
     for m in project.memberships.filter(role=Membership.ANNOTATOR).order_by("number"):
         name = names.get(m.user_id, m.pseudonym)
-        t, c = score(m.user_id, project, TRAINING), score(m.user_id, project, CHECK)
-        items = Assignment.objects.filter(
-            annotator_id=m.user_id,
-            status=Assignment.SUBMITTED,
-            item__project=project,
-            item__quality__role=TRAINING,
-        )
+        training_items, t, c = annotator_quality(m.user_id, project)
         if t.units:
-            training.append((name, items.count(), t.units, t.share))
+            training.append((name, training_items, t.units, t.share))
         if c.units:
             low, high = c.wilson() or (None, None)
             checks.append((name, c.units, c.matching, c.share, low, high))
