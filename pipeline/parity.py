@@ -210,6 +210,52 @@ def _record(llm: FakeOpenAI, serper: FakeSerper, side: Side) -> None:
     side.queries = [str(r["body"].get("q", "")) for r in serper.requests]
 
 
+def _released_side(
+    work: Path,
+    inputs: list[dict[str, Any]],
+    command: list[str],
+    env: dict[str, str],
+    output: str,
+    *,
+    latency: float,
+    **fake_llm: Any,
+) -> tuple[Side, dict[str, dict[str, Any]]]:
+    """Run a released CLI `command` in `work` on its own fakes (its input in
+    data/input.jsonl, the hook that sends its searches to the fake Serper on its path):
+    the side's time, calls and error, and its output rows (out/model_output/`output`) by
+    stripped response."""
+    (work / "data").mkdir(parents=True, exist_ok=True)
+    (work / "data" / "input.jsonl").write_text(
+        "".join(json.dumps(i) + "\n" for i in inputs), encoding="utf-8"
+    )
+    hook = work / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    side = Side()
+    with (
+        FakeOpenAI(latency=latency, **fake_llm) as llm,
+        FakeSerper(latency=latency) as serper,
+    ):
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(work),
+            "PYTHONPATH": str(hook),
+            "OPENAI_BASE_URL": llm.base_url,
+            "SERPER_KEY_PRIVATE": "fake-key",
+            "PARITY_SERPER_URL": serper.url,
+        } | env
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
+        side.seconds = time.perf_counter() - start
+        _record(llm, serper, side)
+    if done.returncode != 0:
+        lines = [x for x in done.stderr.strip().splitlines() if x.strip()]
+        side.error = lines[-1] if lines else f"exit status {done.returncode}"
+    out = work / "out" / "model_output" / output
+    rows = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
+    return side, {r["response"].strip(): r for r in rows}
+
+
 def run_released(
     python: Path,
     inputs: list[dict[str, Any]],
@@ -226,43 +272,25 @@ def run_released(
     shutil.copyfile(
         templates / "few_shot_examples.jsonl", work / "data" / "demos" / "few_shot_examples.jsonl"
     )
-    (work / "data" / "input.jsonl").write_text(
-        "".join(json.dumps(i) + "\n" for i in inputs), encoding="utf-8"
+    command = [
+        str(python), "-m", "veriscore.veriscore", "--data_dir", "data",
+        "--input_file", "input.jsonl", "--output_dir", "out", "--cache_dir", "data/cache",
+        "--model_name_extraction", model, "--model_name_verification", model,
+        "--label_n", str(label_n), "--search_res_num", "10",
+    ]  # fmt: skip
+    env = {
+        "OPENAI_API_KEY_PERSONAL": "fake-key",
+        "TIKTOKEN_CACHE_DIR": str(_tiktoken_cache(work / "tiktoken")),
+    }
+    side, by_response = _released_side(
+        work,
+        inputs,
+        command,
+        env,
+        f"verification_input_{label_n}.jsonl",
+        latency=latency,
+        verdicts="label-first",
     )
-    hook = work / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
-    side = Side()
-    with (
-        FakeOpenAI(latency=latency, verdicts="label-first") as llm,
-        FakeSerper(latency=latency) as serper,
-    ):
-        env = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(work),
-            "PYTHONPATH": str(hook),
-            "OPENAI_API_KEY_PERSONAL": "fake-key",
-            "OPENAI_BASE_URL": llm.base_url,
-            "SERPER_KEY_PRIVATE": "fake-key",
-            "PARITY_SERPER_URL": serper.url,
-            "TIKTOKEN_CACHE_DIR": str(_tiktoken_cache(work / "tiktoken")),
-        }
-        command = [
-            str(python), "-m", "veriscore.veriscore", "--data_dir", "data",
-            "--input_file", "input.jsonl", "--output_dir", "out", "--cache_dir", "data/cache",
-            "--model_name_extraction", model, "--model_name_verification", model,
-            "--label_n", str(label_n), "--search_res_num", "10",
-        ]  # fmt: skip
-        start = time.perf_counter()
-        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
-        side.seconds = time.perf_counter() - start
-        _record(llm, serper, side)
-    if done.returncode != 0:
-        lines = [x for x in done.stderr.strip().splitlines() if x.strip()]
-        side.error = lines[-1] if lines else f"exit status {done.returncode}"
-    out = work / "out" / "model_output" / f"verification_input_{label_n}.jsonl"
-    rows = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
-    by_response = {r["response"]: r for r in rows}
     for i in inputs:
         row = by_response.get(i["response"].strip())
         side.claims.append(list(row.get("all_claims") or []) if row else [])
@@ -279,36 +307,13 @@ def run_released_verifastscore(
     python: Path, inputs: list[dict[str, Any]], work: Path, *, model: str, latency: float
 ) -> Side:
     """The released VeriFastScore CLI in `work` (see VFS_DRIVER), on its own fakes."""
-    (work / "data").mkdir(parents=True)
-    (work / "data" / "input.jsonl").write_text(
-        "".join(json.dumps(i) + "\n" for i in inputs), encoding="utf-8"
-    )
-    hook = work / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    work.mkdir(parents=True, exist_ok=True)
     (work / "driver.py").write_text(VFS_DRIVER, encoding="utf-8")
-    side = Side()
-    with FakeOpenAI(latency=latency) as llm, FakeSerper(latency=latency) as serper:
-        env = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(work),
-            "PYTHONPATH": str(hook),
-            "OPENAI_BASE_URL": llm.base_url,
-            "SERPER_KEY_PRIVATE": "fake-key",
-            "PARITY_SERPER_URL": serper.url,
-        }
-        command = [str(python), "driver.py", "--data_dir", "data", "--input_file",
-                   "input.jsonl", "--output_dir", "out", "--model_name", model]  # fmt: skip
-        start = time.perf_counter()
-        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
-        side.seconds = time.perf_counter() - start
-        _record(llm, serper, side)
-    if done.returncode != 0:
-        lines = [x for x in done.stderr.strip().splitlines() if x.strip()]
-        side.error = lines[-1] if lines else f"exit status {done.returncode}"
-    out = work / "out" / "model_output" / "decomposition_verification_input_2.jsonl"
-    rows = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
-    by_response = {r["response"].strip(): r for r in rows}
+    command = [str(python), "driver.py", "--data_dir", "data", "--input_file",
+               "input.jsonl", "--output_dir", "out", "--model_name", model]  # fmt: skip
+    side, by_response = _released_side(
+        work, inputs, command, {}, "decomposition_verification_input_2.jsonl", latency=latency
+    )
     for i in inputs:
         row = by_response.get(i["response"].strip())
         verdicts = (row or {}).get("claim_verification_result") or []
