@@ -38,6 +38,7 @@ LONG_FIELDS = [
     "answered_at",
     "gold",
     "gold_provenance",
+    "item_role",
 ]
 
 
@@ -48,6 +49,11 @@ def _iso(value: Any) -> str | None:
 def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, Any]]:
     names = pseudonyms(project)
     golds = {(g.item, g.unit, g.field): g for g in gold_values(project)}
+    # training and known-answer items: their answers are listed, marked, and left out of
+    # gold and every statistic (as the report does)
+    roles = dict(
+        hiring.QualityItem.objects.filter(item__project=project).values_list("item_id", "role")
+    )
     answers = (
         Answer.objects.filter(assignment__item__project=project)
         .exclude(assignment__item__quality__role=hiring.EXAMPLE)  # shown, never work
@@ -96,6 +102,7 @@ def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, A
                 "answered_at": _iso(answer.updated_at),
                 "gold": gold_value,
                 "gold_provenance": gold.provenance if gold else None,
+                "item_role": roles.get(item.pk, ""),
             }
         )
     return rows

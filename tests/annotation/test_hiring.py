@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation import hiring
+from annotation import exports, hiring
 from annotation.gold import gold_values, label_rows
 from annotation.hiring import Hire, HiringPolicy, Invite
 from annotation.models import Answer, Assignment, Item, Project
@@ -255,6 +255,14 @@ def test_training_answers_never_enter_agreement_or_gold(
     assert {g.item for g in gold_values(alpha)} == before - {alpha_items[0].pk, alpha_items[1].pk}
     rows = {r["annotator"]: r for r in hiring.quality_rows(alpha)}
     assert rows["A1"]["training_items"] == 1 and rows["A1"]["checks"] == 1
+    # the long export lists them, marked, without a gold value
+    role = {alpha_items[0].pk: hiring.TRAINING, alpha_items[1].pk: hiring.CHECK}
+    long = exports.long_rows(alpha)
+    assert {r["item"] for r in long} == {i.pk for i in alpha_items}
+    for r in long:
+        assert r["item_role"] == role.get(r["item"], "")
+        assert r["gold"] is None or r["item"] not in role
+    assert any(r["gold"] for r in long if r["item"] not in role)
 
 
 def test_marking_rejects_values_outside_the_fields(alpha_items: list[Item]) -> None:
