@@ -30,7 +30,7 @@ def test_the_benchmark_runs_in_quick_mode() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "SYNTHETIC data on sqlite: 300 items x 3 annotators" in result.stdout
-    for figure in ("first report", "in a fresh process", "repeated report", "peak memory"):
+    for figure in ("split and stored", "first report", "in a fresh process", "repeated", "peak"):
         assert figure in result.stdout, figure
     # three report times, two tables downloaded twice each (rendered, then again from the
     # cache), traced memory and RSS
