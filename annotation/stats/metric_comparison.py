@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 from rouge_score import rouge_scorer
+from scipy import sparse as scipy_sparse
 from scipy import stats as scipy_stats
 
 from pipeline.score import f1_at_k, median_k
@@ -217,6 +218,9 @@ def claim_density(
     return out
 
 
+SMALL_BINCOUNT = 512  # up to this many units, a chunk of draws is counted at once
+
+
 def _count_chunks(
     rng: np.random.Generator, n: int, bootstrap: int
 ) -> Iterator[tuple[int, FloatArray]]:
@@ -226,9 +230,16 @@ def _count_chunks(
     bootstrap x n arrays (1 GB at 40,000 units)."""
     for start in range(0, bootstrap, 100):
         drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
-        # Row by row (n counts stay in the cache), as floats (whole numbers, exact; a
-        # matrix product with floats is BLAS's, with integers numpy's own). An integer
-        # bincount is 4x faster than one weighted by ones (the same counts).
+        # As floats (whole numbers, exact; a matrix product with floats is BLAS's, with
+        # integers numpy's own). An integer bincount is 4x faster than one weighted by
+        # ones (the same counts). Few units: one bincount of the chunk, each row's draws
+        # shifted by n times its row (a bincount per row costs more than its counting);
+        # else row by row (n counts stay in the cache).
+        if n <= SMALL_BINCOUNT:
+            shifted = drawn + (n * np.arange(len(drawn), dtype=np.int32))[:, None]
+            counts = np.bincount(shifted.ravel(), minlength=n * len(drawn)).reshape(-1, n)
+            yield start, counts.astype(np.float64)
+            continue
         counts = np.empty((len(drawn), n))
         for i, row in enumerate(drawn):
             counts[i] = np.bincount(row, minlength=n)
@@ -535,17 +546,14 @@ def _kendall(
     )
 
 
-def _replicates(
-    w: FloatArray, a: FloatArray, b: FloatArray, ranks: tuple[FloatArray, FloatArray] | None = None
-) -> Replicates:
-    """`ranks`: each row's ranks of a and b (rows x points), when the caller has them."""
+def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
+    """The three coefficients on each row of weights w (points shared by every row), or
+    on each row of points a and b with w all ones."""
     with np.errstate(invalid="ignore", divide="ignore"):  # constant resamples give NaN
         known = None
         if a.ndim == 1:  # each value's weight per resample, for the ranks and Kendall's ties
             known = (_per_value(w, a), _per_value(w, b))
             ranks_a, ranks_b = _midranks(w, a, known[0]), _midranks(w, b, known[1])
-        elif ranks is not None:
-            ranks_a, ranks_b = ranks
         else:
             ranks_a = scipy_stats.rankdata(a, axis=1)
             ranks_b = scipy_stats.rankdata(b, axis=1)
@@ -591,18 +599,19 @@ class ScoreTable:
         self._systems: dict[
             int, tuple[Mapping[Hashable, str], npt.NDArray[np.intp], list[str]]
         ] = {}
-        self._means: dict[tuple[str, bytes], tuple[FloatArray, FloatArray]] = {}
+        self._parts: dict[tuple[str, bytes], SystemParts] = {}
         self._counts: dict[tuple[int, int, int], FloatArray] = {}
 
     def counts(self, seed: int, n: int, bootstrap: int) -> FloatArray:
-        """How often each of n responses is drawn in each resample (bootstrap x n, the
-        counts of rng.integers(0, n, (bootstrap, n)) from default_rng(seed)), drawn once
-        and kept for the other pairs over n responses while the kept ones stay within
-        DRAWS_BYTES (past it: drawn, used, not kept; the same counts either way)."""
+        """How often each of n responses is drawn in each resample, as n x bootstrap (the
+        counts of rng.integers(0, n, (bootstrap, n)) from default_rng(seed), transposed:
+        a response's counts in a row), drawn once and kept for the other pairs over n
+        responses while the kept ones stay within DRAWS_BYTES (past it: drawn, used, not
+        kept; the same counts either way)."""
         key = (seed, n, bootstrap)
         counts = self._counts.get(key)
         if counts is None:
-            counts = _draw_counts(np.random.default_rng(seed), n, bootstrap)
+            counts = np.ascontiguousarray(_draw_counts(np.random.default_rng(seed), n, bootstrap).T)
             if sum(c.nbytes for c in self._counts.values()) + counts.nbytes <= DRAWS_BYTES:
                 self._counts[key] = counts
         return counts
@@ -622,25 +631,82 @@ class ScoreTable:
         _, codes, names = self._systems[id(systems)]
         return codes, names
 
-    def resampled_means(
+    def system_parts(
         self, name: str, rows: npt.NDArray[np.intp], starts: Sequence[int], counts: list[FloatArray]
-    ) -> tuple[FloatArray, FloatArray]:
-        """Each system's mean of scoring `name` in each resample (counts: per system, the
-        resamples' counts of its responses `rows`, split at `starts`), rounded to
-        TIE_DECIMALS, as resamples x systems, and their ranks in each resample (scipy's
-        rankdata); kept for the other pairs on the same responses."""
+    ) -> SystemParts:
+        """The parts of the system-level coefficients (`system_parts`) of scoring `name`
+        on its resampled system means and, as a last row, its observed ones: each system's
+        mean in each resample (counts: per system, the resamples' counts of its responses
+        `rows`, split at `starts`), rounded to TIE_DECIMALS; kept for the other pairs on
+        the same responses."""
         key = (name, rows.tobytes() + np.asarray(starts, dtype=np.intp).tobytes())
-        if key not in self._means:
-            out = []
-            for v, w in zip(np.split(self.values[name][rows], starts), counts, strict=True):
+        if key not in self._parts:
+            splits = np.split(self.values[name][rows], starts)
+            values = np.empty((len(counts[0]) + 1, len(splits)))  # C order, as before
+            for j, (v, w) in enumerate(zip(splits, counts, strict=True)):
                 # the product with two columns, as for a pair (the same BLAS kernel, so the
                 # same sums to the last bit); rounded so that equal means tie in Spearman's
                 # and Kendall's ranks whatever order a sum took (rounding noise ~1e-16)
                 means = (w @ np.stack([v, v], axis=1))[:, 0]
-                out.append(np.round(means / len(v), TIE_DECIMALS))
-            stacked = np.stack(out, axis=1)
-            self._means[key] = (stacked, scipy_stats.rankdata(stacked, axis=1))
-        return self._means[key]
+                values[:-1, j] = np.round(means / len(v), TIE_DECIMALS)
+                values[-1, j] = np.mean(v)
+            self._parts[key] = system_parts(values)
+        return self._parts[key]
+
+
+class SystemParts(NamedTuple):
+    """Per row of system scores (a resample, or the observed means), what Pearson's r,
+    Spearman's rho and Kendall's tau-b of a pair of scorings need from each scoring alone,
+    each system counted once: `_replicates` with weights all ones, split in two."""
+
+    values: FloatArray  # rows x systems
+    deviations: FloatArray  # from the row's mean
+    squares: FloatArray  # the row's sum of squared deviations
+    rank_deviations: FloatArray  # the same on the row's mid-ranks (scipy's rankdata)
+    rank_squares: FloatArray
+    signs: npt.NDArray[np.int8] | None  # sign(x_i - x_j) for i < j (None: too many)
+    ties: FloatArray | None  # the row's tied pairs of systems
+
+
+# Above this many rows x pairs of systems per scoring, Kendall's signs are not kept (a
+# byte each) but computed per pair of scorings (`_kendall`).
+MAX_KEPT_SIGNS = 4_000_000
+
+
+def system_parts(values: FloatArray) -> SystemParts:
+    """`SystemParts` of rows x systems scores (C order: a row's sums as `_pearson` takes
+    them, so the coefficients are the same to the last bit)."""
+    ranks = scipy_stats.rankdata(values, axis=1)
+
+    def centred(v: FloatArray) -> tuple[FloatArray, FloatArray]:  # _pearson's, w all ones
+        deviations = v - v.sum(axis=1, keepdims=True) / v.shape[1]
+        return deviations, (deviations**2).sum(axis=1)
+
+    signs = ties = None
+    m = values.shape[1]
+    if len(values) * m * (m - 1) // 2 <= MAX_KEPT_SIGNS:
+        i, j = np.triu_indices(m, 1)
+        signs = np.sign(values[:, i] - values[:, j]).astype(np.int8)
+        ties = (signs == 0).sum(axis=1).astype(np.float64)
+    return SystemParts(values, *centred(values), *centred(ranks), signs, ties)
+
+
+def _system_replicates(x: SystemParts, y: SystemParts) -> Replicates:
+    """`_replicates(ones, x.values, y.values)`, from each scoring's parts."""
+    with np.errstate(invalid="ignore", divide="ignore"):  # constant rows give NaN
+        if x.signs is None or y.signs is None or x.ties is None or y.ties is None:
+            kendall = _kendall(np.ones(x.values.shape), x.values, y.values)
+        else:  # whole numbers, exact: the same as _kendall's
+            m = x.values.shape[1]
+            total = m * (m - 1) / 2
+            concordant = (x.signs * y.signs).sum(axis=1).astype(np.float64)
+            kendall = concordant / np.sqrt((total - x.ties) * (total - y.ties))
+        return {
+            "pearson": (x.deviations * y.deviations).sum(axis=1) / np.sqrt(x.squares * y.squares),
+            "spearman": (x.rank_deviations * y.rank_deviations).sum(axis=1)
+            / np.sqrt(x.rank_squares * y.rank_squares),
+            "kendall": kendall,
+        }
 
 
 def example_correlation(
@@ -683,19 +749,26 @@ def example_correlation_of(
                 # the responses resampled (their counts, drawn once per (seed, number of
                 # responses, bootstrap) and shared by every pair: `ScoreTable.counts`),
                 # summed per distinct point: whole numbers, exact
+                # (a product with the points x responses indicator matrix, sparse: one
+                # addition per response and resample)
                 point = np.empty(len(first), dtype=np.intp)
                 point[by_appearance] = np.arange(len(first))
-                code = point[joint_inverse]
-                order = np.argsort(code, kind="stable")
-                starts = np.flatnonzero(np.r_[True, np.diff(code[order]) != 0])
-                counts = table.counts(seed, len(rows), bootstrap)
-                draws = np.add.reduceat(counts[:, order], starts, axis=1)
+                indicator = scipy_sparse.csr_array(
+                    (np.ones(len(rows)), (point[joint_inverse], np.arange(len(rows)))),
+                    shape=(len(first), len(rows)),
+                )
+                draws = (indicator @ table.counts(seed, len(rows), bootstrap)).T
             else:  # many responses: a multinomial over the points is cheaper
                 rng = np.random.default_rng(seed)
                 draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
+            # the observed points (each counted as often as it occurs) as a last row, rows
+            # in C order (a row's sums as numpy adds a row's contiguous elements)
+            w = np.empty((bootstrap + 1, len(freq)))
+            w[:-1], w[-1] = draws, freq
+            both = _replicates(w, a_, b_)
             replicates = (
-                _replicates(freq[None, :], a_, b_),
-                _replicates(draws.astype(np.float64), a_, b_),
+                {name: values[-1:] for name, values in both.items()},
+                {name: values[:-1] for name, values in both.items()},
             )
     labels = table.labels[rows].tolist()
     result = correlate(xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates)
@@ -769,9 +842,12 @@ def system_correlation_of(
             counts = [_draw_counts(rng, n, bootstrap) for n in sizes]
             if draws is not None:
                 draws[key] = counts
-        means_x, ranks_x = table.resampled_means(a, rows, starts, counts)
-        means_y, ranks_y = table.resampled_means(b, rows, starts, counts)
-        ones = np.ones((bootstrap, len(names)))
-        observed = _replicates(ones[:1], np.array([xm]), np.array([ym]))
-        replicates = (observed, _replicates(ones, means_x, means_y, (ranks_x, ranks_y)))
+        both = _system_replicates(
+            table.system_parts(a, rows, starts, counts),
+            table.system_parts(b, rows, starts, counts),
+        )
+        replicates = (  # the observed means are the last row
+            {name: values[-1:] for name, values in both.items()},
+            {name: values[:-1] for name, values in both.items()},
+        )
     return correlate(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)
