@@ -471,16 +471,16 @@ def _correlations(
 ) -> dict[tuple[str, str], list[ms.Correlation]]:
     """(score A, score B) -> their correlations per example, per source model and per
     source model and domain; only pairs that share a response."""
-    found = {}
+    pairings: dict[tuple[str, str], list[ms.Pairing]] = {}
     draws: dict[tuple[int, int, tuple[int, ...]], list[ms.FloatArray]] = {}  # shared resamples
     table = ms.ScoreTable(scores)
     for a, b in itertools.combinations(sorted(scores), 2):
         if not table.present[b][table.order[a]].any():
             continue
-        found[(a, b)] = [
-            ms.example_correlation_of(table, a, b, bootstrap=bootstrap, seed=seed),
+        pairings[(a, b)] = [
+            ms.example_pairing(table, a, b, bootstrap=bootstrap, seed=seed),
             *(
-                ms.system_correlation_of(
+                ms.system_pairing(
                     table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws
                 )
                 for systems, level in (
@@ -489,7 +489,9 @@ def _correlations(
                 )
             ),
         ]
-    return found
+    # scipy's figures and the intervals of every pair at once (the same values)
+    found = iter(ms.correlate_many([p for levels in pairings.values() for p in levels]))
+    return {pair: [next(found) for _ in levels] for pair, levels in pairings.items()}
 
 
 def _scatter_charts(

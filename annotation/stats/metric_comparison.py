@@ -237,8 +237,8 @@ def _count_chunks(
         # else row by row (n counts stay in the cache).
         if n <= SMALL_BINCOUNT:
             shifted = drawn + (n * np.arange(len(drawn), dtype=np.int32))[:, None]
-            counts = np.bincount(shifted.ravel(), minlength=n * len(drawn)).reshape(-1, n)
-            yield start, counts.astype(np.float64)
+            together = np.bincount(shifted.ravel(), minlength=n * len(drawn))
+            yield start, together.reshape(-1, n).astype(np.float64)
             continue
         counts = np.empty((len(drawn), n))
         for i, row in enumerate(drawn):
@@ -414,6 +414,18 @@ Replicates = dict[str, FloatArray]  # coefficient name -> its value on each resa
 COEFFICIENTS = ("pearson", "spearman", "kendall")
 
 
+class Pairing(NamedTuple):
+    """What `correlate` takes for one pair of scorings (`correlate_many` takes many)."""
+
+    x: Sequence[float]
+    y: Sequence[float]
+    level: str = "example"
+    what: str = "examples"
+    labels: Sequence[str] | None = None
+    bootstrap: tuple[Replicates, Replicates] | None = None
+    no_interval: str | None = None  # each coefficient's note when defined (why no interval)
+
+
 def correlate(
     x: Sequence[float],
     y: Sequence[float],
@@ -426,51 +438,95 @@ def correlate(
     """Pearson, Spearman and Kendall's tau-b with p-values, from scipy. `bootstrap` is
     (the vectorised formulas on the observed data, the same on every resample): the first
     must reproduce scipy's values before the second gives the intervals."""
-    n = len(x)
-    points = tuple(
-        zip(labels or [str(i) for i in range(n)], map(float, x), map(float, y), strict=True)
-    )
+    return correlate_many([Pairing(x, y, level, what, labels, bootstrap)])[0]
+
+
+def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
+    """`correlate` of each pairing: scipy's pearsonr once for the pairings with as many
+    points (its axis= form: the same values as one call each), the percentile intervals
+    of every resampled coefficient without an undefined resample in one np.quantile
+    (the same values as percentile_ci's), spearmanr and kendalltau per pairing."""
+    found: list[Correlation] = []
     blank = CorrelationCoefficient(None)
-    if n < MIN_POINTS:
-        return Correlation(
-            level,
-            n,
-            blank,
-            blank,
-            blank,
-            f"undefined because fewer than {MIN_POINTS} {what}",
-            points,
+    defined: dict[int, list[int]] = defaultdict(list)  # points -> pairings
+    for i, (x, y, level, what, labels, _, _) in enumerate(pairings):
+        n = len(x)
+        points = tuple(
+            zip(labels or [str(k) for k in range(n)], map(float, x), map(float, y), strict=True)
         )
-    if len(set(x)) == 1 or len(set(y)) == 1:
-        return Correlation(
-            level,
-            n,
-            blank,
-            blank,
-            blank,
-            f"undefined because one score is the same for all {what}",
-            points,
-        )
-    coefficients = []
-    for name, fn in zip(
-        COEFFICIENTS,
-        (scipy_stats.pearsonr, scipy_stats.spearmanr, scipy_stats.kendalltau),
-        strict=True,
-    ):
-        result = fn(x, y)
-        low = high = note = None
-        if bootstrap is not None:
+        reason = None
+        if n < MIN_POINTS:
+            reason = f"undefined because fewer than {MIN_POINTS} {what}"
+        elif len(set(x)) == 1 or len(set(y)) == 1:
+            reason = f"undefined because one score is the same for all {what}"
+        else:
+            defined[n].append(i)
+        found.append(Correlation(level, n, blank, blank, blank, reason, points))
+    statistics: dict[tuple[int, str], tuple[float, float]] = {}  # scipy's (value, p-value)
+    for same in defined.values():
+        xs = np.array([pairings[i].x for i in same], dtype=np.float64)
+        ys = np.array([pairings[i].y for i in same], dtype=np.float64)
+        pearson = scipy_stats.pearsonr(xs, ys, axis=1)
+        for i, x, y, r, p in zip(
+            same, xs, ys, pearson.statistic.tolist(), pearson.pvalue.tolist(), strict=True
+        ):
+            statistics[(i, "pearson")] = (r, p)
+            for name, fn in (
+                ("spearman", scipy_stats.spearmanr),
+                ("kendall", scipy_stats.kendalltau),
+            ):
+                result = fn(x, y)
+                statistics[(i, name)] = (float(result.statistic), float(result.pvalue))
+    resampled: dict[tuple[int, str], FloatArray] = {}
+    for same in defined.values():
+        for i in same:
+            bootstrap = pairings[i].bootstrap
+            if bootstrap is None:
+                continue
             observed, replicates = bootstrap
-            if not np.isclose(observed[name][0], result.statistic):
-                raise AssertionError(
-                    f"{name}: vectorised {observed[name][0]!r} != scipy {result.statistic!r}"
-                )
-            low, high, note = percentile_ci(replicates[name], CONFIDENCE)
-        coefficients.append(
-            CorrelationCoefficient(float(result.statistic), low, high, float(result.pvalue), note)
-        )
-    pearson, spearman, kendall = coefficients
-    return Correlation(level, n, pearson, spearman, kendall, points=points)
+            for name in COEFFICIENTS:
+                value = statistics[(i, name)][0]
+                if not np.isclose(observed[name][0], value):
+                    raise AssertionError(
+                        f"{name}: vectorised {observed[name][0]!r} != scipy {value!r}"
+                    )
+                resampled[(i, name)] = replicates[name]
+    intervals = _intervals(resampled)
+    out = []
+    for i, result in enumerate(found):
+        if result.undefined_reason is None:
+            note = pairings[i].no_interval
+            coefficients = []
+            for name in COEFFICIENTS:
+                value, p_value = statistics[(i, name)]
+                low, high, why = intervals.get((i, name), (None, None, note))
+                coefficients.append(CorrelationCoefficient(value, low, high, p_value, why))
+            pearson, spearman, kendall = coefficients
+            result = replace(result, pearson=pearson, spearman=spearman, kendall=kendall)
+        out.append(result)
+    return out
+
+
+def _intervals(
+    replicates: Mapping[tuple[int, str], FloatArray],
+) -> dict[tuple[int, str], tuple[float | None, float | None, str | None]]:
+    """percentile_ci of each, those of one length with every value defined in one
+    np.quantile over rows (each row the same partition and interpolation: the same
+    values as one call each)."""
+    found = {}
+    by_length: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for key, values in replicates.items():
+        if len(values) and np.isfinite(values).all():
+            by_length[len(values)].append(key)
+        else:
+            found[key] = percentile_ci(values, CONFIDENCE)
+    tail = (1 - CONFIDENCE) / 2
+    for keys in by_length.values():
+        rows = np.array([replicates[key] for key in keys])
+        low, high = np.quantile(rows, [tail, 1 - tail], axis=1).tolist()
+        for key, lo, hi in zip(keys, low, high, strict=True):
+            found[key] = (lo, hi, None)
+    return found
 
 
 def _pearson(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
@@ -728,6 +784,13 @@ def example_correlation_of(
     table: ScoreTable, a: str, b: str, *, bootstrap: int = 1000, seed: int = 0
 ) -> Correlation:
     """`example_correlation` of scorings a and b of `table`."""
+    return correlate_many([example_pairing(table, a, b, bootstrap=bootstrap, seed=seed)])[0]
+
+
+def example_pairing(
+    table: ScoreTable, a: str, b: str, *, bootstrap: int = 1000, seed: int = 0
+) -> Pairing:
+    """What `correlate_many` takes for `example_correlation_of`."""
     rows = table.both(a, b)
     xv, yv = table.values[a][rows], table.values[b][rows]
     replicates = None
@@ -770,17 +833,16 @@ def example_correlation_of(
                 {name: values[-1:] for name, values in both.items()},
                 {name: values[:-1] for name, values in both.items()},
             )
-    labels = table.labels[rows].tolist()
-    result = correlate(xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates)
-    if bootstrap and replicates is None and result.undefined_reason is None:
-        note = (
+    no_interval = None
+    if bootstrap and replicates is None:
+        no_interval = (
             f"no interval: more than {MAX_KENDALL_POINTS} distinct score pairs "
             "(the bootstrap would be too slow)"
         )
-        result = replace(
-            result, **{name: replace(getattr(result, name), note=note) for name in COEFFICIENTS}
-        )
-    return result
+    labels = table.labels[rows].tolist()
+    return Pairing(
+        xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates, no_interval=no_interval
+    )
 
 
 def system_correlation(
@@ -821,6 +883,24 @@ def system_correlation_of(
     draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
 ) -> Correlation:
     """`system_correlation` of scorings a and b of `table`."""
+    pairing = system_pairing(
+        table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws
+    )
+    return correlate_many([pairing])[0]
+
+
+def system_pairing(
+    table: ScoreTable,
+    a: str,
+    b: str,
+    systems: Mapping[Hashable, str],
+    *,
+    level: str,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
+) -> Pairing:
+    """What `correlate_many` takes for `system_correlation_of`."""
     rows = table.both(a, b)
     codes, all_names = table.systems(systems)
     rows = rows[codes[rows] >= 0]
@@ -850,4 +930,4 @@ def system_correlation_of(
             {name: values[-1:] for name, values in both.items()},
             {name: values[:-1] for name, values in both.items()},
         )
-    return correlate(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)
+    return Pairing(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)

@@ -223,3 +223,37 @@ def test_system_parts_give_the_replicates_of_the_pair_to_the_last_bit(
     for name in mc.COEFFICIENTS:
         assert np.array_equal(got[name], expected[name], equal_nan=True)
         assert np.isnan(got[name][[5, 9]]).all() and np.isfinite(got[name][:5]).all()
+
+
+def test_correlating_many_pairs_at_once_gives_what_each_alone_gives() -> None:
+    """correlate_many (scipy's pearsonr over the pairs with as many points at once, the
+    intervals in one np.quantile) gives each pairing what correlate gives it alone, bit
+    for bit: lengths mixed (odd ones too), undefined pairs, resamples with undefined values
+    (percentile_ci's note), a pairing with no interval and its note."""
+    rng = np.random.default_rng(17)
+    pairings = []
+    for n in (3, 4, 12, 12, 77, 77, 1001, 2, 5):
+        x = (rng.integers(0, 9, n) / 8).tolist()
+        y = (rng.integers(0, 5, n) / 4 + 0.1 * np.array(x)).tolist()
+        pairings.append(mc.Pairing(x, y, level=f"n={n}"))
+    pairings.append(mc.Pairing([0.5] * 6, list(range(6)), what="systems"))  # constant
+    table = mc.ScoreTable(
+        {"a": dict(enumerate(pairings[4].x)), "b": dict(enumerate(pairings[4].y))}
+    )
+    pairings.append(mc.example_pairing(table, "a", "b", bootstrap=300, seed=1))
+    pairings.append(mc.example_pairing(table, "a", "b", bootstrap=50, seed=2))
+    undefined = mc.example_pairing(table, "a", "b", bootstrap=300, seed=3)
+    assert undefined.bootstrap is not None
+    undefined.bootstrap[1]["kendall"][:7] = np.nan  # resamples left out, with a note
+    pairings.append(undefined)
+    pairings.append(pairings[5]._replace(no_interval="no interval: why"))
+    many = mc.correlate_many(pairings)
+    alone = [mc.correlate_many([p])[0] for p in pairings]
+    assert many == alone
+    assert [c.undefined_reason is None for c in many].count(False) == 2
+    assert many[-2].kendall.note == "7 of 300 bootstrap resamples were undefined and left out"
+    assert many[-1].spearman.note == "no interval: why" and many[-1].spearman.ci_low is None
+    for c, p in zip(many[:7], pairings[:7], strict=True):  # scipy on the pair alone (1-D)
+        assert (c.pearson.value, c.pearson.p_value) == tuple(scipy_stats.pearsonr(p.x, p.y))
+    low, high = np.quantile(pairings[10].bootstrap[1]["spearman"], [0.025, 0.975])
+    assert (many[10].spearman.ci_low, many[10].spearman.ci_high) == (low, high)
