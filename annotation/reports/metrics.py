@@ -13,6 +13,7 @@ Hooked into reports.build_report, so the page, the API, the exports and
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import random
@@ -82,8 +83,13 @@ class _Extractions:
     def names(self) -> list[str]:
         return sorted({name for systems in self.by_doc.values() for name in systems})
 
+    @functools.cached_property
+    def unaligned(self) -> set[int]:
+        """The lists with a claim that gives no sentence."""
+        return {pk for pk, claims in self.claims.items() if any(s is None for _, s in claims)}
+
     def aligned(self, list_id: int) -> bool:
-        return all(s is not None for _, s in self.claims[list_id])
+        return list_id not in self.unaligned
 
 
 def _extractions(project: Project, filters: Filters) -> _Extractions | None:

@@ -148,8 +148,7 @@ def list_similarity(
     )
 
 
-@dataclass(frozen=True)
-class ResponseExtraction:
+class ResponseExtraction(NamedTuple):  # a tuple: a report makes one per claim list
     document: Hashable
     domain: str
     claims: int
@@ -908,12 +907,15 @@ def system_pairing(
     present, first, sizes_ = np.unique(codes[rows], return_index=True, return_counts=True)
     names = [all_names[i] for i in present.tolist()]
     starts = first[1:].tolist()
-    xs = np.split(table.values[a][rows], starts) if len(rows) else []
-    ys = np.split(table.values[b][rows], starts) if len(rows) else []
-    xm = [float(np.mean(v)) for v in xs]
-    ym = [float(np.mean(v)) for v in ys]
     replicates = None
-    if bootstrap and len(names) >= MIN_POINTS:
+    if not bootstrap or len(names) < MIN_POINTS:
+        xm, ym = (
+            [float(np.mean(v)) for v in np.split(table.values[name][rows], starts)]
+            if len(rows)
+            else []
+            for name in (a, b)
+        )
+    else:
         sizes = tuple(sizes_.tolist())
         key = (seed, bootstrap, sizes)
         counts = draws.get(key) if draws is not None else None
@@ -922,10 +924,10 @@ def system_pairing(
             counts = [_draw_counts(rng, n, bootstrap) for n in sizes]
             if draws is not None:
                 draws[key] = counts
-        both = _system_replicates(
-            table.system_parts(a, rows, starts, counts),
-            table.system_parts(b, rows, starts, counts),
-        )
+        parts_a = table.system_parts(a, rows, starts, counts)
+        parts_b = table.system_parts(b, rows, starts, counts)
+        xm, ym = parts_a.values[-1].tolist(), parts_b.values[-1].tolist()  # the means
+        both = _system_replicates(parts_a, parts_b)
         replicates = (  # the observed means are the last row
             {name: values[-1:] for name, values in both.items()},
             {name: values[:-1] for name, values in both.items()},
