@@ -13,6 +13,7 @@ Hooked into reports.build_report, so the page, the API, the exports and
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import random
@@ -82,8 +83,13 @@ class _Extractions:
     def names(self) -> list[str]:
         return sorted({name for systems in self.by_doc.values() for name in systems})
 
+    @functools.cached_property
+    def unaligned(self) -> set[int]:
+        """The lists with a claim that gives no sentence."""
+        return {pk for pk, claims in self.claims.items() if any(s is None for _, s in claims)}
+
     def aligned(self, list_id: int) -> bool:
-        return all(s is not None for _, s in self.claims[list_id])
+        return list_id not in self.unaligned
 
 
 def _extractions(project: Project, filters: Filters) -> _Extractions | None:
@@ -471,16 +477,16 @@ def _correlations(
 ) -> dict[tuple[str, str], list[ms.Correlation]]:
     """(score A, score B) -> their correlations per example, per source model and per
     source model and domain; only pairs that share a response."""
-    found = {}
+    pairings: dict[tuple[str, str], list[ms.Pairing]] = {}
     draws: dict[tuple[int, int, tuple[int, ...]], list[ms.FloatArray]] = {}  # shared resamples
     table = ms.ScoreTable(scores)
     for a, b in itertools.combinations(sorted(scores), 2):
         if not table.present[b][table.order[a]].any():
             continue
-        found[(a, b)] = [
-            ms.example_correlation_of(table, a, b, bootstrap=bootstrap, seed=seed),
+        pairings[(a, b)] = [
+            ms.example_pairing(table, a, b, bootstrap=bootstrap, seed=seed),
             *(
-                ms.system_correlation_of(
+                ms.system_pairing(
                     table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws
                 )
                 for systems, level in (
@@ -489,7 +495,9 @@ def _correlations(
                 )
             ),
         ]
-    return found
+    # scipy's figures and the intervals of every pair at once (the same values)
+    found = iter(ms.correlate_many([p for levels in pairings.values() for p in levels]))
+    return {pair: [next(found) for _ in levels] for pair, levels in pairings.items()}
 
 
 def _scatter_charts(

@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 from rouge_score import rouge_scorer
+from scipy import sparse as scipy_sparse
 from scipy import stats as scipy_stats
 
 from pipeline.score import f1_at_k, median_k
@@ -147,8 +148,7 @@ def list_similarity(
     )
 
 
-@dataclass(frozen=True)
-class ResponseExtraction:
+class ResponseExtraction(NamedTuple):  # a tuple: a report makes one per claim list
     document: Hashable
     domain: str
     claims: int
@@ -217,6 +217,9 @@ def claim_density(
     return out
 
 
+SMALL_BINCOUNT = 512  # up to this many units, a chunk of draws is counted at once
+
+
 def _count_chunks(
     rng: np.random.Generator, n: int, bootstrap: int
 ) -> Iterator[tuple[int, FloatArray]]:
@@ -226,9 +229,16 @@ def _count_chunks(
     bootstrap x n arrays (1 GB at 40,000 units)."""
     for start in range(0, bootstrap, 100):
         drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
-        # Row by row (n counts stay in the cache), as floats (whole numbers, exact; a
-        # matrix product with floats is BLAS's, with integers numpy's own). An integer
-        # bincount is 4x faster than one weighted by ones (the same counts).
+        # As floats (whole numbers, exact; a matrix product with floats is BLAS's, with
+        # integers numpy's own). An integer bincount is 4x faster than one weighted by
+        # ones (the same counts). Few units: one bincount of the chunk, each row's draws
+        # shifted by n times its row (a bincount per row costs more than its counting);
+        # else row by row (n counts stay in the cache).
+        if n <= SMALL_BINCOUNT:
+            shifted = drawn + (n * np.arange(len(drawn), dtype=np.int32))[:, None]
+            together = np.bincount(shifted.ravel(), minlength=n * len(drawn))
+            yield start, together.reshape(-1, n).astype(np.float64)
+            continue
         counts = np.empty((len(drawn), n))
         for i, row in enumerate(drawn):
             counts[i] = np.bincount(row, minlength=n)
@@ -403,6 +413,18 @@ Replicates = dict[str, FloatArray]  # coefficient name -> its value on each resa
 COEFFICIENTS = ("pearson", "spearman", "kendall")
 
 
+class Pairing(NamedTuple):
+    """What `correlate` takes for one pair of scorings (`correlate_many` takes many)."""
+
+    x: Sequence[float]
+    y: Sequence[float]
+    level: str = "example"
+    what: str = "examples"
+    labels: Sequence[str] | None = None
+    bootstrap: tuple[Replicates, Replicates] | None = None
+    no_interval: str | None = None  # each coefficient's note when defined (why no interval)
+
+
 def correlate(
     x: Sequence[float],
     y: Sequence[float],
@@ -415,51 +437,95 @@ def correlate(
     """Pearson, Spearman and Kendall's tau-b with p-values, from scipy. `bootstrap` is
     (the vectorised formulas on the observed data, the same on every resample): the first
     must reproduce scipy's values before the second gives the intervals."""
-    n = len(x)
-    points = tuple(
-        zip(labels or [str(i) for i in range(n)], map(float, x), map(float, y), strict=True)
-    )
+    return correlate_many([Pairing(x, y, level, what, labels, bootstrap)])[0]
+
+
+def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
+    """`correlate` of each pairing: scipy's pearsonr once for the pairings with as many
+    points (its axis= form: the same values as one call each), the percentile intervals
+    of every resampled coefficient without an undefined resample in one np.quantile
+    (the same values as percentile_ci's), spearmanr and kendalltau per pairing."""
+    found: list[Correlation] = []
     blank = CorrelationCoefficient(None)
-    if n < MIN_POINTS:
-        return Correlation(
-            level,
-            n,
-            blank,
-            blank,
-            blank,
-            f"undefined because fewer than {MIN_POINTS} {what}",
-            points,
+    defined: dict[int, list[int]] = defaultdict(list)  # points -> pairings
+    for i, (x, y, level, what, labels, _, _) in enumerate(pairings):
+        n = len(x)
+        points = tuple(
+            zip(labels or [str(k) for k in range(n)], map(float, x), map(float, y), strict=True)
         )
-    if len(set(x)) == 1 or len(set(y)) == 1:
-        return Correlation(
-            level,
-            n,
-            blank,
-            blank,
-            blank,
-            f"undefined because one score is the same for all {what}",
-            points,
-        )
-    coefficients = []
-    for name, fn in zip(
-        COEFFICIENTS,
-        (scipy_stats.pearsonr, scipy_stats.spearmanr, scipy_stats.kendalltau),
-        strict=True,
-    ):
-        result = fn(x, y)
-        low = high = note = None
-        if bootstrap is not None:
+        reason = None
+        if n < MIN_POINTS:
+            reason = f"undefined because fewer than {MIN_POINTS} {what}"
+        elif len(set(x)) == 1 or len(set(y)) == 1:
+            reason = f"undefined because one score is the same for all {what}"
+        else:
+            defined[n].append(i)
+        found.append(Correlation(level, n, blank, blank, blank, reason, points))
+    statistics: dict[tuple[int, str], tuple[float, float]] = {}  # scipy's (value, p-value)
+    for same in defined.values():
+        xs = np.array([pairings[i].x for i in same], dtype=np.float64)
+        ys = np.array([pairings[i].y for i in same], dtype=np.float64)
+        pearson = scipy_stats.pearsonr(xs, ys, axis=1)
+        for i, x, y, r, p in zip(
+            same, xs, ys, pearson.statistic.tolist(), pearson.pvalue.tolist(), strict=True
+        ):
+            statistics[(i, "pearson")] = (r, p)
+            for name, fn in (
+                ("spearman", scipy_stats.spearmanr),
+                ("kendall", scipy_stats.kendalltau),
+            ):
+                result = fn(x, y)
+                statistics[(i, name)] = (float(result.statistic), float(result.pvalue))
+    resampled: dict[tuple[int, str], FloatArray] = {}
+    for same in defined.values():
+        for i in same:
+            bootstrap = pairings[i].bootstrap
+            if bootstrap is None:
+                continue
             observed, replicates = bootstrap
-            if not np.isclose(observed[name][0], result.statistic):
-                raise AssertionError(
-                    f"{name}: vectorised {observed[name][0]!r} != scipy {result.statistic!r}"
-                )
-            low, high, note = percentile_ci(replicates[name], CONFIDENCE)
-        coefficients.append(
-            CorrelationCoefficient(float(result.statistic), low, high, float(result.pvalue), note)
-        )
-    pearson, spearman, kendall = coefficients
-    return Correlation(level, n, pearson, spearman, kendall, points=points)
+            for name in COEFFICIENTS:
+                value = statistics[(i, name)][0]
+                if not np.isclose(observed[name][0], value):
+                    raise AssertionError(
+                        f"{name}: vectorised {observed[name][0]!r} != scipy {value!r}"
+                    )
+                resampled[(i, name)] = replicates[name]
+    intervals = _intervals(resampled)
+    out = []
+    for i, result in enumerate(found):
+        if result.undefined_reason is None:
+            note = pairings[i].no_interval
+            coefficients = []
+            for name in COEFFICIENTS:
+                value, p_value = statistics[(i, name)]
+                low, high, why = intervals.get((i, name), (None, None, note))
+                coefficients.append(CorrelationCoefficient(value, low, high, p_value, why))
+            pearson, spearman, kendall = coefficients
+            result = replace(result, pearson=pearson, spearman=spearman, kendall=kendall)
+        out.append(result)
+    return out
+
+
+def _intervals(
+    replicates: Mapping[tuple[int, str], FloatArray],
+) -> dict[tuple[int, str], tuple[float | None, float | None, str | None]]:
+    """percentile_ci of each, those of one length with every value defined in one
+    np.quantile over rows (each row the same partition and interpolation: the same
+    values as one call each)."""
+    found = {}
+    by_length: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for key, values in replicates.items():
+        if len(values) and np.isfinite(values).all():
+            by_length[len(values)].append(key)
+        else:
+            found[key] = percentile_ci(values, CONFIDENCE)
+    tail = (1 - CONFIDENCE) / 2
+    for keys in by_length.values():
+        rows = np.array([replicates[key] for key in keys])
+        low, high = np.quantile(rows, [tail, 1 - tail], axis=1).tolist()
+        for key, lo, hi in zip(keys, low, high, strict=True):
+            found[key] = (lo, hi, None)
+    return found
 
 
 def _pearson(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
@@ -535,17 +601,14 @@ def _kendall(
     )
 
 
-def _replicates(
-    w: FloatArray, a: FloatArray, b: FloatArray, ranks: tuple[FloatArray, FloatArray] | None = None
-) -> Replicates:
-    """`ranks`: each row's ranks of a and b (rows x points), when the caller has them."""
+def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
+    """The three coefficients on each row of weights w (points shared by every row), or
+    on each row of points a and b with w all ones."""
     with np.errstate(invalid="ignore", divide="ignore"):  # constant resamples give NaN
         known = None
         if a.ndim == 1:  # each value's weight per resample, for the ranks and Kendall's ties
             known = (_per_value(w, a), _per_value(w, b))
             ranks_a, ranks_b = _midranks(w, a, known[0]), _midranks(w, b, known[1])
-        elif ranks is not None:
-            ranks_a, ranks_b = ranks
         else:
             ranks_a = scipy_stats.rankdata(a, axis=1)
             ranks_b = scipy_stats.rankdata(b, axis=1)
@@ -591,18 +654,19 @@ class ScoreTable:
         self._systems: dict[
             int, tuple[Mapping[Hashable, str], npt.NDArray[np.intp], list[str]]
         ] = {}
-        self._means: dict[tuple[str, bytes], tuple[FloatArray, FloatArray]] = {}
+        self._parts: dict[tuple[str, bytes], SystemParts] = {}
         self._counts: dict[tuple[int, int, int], FloatArray] = {}
 
     def counts(self, seed: int, n: int, bootstrap: int) -> FloatArray:
-        """How often each of n responses is drawn in each resample (bootstrap x n, the
-        counts of rng.integers(0, n, (bootstrap, n)) from default_rng(seed)), drawn once
-        and kept for the other pairs over n responses while the kept ones stay within
-        DRAWS_BYTES (past it: drawn, used, not kept; the same counts either way)."""
+        """How often each of n responses is drawn in each resample, as n x bootstrap (the
+        counts of rng.integers(0, n, (bootstrap, n)) from default_rng(seed), transposed:
+        a response's counts in a row), drawn once and kept for the other pairs over n
+        responses while the kept ones stay within DRAWS_BYTES (past it: drawn, used, not
+        kept; the same counts either way)."""
         key = (seed, n, bootstrap)
         counts = self._counts.get(key)
         if counts is None:
-            counts = _draw_counts(np.random.default_rng(seed), n, bootstrap)
+            counts = np.ascontiguousarray(_draw_counts(np.random.default_rng(seed), n, bootstrap).T)
             if sum(c.nbytes for c in self._counts.values()) + counts.nbytes <= DRAWS_BYTES:
                 self._counts[key] = counts
         return counts
@@ -622,25 +686,82 @@ class ScoreTable:
         _, codes, names = self._systems[id(systems)]
         return codes, names
 
-    def resampled_means(
+    def system_parts(
         self, name: str, rows: npt.NDArray[np.intp], starts: Sequence[int], counts: list[FloatArray]
-    ) -> tuple[FloatArray, FloatArray]:
-        """Each system's mean of scoring `name` in each resample (counts: per system, the
-        resamples' counts of its responses `rows`, split at `starts`), rounded to
-        TIE_DECIMALS, as resamples x systems, and their ranks in each resample (scipy's
-        rankdata); kept for the other pairs on the same responses."""
+    ) -> SystemParts:
+        """The parts of the system-level coefficients (`system_parts`) of scoring `name`
+        on its resampled system means and, as a last row, its observed ones: each system's
+        mean in each resample (counts: per system, the resamples' counts of its responses
+        `rows`, split at `starts`), rounded to TIE_DECIMALS; kept for the other pairs on
+        the same responses."""
         key = (name, rows.tobytes() + np.asarray(starts, dtype=np.intp).tobytes())
-        if key not in self._means:
-            out = []
-            for v, w in zip(np.split(self.values[name][rows], starts), counts, strict=True):
+        if key not in self._parts:
+            splits = np.split(self.values[name][rows], starts)
+            values = np.empty((len(counts[0]) + 1, len(splits)))  # C order, as before
+            for j, (v, w) in enumerate(zip(splits, counts, strict=True)):
                 # the product with two columns, as for a pair (the same BLAS kernel, so the
                 # same sums to the last bit); rounded so that equal means tie in Spearman's
                 # and Kendall's ranks whatever order a sum took (rounding noise ~1e-16)
                 means = (w @ np.stack([v, v], axis=1))[:, 0]
-                out.append(np.round(means / len(v), TIE_DECIMALS))
-            stacked = np.stack(out, axis=1)
-            self._means[key] = (stacked, scipy_stats.rankdata(stacked, axis=1))
-        return self._means[key]
+                values[:-1, j] = np.round(means / len(v), TIE_DECIMALS)
+                values[-1, j] = np.mean(v)
+            self._parts[key] = system_parts(values)
+        return self._parts[key]
+
+
+class SystemParts(NamedTuple):
+    """Per row of system scores (a resample, or the observed means), what Pearson's r,
+    Spearman's rho and Kendall's tau-b of a pair of scorings need from each scoring alone,
+    each system counted once: `_replicates` with weights all ones, split in two."""
+
+    values: FloatArray  # rows x systems
+    deviations: FloatArray  # from the row's mean
+    squares: FloatArray  # the row's sum of squared deviations
+    rank_deviations: FloatArray  # the same on the row's mid-ranks (scipy's rankdata)
+    rank_squares: FloatArray
+    signs: npt.NDArray[np.int8] | None  # sign(x_i - x_j) for i < j (None: too many)
+    ties: FloatArray | None  # the row's tied pairs of systems
+
+
+# Above this many rows x pairs of systems per scoring, Kendall's signs are not kept (a
+# byte each) but computed per pair of scorings (`_kendall`).
+MAX_KEPT_SIGNS = 4_000_000
+
+
+def system_parts(values: FloatArray) -> SystemParts:
+    """`SystemParts` of rows x systems scores (C order: a row's sums as `_pearson` takes
+    them, so the coefficients are the same to the last bit)."""
+    ranks = scipy_stats.rankdata(values, axis=1)
+
+    def centred(v: FloatArray) -> tuple[FloatArray, FloatArray]:  # _pearson's, w all ones
+        deviations = v - v.sum(axis=1, keepdims=True) / v.shape[1]
+        return deviations, (deviations**2).sum(axis=1)
+
+    signs = ties = None
+    m = values.shape[1]
+    if len(values) * m * (m - 1) // 2 <= MAX_KEPT_SIGNS:
+        i, j = np.triu_indices(m, 1)
+        signs = np.sign(values[:, i] - values[:, j]).astype(np.int8)
+        ties = (signs == 0).sum(axis=1).astype(np.float64)
+    return SystemParts(values, *centred(values), *centred(ranks), signs, ties)
+
+
+def _system_replicates(x: SystemParts, y: SystemParts) -> Replicates:
+    """`_replicates(ones, x.values, y.values)`, from each scoring's parts."""
+    with np.errstate(invalid="ignore", divide="ignore"):  # constant rows give NaN
+        if x.signs is None or y.signs is None or x.ties is None or y.ties is None:
+            kendall = _kendall(np.ones(x.values.shape), x.values, y.values)
+        else:  # whole numbers, exact: the same as _kendall's
+            m = x.values.shape[1]
+            total = m * (m - 1) / 2
+            concordant = (x.signs * y.signs).sum(axis=1).astype(np.float64)
+            kendall = concordant / np.sqrt((total - x.ties) * (total - y.ties))
+        return {
+            "pearson": (x.deviations * y.deviations).sum(axis=1) / np.sqrt(x.squares * y.squares),
+            "spearman": (x.rank_deviations * y.rank_deviations).sum(axis=1)
+            / np.sqrt(x.rank_squares * y.rank_squares),
+            "kendall": kendall,
+        }
 
 
 def example_correlation(
@@ -662,6 +783,13 @@ def example_correlation_of(
     table: ScoreTable, a: str, b: str, *, bootstrap: int = 1000, seed: int = 0
 ) -> Correlation:
     """`example_correlation` of scorings a and b of `table`."""
+    return correlate_many([example_pairing(table, a, b, bootstrap=bootstrap, seed=seed)])[0]
+
+
+def example_pairing(
+    table: ScoreTable, a: str, b: str, *, bootstrap: int = 1000, seed: int = 0
+) -> Pairing:
+    """What `correlate_many` takes for `example_correlation_of`."""
     rows = table.both(a, b)
     xv, yv = table.values[a][rows], table.values[b][rows]
     replicates = None
@@ -683,31 +811,37 @@ def example_correlation_of(
                 # the responses resampled (their counts, drawn once per (seed, number of
                 # responses, bootstrap) and shared by every pair: `ScoreTable.counts`),
                 # summed per distinct point: whole numbers, exact
+                # (a product with the points x responses indicator matrix, sparse: one
+                # addition per response and resample)
                 point = np.empty(len(first), dtype=np.intp)
                 point[by_appearance] = np.arange(len(first))
-                code = point[joint_inverse]
-                order = np.argsort(code, kind="stable")
-                starts = np.flatnonzero(np.r_[True, np.diff(code[order]) != 0])
-                counts = table.counts(seed, len(rows), bootstrap)
-                draws = np.add.reduceat(counts[:, order], starts, axis=1)
+                indicator = scipy_sparse.csr_array(
+                    (np.ones(len(rows)), (point[joint_inverse], np.arange(len(rows)))),
+                    shape=(len(first), len(rows)),
+                )
+                draws = (indicator @ table.counts(seed, len(rows), bootstrap)).T
             else:  # many responses: a multinomial over the points is cheaper
                 rng = np.random.default_rng(seed)
                 draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
+            # the observed points (each counted as often as it occurs) as a last row, rows
+            # in C order (a row's sums as numpy adds a row's contiguous elements)
+            w = np.empty((bootstrap + 1, len(freq)))
+            w[:-1], w[-1] = draws, freq
+            both = _replicates(w, a_, b_)
             replicates = (
-                _replicates(freq[None, :], a_, b_),
-                _replicates(draws.astype(np.float64), a_, b_),
+                {name: values[-1:] for name, values in both.items()},
+                {name: values[:-1] for name, values in both.items()},
             )
-    labels = table.labels[rows].tolist()
-    result = correlate(xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates)
-    if bootstrap and replicates is None and result.undefined_reason is None:
-        note = (
+    no_interval = None
+    if bootstrap and replicates is None:
+        no_interval = (
             f"no interval: more than {MAX_KENDALL_POINTS} distinct score pairs "
             "(the bootstrap would be too slow)"
         )
-        result = replace(
-            result, **{name: replace(getattr(result, name), note=note) for name in COEFFICIENTS}
-        )
-    return result
+    labels = table.labels[rows].tolist()
+    return Pairing(
+        xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates, no_interval=no_interval
+    )
 
 
 def system_correlation(
@@ -748,6 +882,24 @@ def system_correlation_of(
     draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
 ) -> Correlation:
     """`system_correlation` of scorings a and b of `table`."""
+    pairing = system_pairing(
+        table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws
+    )
+    return correlate_many([pairing])[0]
+
+
+def system_pairing(
+    table: ScoreTable,
+    a: str,
+    b: str,
+    systems: Mapping[Hashable, str],
+    *,
+    level: str,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
+) -> Pairing:
+    """What `correlate_many` takes for `system_correlation_of`."""
     rows = table.both(a, b)
     codes, all_names = table.systems(systems)
     rows = rows[codes[rows] >= 0]
@@ -755,12 +907,15 @@ def system_correlation_of(
     present, first, sizes_ = np.unique(codes[rows], return_index=True, return_counts=True)
     names = [all_names[i] for i in present.tolist()]
     starts = first[1:].tolist()
-    xs = np.split(table.values[a][rows], starts) if len(rows) else []
-    ys = np.split(table.values[b][rows], starts) if len(rows) else []
-    xm = [float(np.mean(v)) for v in xs]
-    ym = [float(np.mean(v)) for v in ys]
     replicates = None
-    if bootstrap and len(names) >= MIN_POINTS:
+    if not bootstrap or len(names) < MIN_POINTS:
+        xm, ym = (
+            [float(np.mean(v)) for v in np.split(table.values[name][rows], starts)]
+            if len(rows)
+            else []
+            for name in (a, b)
+        )
+    else:
         sizes = tuple(sizes_.tolist())
         key = (seed, bootstrap, sizes)
         counts = draws.get(key) if draws is not None else None
@@ -769,9 +924,12 @@ def system_correlation_of(
             counts = [_draw_counts(rng, n, bootstrap) for n in sizes]
             if draws is not None:
                 draws[key] = counts
-        means_x, ranks_x = table.resampled_means(a, rows, starts, counts)
-        means_y, ranks_y = table.resampled_means(b, rows, starts, counts)
-        ones = np.ones((bootstrap, len(names)))
-        observed = _replicates(ones[:1], np.array([xm]), np.array([ym]))
-        replicates = (observed, _replicates(ones, means_x, means_y, (ranks_x, ranks_y)))
-    return correlate(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)
+        parts_a = table.system_parts(a, rows, starts, counts)
+        parts_b = table.system_parts(b, rows, starts, counts)
+        xm, ym = parts_a.values[-1].tolist(), parts_b.values[-1].tolist()  # the means
+        both = _system_replicates(parts_a, parts_b)
+        replicates = (  # the observed means are the last row
+            {name: values[-1:] for name, values in both.items()},
+            {name: values[:-1] for name, values in both.items()},
+        )
+    return Pairing(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)

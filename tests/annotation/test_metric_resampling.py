@@ -86,14 +86,11 @@ def test_system_resamples_drawn_in_chunks_are_the_draws_of_one_call(
     x = {i: float(rng.random()) for i in range(301)}
     y = {i: float(rng.random()) for i in range(301)}
     systems = {i: f"model-{i % 4}" for i in range(301)}
-    seen: list[tuple[np.ndarray, np.ndarray]] = []
-    replicates = mc._replicates
-    monkeypatch.setattr(
-        mc,
-        "_replicates",
-        lambda w, a, b, *ranks: seen.append((a, b)) or replicates(w, a, b, *ranks),
-    )
+    seen: list[np.ndarray] = []  # each scoring's resampled system means (then observed)
+    parts = mc.system_parts
+    monkeypatch.setattr(mc, "system_parts", lambda values: seen.append(values) or parts(values))
     mc.system_correlation(x, y, systems, level="system", bootstrap=250, seed=3)
+    assert len(seen) == 2
     draws = np.random.default_rng(3)
     for column, model in enumerate(sorted(set(systems.values()))):
         keys = [k for k in x if systems[k] == model]
@@ -101,8 +98,9 @@ def test_system_resamples_drawn_in_chunks_are_the_draws_of_one_call(
         idx = draws.integers(0, len(keys), size=(250, len(keys)))
         # The same draws; the means are now (drawn counts) @ scores rounded to
         # TIE_DECIMALS (so equal means tie), no longer the same float sums: equal to 1e-12.
-        assert np.allclose(seen[-1][0][:, column], xs[idx].mean(axis=1), rtol=0, atol=1e-12)
-        assert np.allclose(seen[-1][1][:, column], ys[idx].mean(axis=1), rtol=0, atol=1e-12)
+        assert np.allclose(seen[0][:-1, column], xs[idx].mean(axis=1), rtol=0, atol=1e-12)
+        assert np.allclose(seen[1][:-1, column], ys[idx].mean(axis=1), rtol=0, atol=1e-12)
+        assert seen[0][-1, column] == np.mean(xs) and seen[1][-1, column] == np.mean(ys)
 
 
 def test_system_resamples_shared_between_calls_are_the_draws_of_a_fresh_call() -> None:
@@ -126,18 +124,16 @@ def test_equal_resampled_system_means_tie(monkeypatch: pytest.MonkeyPatch) -> No
         for i, v in enumerate(values):
             key = f"{name}{i}"
             x[key], y[key], systems[key] = v / 10, (v % 4) / 10, name
-    seen: list[np.ndarray] = []
-    replicates = mc._replicates
-    monkeypatch.setattr(
-        mc, "_replicates", lambda w, a, b, *ranks: seen.append(a) or replicates(w, a, b, *ranks)
-    )
+    seen: list[np.ndarray] = []  # x's resampled system means (then observed), then y's
+    parts = mc.system_parts
+    monkeypatch.setattr(mc, "system_parts", lambda values: seen.append(values) or parts(values))
     mc.system_correlation(x, y, systems, level="system", bootstrap=400, seed=1)
     draws = np.random.default_rng(1)
     idx = {name: draws.integers(0, 3, size=(400, 3)) for name in tenths}  # sorted order
     sums = {name: np.array(values)[idx[name]].sum(axis=1) for name, values in tenths.items()}
     equal = sums["A"] == sums["B"]
     assert equal.sum() > 50
-    assert np.array_equal(seen[-1][equal, 0], seen[-1][equal, 1])
+    assert np.array_equal(seen[0][:-1][equal, 0], seen[0][:-1][equal, 1])
 
 
 def test_a_table_of_many_scorings_gives_each_pair_what_the_pair_alone_gives() -> None:
@@ -207,3 +203,57 @@ def test_a_tables_kept_counts_stop_at_the_memory_limit(monkeypatch: pytest.Monke
             mc.example_correlation(x, y, bootstrap=300, seed=3)
         )
     assert sorted(table._counts) == [(3, 40, 300)]  # the 30-response counts did not fit
+
+
+@pytest.mark.parametrize("kept_signs", [mc.MAX_KEPT_SIGNS, 0])
+def test_system_parts_give_the_replicates_of_the_pair_to_the_last_bit(
+    monkeypatch: pytest.MonkeyPatch, kept_signs: int
+) -> None:
+    """Each scoring's parts computed once (deviations, ranks, Kendall's signs and ties)
+    give for a pair what `_replicates` with weights all ones gives, bit for bit, constant
+    rows (NaN) included; with Kendall's signs kept and without (too many systems)."""
+    monkeypatch.setattr(mc, "MAX_KEPT_SIGNS", kept_signs)
+    rng = np.random.default_rng(21)
+    x = rng.integers(0, 4, size=(300, 7)) / 3  # ties within rows
+    y = np.round(rng.random((300, 7)), 1)
+    x[5], y[9] = 0.5, 0.25  # constant rows
+    got = mc._system_replicates(mc.system_parts(x), mc.system_parts(y))
+    assert (mc.system_parts(x).signs is None) == (kept_signs == 0)
+    expected = mc._replicates(np.ones(x.shape), x, y)
+    for name in mc.COEFFICIENTS:
+        assert np.array_equal(got[name], expected[name], equal_nan=True)
+        assert np.isnan(got[name][[5, 9]]).all() and np.isfinite(got[name][:5]).all()
+
+
+def test_correlating_many_pairs_at_once_gives_what_each_alone_gives() -> None:
+    """correlate_many (scipy's pearsonr over the pairs with as many points at once, the
+    intervals in one np.quantile) gives each pairing what correlate gives it alone, bit
+    for bit: lengths mixed (odd ones too), undefined pairs, resamples with undefined values
+    (percentile_ci's note), a pairing with no interval and its note."""
+    rng = np.random.default_rng(17)
+    pairings = []
+    for n in (3, 4, 12, 12, 77, 77, 1001, 2, 5):
+        x = (rng.integers(0, 9, n) / 8).tolist()
+        y = (rng.integers(0, 5, n) / 4 + 0.1 * np.array(x)).tolist()
+        pairings.append(mc.Pairing(x, y, level=f"n={n}"))
+    pairings.append(mc.Pairing([0.5] * 6, list(range(6)), what="systems"))  # constant
+    table = mc.ScoreTable(
+        {"a": dict(enumerate(pairings[4].x)), "b": dict(enumerate(pairings[4].y))}
+    )
+    pairings.append(mc.example_pairing(table, "a", "b", bootstrap=300, seed=1))
+    pairings.append(mc.example_pairing(table, "a", "b", bootstrap=50, seed=2))
+    undefined = mc.example_pairing(table, "a", "b", bootstrap=300, seed=3)
+    assert undefined.bootstrap is not None
+    undefined.bootstrap[1]["kendall"][:7] = np.nan  # resamples left out, with a note
+    pairings.append(undefined)
+    pairings.append(pairings[5]._replace(no_interval="no interval: why"))
+    many = mc.correlate_many(pairings)
+    alone = [mc.correlate_many([p])[0] for p in pairings]
+    assert many == alone
+    assert [c.undefined_reason is None for c in many].count(False) == 2
+    assert many[-2].kendall.note == "7 of 300 bootstrap resamples were undefined and left out"
+    assert many[-1].spearman.note == "no interval: why" and many[-1].spearman.ci_low is None
+    for c, p in zip(many[:7], pairings[:7], strict=True):  # scipy on the pair alone (1-D)
+        assert (c.pearson.value, c.pearson.p_value) == tuple(scipy_stats.pearsonr(p.x, p.y))
+    low, high = np.quantile(pairings[10].bootstrap[1]["spearman"], [0.025, 0.975])
+    assert (many[10].spearman.ci_low, many[10].spearman.ci_high) == (low, high)
