@@ -15,12 +15,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from django.core.exceptions import EmptyResultSet
 from django.db.models import QuerySet
 
 from pipeline.dataformats.common import SOURCE
 from pipeline.dataformats.factscore import MODEL
 
-from ..gold import Gold
+from ..gold import Gold, fetch
 from ..kinds import fact_verdicts
 from ..models import Claim, ClaimList, Document, Project, System, Verdict
 
@@ -68,11 +69,10 @@ def fact_label(label: str) -> str | None:
 def system_verdict_sets(project: Project) -> list[VerdictSet]:
     """One set per reference or verifier system with labels on claims."""
     sets: dict[str, dict[int, str]] = defaultdict(dict)
-    for name, claim, label in (
+    for name, claim, label in fetch(  # plain tuples from the cursor
         Verdict.objects.filter(system__project=project, claim__isnull=False)
         .exclude(system__kind=System.EXTRACTOR)
         .values_list("system__name", "claim_id", "label")
-        .iterator(chunk_size=5000)
     ):
         value = fact_label(label)
         if value is not None:
@@ -146,24 +146,37 @@ def factscore_rows_of(
     labelled = set().union(*(vs.labels for vs in verdict_sets))
     list_of = {  # the project's claims: a join, not thousands of ids in the query
         pk: list_id
-        for pk, list_id in Claim.objects.filter(claim_list__document__project=project)
-        .order_by()  # only a lookup: no sort
-        .values_list("pk", "claim_list_id")
+        for pk, list_id in fetch(
+            Claim.objects.filter(claim_list__document__project=project)
+            .order_by()  # only a lookup: no sort
+            .values_list("pk", "claim_list_id")
+        )
         if pk in labelled
     }
     lists = ClaimList.objects.filter(document__project=project)
+    system_of: dict[int, int] = {}  # every list of the project, filtered or not
     if documents is not None:
+        system_of.update(fetch(lists.values_list("pk", "system_id")))
         lists = lists.filter(document__in=documents)
-    all_info = list(
-        lists.values_list(
-            "pk", "document_id", "system_id", "system__name", "document__source_model", "abstained"
+    try:
+        found = fetch(  # plain tuples from the cursor
+            lists.values_list(
+                "pk",
+                "document_id",
+                "system_id",
+                "system__name",
+                "document__source_model",
+                "abstained",
+            )
         )
-    )
-    system_of = dict(
-        ClaimList.objects.filter(document__project=project)
-        .order_by()
-        .values_list("pk", "system_id")
-    )
+    except EmptyResultSet:  # documents: no id
+        found = []
+    # SQLite's booleans are 0 / 1
+    all_info = [
+        (pk, doc, system, *rest, bool(abstained)) for pk, doc, system, *rest, abstained in found
+    ]
+    if documents is None:
+        system_of.update((pk, system) for pk, _, system, *_ in all_info)
     irrelevant = _irrelevant_model_facts(project)
     rows = []
     for verdict_set in verdict_sets:
@@ -173,7 +186,7 @@ def factscore_rows_of(
                 counts[list_of[claim]][label] += 1
         systems = {system_of[pk] for pk in counts}
         info = [(pk, doc, *rest) for pk, doc, system, *rest in all_info if system in systems]
-        rows += _rows(verdict_set, counts, info, irrelevant)  # type: ignore[arg-type]
+        rows += _rows(verdict_set, counts, info, irrelevant)
     return rows
 
 

@@ -49,22 +49,27 @@ def pipeline_section(data: ReportData) -> Section | None:
         labels[verifier][list_id].append(read[label])
     if not labels:
         return None
-    info = {
-        pk: (external, model, domain, extractor, abstained)
-        for pk, external, model, domain, extractor, abstained in lists.values_list(
-            "pk",
-            "document__external_id",
-            "document__source_model",
-            "document__domain",
-            "system__name",
-            "abstained",
+    info = {  # plain tuples from the cursor; SQLite's booleans are 0 / 1
+        pk: (external, model, domain, extractor, bool(abstained))
+        for pk, external, model, domain, extractor, abstained in fetch(
+            lists.order_by().values_list(
+                "pk",
+                "document__external_id",
+                "document__source_model",
+                "document__domain",
+                "system__name",
+                "abstained",
+            )
         )
     }
     sizes = dict(
-        Claim.objects.filter(claim_list__in=lists)
-        .values("claim_list_id")
-        .annotate(n=Count("id"))
-        .values_list("claim_list_id", "n")
+        fetch(
+            Claim.objects.filter(claim_list__in=lists)
+            .order_by()
+            .values("claim_list_id")
+            .annotate(n=Count("id"))
+            .values_list("claim_list_id", "n")
+        )
     )
     tables: list[Table] = []
     shared: dict[str | None, ClaimResult] = {}  # claim objects, see _response
