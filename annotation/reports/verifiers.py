@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any, NamedTuple, cast
 
 from .. import kinds, stats
@@ -45,15 +46,17 @@ class _Scores:
     reports: dict[tuple[str, str, str], stats.VerifierReport] = field(default_factory=dict)
     # (system, level) -> the predictions on the level's units, for McNemar
     aligned: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
-    votes: dict[tuple[str, str], str] = field(default_factory=dict)  # unit -> votes as text
+    # id of a gold's votes -> the votes as text (golds of the same answers share one dict,
+    # and the golds outlive the section: an id names one dict meanwhile)
+    votes: dict[int, str] = field(default_factory=dict)
 
     def votes_of(self, u: _Unit) -> str:
-        """The unit's human votes as text, written once for every system and mode."""
-        text = self.votes.get((u.level, u.key))
+        """The unit's human votes as text, written once for every system, mode and unit
+        with the same votes."""
+        votes = u.gold.votes
+        text = self.votes.get(id(votes))
         if text is None:
-            text = self.votes[(u.level, u.key)] = " ".join(
-                f"{k}:{v}" for k, v in u.gold.votes.items()
-            )
+            text = self.votes[id(votes)] = " ".join(f"{k}:{v}" for k, v in votes.items())
         return text
 
 
@@ -444,12 +447,12 @@ def _score_row(
 def _response_level(
     units: list[_Unit], pred: list[str | None], ref: list[str | None]
 ) -> stats.VerifierReport | None:
-    both = [(u, p, r) for u, p, r in zip(units, pred, ref, strict=True) if p is not None]
-    if not both:
+    labelled = [p is not None for p in pred]
+    if not any(labelled):
         return None
-    docs = [u.document for u, _, _ in both]
-    pred_resp = stats.response_labels([p for _, p, _ in both], docs)
-    ref_resp = stats.response_labels([r for _, _, r in both], docs)
+    docs = list(compress([u.document for u in units], labelled))
+    pred_resp = stats.response_labels(list(compress(pred, labelled)), docs)
+    ref_resp = stats.response_labels(list(compress(ref, labelled)), docs)
     keys = list(ref_resp)
     return stats.verifier_vs_reference(
         y_true=[ref_resp[k] for k in keys],

@@ -26,7 +26,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -704,23 +704,22 @@ def response_labels(
         raise ValueError("response-level labels are binary: a response is right or has an error")
     if len(segment_labels) != len(response_ids):
         raise ValueError(f"{len(segment_labels)} labels for {len(response_ids)} response ids")
-    grouped: dict[Hashable, list[str | None]] = {}
-    binary = cast(
-        "list[str | None]",
-        map_each(segment_labels, functools.partial(normalise_verdict, mode="binary")),
+    # per response, which labels its segments have (IR left out), as bits: one pass
+    bits = map_each(
+        segment_labels, lambda label: _RESPONSE_BITS[normalise_verdict(label, mode="binary")]
     )
-    for label, response in zip(binary, response_ids, strict=True):
-        grouped.setdefault(response, []).append(label)
-    result: dict[Hashable, str | None] = {}
-    for response, labels in grouped.items():
-        scored = [label for label in labels if label != IRRELEVANT]
-        if UNSUPPORTED in scored:
-            result[response] = UNSUPPORTED
-        elif scored and all(label == SUPPORTED for label in scored):
-            result[response] = SUPPORTED
-        else:
-            result[response] = None
-    return result
+    seen: dict[Hashable, int] = {}
+    for bit, response in zip(bits, response_ids, strict=True):
+        seen[response] = seen.get(response, 0) | bit  # type: ignore[operator]
+    return {
+        response: UNSUPPORTED if found & 4 else SUPPORTED if found == 1 else None
+        for response, found in seen.items()
+    }
+
+
+# a segment's binary label as a bit of its response's: any unsupported -> unsupported;
+# only supported (and IR) -> supported; a segment without a label, or only IR -> None
+_RESPONSE_BITS: dict[str | None, int] = {SUPPORTED: 1, None: 2, UNSUPPORTED: 4, IRRELEVANT: 0}
 
 
 # --------------------------------------------------------------------------- McNemar
