@@ -294,11 +294,9 @@ def _report(
     # from k x k pairs instead of every unit
     pairs, weight = np.unique(true * k + pred, return_counts=True)
     true, pred = pairs // k, pairs % k
-    confusion = (
-        metrics.confusion_matrix(true, pred, labels=codes, sample_weight=weight).astype(np.int64)
-        if n
-        else np.zeros((k, k), dtype=np.int64)
-    )
+    # the confusion matrix is those counts laid out k x k (each pair is one cell)
+    confusion = np.zeros((k, k), dtype=np.int64)
+    confusion.flat[pairs] = weight
 
     def undefined(title: str) -> Coefficient:
         return Coefficient(title, None, undefined_reason=NO_UNITS)
