@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from pipeline import score as pipeline_score
 from pipeline.types import Claim as PipelineClaim
@@ -49,10 +49,12 @@ def pipeline_section(data: ReportData) -> Section | None:
         labels[verifier][list_id].append(read[label])
     if not labels:
         return None
+    # the lists scored: those with a verdict, and abstentions (no claim to verify)
+    scored = lists.filter(Q(abstained=True) | Q(pk__in=verdicts.values("claim__claim_list_id")))
     info = {  # plain tuples from the cursor; SQLite's booleans are 0 / 1
         pk: (external, model, domain, extractor, bool(abstained))
         for pk, external, model, domain, extractor, abstained in fetch(
-            lists.order_by().values_list(
+            scored.values_list(
                 "pk",
                 "document__external_id",
                 "document__source_model",
