@@ -144,19 +144,30 @@ def factscore_rows_of(
     """`factscore_rows` of each set in turn, with the project's claims, claim lists and
     irrelevant facts queried once for all of them."""
     labelled = set().union(*(vs.labels for vs in verdict_sets))
-    list_of = {  # the project's claims: a join, not thousands of ids in the query
-        pk: list_id
-        for pk, list_id in fetch(
-            Claim.objects.filter(claim_list__document__project=project)
-            .order_by()  # only a lookup: no sort
-            .values_list("pk", "claim_list_id")
-        )
-        if pk in labelled
-    }
-    lists = ClaimList.objects.filter(document__project=project)
-    system_of: dict[int, int] = {}  # every list of the project, filtered or not
+    # the project's labelled claims: their list and its system (a join, not thousands of
+    # ids in the query; no sort: a lookup)
+    list_of: dict[int, int] = {}
+    system_of: dict[int, int] = {}
+    for pk, list_id, system in fetch(
+        Claim.objects.filter(claim_list__document__project=project)
+        .order_by()
+        .values_list("pk", "claim_list_id", "claim_list__system_id")
+    ):
+        if pk in labelled:
+            list_of[pk] = list_id
+            system_of[list_id] = system
+    counts_of = []
+    for verdict_set in verdict_sets:
+        counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for claim, label in verdict_set.labels.items():
+            if claim in list_of:
+                counts[list_of[claim]][label] += 1
+        counts_of.append((verdict_set, counts, {system_of[pk] for pk in counts}))
+    # the lists of the systems a set labels (a set reads every list of its systems)
+    lists = ClaimList.objects.filter(
+        document__project=project, system__in=sorted(set().union(*(s for *_, s in counts_of)))
+    )
     if documents is not None:
-        system_of.update(fetch(lists.values_list("pk", "system_id")))
         lists = lists.filter(document__in=documents)
     try:
         found = fetch(  # plain tuples from the cursor
@@ -169,22 +180,15 @@ def factscore_rows_of(
                 "abstained",
             )
         )
-    except EmptyResultSet:  # documents: no id
+    except EmptyResultSet:  # no system, or documents: no id
         found = []
     # SQLite's booleans are 0 / 1
     all_info = [
         (pk, doc, system, *rest, bool(abstained)) for pk, doc, system, *rest, abstained in found
     ]
-    if documents is None:
-        system_of.update((pk, system) for pk, _, system, *_ in all_info)
     irrelevant = _irrelevant_model_facts(project)
     rows = []
-    for verdict_set in verdict_sets:
-        counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-        for claim, label in verdict_set.labels.items():
-            if claim in list_of:
-                counts[list_of[claim]][label] += 1
-        systems = {system_of[pk] for pk in counts}
+    for verdict_set, counts, systems in counts_of:
         info = [(pk, doc, *rest) for pk, doc, system, *rest in all_info if system in systems]
         rows += _rows(verdict_set, counts, info, irrelevant)
     return rows
