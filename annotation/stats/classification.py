@@ -177,8 +177,8 @@ def classification_scores(
     # The codes _report hands scikit-learn are int64 arrays it builds itself: the
     # library's documented switch skips re-validating them on each of its ~10 calls.
     code_of = {label: i for i, label in enumerate(labels_)}
-    true = np.array([code_of[t] for t in kept_true], dtype=np.int64)
-    pred = np.array([code_of[p] for p in kept_pred], dtype=np.int64)
+    true = np.fromiter(map(code_of.__getitem__, kept_true), np.int64, len(kept_true))
+    pred = np.fromiter(map(code_of.__getitem__, kept_pred), np.int64, len(kept_pred))
     differ = np.flatnonzero(true != pred).tolist()
     disagreements = tuple(Disagreement(kept[i], kept_true[i], kept_pred[i]) for i in differ)
     with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
@@ -243,11 +243,13 @@ def _kept(
         else:
             excluded[why] += int(count[j])
     rows = np.flatnonzero(keep[inverse]).tolist()
+    if len(rows) == len(true):  # every unit kept (the common case): no copies to pick
+        return excluded, true, pred, list(units)
     return (
         excluded,
-        [true[i] for i in rows],
-        [pred[i] for i in rows],
-        [units[i] for i in rows],
+        list(map(true.__getitem__, rows)),
+        list(map(pred.__getitem__, rows)),
+        list(map(units.__getitem__, rows)),
     )
 
 
