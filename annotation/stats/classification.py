@@ -32,7 +32,6 @@ import numpy as np
 import numpy.typing as npt
 import sklearn
 from sklearn import metrics
-from sklearn.utils.extmath import _nanaverage
 from statsmodels.stats.contingency_tables import mcnemar
 
 from .coefficient import Coefficient
@@ -303,18 +302,7 @@ def _report(
     def undefined(title: str) -> Coefficient:
         return Coefficient(title, None, undefined_reason=NO_UNITS)
 
-    # scikit-learn's per-class figures: its macro and weighted averages are _nanaverage of
-    # these very arrays (precision_recall_fscore_support's last step), taken from them
-    # below instead of two more calls that recount the same pairs
-    if n:
-        with_nan = metrics.precision_recall_fscore_support(
-            true, pred, labels=codes, average=None, zero_division=np.nan, sample_weight=weight
-        )
-        f_beta = with_nan[2] if beta == 1 else _f_beta(true, pred, weight, codes, None, beta)
-        arrays = (*with_nan, f_beta)
-    else:
-        arrays = (*(np.full(k, np.nan),) * 3, np.zeros(k), np.full(k, np.nan))
-    per_class = _per_class(arrays, confusion, labels)
+    per_class = _per_class(true, pred, weight, confusion, labels, beta)
     if not n:
         none = ScoreAverages("", None, None, None, None, NO_UNITS)
         return ClassificationReport(
@@ -335,10 +323,10 @@ def _report(
             micro=none,
             beta=beta,
         )
-    macro, weighted = (
-        _averages(arrays, labels, confusion, average) for average in ("macro", "weighted")
+    macro, weighted, micro = (
+        _averages(true, pred, weight, codes, labels, confusion, beta, average)
+        for average in ("macro", "weighted", "micro")
     )
-    micro = _micro(true, pred, weight, codes, beta)
     macro_f1 = Coefficient("Macro F1", macro.f1, note=macro.note, n_units=n)
     return ClassificationReport(
         mode=name,
@@ -368,13 +356,22 @@ def _number(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-PerClass = tuple[Any, Any, Any, Any, Any]  # precision, recall, F1, support, F-beta arrays
-
-
 def _per_class(
-    arrays: PerClass, confusion: npt.NDArray[np.int64], labels: tuple[Label, ...]
+    true: npt.NDArray[np.int64],
+    pred: npt.NDArray[np.int64],
+    weight: npt.NDArray[np.int64],
+    confusion: npt.NDArray[np.int64],
+    labels: tuple[Label, ...],
+    beta: float,
 ) -> tuple[ClassScores, ...]:
-    precision, recall, f1, _, f_beta = arrays
+    codes = list(range(len(labels)))
+    if len(true):
+        precision, recall, f1, _ = metrics.precision_recall_fscore_support(
+            true, pred, labels=codes, average=None, zero_division=np.nan, sample_weight=weight
+        )
+        f_beta = f1 if beta == 1 else _f_beta(true, pred, weight, codes, None, beta)
+    else:
+        precision = recall = f1 = f_beta = np.full(len(labels), np.nan)
     result = []
     for i, label in enumerate(labels):
         support = int(confusion[i, :].sum())
@@ -422,14 +419,19 @@ def _f_beta(
 
 
 def _averages(
-    arrays: PerClass, labels: tuple[Label, ...], confusion: npt.NDArray[np.int64], average: str
+    true: npt.NDArray[np.int64],
+    pred: npt.NDArray[np.int64],
+    weight: npt.NDArray[np.int64],
+    codes: list[int],
+    labels: tuple[Label, ...],
+    confusion: npt.NDArray[np.int64],
+    beta: float,
+    average: str,
 ) -> ScoreAverages:
-    """The macro or weighted (by support) mean of scikit-learn's per-class figures, as
-    precision_recall_fscore_support averages them (scikit-learn's _nanaverage: classes
-    whose figure is undefined left out); tests check them against its averaged calls."""
-    precision, recall, f1, support, f_beta = arrays
-    weights = support if average == "weighted" else None
-    p, r, f, fb = (float(_nanaverage(a, weights=weights)) for a in (precision, recall, f1, f_beta))
+    p, r, f1, _ = metrics.precision_recall_fscore_support(
+        true, pred, labels=codes, average=average, zero_division=np.nan, sample_weight=weight
+    )
+    fb = f1 if beta == 1 else _f_beta(true, pred, weight, codes, average, beta)
     note = None
     absent = [
         str(label)
@@ -441,22 +443,7 @@ def _averages(
             f"mean over {len(labels) - len(absent)} classes; {', '.join(absent)} never occurs "
             "in either labelling and has no F1"
         )
-    return ScoreAverages(average, _number(p), _number(r), _number(f), _number(fb), note)
-
-
-def _micro(
-    true: npt.NDArray[np.int64],
-    pred: npt.NDArray[np.int64],
-    weight: npt.NDArray[np.int64],
-    codes: list[int],
-    beta: float,
-) -> ScoreAverages:
-    """Micro averages: scikit-learn's, from the pooled counts."""
-    p, r, f1, _ = metrics.precision_recall_fscore_support(
-        true, pred, labels=codes, average="micro", zero_division=np.nan, sample_weight=weight
-    )
-    fb = f1 if beta == 1 else _f_beta(true, pred, weight, codes, "micro", beta)
-    return ScoreAverages("micro", _number(p), _number(r), _number(f1), _number(fb), None)
+    return ScoreAverages(average, _number(p), _number(r), _number(f1), _number(fb), note)
 
 
 def _balanced_accuracy(
