@@ -283,7 +283,7 @@ class Verification(KindSpec):
             )
         }
         return [
-            Target(g, info[g.item][0], info[g.item][1], info[g.item][2])
+            Target(g, *info[g.item])
             for g in golds
             if g.field == self.verdict_field and g.value is not None and g.item in info
         ]

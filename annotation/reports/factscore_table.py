@@ -15,12 +15,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from django.core.exceptions import EmptyResultSet
 from django.db.models import QuerySet
 
 from pipeline.dataformats.common import SOURCE
 from pipeline.dataformats.factscore import MODEL
 
-from ..gold import Gold
+from ..gold import Gold, fetch
 from ..kinds import fact_verdicts
 from ..models import Claim, ClaimList, Document, Project, System, Verdict
 
@@ -68,11 +69,10 @@ def fact_label(label: str) -> str | None:
 def system_verdict_sets(project: Project) -> list[VerdictSet]:
     """One set per reference or verifier system with labels on claims."""
     sets: dict[str, dict[int, str]] = defaultdict(dict)
-    for name, claim, label in (
+    for name, claim, label in fetch(  # plain tuples from the cursor
         Verdict.objects.filter(system__project=project, claim__isnull=False)
         .exclude(system__kind=System.EXTRACTOR)
         .values_list("system__name", "claim_id", "label")
-        .iterator(chunk_size=5000)
     ):
         value = fact_label(label)
         if value is not None:
@@ -144,36 +144,53 @@ def factscore_rows_of(
     """`factscore_rows` of each set in turn, with the project's claims, claim lists and
     irrelevant facts queried once for all of them."""
     labelled = set().union(*(vs.labels for vs in verdict_sets))
-    list_of = {  # the project's claims: a join, not thousands of ids in the query
-        pk: list_id
-        for pk, list_id in Claim.objects.filter(claim_list__document__project=project)
-        .order_by()  # only a lookup: no sort
-        .values_list("pk", "claim_list_id")
-        if pk in labelled
-    }
-    lists = ClaimList.objects.filter(document__project=project)
-    if documents is not None:
-        lists = lists.filter(document__in=documents)
-    all_info = list(
-        lists.values_list(
-            "pk", "document_id", "system_id", "system__name", "document__source_model", "abstained"
-        )
-    )
-    system_of = dict(
-        ClaimList.objects.filter(document__project=project)
+    # the project's labelled claims: their list and its system (a join, not thousands of
+    # ids in the query; no sort: a lookup)
+    list_of: dict[int, int] = {}
+    system_of: dict[int, int] = {}
+    for pk, list_id, system in fetch(
+        Claim.objects.filter(claim_list__document__project=project)
         .order_by()
-        .values_list("pk", "system_id")
-    )
-    irrelevant = _irrelevant_model_facts(project)
-    rows = []
+        .values_list("pk", "claim_list_id", "claim_list__system_id")
+    ):
+        if pk in labelled:
+            list_of[pk] = list_id
+            system_of[list_id] = system
+    counts_of = []
     for verdict_set in verdict_sets:
         counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for claim, label in verdict_set.labels.items():
             if claim in list_of:
                 counts[list_of[claim]][label] += 1
-        systems = {system_of[pk] for pk in counts}
+        counts_of.append((verdict_set, counts, {system_of[pk] for pk in counts}))
+    # the lists of the systems a set labels (a set reads every list of its systems)
+    lists = ClaimList.objects.filter(
+        document__project=project, system__in=sorted(set().union(*(s for *_, s in counts_of)))
+    )
+    if documents is not None:
+        lists = lists.filter(document__in=documents)
+    try:
+        found = fetch(  # plain tuples from the cursor
+            lists.values_list(
+                "pk",
+                "document_id",
+                "system_id",
+                "system__name",
+                "document__source_model",
+                "abstained",
+            )
+        )
+    except EmptyResultSet:  # no system, or documents: no id
+        found = []
+    # SQLite's booleans are 0 / 1
+    all_info = [
+        (pk, doc, system, *rest, bool(abstained)) for pk, doc, system, *rest, abstained in found
+    ]
+    irrelevant = _irrelevant_model_facts(project)
+    rows = []
+    for verdict_set, counts, systems in counts_of:
         info = [(pk, doc, *rest) for pk, doc, system, *rest in all_info if system in systems]
-        rows += _rows(verdict_set, counts, info, irrelevant)  # type: ignore[arg-type]
+        rows += _rows(verdict_set, counts, info, irrelevant)
     return rows
 
 

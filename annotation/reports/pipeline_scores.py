@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from pipeline import score as pipeline_score
 from pipeline.types import Claim as PipelineClaim
@@ -49,22 +49,29 @@ def pipeline_section(data: ReportData) -> Section | None:
         labels[verifier][list_id].append(read[label])
     if not labels:
         return None
-    info = {
-        pk: (external, model, domain, extractor, abstained)
-        for pk, external, model, domain, extractor, abstained in lists.values_list(
-            "pk",
-            "document__external_id",
-            "document__source_model",
-            "document__domain",
-            "system__name",
-            "abstained",
+    # the lists scored: those with a verdict, and abstentions (no claim to verify)
+    scored = lists.filter(Q(abstained=True) | Q(pk__in=verdicts.values("claim__claim_list_id")))
+    info = {  # plain tuples from the cursor; SQLite's booleans are 0 / 1
+        pk: (external, model, domain, extractor, bool(abstained))
+        for pk, external, model, domain, extractor, abstained in fetch(
+            scored.values_list(
+                "pk",
+                "document__external_id",
+                "document__source_model",
+                "document__domain",
+                "system__name",
+                "abstained",
+            )
         )
     }
     sizes = dict(
-        Claim.objects.filter(claim_list__in=lists)
-        .values("claim_list_id")
-        .annotate(n=Count("id"))
-        .values_list("claim_list_id", "n")
+        fetch(
+            Claim.objects.filter(claim_list__in=lists)
+            .order_by()
+            .values("claim_list_id")
+            .annotate(n=Count("id"))
+            .values_list("claim_list_id", "n")
+        )
     )
     tables: list[Table] = []
     shared: dict[str | None, ClaimResult] = {}  # claim objects, see _response

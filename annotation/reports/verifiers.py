@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from itertools import compress
+from typing import Any, NamedTuple, cast
 
 from .. import kinds, stats
 from ..gold import Gold, fetch
 from ..kinds import ITEM, KindSpec
 from ..models import Claim, Project, Segment, System, Verdict, validate_verifier_collapse
+from ..stats.classification import map_each
 from .queries import ReportData
 from .tables import Cell, Section, Table
 
@@ -28,7 +30,7 @@ class _Unit(NamedTuple):  # tens of thousands per report: a tuple is made 3x fas
     reference: str | None  # the gold value as a verdict label
 
 
-Labels = dict[tuple[Any, int], str]  # (Claim or Segment, id) -> a system's label
+Labels = dict[Any, dict[int, str]]  # Claim or Segment -> id -> a system's label
 
 
 @dataclass
@@ -44,35 +46,52 @@ class _Scores:
     reports: dict[tuple[str, str, str], stats.VerifierReport] = field(default_factory=dict)
     # (system, level) -> the predictions on the level's units, for McNemar
     aligned: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
-    votes: dict[tuple[str, str], str] = field(default_factory=dict)  # unit -> votes as text
+    # id of a gold's votes -> the votes as text (golds of the same answers share one dict,
+    # and the golds outlive the section: an id names one dict meanwhile)
+    votes: dict[int, str] = field(default_factory=dict)
 
     def votes_of(self, u: _Unit) -> str:
-        """The unit's human votes as text, written once for every system and mode."""
-        text = self.votes.get((u.level, u.key))
+        """The unit's human votes as text, written once for every system, mode and unit
+        with the same votes."""
+        votes = u.gold.votes
+        text = self.votes.get(id(votes))
         if text is None:
-            text = self.votes[(u.level, u.key)] = " ".join(
-                f"{k}:{v}" for k, v in u.gold.votes.items()
-            )
+            text = self.votes[id(votes)] = " ".join(f"{k}:{v}" for k, v in votes.items())
         return text
 
 
 def verifier_sections(data: ReportData) -> list[Section]:
     project, golds_of = data.project, data.golds_of
+    systems_of = {  # a few systems: their names looked up here, not joined per verdict
+        pk: (name, kind)
+        for pk, name, kind in System.objects.filter(
+            project=project, kind__in=[System.VERIFIER, System.REFERENCE]
+        ).values_list("pk", "name", "kind")
+    }
+    if not systems_of:
+        return []
     verdicts = fetch(  # straight from the cursor: ints and strings
-        Verdict.objects.filter(
-            system__project=project, system__kind__in=[System.VERIFIER, System.REFERENCE]
-        ).values_list("claim_id", "segment_id", "system__name", "system__kind", "label")
+        Verdict.objects.filter(system__in=list(systems_of)).values_list(
+            "claim_id", "segment_id", "system_id", "label"
+        )
     )
     if not verdicts:
         return []
     specs = [s for s in kinds.all_specs() if s.verdict_field]
     units = _gold_units(project, golds_of, specs)
-    by_system: dict[tuple[str, str], Labels] = defaultdict(dict)
-    for claim, segment, name, kind, label in verdicts:
+    # system id -> claim id -> label, and segment id -> label
+    of_system: dict[int, tuple[dict[int, str], dict[int, str]]] = {}
+    for claim, segment, system, label in verdicts:
+        if system not in of_system:
+            of_system[system] = ({}, {})
         if claim is not None:
-            by_system[(name, kind)][(Claim, claim)] = label
+            of_system[system][0][claim] = label
         else:
-            by_system[(name, kind)][(Segment, segment)] = label
+            of_system[system][1][segment] = label
+    by_system: dict[tuple[str, str], Labels] = {
+        systems_of[pk]: {Claim: on_claims, Segment: on_segments}
+        for pk, (on_claims, on_segments) in of_system.items()
+    }
     if not units:
         return [
             Section(
@@ -93,12 +112,13 @@ def verifier_sections(data: ReportData) -> list[Section]:
         level_units = [u for u in units if u.level == spec.verdict_level]
         if not level_units:
             continue
+        level = _level(level_units)
         modes: dict[str, dict[str, str] | None] = (
             rules if spec.verdict_level == "claim" else dict.fromkeys(spec.verdict_modes)
         )
         for name, kind in systems:
-            _score_system(scores, spec, name, kind, level_units, by_system[(name, kind)], modes)
-        _mcnemar_rows(scores, spec.verdict_level, systems, level_units, modes)
+            _score_system(scores, spec, name, kind, level, by_system[(name, kind)], modes)
+        _mcnemar_rows(scores, spec.verdict_level, systems, level.reference, modes)
     _add_texts(
         scores.disagreement_rows, {s.verdict_level: s.verdict_target for s in specs}, project
     )
@@ -121,21 +141,40 @@ def _gold_units(
     units: list[_Unit] = []
     for spec in specs:
         mine = [g for g in golds_of[spec.name] if g.field == spec.verdict_field]
-        for t in spec.verdict_targets(project, mine) if mine else []:
-            key = f"item {t.gold.item}" + ("" if t.gold.unit == ITEM else f" / {t.gold.unit}")
-            units.append(
-                _Unit(
-                    key,
-                    t.gold.item,
-                    t.target,
-                    spec.verdict_level,
-                    t.domain,
-                    t.gold,
-                    t.document,
-                    spec.as_verdict(t.gold.value),
-                )
+        if not mine:
+            continue
+        level, as_verdict = spec.verdict_level, functools.cache(spec.as_verdict)
+        units += [
+            _Unit(
+                f"item {g.item}" if g.unit == ITEM else f"item {g.item} / {g.unit}",
+                g.item,
+                t.target,
+                level,
+                t.domain,
+                g,
+                t.document,
+                as_verdict(g.value),  # a few distinct values
             )
+            for t in spec.verdict_targets(project, mine)
+            for g in (t.gold,)
+        ]
     return units
+
+
+class _Level(NamedTuple):
+    """What every system's scoring reads of one level's units, computed once."""
+
+    units: list[_Unit]
+    targets: list[int]  # claim or segment ids
+    keys: list[str]
+    reference: list[str | None]
+    by_key: dict[str, _Unit]
+
+
+def _level(units: list[_Unit]) -> _Level:
+    keys = [u.key for u in units]
+    by_key = dict(zip(keys, units, strict=True))
+    return _Level(units, [u.target for u in units], keys, [u.reference for u in units], by_key)
 
 
 def _score_system(
@@ -143,20 +182,23 @@ def _score_system(
     spec: KindSpec,
     name: str,
     kind: str,
-    level_units: list[_Unit],
+    level_units: _Level,
     labels: Labels,
     modes: dict[str, dict[str, str] | None],
 ) -> None:
     """One system against the human gold labels of one level, in every scoring mode."""
     level, target = spec.verdict_level, spec.verdict_target
-    ref_raw = [u.reference for u in level_units]
-    # read like the gold labels ("true"/"false" on a segment: supported/unsupported)
-    as_verdict = functools.cache(spec.as_verdict)  # a few distinct labels
-    pred = [as_verdict(labels.get((target, u.target))) for u in level_units]
+    ref_raw = level_units.reference
+    mine = labels.get(target, {})
+    # read like the gold labels ("true"/"false" on a segment: supported/unsupported), once
+    # per distinct label
+    pred = cast(
+        "list[str | None]", map_each(list(map(mine.get, level_units.targets)), spec.as_verdict)
+    )
     if not any(p is not None for p in pred):
         return
     scores.aligned[(name, level)] = pred
-    by_key = {u.key: u for u in level_units}
+    by_key = level_units.by_key
     for mode, rule in modes.items():
         try:
             rep = stats.verifier_vs_reference(
@@ -164,7 +206,7 @@ def _score_system(
                 y_pred=pred,
                 collapse=rule,  # type: ignore[arg-type]
                 mode=None if rule is not None else mode,  # type: ignore[arg-type]
-                units=[u.key for u in level_units],
+                units=level_units.keys,
             )
         except ValueError as e:
             scores.notes.append(f"{name}: no {mode} scores ({e}).")
@@ -196,14 +238,14 @@ def _score_system(
                     u.target,
                     d.reference,
                     d.predicted,
-                    labels.get((target, u.target)),
+                    mine.get(u.target),
                     u.gold.value,
                     scores.votes_of(u),
                     u.gold.provenance,
                 )
             )
     if target is not Claim:  # segments add up to a response (FELM)
-        response = _response_level(level_units, pred, ref_raw)
+        response = _response_level(level_units.units, pred, ref_raw)
         if response is not None:
             scores.reports[(name, "response", "binary")] = response
             scores.score_rows.append(_score_row(name, kind, "response", "binary", response))
@@ -213,11 +255,10 @@ def _mcnemar_rows(
     scores: _Scores,
     level: str,
     systems: list[tuple[str, str]],
-    level_units: list[_Unit],
+    ref_raw: list[str | None],
     modes: dict[str, dict[str, str] | None],
 ) -> None:
     """McNemar between every two systems on the units both labelled."""
-    ref_raw = [u.reference for u in level_units]
     named = [n for n, _ in systems if (n, level) in scores.aligned]
     for i, a in enumerate(named):
         for b in named[i + 1 :]:
@@ -406,12 +447,12 @@ def _score_row(
 def _response_level(
     units: list[_Unit], pred: list[str | None], ref: list[str | None]
 ) -> stats.VerifierReport | None:
-    both = [(u, p, r) for u, p, r in zip(units, pred, ref, strict=True) if p is not None]
-    if not both:
+    labelled = [p is not None for p in pred]
+    if not any(labelled):
         return None
-    docs = [u.document for u, _, _ in both]
-    pred_resp = stats.response_labels([p for _, p, _ in both], docs)
-    ref_resp = stats.response_labels([r for _, _, r in both], docs)
+    docs = list(compress([u.document for u in units], labelled))
+    pred_resp = stats.response_labels(list(compress(pred, labelled)), docs)
+    ref_resp = stats.response_labels(list(compress(ref, labelled)), docs)
     keys = list(ref_resp)
     return stats.verifier_vs_reference(
         y_true=[ref_resp[k] for k in keys],

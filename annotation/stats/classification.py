@@ -26,7 +26,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -176,8 +176,8 @@ def classification_scores(
     # The codes _report hands scikit-learn are int64 arrays it builds itself: the
     # library's documented switch skips re-validating them on each of its ~10 calls.
     code_of = {label: i for i, label in enumerate(labels_)}
-    true = np.array([code_of[t] for t in kept_true], dtype=np.int64)
-    pred = np.array([code_of[p] for p in kept_pred], dtype=np.int64)
+    true = np.fromiter(map(code_of.__getitem__, kept_true), np.int64, len(kept_true))
+    pred = np.fromiter(map(code_of.__getitem__, kept_pred), np.int64, len(kept_pred))
     differ = np.flatnonzero(true != pred).tolist()
     disagreements = tuple(Disagreement(kept[i], kept_true[i], kept_pred[i]) for i in differ)
     with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
@@ -242,11 +242,13 @@ def _kept(
         else:
             excluded[why] += int(count[j])
     rows = np.flatnonzero(keep[inverse]).tolist()
+    if len(rows) == len(true):  # every unit kept (the common case): no copies to pick
+        return excluded, true, pred, list(units)
     return (
         excluded,
-        [true[i] for i in rows],
-        [pred[i] for i in rows],
-        [units[i] for i in rows],
+        list(map(true.__getitem__, rows)),
+        list(map(pred.__getitem__, rows)),
+        list(map(units.__getitem__, rows)),
     )
 
 
@@ -293,11 +295,9 @@ def _report(
     # from k x k pairs instead of every unit
     pairs, weight = np.unique(true * k + pred, return_counts=True)
     true, pred = pairs // k, pairs % k
-    confusion = (
-        metrics.confusion_matrix(true, pred, labels=codes, sample_weight=weight).astype(np.int64)
-        if n
-        else np.zeros((k, k), dtype=np.int64)
-    )
+    # the confusion matrix is those counts laid out k x k (each pair is one cell)
+    confusion = np.zeros((k, k), dtype=np.int64)
+    confusion.flat[pairs] = weight
 
     def undefined(title: str) -> Coefficient:
         return Coefficient(title, None, undefined_reason=NO_UNITS)
@@ -691,23 +691,22 @@ def response_labels(
         raise ValueError("response-level labels are binary: a response is right or has an error")
     if len(segment_labels) != len(response_ids):
         raise ValueError(f"{len(segment_labels)} labels for {len(response_ids)} response ids")
-    grouped: dict[Hashable, list[str | None]] = {}
-    binary = cast(
-        "list[str | None]",
-        map_each(segment_labels, functools.partial(normalise_verdict, mode="binary")),
+    # per response, which labels its segments have (IR left out), as bits: one pass
+    bits = map_each(
+        segment_labels, lambda label: _RESPONSE_BITS[normalise_verdict(label, mode="binary")]
     )
-    for label, response in zip(binary, response_ids, strict=True):
-        grouped.setdefault(response, []).append(label)
-    result: dict[Hashable, str | None] = {}
-    for response, labels in grouped.items():
-        scored = [label for label in labels if label != IRRELEVANT]
-        if UNSUPPORTED in scored:
-            result[response] = UNSUPPORTED
-        elif scored and all(label == SUPPORTED for label in scored):
-            result[response] = SUPPORTED
-        else:
-            result[response] = None
-    return result
+    seen: dict[Hashable, int] = {}
+    for bit, response in zip(bits, response_ids, strict=True):
+        seen[response] = seen.get(response, 0) | bit  # type: ignore[operator]
+    return {
+        response: UNSUPPORTED if found & 4 else SUPPORTED if found == 1 else None
+        for response, found in seen.items()
+    }
+
+
+# a segment's binary label as a bit of its response's: any unsupported -> unsupported;
+# only supported (and IR) -> supported; a segment without a label, or only IR -> None
+_RESPONSE_BITS: dict[str | None, int] = {SUPPORTED: 1, None: 2, UNSUPPORTED: 4, IRRELEVANT: 0}
 
 
 # --------------------------------------------------------------------------- McNemar

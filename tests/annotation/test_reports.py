@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation import exports, reports, safecsv
-from annotation.models import Assignment, Item, Project
+from annotation.models import Assignment, Claim, ClaimList, Document, Item, Project, System
 from tests.conftest import SYSTEM_A, SYSTEM_B
 
 
@@ -132,6 +132,32 @@ def test_pipeline_scores_read_the_verdicts(verification: list[Item]) -> None:
     assert two["model-x"]["ELI5"] == pytest.approx(0.0)
     kendall = report.table("veriscore-verifier-one-extractor-v-kendall").as_dicts()
     assert kendall[0]["tau"] is None and "fewer than 2" in kendall[0]["note"]
+
+
+def test_pipeline_scores_count_abstentions_and_leave_out_unverified_lists(
+    verification: list[Item],
+) -> None:
+    """The section reads only the lists it scores: those with a verdict, and abstained
+    ones (no claim to verify); a list of the same extractor nobody verified is not a
+    response of the table."""
+    project = verification[0].project
+    extractor = System.objects.get(project=project, name="extractor-v")
+    for n, abstained in enumerate((True, False)):
+        doc = Document.objects.create(
+            project=project,
+            external_id=f"extra-{n}",
+            domain="Biography",
+            response="Text.",
+            source_model="model-x",
+        )
+        claim_list = ClaimList.objects.create(document=doc, system=extractor, abstained=abstained)
+        if not abstained:
+            Claim.objects.create(claim_list=claim_list, position=0, text="Never verified.")
+    report = reports.build_report(project, bootstrap=0)
+    rows = report.table("veriscore-verifier-one-extractor-v-detail").as_dicts()
+    bio = next(r for r in rows if r["domain"] == "Biography")
+    # the verified response (abstentions counted apart), not the unverified list
+    assert (bio["responses"], bio["abstained"]) == (1, 1)
 
 
 def test_preference_counts_translate_the_presented_order(judged_comparisons: list[Item]) -> None:
