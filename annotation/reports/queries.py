@@ -71,21 +71,25 @@ def unit_golds(
         ).values_list("item_id", "unit", "field", "value", "note")
     }
     golds: dict[UnitKey, Gold] = {}
-    # the same answers give the same gold: decided once per (kind, field, answers)
-    decided: dict[tuple[str, str, tuple[str, ...]], Gold] = {}
+    # The same answers give the same gold: decided once per (kind, field, answers dict),
+    # the dicts being shared by units of the same answers (report_data) and alive here.
+    decided: dict[tuple[str, str, int], Gold] = {}
+    new = tuple.__new__  # a Gold without its Python-level __new__: a frame per unit
     for key, by_rater in grouped.items():
         item, unit, fld = key
         if fld not in gold_fields:
             continue
-        kind, adjudication = item_kinds[item], adjudicated.get(key)
-        if adjudication is not None:
+        kind = item_kinds[item]
+        if adjudicated and (adjudication := adjudicated.get(key)) is not None:
             golds[key] = decide(item, kind, unit, fld, list(by_rater.values()), adjudication)
             continue
-        answers = (kind, fld, tuple(by_rater.values()))
+        answers = (kind, fld, id(by_rater))
         if (same := decided.get(answers)) is None:
-            golds[key] = decided[answers] = decide(item, kind, unit, fld, list(answers[2]))
+            golds[key] = decided[answers] = decide(item, kind, unit, fld, list(by_rater.values()))
         else:  # its votes dict shared, as nothing changes a gold's votes
-            golds[key] = Gold(item, kind, unit, fld, same.value, same.provenance, same.votes)
+            golds[key] = new(
+                Gold, (item, kind, unit, fld, same.value, same.provenance, same.votes, "")
+            )
     return golds
 
 
