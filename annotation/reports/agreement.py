@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Hashable
+from typing import Any
 
 from .. import charts, kinds, stats
 from ..kinds import unit_type
@@ -26,21 +27,26 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
         (s.name, f.name): f.only_when for s in kinds.all_specs() for f in s.fields if f.only_when
     }
     by_spec: dict[tuple[str, str, str], dict[Hashable, dict[str, str]]] = defaultdict(dict)
-    levels: dict[str, str] = {}  # unit -> its type, once per distinct unit name
+    # (kind, unit, field) -> its units' dict in by_spec and the field's condition, once per
+    # distinct triple (a few hundred in a 100,000-item report)
+    targets: dict[tuple[str, str, str], tuple[dict[Hashable, dict[str, str]], Any]] = {}
     # answers by name, once per answers dict (units of the same answers share one: queries)
     named: dict[int, dict[str, str]] = {}
     for (item, unit, fld), by_rater in grouped.items():
         kind = item_kinds[item]
-        condition = conditions.get((kind, fld))
+        if (target := targets.get(triple := (kind, unit, fld))) is None:
+            target = targets[triple] = (
+                by_spec[(kind, unit_type(unit), fld)],
+                conditions.get((kind, fld)),
+            )
+        units, condition = target
         if condition:
             other = grouped.get((item, unit, condition[0]))
             if not other or any(v != condition[1] for v in other.values()):
                 continue
-        if (level := levels.get(unit)) is None:
-            level = levels[unit] = unit_type(unit)
         if (by_name := named.get(id(by_rater))) is None:
             by_name = named[id(by_rater)] = {names[a]: v for a, v in by_rater.items()}
-        by_spec[(kind, level, fld)][f"{item}/{unit}"] = by_name
+        units[f"{item}/{unit}"] = by_name
     return by_spec
 
 
