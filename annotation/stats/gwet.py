@@ -14,6 +14,7 @@ and tested against the values irrCAC's README prints.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,5 +202,12 @@ def wald_interval(
     """value -/+ t(n-1) * se, the upper end capped at 1, as irrCAC and Gwet (2014) print it."""
     if se is None or n < 2 or not np.isfinite(se):
         return None, None
-    half = float(scipy_stats.t.ppf(1 - (1 - confidence) / 2, n - 1)) * se
+    half = _t_quantile(1 - (1 - confidence) / 2, n - 1) * se
     return value - half, min(1.0, value + half)
+
+
+@functools.lru_cache(maxsize=256)
+def _t_quantile(p: float, df: int) -> float:
+    """scipy's t quantile, once per (p, df): a report asks for the same few dozen times
+    (~0.1 ms a call)."""
+    return float(scipy_stats.t.ppf(p, df))
