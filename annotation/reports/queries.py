@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .. import kinds
-from ..gold import Gold, LabelRow, collector_paused, decide, label_rows
+from ..gold import Gold, LabelRow, UnitKey, collector_paused, decide, read_labels
 from ..models import Adjudication, Membership, Project
 from .tables import Filters
 
@@ -54,9 +54,6 @@ def assignment_filter(filters: Filters, prefix: str = "") -> Q:
         end = datetime.combine(filters.date_to, time.max, tzinfo=tz)
         q &= Q(**{f"{prefix}submitted_at__lte": end})
     return q
-
-
-UnitKey = tuple[int, str, str]  # (item, unit, field)
 
 
 def unit_golds(
@@ -123,31 +120,9 @@ def report_data(
     with_charts: bool,
 ) -> ReportData:
     with collector_paused():
-        item_kinds: dict[int, str] = {}
-        grouped: dict[UnitKey, dict[int, str]] = defaultdict(dict)
-        rows_of: dict[str, list[LabelRow]] = defaultdict(list)
-        # Units with the same answers by the same annotators share one (read-only) dict:
-        # a 100,000-item report holds a few thousand distinct ones, not one per unit.
-        # label_rows gives a unit's rows one after the other.
-        shared: dict[tuple[tuple[int, str], ...], dict[int, str]] = {}
-        key: UnitKey | None = None
-        at_item, at_unit, at_field = None, "", ""  # the key's parts
-        answers: dict[int, str] = {}
-        add = None
-        for r in label_rows(project, where=assignment_filter(filters)):  # one pass
-            item, kind, unit, fld, annotator, value, _, _, _ = r
-            if item != at_item or unit != at_unit or fld != at_field:
-                if key is not None:
-                    grouped[key] = shared.setdefault(tuple(answers.items()), answers)
-                key = at_item, at_unit, at_field = item, unit, fld
-                item_kinds[item] = kind  # an item has one kind
-                add = rows_of[kind].append
-                answers = dict(grouped.get(key, ()))  # a copy: never change a shared one
-            add(r)  # type: ignore[misc]
-            answers[annotator] = value
-        if key is not None:
-            grouped[key] = shared.setdefault(tuple(answers.items()), answers)
-        del shared, answers
+        labels = read_labels(project, where=assignment_filter(filters))
+        grouped, item_kinds, rows_of = labels.grouped, labels.item_kinds, labels.rows_of
+        del labels  # its flat list of rows: the report reads them per kind
         golds = unit_golds(grouped, item_kinds, project)
         golds_of: dict[str, list[Gold]] = defaultdict(list)
         for g in golds.values():
