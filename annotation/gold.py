@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from django.db import connections
 from django.db.models import Model, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from . import kinds
 from .models import Adjudication, Answer, Assignment, Item, Project
@@ -185,7 +186,16 @@ def read_labels(project: Project, *, kind: str | None = None, where: Q | None = 
             "field",
             "value",
         )
-        .order_by("assignment__item_id", "unit", "field", "assignment__annotator_id")
+        # by the item's own id, not the assignment's item_id (Django writes the latter for
+        # either name): the same order, but SQLite reads the items by their project index
+        # in id order and then sorts only each item's rows (its "right part of ORDER BY"),
+        # not all of them: 5 % of the query at 10,000 and 100,000 items
+        .order_by(
+            RawSQL(f'"{Item._meta.db_table}"."id"', ()),
+            "unit",
+            "field",
+            "assignment__annotator_id",
+        )
     )
     # One answer is one LabelRow; its strings are shared (a 100,000-item report holds a
     # few distinct units, fields and values, not a copy per answer) and each kind's
