@@ -241,7 +241,7 @@ def read_labels(project: Project, *, kind: str | None = None, where: Q | None = 
                         runs.append((item_kind, len(rows)))
                 unit = units.setdefault(unit, unit)
                 key = at_item, at_unit, at_field = item, unit, fld
-                answers = dict(grouped.get(key, ()))  # a copy: never change a shared one
+                answers = {}  # the ORDER BY gives each unit's rows together: a new unit
             else:
                 unit = at_unit
             append(
