@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Hashable
+from typing import Any
 
 from .. import charts, kinds, stats
 from ..kinds import unit_type
@@ -26,21 +27,32 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
         (s.name, f.name): f.only_when for s in kinds.all_specs() for f in s.fields if f.only_when
     }
     by_spec: dict[tuple[str, str, str], dict[Hashable, dict[str, str]]] = defaultdict(dict)
-    levels: dict[str, str] = {}  # unit -> its type, once per distinct unit name
+    # kind -> (unit, field) -> its units' dict in by_spec and the field's condition, once
+    # per distinct triple (a few hundred in a 100,000-item report)
+    targets: dict[str, dict[tuple[str, str], tuple[dict[Hashable, dict[str, str]], Any]]] = {}
     # answers by name, once per answers dict (units of the same answers share one: queries)
     named: dict[int, dict[str, str]] = {}
-    for (item, unit, fld), by_rater in grouped.items():
-        kind = item_kinds[item]
-        condition = conditions.get((kind, fld))
+    at_item = None
+    prefix = ""
+    of_kind: dict[tuple[str, str], tuple[dict[Hashable, dict[str, str]], Any]] = {}
+    for (item, unit, fld), by_rater in grouped.items():  # item by item
+        if item != at_item:
+            at_item, prefix = item, f"{item}/"
+            kind = item_kinds[item]
+            of_kind = targets.setdefault(kind, {})
+        if (target := of_kind.get(pair := (unit, fld))) is None:
+            target = of_kind[pair] = (
+                by_spec[(kind, unit_type(unit), fld)],
+                conditions.get((kind, fld)),
+            )
+        units, condition = target
         if condition:
             other = grouped.get((item, unit, condition[0]))
             if not other or any(v != condition[1] for v in other.values()):
                 continue
-        if (level := levels.get(unit)) is None:
-            level = levels[unit] = unit_type(unit)
         if (by_name := named.get(id(by_rater))) is None:
             by_name = named[id(by_rater)] = {names[a]: v for a, v in by_rater.items()}
-        by_spec[(kind, level, fld)][f"{item}/{unit}"] = by_name
+        units[prefix + unit] = by_name
     return by_spec
 
 
@@ -128,7 +140,7 @@ def _agreement_for(
     dropped = 0
     clean: dict[Hashable, dict[str, str]] = mapping
     # units of the same answers share one dict (field_units): each read once
-    distinct = {id(row): row for row in mapping.values()}
+    distinct = dict(zip(map(id, mapping.values()), mapping.values(), strict=True))
     if not {v for row in distinct.values() for v in row.values()} <= allowed:
         clean = {}
         for unit, by_rater in mapping.items():
@@ -136,7 +148,7 @@ def _agreement_for(
             dropped += len(by_rater) - len(kept)
             if kept:
                 clean[unit] = kept
-        distinct = {id(row): row for row in clean.values()}
+        distinct = dict(zip(map(id, clean.values()), clean.values(), strict=True))
     if not clean:
         return None
     raters = sorted(set().union(*distinct.values()), key=lambda r: rater_order.get(r, 1e9))
@@ -144,7 +156,7 @@ def _agreement_for(
     ratings = Ratings(
         units=tuple(clean),
         raters=tuple(raters),
-        labels=tuple([row_of[id(row)] for row in clean.values()]),
+        labels=tuple(map(row_of.__getitem__, map(id, clean.values()))),
     )
     return stats.agreement(ratings, categories=categories, bootstrap=bootstrap, seed=seed), dropped
 

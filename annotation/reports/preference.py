@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from django.db.models import Count
+from django.db.models import Exists, OuterRef
 
 from .. import charts, stats
 from ..gold import Gold, LabelRow
 from ..kinds import KindSpec
-from ..models import Item, Project
+from ..models import Claim, Item, Project
 from .tables import Chart, Section, Table
 
 # --------------------------------------------------------------------------- preference
@@ -117,18 +117,22 @@ def preference_rows(
     if not choices:
         return [], 0, 0
     hard = {(r.item, r.annotator): r.value == "yes" for r in rows if r.field == "hard"}
-    items = Item.objects.filter(project=project, kind=spec.name)
-    systems = {
-        pk: (a, b)
-        for pk, a, b in items.values_list("pk", "list_a__system__name", "list_b__system__name")
-    }
-    empty = set(
-        items.annotate(
-            a=Count("list_a__claims", distinct=True), b=Count("list_b__claims", distinct=True)
-        )
-        .filter(a=0, b=0)
-        .values_list("pk", flat=True)
+
+    def has_claims(side: str) -> Exists:
+        return Exists(Claim.objects.filter(claim_list=OuterRef(side)))
+
+    # each item's two systems and whether either list has a claim, in one query
+    items = (
+        Item.objects.filter(project=project, kind=spec.name)
+        .annotate(has_a=has_claims("list_a"), has_b=has_claims("list_b"))
+        .values_list("pk", "list_a__system__name", "list_b__system__name", "has_a", "has_b")
     )
+    systems: dict[int, tuple[str, str]] = {}
+    empty: set[int] = set()
+    for pk, a, b, has_a, has_b in items:
+        systems[pk] = (a, b)
+        if not has_a and not has_b:
+            empty.add(pk)
     missing_hard = both_empty = 0
     pref_rows: list[tuple[str, str, str, bool, int]] = []
     for r in choices:

@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .. import kinds
-from ..gold import Gold, LabelRow, collector_paused, decide, label_rows
+from ..gold import Gold, LabelRow, UnitKey, collector_paused, decide, read_labels
 from ..models import Adjudication, Membership, Project
 from .tables import Filters
 
@@ -56,9 +56,6 @@ def assignment_filter(filters: Filters, prefix: str = "") -> Q:
     return q
 
 
-UnitKey = tuple[int, str, str]  # (item, unit, field)
-
-
 def unit_golds(
     grouped: dict[UnitKey, dict[int, str]], item_kinds: dict[int, str], project: Project
 ) -> dict[UnitKey, Gold]:
@@ -71,21 +68,25 @@ def unit_golds(
         ).values_list("item_id", "unit", "field", "value", "note")
     }
     golds: dict[UnitKey, Gold] = {}
-    # the same answers give the same gold: decided once per (kind, field, answers)
-    decided: dict[tuple[str, str, tuple[str, ...]], Gold] = {}
+    # The same answers give the same gold: decided once per (kind, field, answers dict),
+    # the dicts being shared by units of the same answers (report_data) and alive here.
+    decided: dict[tuple[str, str, int], Gold] = {}
+    new = tuple.__new__  # a Gold without its Python-level __new__: a frame per unit
     for key, by_rater in grouped.items():
         item, unit, fld = key
         if fld not in gold_fields:
             continue
-        kind, adjudication = item_kinds[item], adjudicated.get(key)
-        if adjudication is not None:
+        kind = item_kinds[item]
+        if adjudicated and (adjudication := adjudicated.get(key)) is not None:
             golds[key] = decide(item, kind, unit, fld, list(by_rater.values()), adjudication)
             continue
-        answers = (kind, fld, tuple(by_rater.values()))
+        answers = (kind, fld, id(by_rater))
         if (same := decided.get(answers)) is None:
-            golds[key] = decided[answers] = decide(item, kind, unit, fld, list(answers[2]))
+            golds[key] = decided[answers] = decide(item, kind, unit, fld, list(by_rater.values()))
         else:  # its votes dict shared, as nothing changes a gold's votes
-            golds[key] = Gold(item, kind, unit, fld, same.value, same.provenance, same.votes)
+            golds[key] = new(
+                Gold, (item, kind, unit, fld, same.value, same.provenance, same.votes, "")
+            )
     return golds
 
 
@@ -119,31 +120,9 @@ def report_data(
     with_charts: bool,
 ) -> ReportData:
     with collector_paused():
-        item_kinds: dict[int, str] = {}
-        grouped: dict[UnitKey, dict[int, str]] = defaultdict(dict)
-        rows_of: dict[str, list[LabelRow]] = defaultdict(list)
-        # Units with the same answers by the same annotators share one (read-only) dict:
-        # a 100,000-item report holds a few thousand distinct ones, not one per unit.
-        # label_rows gives a unit's rows one after the other.
-        shared: dict[tuple[tuple[int, str], ...], dict[int, str]] = {}
-        key: UnitKey | None = None
-        at_item, at_unit, at_field = None, "", ""  # the key's parts
-        answers: dict[int, str] = {}
-        add = None
-        for r in label_rows(project, where=assignment_filter(filters)):  # one pass
-            item, kind, unit, fld, annotator, value, _, _, _ = r
-            if item != at_item or unit != at_unit or fld != at_field:
-                if key is not None:
-                    grouped[key] = shared.setdefault(tuple(answers.items()), answers)
-                key = at_item, at_unit, at_field = item, unit, fld
-                item_kinds[item] = kind  # an item has one kind
-                add = rows_of[kind].append
-                answers = dict(grouped.get(key, ()))  # a copy: never change a shared one
-            add(r)  # type: ignore[misc]
-            answers[annotator] = value
-        if key is not None:
-            grouped[key] = shared.setdefault(tuple(answers.items()), answers)
-        del shared, answers
+        labels = read_labels(project, where=assignment_filter(filters))
+        grouped, item_kinds, rows_of = labels.grouped, labels.item_kinds, labels.rows_of
+        del labels  # its flat list of rows: the report reads them per kind
         golds = unit_golds(grouped, item_kinds, project)
         golds_of: dict[str, list[Gold]] = defaultdict(list)
         for g in golds.values():

@@ -214,13 +214,15 @@ def agreement(
     observed = _coefficients_from_patterns(
         patterns, freq[np.newaxis, :].astype(np.float64), delta=delta
     )
+    # who said what on each unit, as distinct rows and their counts (Conger's kappa)
+    code_rows = None if data.anonymous_raters else _conger_patterns(codes)
     resampled: dict[str, FloatArray] = {}
     if bootstrap and population.shape[0]:
         rng = np.random.default_rng(seed)
         weights = rng.multinomial(population.shape[0], freq / freq.sum(), size=bootstrap)
         resampled = _coefficients_from_patterns(patterns, weights.astype(np.float64), delta=delta)
-        if not data.anonymous_raters:
-            rows, row_freq = _conger_patterns(codes)
+        if code_rows is not None:
+            rows, row_freq = code_rows
             draws = rng.multinomial(row_freq.sum(), row_freq / row_freq.sum(), size=bootstrap)
             resampled["conger"] = _conger_from_weights(
                 rows, draws.astype(np.float64), len(categories)
@@ -235,7 +237,8 @@ def agreement(
     n_used = int(used.sum())
     estimates = _point_estimates(
         counts=counts,
-        codes=None if data.anonymous_raters else codes,
+        patterns=(patterns, freq),
+        code_rows=code_rows,
         used=used,
         categories=categories,
         level=level,
@@ -270,7 +273,7 @@ def agreement(
         gwet_ac1=estimates["ac1"],
         conger_kappa=estimates["conger"],
         brennan_prediger=estimates["bp"],
-        per_category=_per_category(counts, categories, confidence) if n_used else (),
+        per_category=_per_category(patterns, freq, categories, confidence) if n_used else (),
         pairwise=pairwise,
         per_rater=() if data.anonymous_raters else _per_rater(codes, data.raters, pairwise),
         bootstrap=bootstrap,
@@ -424,7 +427,8 @@ class _Maker:
 def _point_estimates(
     *,
     counts: npt.NDArray[np.int64],
-    codes: npt.NDArray[np.int64] | None,
+    patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    code_rows: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None,
     used: npt.NDArray[np.bool_],
     categories: tuple[Label, ...],
     level: str,
@@ -456,7 +460,10 @@ def _point_estimates(
     make = _Maker(names, n_used, ci, confidence).make
 
     result: dict[str, Coefficient] = {}
-    percent_parts = gwet.percent_agreement(counts)
+    # Gwet's parts from the distinct count patterns of the rated units and how many units
+    # have each (the same sums over units, to rounding: a few rows instead of thousands);
+    # the libraries' point estimates (statsmodels, krippendorff) read the counts whole.
+    percent_parts = gwet.percent_agreement(*patterns)
     result["percent"] = make(
         "percent", float(observed["percent"][0]), parts=percent_parts, check=percent_parts.value
     )
@@ -471,19 +478,19 @@ def _point_estimates(
     elif len(sizes) == 1:
         value = float(fleiss_kappa(rated_counts, method="fleiss"))
         result["fleiss"] = make(
-            "fleiss", value, parts=gwet.fleiss_kappa(counts), check=float(observed["fleiss"][0])
+            "fleiss", value, parts=gwet.fleiss_kappa(*patterns), check=float(observed["fleiss"][0])
         )
     else:
         result["fleiss"] = make(
             "fleiss",
             float(observed["fleiss"][0]),
-            parts=gwet.fleiss_kappa(counts),
+            parts=gwet.fleiss_kappa(*patterns),
             note=f"units have {sizes[0]} to {sizes[-1]} ratings: Fleiss' kappa generalised to "
             "unequal counts as in Gwet (2014) (irrCAC fleiss.kappa.raw); chance agreement "
             "uses every rated unit",
         )
 
-    if codes is None:
+    if code_rows is None:
         result["conger"] = make(
             "conger",
             None,
@@ -493,7 +500,7 @@ def _point_estimates(
     elif single_category:
         result["conger"] = make("conger", None, undefined_reason=one_category_reason)
     else:
-        parts = gwet.conger_kappa(codes, len(categories))
+        parts = gwet.conger_kappa(code_rows[0], len(categories), code_rows[1])
         vectorised = observed.get("conger")
         result["conger"] = make(
             "conger",
@@ -516,7 +523,7 @@ def _point_estimates(
             "alpha",
             value,
             check=float(observed["alpha"][0]),
-            parts=gwet.krippendorff_alpha_se(counts) if level == "nominal" else None,
+            parts=gwet.krippendorff_alpha_se(*patterns) if level == "nominal" else None,
             note=None
             if level == "nominal"
             else f"no asymptotic standard error for {level} alpha here; use the bootstrap interval",
@@ -533,7 +540,7 @@ def _point_estimates(
         result["bp"] = make("bp", None, undefined_reason=reason)
     else:
         note = one_category_note if single_category else None
-        ac1_parts = gwet.gwet_ac1(counts)
+        ac1_parts = gwet.gwet_ac1(*patterns)
         result["ac1"] = make(
             "ac1",
             gwet_ac1_from_counts(counts, n_categories=len(categories)),
@@ -541,7 +548,7 @@ def _point_estimates(
             parts=ac1_parts,
             check=float(observed["ac1"][0]),
         )
-        bp_parts = gwet.brennan_prediger(counts)
+        bp_parts = gwet.brennan_prediger(*patterns)
         result["bp"] = make(
             "bp", bp_parts.value, note=note, parts=bp_parts, check=float(observed["bp"][0])
         )
@@ -549,10 +556,13 @@ def _point_estimates(
 
 
 def _per_category(
-    counts: npt.NDArray[np.int64], categories: tuple[Label, ...], confidence: float
+    rated: npt.NDArray[np.int64],
+    freq: npt.NDArray[np.int64],
+    categories: tuple[Label, ...],
+    confidence: float,
 ) -> tuple[CategoryKappa, ...]:
-    """Fleiss' (1971) kappa of each category against the rest (Gwet's form, missing data)."""
-    rated = counts[counts.sum(axis=1) >= 1]
+    """Fleiss' (1971) kappa of each category against the rest (Gwet's form, missing data),
+    from the distinct count patterns of the rated units and how many units have each."""
     total = rated.sum(axis=1)
     result = []
     for j, category in enumerate(categories):
@@ -564,12 +574,12 @@ def _per_category(
                 name, None, undefined_reason=f"{category!r} is {which}: expected agreement is 1"
             )
         else:
-            parts = gwet.fleiss_kappa(binary)
+            parts = gwet.fleiss_kappa(binary, freq)
             low, high = gwet.wald_interval(parts.value, parts.se, parts.n, confidence)
             kappa = Coefficient(
                 name,
                 parts.value,
-                n_units=int((total >= 2).sum()),
+                n_units=int(freq[total >= 2].sum()),
                 p_o=parts.p_o,
                 p_e=parts.p_e,
                 se=parts.se,
@@ -826,13 +836,20 @@ def _pair_kappa(
             "units: expected agreement is 1, so kappa is 0/0",
             n_units=n,
         )
-    # a and b are int64 codes _pairwise_kappas cut from the matrix it built: scikit-learn's
-    # documented switch skips re-validating them (21 calls per report at 7 fields)
+    # Each distinct (a, b) pair once, weighted by its count: the same confusion matrix, so
+    # the same kappa, from q * q rows at most instead of one per shared unit. a and b are
+    # int64 codes _pairwise_kappas cut from the matrix it built: scikit-learn's documented
+    # switch skips re-validating them (21 calls per report at 7 fields)
+    table = np.bincount(a * q + b, minlength=q * q).astype(np.float64)
+    cells = np.flatnonzero(table)
     with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
-        value = float(metrics.cohen_kappa_score(a, b, labels=list(range(q))))
+        value = float(
+            metrics.cohen_kappa_score(
+                cells // q, cells % q, labels=list(range(q)), sample_weight=table[cells]
+            )
+        )
     if not bootstrap:
         return Coefficient(name, value, n_units=n)
-    table = np.bincount(a * q + b, minlength=q * q).astype(np.float64)
     draws = rng.multinomial(n, table / n, size=bootstrap).reshape(-1, q, q).astype(np.float64)
     low, high, note = percentile_ci(_kappa_from_tables(draws), confidence)
     return Coefficient(name, value, low, high, note=note, n_units=n)

@@ -424,3 +424,26 @@ def test_a_tables_page_body_is_what_the_template_loop_wrote(rows: tuple) -> None
     assert table.page_body == loop.render(Context({"t": table}))
     assert "<b>" not in table.page_body
     assert table.shown == min(len(rows), reports.tables.DISPLAY_LIMIT)
+
+
+def test_read_labels_splits_the_rows_per_kind_in_their_order(
+    judged_comparisons: list[Item], verification: list[Item]
+) -> None:
+    """read_labels' rows of each kind are its flat rows of that kind, in order, and its
+    groups are the rows' (item, unit, field) -> annotator -> value, in order."""
+    from annotation.gold import read_labels
+
+    project = verification[0].project
+    labels = read_labels(project)
+    kinds_seen = list(dict.fromkeys(r.kind for r in labels.rows))
+    assert kinds_seen == ["comparison", "verification"]  # items made in this order
+    assert dict(labels.rows_of) == {
+        kind: [r for r in labels.rows if r.kind == kind] for kind in kinds_seen
+    }
+    expected: dict[tuple[int, str, str], dict[int, str]] = {}
+    for r in labels.rows:
+        expected.setdefault((r.item, r.unit, r.field), {})[r.annotator] = r.value
+    assert list(labels.grouped.items()) == list(expected.items())
+    assert labels.item_kinds == {r.item: r.kind for r in labels.rows}
+    assert {type(r.swapped) for r in labels.rows} == {bool}
+    assert any(r.swapped for r in labels.rows) and not all(r.swapped for r in labels.rows)

@@ -172,3 +172,35 @@ def test_conger_resampling_formula_equals_conger_on_explicit_resamples() -> None
         explicit = np.repeat(rows, weights, axis=0)
         fast = inter_rater._conger_from_weights(rows, weights[np.newaxis, :].astype(float), 5)
         assert fast[0] == pytest.approx(stats.gwet.conger_kappa(explicit, 5).value, abs=1e-12)
+
+
+def test_gwet_parts_from_distinct_rows_and_their_counts_equal_the_parts_unit_by_unit() -> None:
+    """agreement() hands gwet the distinct count patterns (and code rows) with how many
+    units have each: every part equals the one computed over the units themselves."""
+    from annotation.stats import gwet
+
+    rng = np.random.default_rng(3)
+    codes = rng.integers(-1, 3, size=(400, 4))  # -1: a missing rating, so unequal counts
+    codes[:5] = -1  # units nobody rated
+    counts = np.stack([(codes == k).sum(axis=1) for k in range(3)], axis=1)
+    patterns, freq = np.unique(counts, axis=0, return_counts=True)
+    rows, row_freq = np.unique(codes, axis=0, return_counts=True)
+    assert len(patterns) < len(counts) / 4  # the test compares few rows with many
+    pairs = [
+        (gwet.percent_agreement(counts), gwet.percent_agreement(patterns, freq)),
+        (gwet.fleiss_kappa(counts), gwet.fleiss_kappa(patterns, freq)),
+        (gwet.gwet_ac1(counts), gwet.gwet_ac1(patterns, freq)),
+        (gwet.brennan_prediger(counts), gwet.brennan_prediger(patterns, freq)),
+        (gwet.krippendorff_alpha_se(counts), gwet.krippendorff_alpha_se(patterns, freq)),
+        (gwet.conger_kappa(codes, 3), gwet.conger_kappa(rows, 3, row_freq)),
+    ]
+    for whole, weighted in pairs:
+        assert whole.n == weighted.n
+        for a, b in zip(
+            (whole.p_o, whole.p_e, whole.value, whole.se),
+            (weighted.p_o, weighted.p_e, weighted.value, weighted.se),
+            strict=True,
+        ):
+            assert b == pytest.approx(a, rel=1e-12, abs=1e-14)
+    with pytest.raises(ValueError, match="one non-negative count per row"):
+        gwet.fleiss_kappa(patterns, freq[:-1])
