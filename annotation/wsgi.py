@@ -11,3 +11,7 @@ application = get_wsgi_application()
 # gunicorn worker's first request, which took seconds; under `gunicorn --preload` the
 # workers share these pages.
 get_resolver().url_patterns  # noqa: B018
+
+from annotation import reports  # noqa: E402  (after the app registry is ready)
+
+reports.warm_up()  # and what a first report would do once (templates, scikit-learn)

@@ -334,15 +334,14 @@ def timed(run: Any) -> tuple[Any, float, float]:
 
 def warm_up() -> float:
     """Imports (Django's models, numpy, scipy, scikit-learn, statsmodels), the kinds
-    registry and the report template's first compilation happen once per process, not
-    per report (a server does them at start: annotation/wsgi.py): timed apart."""
-    from django.template.loader import get_template
-
+    registry and what reports.warm_up does (the report templates' first compilation,
+    scikit-learn's first call) happen once per process, not per report (a server does
+    them at start: annotation/wsgi.py): timed apart."""
     t0 = time.perf_counter()
-    from annotation import kinds, reports  # noqa: F401
+    from annotation import kinds, reports
 
     kinds.all_specs()
-    get_template("annotation/report_file.html")
+    reports.warm_up()
     return time.perf_counter() - t0
 
 

@@ -137,6 +137,20 @@ OPT_IN = {"planning"}  # slow sections built only when asked for (`build_report(
 # --------------------------------------------------------------------------- report
 
 
+def warm_up() -> None:
+    """What the first report of a process would do once and the next ones not: the report
+    templates compiled, threadpoolctl's scan of the loaded libraries, scikit-learn's
+    first call (it looks up its dataframe plugins: ~20 ms). A server does it at start
+    (annotation/wsgi.py), as it imports the views."""
+    from django.template.loader import get_template
+    from sklearn.metrics import cohen_kappa_score
+
+    for name in ("annotation/report_file.html", "annotation/_report_body.html"):
+        get_template(name)
+    with threadpool_limits(limits=1, user_api="blas"):
+        cohen_kappa_score([0, 1], [0, 1])
+
+
 def build_report(
     project: Project,
     *,
