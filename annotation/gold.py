@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connections
 from django.db.models import Model, Q, QuerySet
 from django.db.models.expressions import RawSQL
@@ -68,10 +69,20 @@ def fetch(qs: QuerySet[Any]) -> list[tuple[Any, ...]]:
     Skips the ORM's per-row converters, which cost more than the query itself on
     100,000-row reports; callers only read ints and strings (booleans via bool()).
     """
-    sql, params = qs.query.sql_with_params()
+    if (query := _sql(qs)) is None:
+        return []
     with connections[qs.db].cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(*query)
         return list(cursor.fetchall())
+
+
+def _sql(qs: QuerySet[Any]) -> tuple[str, tuple[Any, ...]] | None:
+    """The query's SQL and parameters; None when it can have no row (a filter on an empty
+    list of ids, which Django does not send to the database, as its ORM gives no row)."""
+    try:
+        return qs.query.sql_with_params()
+    except EmptyResultSet:
+        return None
 
 
 @contextmanager
@@ -93,9 +104,10 @@ def collector_paused() -> Iterator[None]:
 def chunks(qs: QuerySet[Any], size: int = 20_000) -> Iterator[list[tuple[Any, ...]]]:
     """`fetch`, a chunk at a time: the rows of a large query are never all held as
     Python tuples at once."""
-    sql, params = qs.query.sql_with_params()
+    if (query := _sql(qs)) is None:
+        return
     with connections[qs.db].cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(*query)
         while chunk := cursor.fetchmany(size):
             yield chunk
 

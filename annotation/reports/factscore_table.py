@@ -15,7 +15,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from django.core.exceptions import EmptyResultSet
 from django.db.models import QuerySet
 
 from pipeline.dataformats.common import SOURCE
@@ -169,19 +168,11 @@ def factscore_rows_of(
     )
     if documents is not None:
         lists = lists.filter(document__in=documents)
-    try:
-        found = fetch(  # plain tuples from the cursor
-            lists.values_list(
-                "pk",
-                "document_id",
-                "system_id",
-                "system__name",
-                "document__source_model",
-                "abstained",
-            )
+    found = fetch(  # plain tuples from the cursor (none for no system or document)
+        lists.values_list(
+            "pk", "document_id", "system_id", "system__name", "document__source_model", "abstained"
         )
-    except EmptyResultSet:  # no system, or documents: no id
-        found = []
+    )
     # SQLite's booleans are 0 / 1
     all_info = [
         (pk, doc, system, *rest, bool(abstained)) for pk, doc, system, *rest, abstained in found

@@ -9,8 +9,8 @@ import gc
 import pytest
 from django.db.models import Exists, Q
 
-from annotation.gold import collector_paused, related
-from annotation.models import Answer
+from annotation.gold import chunks, collector_paused, fetch, related
+from annotation.models import Answer, Item, Project
 
 
 def test_the_collector_is_off_inside_and_back_after() -> None:
@@ -50,3 +50,16 @@ def test_a_filter_moves_to_a_related_model_with_its_logic() -> None:
 def test_an_expression_is_not_moved() -> None:
     with pytest.raises(TypeError, match="only plain lookups"):
         related(Q(Exists(Answer.objects.all())), "assignment__")
+
+
+def test_fetch_and_chunks_give_no_row_for_an_empty_id_list(
+    alpha: Project, alpha_items: list[Item]
+) -> None:
+    """Django sends no query for `IN ()` (EmptyResultSet): the reports' cursor readers give
+    no row, as the ORM does, instead of raising."""
+    for empty in (Item.objects.filter(pk__in=[]), Item.objects.filter(pk__in=[], project=alpha)):
+        rows = empty.values_list("pk", "kind")
+        assert list(rows) == [] and fetch(rows) == [] and list(chunks(rows)) == []
+    some = Item.objects.filter(project=alpha).values_list("pk").order_by("pk")
+    assert len(some) == 4
+    assert fetch(some) == [(pk,) for (pk,) in some] == [r for c in chunks(some, 1) for r in c]
