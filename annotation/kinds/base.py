@@ -13,7 +13,7 @@ import re
 from argparse import ArgumentParser
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from xml.sax.saxutils import quoteattr
 
 if TYPE_CHECKING:
@@ -120,9 +120,9 @@ class ItemInfo:
         return cls(item.kind, doc.external_id, doc.domain, doc.pk, item.claim_id, item.list_a_id)
 
 
-@dataclass(frozen=True)
-class Target:
-    """A unit with a gold label that automatic verdicts can be compared with."""
+class Target(NamedTuple):
+    """A unit with a gold label that automatic verdicts can be compared with (thousands
+    per report: a tuple is made several times faster than a frozen dataclass)."""
 
     gold: Gold
     target: int  # claim or segment id

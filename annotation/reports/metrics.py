@@ -27,7 +27,7 @@ from django.db.models import Count
 from pipeline.split import sentences_for
 
 from .. import charts, kinds
-from ..gold import Gold, fetch
+from ..gold import fetch
 from ..models import Claim, ClaimList, Document, Project, SentenceCount, System, Verdict
 from ..stats import Coefficient
 from ..stats import metric_comparison as ms
@@ -51,7 +51,7 @@ def metric_sections(data: ReportData) -> list[Section]:
     scores = _score_section(
         data.project,
         data.filters,
-        data.golds_of,
+        data,
         bootstrap=data.bootstrap,
         seed=data.seed,
         with_charts=data.with_charts,
@@ -409,7 +409,7 @@ class _Scored:
     model_domain: dict[Hashable, str]  # document -> "source model / domain"
 
 
-def _scored(project: Project, filters: Filters, golds_of: dict[str, list[Gold]]) -> _Scored | None:
+def _scored(project: Project, filters: Filters, data: ReportData) -> _Scored | None:
     verdicts = Verdict.objects.filter(
         system__project=project,
         system__kind__in=[System.VERIFIER, System.REFERENCE],
@@ -423,7 +423,7 @@ def _scored(project: Project, filters: Filters, golds_of: dict[str, list[Gold]])
         verdicts.values_list("system__name", "claim_id", "claim__claim_list_id", "label")
     ):
         labels[(source, list_id)][claim] = label
-    gold_claims = _gold_labels(project, golds_of)
+    gold_claims = _gold_labels(project, data)
     for (claim, list_id), label in gold_claims.items():
         labels[(GOLD_SOURCE, list_id)][claim] = label
     if not labels:
@@ -521,14 +521,14 @@ def _scatter_charts(
 def _score_section(
     project: Project,
     filters: Filters,
-    golds_of: dict[str, list[Gold]],
+    data: ReportData,
     *,
     bootstrap: int,
     seed: int,
     with_charts: bool,
     k_rule: str,
 ) -> Section | None:
-    scored = _scored(project, filters, golds_of)
+    scored = _scored(project, filters, data)
     if scored is None:
         return None
     scores: dict[str, dict[Hashable, float]] = {}
@@ -562,7 +562,7 @@ def _score_section(
                 per_model_rows.append((name, label, system, len(vs), sum(vs) / len(vs)))
 
     correlations = _correlations(scores, scored, bootstrap=bootstrap, seed=seed)
-    data = {(a, b, c.level): c for (a, b), levels in correlations.items() for c in levels}
+    found = {(a, b, c.level): c for (a, b), levels in correlations.items() for c in levels}
     corr_rows: list[tuple[Cell, ...]] = [
         (
             a,
@@ -652,7 +652,7 @@ def _score_section(
         tuple(notes),
         tuple(tables),
         tuple(chart_list),
-        data=data,
+        data=found,
     )
 
 
@@ -668,14 +668,14 @@ def _notes(c: ms.Correlation) -> str:
     )
 
 
-def _gold_labels(project: Project, golds_of: dict[str, list[Gold]]) -> dict[tuple[int, int], str]:
+def _gold_labels(project: Project, data: ReportData) -> dict[tuple[int, int], str]:
     """(claim, claim list) -> the gold label of the claim, from every kind that judges claims
     (verification items, atomic-fact items)."""
     found: dict[int, str] = {}
     for spec in kinds.judging(Claim):
-        mine = [g for g in golds_of.get(spec.name, ()) if g.value]
-        for t in spec.verdict_targets(project, mine):
-            label = spec.as_verdict(t.gold.value)
+        as_verdict = functools.cache(spec.as_verdict)  # a few distinct values
+        for t in data.verdict_targets(spec):  # the verifier section's, read once
+            label = as_verdict(t.gold.value) if t.gold.value else None
             if label:
                 found.setdefault(t.target, label)
     if not found:

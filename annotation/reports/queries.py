@@ -4,7 +4,7 @@ grouped per unit and their gold labels."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, time
 
 from django.db.models import Q
@@ -12,6 +12,8 @@ from django.utils import timezone
 
 from .. import kinds
 from ..gold import Gold, LabelRow, UnitKey, collector_paused, decide, read_labels
+from ..kinds import KindSpec
+from ..kinds.base import Target
 from ..models import Adjudication, Membership, Project
 from .tables import Filters
 
@@ -107,6 +109,21 @@ class ReportData:
     golds: dict[UnitKey, Gold]
     rows_of: dict[str, list[LabelRow]]
     golds_of: dict[str, list[Gold]]
+    # kind -> its verdict targets (`verdict_targets`), computed when first asked for
+    _targets: dict[str, list[Target]] = field(default_factory=dict, compare=False, repr=False)
+
+    def verdict_targets(self, spec: KindSpec) -> list[Target]:
+        """`spec.verdict_targets` of the kind's golds with a value: the claims or segments
+        their labels judge, read once per report (the verifier and the score sections both
+        compare verdicts with them)."""
+        if spec.name not in self._targets:
+            golds = [
+                g
+                for g in self.golds_of.get(spec.name, ())
+                if g.field == spec.verdict_field and g.value is not None
+            ]
+            self._targets[spec.name] = spec.verdict_targets(self.project, golds) if golds else []
+        return self._targets[spec.name]
 
 
 def report_data(

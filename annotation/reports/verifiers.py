@@ -61,7 +61,7 @@ class _Scores:
 
 
 def verifier_sections(data: ReportData) -> list[Section]:
-    project, golds_of = data.project, data.golds_of
+    project = data.project
     systems_of = {  # a few systems: their names looked up here, not joined per verdict
         pk: (name, kind)
         for pk, name, kind in System.objects.filter(
@@ -78,7 +78,7 @@ def verifier_sections(data: ReportData) -> list[Section]:
     if not verdicts:
         return []
     specs = [s for s in kinds.all_specs() if s.verdict_field]
-    units = _gold_units(project, golds_of, specs)
+    units = _gold_units(data, specs)
     # system id -> claim id -> label, and segment id -> label
     of_system: dict[int, tuple[dict[int, str], dict[int, str]]] = {}
     for claim, segment, system, label in verdicts:
@@ -134,15 +134,10 @@ def verifier_sections(data: ReportData) -> list[Section]:
     ]
 
 
-def _gold_units(
-    project: Project, golds_of: dict[str, list[Gold]], specs: list[KindSpec]
-) -> list[_Unit]:
+def _gold_units(data: ReportData, specs: list[KindSpec]) -> list[_Unit]:
     """The units with a human gold label that verdicts can be compared with."""
     units: list[_Unit] = []
     for spec in specs:
-        mine = [g for g in golds_of[spec.name] if g.field == spec.verdict_field]
-        if not mine:
-            continue
         level, as_verdict = spec.verdict_level, functools.cache(spec.as_verdict)
         units += [
             _Unit(
@@ -155,7 +150,7 @@ def _gold_units(
                 t.document,
                 as_verdict(g.value),  # a few distinct values
             )
-            for t in spec.verdict_targets(project, mine)
+            for t in data.verdict_targets(spec)
             for g in (t.gold,)
         ]
     return units
