@@ -28,7 +28,7 @@ _BLANK_CLAIM = PipelineClaim("", 0, "")
 def pipeline_section(data: ReportData) -> Section | None:
     project, filters, k_rule = data.project, data.filters, data.k_rule
     systems, rows = data.verdicts()
-    verifiers = {pk: name for pk, (name, kind) in systems.items() if kind == System.VERIFIER}
+    verifiers = {pk: name for pk, (name, role) in systems.items() if role == System.VERIFIER}
     lists = ClaimList.objects.filter(document__project=project)
     if filters.domains:
         lists = lists.filter(document__domain__in=filters.domains)
