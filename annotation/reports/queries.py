@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .. import kinds
-from ..gold import Gold, LabelRow, UnitKey, collector_paused, decide, read_labels
+from ..gold import Gold, KindRows, LabelRow, UnitKey, collector_paused, decide, read_labels
 from ..kinds import KindSpec
 from ..kinds.base import Target
 from ..models import Adjudication, Membership, Project
@@ -136,9 +136,17 @@ def report_data(
     k_rule: str,
     with_charts: bool,
 ) -> ReportData:
+    where = assignment_filter(filters)
     with collector_paused():
-        labels = read_labels(project, where=assignment_filter(filters))
-        grouped, item_kinds, rows_of = labels.grouped, labels.item_kinds, labels.rows_of
+        # the rows of the kinds with sections of their own (the kind sections and the
+        # planning section read them); another kind's rows are read if asked for
+        labels = read_labels(
+            project, where=where, rows_for={s.name for s in kinds.all_specs() if s.report_sections}
+        )
+        grouped, item_kinds = labels.grouped, labels.item_kinds
+        rows_of = KindRows(
+            labels.rows_of, lambda kind: read_labels(project, kind=kind, where=where).rows
+        )
         del labels  # its flat list of rows: the report reads them per kind
         golds = unit_golds(grouped, item_kinds, project)
         golds_of: dict[str, list[Gold]] = defaultdict(list)

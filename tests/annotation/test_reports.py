@@ -447,3 +447,35 @@ def test_read_labels_splits_the_rows_per_kind_in_their_order(
     assert labels.item_kinds == {r.item: r.kind for r in labels.rows}
     assert {type(r.swapped) for r in labels.rows} == {bool}
     assert any(r.swapped for r in labels.rows) and not all(r.swapped for r in labels.rows)
+
+
+def test_report_data_reads_the_rows_of_a_kind_without_sections_when_asked_for(
+    alpha: Project, alpha_segments: list[Item]
+) -> None:
+    """report_data makes the rows of the kinds with sections of their own; a segment's
+    rows (no section reads them) are read when asked for, the same as label_rows', while
+    its units are grouped from the first read all the same."""
+    from annotation.gold import label_rows, read_labels
+    from annotation.reports.queries import report_data
+    from annotation.reports.tables import Filters
+
+    for n, assignment in enumerate(alpha_segments[0].assignments.order_by("pk")):
+        values = {("segment:0", "correct"): "true", ("segment:1", "correct"): ["true", "false"][n]}
+        assert assignment.submit(values, guideline_version=1)
+    data = report_data(
+        alpha,
+        filters=Filters(),
+        names={},
+        bootstrap=0,
+        seed=0,
+        k_rule="",
+        with_charts=False,
+    )
+    expected = label_rows(alpha, kind="segment")
+    assert len(expected) == 4
+    assert "segment" not in data.rows_of  # not made by the first read
+    assert {(r.item, r.unit, r.field) for r in expected} == set(data.grouped)
+    assert data.rows_of["segment"] == expected
+    assert data.rows_of.get("segment") == expected
+    assert data.rows_of.get("comparison", []) == []  # no item of that kind
+    assert read_labels(alpha, rows_for=()).rows == []
