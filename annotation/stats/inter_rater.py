@@ -305,9 +305,18 @@ def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int6
     """units x raters: each label's position in `categories`, -1 where missing."""
     index: dict[Label | None, int] = {label: i for i, label in enumerate(categories)}
     index[None] = -1  # categories never hold None: it is a missing rating
-    flat = map(index.get, chain.from_iterable(data.labels), repeat(-2))
-    size = len(data.units) * len(data.raters)
-    codes = np.fromiter(flat, np.int64, size).reshape(len(data.units), len(data.raters))
+    width = len(data.raters)
+    # each distinct row object encoded once, then laid out per unit (units of the same
+    # answers share one row: a 12,000-unit field holds a few dozen)
+    rows = data.distinct_rows
+    distinct = np.fromiter(
+        map(index.get, chain.from_iterable(rows.values()), repeat(-2)),
+        np.int64,
+        len(rows) * width,
+    ).reshape(len(rows), width)
+    position = dict(zip(rows, range(len(rows)), strict=True))
+    at = np.fromiter(map(position.__getitem__, map(id, data.labels)), np.intp, len(data.labels))
+    codes = distinct[at]
     if (codes == -2).any():
         u, r = (int(i) for i in np.argwhere(codes == -2)[0])  # the first, row by row
         raise ValueError(
