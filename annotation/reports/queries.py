@@ -140,12 +140,12 @@ def report_data(
     with collector_paused():
         # the rows of the kinds with sections of their own (the kind sections and the
         # planning section read them); another kind's rows are read if asked for
-        labels = read_labels(
-            project, where=where, rows_for={s.name for s in kinds.all_specs() if s.report_sections}
-        )
+        made = {s.name for s in kinds.all_specs() if s.report_sections}
+        labels = read_labels(project, where=where, rows_for=made)
         grouped, item_kinds = labels.grouped, labels.item_kinds
         rows_of = KindRows(
-            labels.rows_of, lambda kind: read_labels(project, kind=kind, where=where).rows
+            {kind: labels.rows_of.get(kind, []) for kind in made},  # none: no second query
+            lambda kind: read_labels(project, kind=kind, where=where).rows,
         )
         del labels  # its flat list of rows: the report reads them per kind
         golds = unit_golds(grouped, item_kinds, project)

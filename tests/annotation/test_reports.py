@@ -474,6 +474,7 @@ def test_report_data_reads_the_rows_of_a_kind_without_sections_when_asked_for(
     expected = label_rows(alpha, kind="segment")
     assert len(expected) == 4
     assert "segment" not in data.rows_of  # not made by the first read
+    assert "atomic" in data.rows_of and data.rows_of["atomic"] == []  # made: no item, no query
     assert {(r.item, r.unit, r.field) for r in expected} == set(data.grouped)
     assert data.rows_of["segment"] == expected
     assert data.rows_of.get("segment") == expected
