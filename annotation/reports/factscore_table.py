@@ -22,7 +22,8 @@ from pipeline.dataformats.factscore import MODEL
 
 from ..gold import Gold, fetch
 from ..kinds import fact_verdicts
-from ..models import Claim, ClaimList, Document, Project, System, Verdict
+from ..models import Claim, ClaimList, Document, Project
+from .queries import Verdicts, read_verdicts
 
 SUPPORTED, NOT_SUPPORTED, IRRELEVANT = "S", "NS", "IR"
 _LABELS = {
@@ -65,17 +66,14 @@ def fact_label(label: str) -> str | None:
     return _LABELS.get(label.strip().rstrip(".").lower())
 
 
-def system_verdict_sets(project: Project) -> list[VerdictSet]:
-    """One set per reference or verifier system with labels on claims."""
+def system_verdict_sets(project: Project, verdicts: Verdicts | None = None) -> list[VerdictSet]:
+    """One set per reference or verifier system with labels on claims (`verdicts`: the
+    project's, when the caller has them read)."""
+    systems, rows = verdicts or read_verdicts(project)
     sets: dict[str, dict[int, str]] = defaultdict(dict)
-    for name, claim, label in fetch(  # plain tuples from the cursor
-        Verdict.objects.filter(system__project=project, claim__isnull=False)
-        .exclude(system__kind=System.EXTRACTOR)
-        .values_list("system__name", "claim_id", "label")
-    ):
-        value = fact_label(label)
-        if value is not None:
-            sets[name][claim] = value
+    for system, claim, _, _, label in rows:
+        if claim is not None and (value := fact_label(label)) is not None:
+            sets[systems[system][0]][claim] = value
     return [VerdictSet(name, labels) for name, labels in sorted(sets.items())]
 
 

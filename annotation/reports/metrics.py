@@ -28,7 +28,7 @@ from pipeline.split import sentences_for
 
 from .. import charts, kinds
 from ..gold import fetch
-from ..models import Claim, ClaimList, Document, Project, SentenceCount, System, Verdict
+from ..models import Claim, ClaimList, Document, Project, SentenceCount, System
 from ..stats import Coefficient
 from ..stats import metric_comparison as ms
 from .queries import ReportData
@@ -410,19 +410,14 @@ class _Scored:
 
 
 def _scored(project: Project, filters: Filters, data: ReportData) -> _Scored | None:
-    verdicts = Verdict.objects.filter(
-        system__project=project,
-        system__kind__in=[System.VERIFIER, System.REFERENCE],
-        claim__isnull=False,
-    )
-    if filters.domains:
-        verdicts = verdicts.filter(claim__claim_list__document__domain__in=filters.domains)
-    # (label source, claim list) -> claim -> label
+    # (label source, claim list) -> claim -> label: the verifiers' and references' verdicts
+    # on claims (read once per report; the domain filter applies below: only the lists of
+    # the filtered documents are scored)
+    systems, rows = data.verdicts()
     labels: dict[tuple[str, int], dict[int, str]] = defaultdict(dict)
-    for source, claim, list_id, label in fetch(
-        verdicts.values_list("system__name", "claim_id", "claim__claim_list_id", "label")
-    ):
-        labels[(source, list_id)][claim] = label
+    for system, claim, _, list_id, label in rows:
+        if claim is not None and list_id is not None:
+            labels[(systems[system][0], list_id)][claim] = label
     gold_claims = _gold_labels(project, data)
     for (claim, list_id), label in gold_claims.items():
         labels[(GOLD_SOURCE, list_id)][claim] = label

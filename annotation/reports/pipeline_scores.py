@@ -27,30 +27,14 @@ _BLANK_CLAIM = PipelineClaim("", 0, "")
 
 def pipeline_section(data: ReportData) -> Section | None:
     project, filters, k_rule = data.project, data.filters, data.k_rule
-    verdicts = Verdict.objects.filter(
-        system__project=project, system__kind=System.VERIFIER, claim__isnull=False
-    )
+    systems, rows = data.verdicts()
+    verifiers = {pk: name for pk, (name, kind) in systems.items() if kind == System.VERIFIER}
     lists = ClaimList.objects.filter(document__project=project)
     if filters.domains:
-        verdicts = verdicts.filter(claim__claim_list__document__domain__in=filters.domains)
         lists = lists.filter(document__domain__in=filters.domains)
-    labels: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
-    read: dict[str | None, str] = {}  # a stored label -> as scored (a few distinct labels)
-    # plain tuples from the cursor (gold.fetch: strings and ints, no converter needed)
-    for verifier, list_id, label in fetch(
-        verdicts.values_list("system__name", "claim__claim_list_id", "label")
-    ):
-        if label not in read:
-            try:
-                canonical = stats.normalise_verdict(label)
-            except ValueError:
-                canonical = None
-            read[label] = canonical or "unparsed"
-        labels[verifier][list_id].append(read[label])
-    if not labels:
-        return None
-    # the lists scored: those with a verdict, and abstentions (no claim to verify)
-    scored = lists.filter(Q(abstained=True) | Q(pk__in=verdicts.values("claim__claim_list_id")))
+    # the lists scored: those with a verifier's verdict, and abstentions (no claim to verify)
+    verified = Verdict.objects.filter(system__in=list(verifiers), claim__isnull=False)
+    scored = lists.filter(Q(abstained=True) | Q(pk__in=verified.values("claim__claim_list_id")))
     info = {  # plain tuples from the cursor; SQLite's booleans are 0 / 1
         pk: (external, model, domain, extractor, bool(abstained))
         for pk, external, model, domain, extractor, abstained in fetch(
@@ -64,6 +48,21 @@ def pipeline_section(data: ReportData) -> Section | None:
             )
         )
     }
+    labels: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    read: dict[str | None, str] = {}  # a stored label -> as scored (a few distinct labels)
+    for system, _, _, list_id, label in rows:  # a segment verdict has no list
+        # a verifier's verdicts on claims of the lists scored (within the domain filter)
+        if system not in verifiers or list_id is None or list_id not in info:
+            continue
+        if label not in read:
+            try:
+                canonical = stats.normalise_verdict(label)
+            except ValueError:
+                canonical = None
+            read[label] = canonical or "unparsed"
+        labels[verifiers[system]][list_id].append(read[label])
+    if not labels:
+        return None
     sizes = dict(
         fetch(
             Claim.objects.filter(claim_list__in=lists)
@@ -123,7 +122,7 @@ def factscore_section(data: ReportData) -> list[Section]:
     docs = None
     if filters.domains:
         docs = project.documents.filter(domain__in=filters.domains)  # a subquery, not ids
-    sets = factscore_table.system_verdict_sets(project)
+    sets = factscore_table.system_verdict_sets(project, data.verdicts())
     # the gold of all submitted answers (filters do not apply here): an unfiltered
     # report's golds are those, so they are not queried again
     gold = factscore_table.gold_verdict_set(project, None if filters.active else data.golds_of)

@@ -6,15 +6,16 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, time
+from typing import NamedTuple
 
 from django.db.models import Q
 from django.utils import timezone
 
 from .. import kinds
-from ..gold import Gold, KindRows, LabelRow, UnitKey, collector_paused, decide, read_labels
+from ..gold import Gold, KindRows, LabelRow, UnitKey, collector_paused, decide, fetch, read_labels
 from ..kinds import KindSpec
 from ..kinds.base import Target
-from ..models import Adjudication, Membership, Project
+from ..models import Adjudication, Membership, Project, System, Verdict
 from .tables import Filters
 
 # --------------------------------------------------------------------------- queries
@@ -92,6 +93,31 @@ def unit_golds(
     return golds
 
 
+class Verdicts(NamedTuple):
+    """The verdicts of a project's verifier and reference systems (ReportData.verdicts)."""
+
+    systems: dict[int, tuple[str, str]]  # system id -> (name, kind)
+    # (system id, claim id, segment id, the claim's list id, label): a verdict is on a
+    # claim or on a segment (the other two None)
+    rows: list[tuple[int, int | None, int | None, int | None, str]]
+
+
+def read_verdicts(project: Project) -> Verdicts:
+    """Every verdict of the project's verifier and reference systems."""
+    systems = {
+        pk: (name, kind)
+        for pk, name, kind in System.objects.filter(
+            project=project, kind__in=[System.VERIFIER, System.REFERENCE]
+        ).values_list("pk", "name", "kind")
+    }
+    rows = fetch(  # the systems' ids: a few, not a join per verdict
+        Verdict.objects.filter(system__in=list(systems)).values_list(
+            "system_id", "claim_id", "segment_id", "claim__claim_list_id", "label"
+        )
+    )
+    return Verdicts(systems, rows)
+
+
 @dataclass(frozen=True)
 class ReportData:
     """What every section builder reads: the report's options, and the submitted answers
@@ -111,6 +137,15 @@ class ReportData:
     golds_of: dict[str, list[Gold]]
     # kind -> its verdict targets (`verdict_targets`), computed when first asked for
     _targets: dict[str, list[Target]] = field(default_factory=dict, compare=False, repr=False)
+    _verdicts: list[Verdicts] = field(default_factory=list, compare=False, repr=False)
+
+    def verdicts(self) -> Verdicts:
+        """Every verdict of the project's verifier and reference systems, read once per
+        report (the verifier, pipeline, FActScore and score sections each read them; the
+        first asks)."""
+        if not self._verdicts:
+            self._verdicts.append(read_verdicts(self.project))
+        return self._verdicts[0]
 
     def verdict_targets(self, spec: KindSpec) -> list[Target]:
         """`spec.verdict_targets` of the kind's golds with a value: the claims or segments

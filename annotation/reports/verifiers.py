@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, cast
 from .. import kinds, stats
 from ..gold import Gold, fetch
 from ..kinds import ITEM, KindSpec
-from ..models import Claim, Project, Segment, System, Verdict, validate_verifier_collapse
+from ..models import Claim, Project, Segment, validate_verifier_collapse
 from ..stats.classification import map_each
 from .queries import ReportData
 from .tables import Cell, Section, Table
@@ -62,31 +62,19 @@ class _Scores:
 
 def verifier_sections(data: ReportData) -> list[Section]:
     project = data.project
-    systems_of = {  # a few systems: their names looked up here, not joined per verdict
-        pk: (name, kind)
-        for pk, name, kind in System.objects.filter(
-            project=project, kind__in=[System.VERIFIER, System.REFERENCE]
-        ).values_list("pk", "name", "kind")
-    }
-    if not systems_of:
-        return []
-    verdicts = fetch(  # straight from the cursor: ints and strings
-        Verdict.objects.filter(system__in=list(systems_of)).values_list(
-            "claim_id", "segment_id", "system_id", "label"
-        )
-    )
+    systems_of, verdicts = data.verdicts()
     if not verdicts:
         return []
     specs = [s for s in kinds.all_specs() if s.verdict_field]
     units = _gold_units(data, specs)
     # system id -> claim id -> label, and segment id -> label
     of_system: dict[int, tuple[dict[int, str], dict[int, str]]] = {}
-    for claim, segment, system, label in verdicts:
+    for system, claim, segment, _, label in verdicts:
         if system not in of_system:
             of_system[system] = ({}, {})
         if claim is not None:
             of_system[system][0][claim] = label
-        else:
+        elif segment is not None:
             of_system[system][1][segment] = label
     by_system: dict[tuple[str, str], Labels] = {
         systems_of[pk]: {Claim: on_claims, Segment: on_segments}

@@ -449,6 +449,26 @@ def test_read_labels_splits_the_rows_per_kind_in_their_order(
     assert any(r.swapped for r in labels.rows) and not all(r.swapped for r in labels.rows)
 
 
+def test_a_domain_filter_keeps_the_pipeline_rows_of_that_domain(
+    verification: list[Item],
+) -> None:
+    """The pipeline section reads the report's verdicts once (ReportData.verdicts) and
+    applies the domain filter through the lists it scores: a domain's detail rows are
+    those of the unfiltered report, and the other domain's are gone."""
+    project = verification[0].project
+    whole = reports.build_report(project, bootstrap=0)
+    only = reports.build_report(project, bootstrap=0, filters=reports.Filters(domains=("ELI5",)))
+    for verifier in ("one", "two"):
+        name = f"veriscore-verifier-{verifier}-extractor-v-detail"
+        all_rows = whole.table(name).as_dicts()
+        assert {r["domain"] for r in all_rows} == {"Biography", "ELI5"}
+        assert only.table(name).as_dicts() == [r for r in all_rows if r["domain"] == "ELI5"]
+    nothing = reports.build_report(
+        project, bootstrap=0, filters=reports.Filters(domains=("no such domain",))
+    )
+    assert nothing.section("pipeline") is None and nothing.section("score-vs-score") is None
+
+
 def test_report_data_reads_the_rows_of_a_kind_without_sections_when_asked_for(
     alpha: Project, alpha_segments: list[Item]
 ) -> None:
