@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain, repeat
@@ -231,8 +232,10 @@ def agreement(
                 rows, row_freq[np.newaxis, :].astype(np.float64), len(categories)
             )
 
+    intervals = percentile_cis(resampled, confidence)
+
     def ci(key: str) -> tuple[float | None, float | None, str | None]:
-        return percentile_ci(resampled.get(key), confidence)
+        return intervals.get(key, (None, None, None))
 
     n_used = int(used.sum())
     estimates = _point_estimates(
@@ -786,6 +789,27 @@ def percentile_ci(
         else None
     )
     return float(low), float(high), note
+
+
+def percentile_cis(
+    resampled: dict[str, FloatArray], confidence: float
+) -> dict[str, tuple[float | None, float | None, str | None]]:
+    """`percentile_ci` of each array; those fully defined and of one length in one
+    np.quantile over rows (numpy's quantile along an axis is its 1-D quantile of each row:
+    the same values, one call per report field instead of one per coefficient)."""
+    whole: dict[int, list[str]] = defaultdict(list)  # length -> keys
+    out = {}
+    for key, values in resampled.items():
+        if len(values) and np.isfinite(values).all():
+            whole[len(values)].append(key)
+        else:
+            out[key] = percentile_ci(values, confidence)
+    tail = (1 - confidence) / 2
+    for keys in whole.values():
+        lows, highs = np.quantile(np.stack([resampled[k] for k in keys]), [tail, 1 - tail], axis=1)
+        bounds = zip(lows.tolist(), highs.tolist(), strict=True)
+        out.update(zip(keys, [(low, high, None) for low, high in bounds], strict=True))
+    return out
 
 
 # --------------------------------------------------------------------------- pairs
