@@ -32,6 +32,7 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
     targets: dict[str, dict[tuple[str, str], tuple[dict[Hashable, dict[str, str]], Any]]] = {}
     # answers by name, once per answers dict (units of the same answers share one: queries)
     named: dict[int, dict[str, str]] = {}
+    conditions_met: dict[tuple[Any, int], bool] = {}
     at_item = None
     prefix = ""
     of_kind: dict[tuple[str, str], tuple[dict[Hashable, dict[str, str]], Any]] = {}
@@ -48,7 +49,12 @@ def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, d
         units, condition = target
         if condition:
             other = grouped.get((item, unit, condition[0]))
-            if not other or any(v != condition[1] for v in other.values()):
+            if not other:
+                continue
+            # once per (condition, answers dict): units of the same answers share one
+            if (met := conditions_met.get(held := (condition, id(other)))) is None:
+                met = conditions_met[held] = all(v == condition[1] for v in other.values())
+            if not met:
                 continue
         if (by_name := named.get(id(by_rater))) is None:
             by_name = named[id(by_rater)] = {names[a]: v for a, v in by_rater.items()}

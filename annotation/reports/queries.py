@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .. import kinds
-from ..gold import Gold, LabelRow, UnitKey, collector_paused, decide, fetch, read_labels
+from ..gold import Gold, KindRows, LabelRow, UnitKey, collector_paused, decide, fetch, read_labels
 from ..kinds import KindSpec
 from ..kinds.base import Target
 from ..models import Adjudication, Membership, Project, System, Verdict
@@ -171,9 +171,17 @@ def report_data(
     k_rule: str,
     with_charts: bool,
 ) -> ReportData:
+    where = assignment_filter(filters)
     with collector_paused():
-        labels = read_labels(project, where=assignment_filter(filters))
-        grouped, item_kinds, rows_of = labels.grouped, labels.item_kinds, labels.rows_of
+        # the rows of the kinds with sections of their own (the kind sections and the
+        # planning section read them); another kind's rows are read if asked for
+        made = {s.name for s in kinds.all_specs() if s.report_sections}
+        labels = read_labels(project, where=where, rows_for=made)
+        grouped, item_kinds = labels.grouped, labels.item_kinds
+        rows_of = KindRows(
+            {kind: labels.rows_of.get(kind, []) for kind in made},  # none: no second query
+            lambda kind: read_labels(project, kind=kind, where=where).rows,
+        )
         del labels  # its flat list of rows: the report reads them per kind
         golds = unit_golds(grouped, item_kinds, project)
         golds_of: dict[str, list[Gold]] = defaultdict(list)

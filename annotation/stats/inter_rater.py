@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain, repeat
@@ -231,8 +232,10 @@ def agreement(
                 rows, row_freq[np.newaxis, :].astype(np.float64), len(categories)
             )
 
+    intervals = percentile_cis(resampled, confidence)
+
     def ci(key: str) -> tuple[float | None, float | None, str | None]:
-        return percentile_ci(resampled.get(key), confidence)
+        return intervals.get(key, (None, None, None))
 
     n_used = int(used.sum())
     estimates = _point_estimates(
@@ -305,9 +308,18 @@ def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int6
     """units x raters: each label's position in `categories`, -1 where missing."""
     index: dict[Label | None, int] = {label: i for i, label in enumerate(categories)}
     index[None] = -1  # categories never hold None: it is a missing rating
-    flat = map(index.get, chain.from_iterable(data.labels), repeat(-2))
-    size = len(data.units) * len(data.raters)
-    codes = np.fromiter(flat, np.int64, size).reshape(len(data.units), len(data.raters))
+    width = len(data.raters)
+    # each distinct row object encoded once, then laid out per unit (units of the same
+    # answers share one row: a 12,000-unit field holds a few dozen)
+    rows = data.distinct_rows
+    distinct = np.fromiter(
+        map(index.get, chain.from_iterable(rows.values()), repeat(-2)),
+        np.int64,
+        len(rows) * width,
+    ).reshape(len(rows), width)
+    position = dict(zip(rows, range(len(rows)), strict=True))
+    at = np.fromiter(map(position.__getitem__, map(id, data.labels)), np.intp, len(data.labels))
+    codes = distinct[at]
     if (codes == -2).any():
         u, r = (int(i) for i in np.argwhere(codes == -2)[0])  # the first, row by row
         raise ValueError(
@@ -777,6 +789,27 @@ def percentile_ci(
         else None
     )
     return float(low), float(high), note
+
+
+def percentile_cis(
+    resampled: dict[str, FloatArray], confidence: float
+) -> dict[str, tuple[float | None, float | None, str | None]]:
+    """`percentile_ci` of each array; those fully defined and of one length in one
+    np.quantile over rows (numpy's quantile along an axis is its 1-D quantile of each row:
+    the same values, one call per report field instead of one per coefficient)."""
+    whole: dict[int, list[str]] = defaultdict(list)  # length -> keys
+    out = {}
+    for key, values in resampled.items():
+        if len(values) and np.isfinite(values).all():
+            whole[len(values)].append(key)
+        else:
+            out[key] = percentile_ci(values, confidence)
+    tail = (1 - confidence) / 2
+    for keys in whole.values():
+        lows, highs = np.quantile(np.stack([resampled[k] for k in keys]), [tail, 1 - tail], axis=1)
+        bounds = zip(lows.tolist(), highs.tolist(), strict=True)
+        out.update(zip(keys, [(low, high, None) for low, high in bounds], strict=True))
+    return out
 
 
 # --------------------------------------------------------------------------- pairs

@@ -14,6 +14,7 @@ import numbers
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 from typing import Any
 
@@ -74,7 +75,8 @@ class Ratings:
     def __post_init__(self) -> None:
         if len(self.labels) != len(self.units):
             raise ValueError(f"{len(self.labels)} rows of labels for {len(self.units)} units")
-        if set(map(len, self.labels)) - {len(self.raters)}:  # then name the first
+        rows = self.distinct_rows.values()
+        if set(map(len, rows)) - {len(self.raters)}:  # then name the first
             for unit, row in zip(self.units, self.labels, strict=True):
                 if len(row) != len(self.raters):
                     raise ValueError(
@@ -84,9 +86,11 @@ class Ratings:
             raise ValueError("unit ids must be unique")
         if len(set(self.raters)) != len(self.raters):
             raise ValueError("rater ids must be unique")
-        if set(map(type, chain.from_iterable(self.labels))) <= {str, type(None)}:
+        if set(map(type, chain.from_iterable(rows))) <= {str, type(None)}:
             # text and None need no cleaning (the common case: one pass)
-            object.__setattr__(self, "labels", tuple(map(tuple, self.labels)))
+            if any(type(row) is not tuple for row in rows):
+                object.__setattr__(self, "labels", tuple(map(tuple, self.labels)))
+                del self.__dict__["distinct_rows"]  # of the rows given, not these
             return
         cleaned = tuple(
             tuple(
@@ -96,6 +100,7 @@ class Ratings:
             for unit, row in zip(self.units, self.labels, strict=True)
         )
         object.__setattr__(self, "labels", cleaned)
+        del self.__dict__["distinct_rows"]  # of the rows given, not these
 
     @classmethod
     def from_long(cls, rows: Iterable[tuple[Hashable, Hashable, Label | None]]) -> Ratings:
@@ -223,9 +228,22 @@ class Ratings:
 
     def categories_seen(self) -> tuple[Label, ...]:
         """The labels used, numerically ordered when they are all numbers."""
-        # first-seen order, as Counter gave it; one dict over the flattened rows
-        seen = [x for x in dict.fromkeys(chain.from_iterable(self.labels)) if x is not None]
+        # first-seen order, as Counter gave it; one dict over the flattened distinct rows
+        # (the same order: a row seen again adds no label)
+        rows = self.distinct_rows.values()
+        seen = [x for x in dict.fromkeys(chain.from_iterable(rows)) if x is not None]
         return order_categories(seen)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without `distinct_rows`: its keys are the ids of this process's rows."""
+        return {k: v for k, v in self.__dict__.items() if k != "distinct_rows"}
+
+    @cached_property
+    def distinct_rows(self) -> dict[int, tuple[Label | None, ...]]:
+        """id -> row of labels, each row object once, in order of first appearance: units
+        of the same answers may share one tuple (agreement reports: a 10,000-item field's
+        12,000 units hold a few dozen), and what holds for a row holds for its copies."""
+        return dict(zip(map(id, self.labels), self.labels, strict=True))
 
 
 def order_categories(labels: Iterable[Label]) -> tuple[Label, ...]:

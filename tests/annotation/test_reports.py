@@ -467,3 +467,36 @@ def test_a_domain_filter_keeps_the_pipeline_rows_of_that_domain(
         project, bootstrap=0, filters=reports.Filters(domains=("no such domain",))
     )
     assert nothing.section("pipeline") is None and nothing.section("score-vs-score") is None
+
+
+def test_report_data_reads_the_rows_of_a_kind_without_sections_when_asked_for(
+    alpha: Project, alpha_segments: list[Item]
+) -> None:
+    """report_data makes the rows of the kinds with sections of their own; a segment's
+    rows (no section reads them) are read when asked for, the same as label_rows', while
+    its units are grouped from the first read all the same."""
+    from annotation.gold import label_rows, read_labels
+    from annotation.reports.queries import report_data
+    from annotation.reports.tables import Filters
+
+    for n, assignment in enumerate(alpha_segments[0].assignments.order_by("pk")):
+        values = {("segment:0", "correct"): "true", ("segment:1", "correct"): ["true", "false"][n]}
+        assert assignment.submit(values, guideline_version=1)
+    data = report_data(
+        alpha,
+        filters=Filters(),
+        names={},
+        bootstrap=0,
+        seed=0,
+        k_rule="",
+        with_charts=False,
+    )
+    expected = label_rows(alpha, kind="segment")
+    assert len(expected) == 4
+    assert "segment" not in data.rows_of  # not made by the first read
+    assert "atomic" in data.rows_of and data.rows_of["atomic"] == []  # made: no item, no query
+    assert {(r.item, r.unit, r.field) for r in expected} == set(data.grouped)
+    assert data.rows_of["segment"] == expected
+    assert data.rows_of.get("segment") == expected
+    assert data.rows_of.get("comparison", []) == []  # no item of that kind
+    assert read_labels(alpha, rows_for=()).rows == []

@@ -751,3 +751,20 @@ def test_pairwise_matrix_pairs_the_right_columns() -> None:
     assert by_pair[0, 2] == pytest.approx(1.0)
     assert by_pair[0, 1] == pytest.approx(-0.5)
     assert by_pair[1, 2] == pytest.approx(-0.5)
+
+
+def test_percentile_intervals_at_once_equal_each_alone() -> None:
+    """agreement's bootstrap intervals of one field come from one np.quantile over the
+    fully defined resamples: bit for bit each array's own percentile_ci, and arrays
+    with undefined resamples or another length go their own way (with their note)."""
+    from annotation.stats.inter_rater import percentile_ci, percentile_cis
+
+    rng = np.random.default_rng(7)
+    arrays = {f"k{i}": rng.normal(size=1000) for i in range(5)}
+    arrays["short"] = rng.normal(size=10)
+    arrays["nan"] = np.where(rng.random(1000) < 0.1, np.nan, rng.normal(size=1000))
+    arrays["none"] = np.full(1000, np.nan)
+    for confidence in (0.95, 0.9):
+        at_once = percentile_cis(arrays, confidence)
+        assert at_once == {k: percentile_ci(v, confidence) for k, v in arrays.items()}
+    assert at_once["nan"][2] and at_once["k0"][2] is None

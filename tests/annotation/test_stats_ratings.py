@@ -139,3 +139,29 @@ def test_unique_rows_are_numpys_rows_in_numpys_order() -> None:
         rows, counts = _unique_rows(matrix)
         expected_rows, expected_counts = np.unique(matrix, axis=0, return_counts=True)
         assert np.array_equal(rows, expected_rows) and np.array_equal(counts, expected_counts)
+
+
+def test_rows_shared_by_units_give_what_copies_give_and_survive_pickling() -> None:
+    """Agreement reports pass one row tuple for units of the same answers: the encoding
+    (each distinct row once) gives the same report as a copy per unit, and a pickled
+    Ratings re-reads its rows (their ids are the old process's)."""
+    import pickle
+
+    from annotation.stats import agreement
+    from annotation.stats.ratings import Ratings
+
+    same, other = ("a", "a", "b"), ("b", None, "b")
+    shared = Ratings(
+        units=tuple(range(6)), raters=("x", "y", "z"), labels=(same, other, same, same, other, same)
+    )
+    copies = Ratings(
+        units=tuple(range(6)),
+        raters=("x", "y", "z"),
+        labels=tuple(tuple(list(row)) for row in shared.labels),
+    )
+    assert len(shared.distinct_rows) == 2 and len(copies.distinct_rows) == 6
+    assert agreement(shared, seed=3, bootstrap=50) == agreement(copies, seed=3, bootstrap=50)
+    again = pickle.loads(pickle.dumps(shared))
+    assert "distinct_rows" not in again.__dict__
+    assert agreement(again, seed=3, bootstrap=50) == agreement(shared, seed=3, bootstrap=50)
+    assert shared.categories_seen() == ("a", "b")
