@@ -30,6 +30,32 @@ def test_weighted_kendall_and_midranks_match_scipy_on_the_expanded_resamples(n: 
         assert np.allclose(ranks[row][drawn], expected[first[drawn]])
 
 
+@pytest.mark.parametrize("n", [3, 12, 90])
+def test_shared_points_pearson_and_spearman_equal_the_weighted_formulas(n: int) -> None:
+    """_replicates on points shared by every row (the example level) takes Pearson's r
+    from one product of the weights with the points' values and Spearman's rho from the
+    distinct values' ranks: the weighted formulas on every point (`_pearson` of the
+    values and of `_midranks`) to 1e-12, NaN on the same rows (a resample that draws one
+    value of a or b)."""
+    rng = np.random.default_rng(n)
+    a = rng.integers(0, 5, n) / 4  # scores with ties
+    b = np.round(rng.integers(0, 3, n) / 2 + 0.3 * a, 3)
+    w = rng.multinomial(n, np.ones(n) / n, size=400).astype(np.float64)
+    w[0] = 0
+    w[0, :2] = [2, 1] if a[0] == a[1] else [3, 0]  # one value of a drawn
+    got = mc._replicates(w, a, b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = {
+            "pearson": mc._pearson(w, a, b),
+            "spearman": mc._pearson(w, mc._midranks(w, a), mc._midranks(w, b)),
+        }
+    for name, values in expected.items():
+        assert np.isnan(got[name][0]) and np.isfinite(got[name][1:]).any()
+        assert np.array_equal(np.isnan(got[name]), np.isnan(values))
+        defined = ~np.isnan(values)
+        assert np.allclose(got[name][defined], values[defined], rtol=1e-12, atol=1e-14)
+
+
 @pytest.mark.parametrize(
     ("n", "bootstrap", "seed"), [(1, 1000, 0), (3, 7, 1), (4001, 1000, 3), (37, 250, 9)]
 )
