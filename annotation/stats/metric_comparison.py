@@ -467,14 +467,14 @@ def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
         xs = np.array([pairings[i].x for i in same], dtype=np.float64)
         ys = np.array([pairings[i].y for i in same], dtype=np.float64)
         pearson = scipy_stats.pearsonr(xs, ys, axis=1)
-        spearman = _spearman_pairs(xs, ys)
+        rhos = _spearman_pairs(xs, ys)
         for i, x, y, r, p, rho, p_rho in zip(
             same,
             xs,
             ys,
             pearson.statistic.tolist(),
             pearson.pvalue.tolist(),
-            *spearman,
+            *rhos,
             strict=True,
         ):
             statistics[(i, "pearson")] = (r, p)
