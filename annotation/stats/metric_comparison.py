@@ -217,7 +217,7 @@ def claim_density(
     return out
 
 
-SMALL_BINCOUNT = 512  # up to this many units, a chunk of draws is counted at once
+SMALL_COUNTS = 10_000  # up to this many units, a chunk of draws is counted at once
 
 
 def _count_chunks(
@@ -230,14 +230,16 @@ def _count_chunks(
     for start in range(0, bootstrap, 100):
         drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
         # As floats (whole numbers, exact; a matrix product with floats is BLAS's, with
-        # integers numpy's own). An integer bincount is 4x faster than one weighted by
-        # ones (the same counts). Few units: one bincount of the chunk, each row's draws
-        # shifted by n times its row (a bincount per row costs more than its counting);
-        # else row by row (n counts stay in the cache).
-        if n <= SMALL_BINCOUNT:
+        # integers numpy's own). Up to SMALL_COUNTS units: ones added in place at each
+        # draw, each row's draws shifted by n times its row (np.add.at, 1.3-2x faster
+        # than a bincount per row and its conversion to floats, the same counts); else
+        # an integer bincount row by row (n counts stay in the cache; 4x faster than one
+        # weighted by ones).
+        if n <= SMALL_COUNTS:
+            counts = np.zeros((len(drawn), n))
             shifted = drawn + (n * np.arange(len(drawn), dtype=np.int32))[:, None]
-            together = np.bincount(shifted.ravel(), minlength=n * len(drawn))
-            yield start, together.reshape(-1, n).astype(np.float64)
+            np.add.at(counts.reshape(-1), shifted.ravel(), 1.0)
+            yield start, counts
             continue
         counts = np.empty((len(drawn), n))
         for i, row in enumerate(drawn):
