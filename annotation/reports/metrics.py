@@ -97,9 +97,9 @@ def _extractions(project: Project, filters: Filters) -> _Extractions | None:
     if filters.domains:
         lists = lists.filter(document__domain__in=filters.domains)
     info = {
-        pk: (doc, name, abstained)
-        for pk, doc, name, abstained in lists.values_list(
-            "pk", "document_id", "system__name", "abstained"
+        pk: (doc, name, bool(abstained))
+        for pk, doc, name, abstained in fetch(
+            lists.values_list("pk", "document_id", "system__name", "abstained")
         )
     }
     if not info:
@@ -423,26 +423,32 @@ def _scored(project: Project, filters: Filters, data: ReportData) -> _Scored | N
         labels[(GOLD_SOURCE, list_id)][claim] = label
     if not labels:
         return None
-    # the project's lists and their sizes (a join and a count in SQL, not the ids of every
-    # labelled list in the query), kept for the lists with a label
-    lists = ClaimList.objects.filter(document__project=project, abstained=False)
-    if filters.domains:
-        lists = lists.filter(document__domain__in=filters.domains)
-    labelled = {list_id for _, list_id in labels}
-    info = {
-        pk: (doc, model or "(unknown model)", domain, extractor)
-        for pk, doc, model, domain, extractor in lists.values_list(
-            "pk", "document_id", "document__source_model", "document__domain", "system__name"
-        )
-        if pk in labelled
-    }
-    sizes: dict[int, int] = defaultdict(int)
-    sizes.update(
-        Claim.objects.filter(claim_list__in=lists)
-        .values("claim_list_id")
-        .annotate(n=Count("id"))
-        .values_list("claim_list_id", "n")
+    # the project's lists with a claim (a labelled list has one), each with its claims
+    # counted, in one query grouped by list (a join and a count in SQL, not the ids of
+    # every labelled list in the query), kept for the lists with a label
+    claims = Claim.objects.filter(
+        claim_list__document__project=project, claim_list__abstained=False
     )
+    if filters.domains:
+        claims = claims.filter(claim_list__document__domain__in=filters.domains)
+    labelled = {list_id for _, list_id in labels}
+    info: dict[int, tuple[int, str, str, str]] = {}
+    sizes: dict[int, int] = {}
+    for pk, doc, model, domain, extractor, n in fetch(
+        claims.values("claim_list_id")
+        .annotate(n=Count("id"))
+        .values_list(
+            "claim_list_id",
+            "claim_list__document_id",
+            "claim_list__document__source_model",
+            "claim_list__document__domain",
+            "claim_list__system__name",
+            "n",
+        )
+    ):
+        if pk in labelled:
+            info[pk] = (doc, model or "(unknown model)", domain, extractor)
+            sizes[pk] = n
 
     by_source: dict[tuple[str, str], list[ms.ResponseLabels]] = defaultdict(list)
     unlabelled: dict[tuple[str, str], int] = defaultdict(int)

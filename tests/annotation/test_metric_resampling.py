@@ -3,6 +3,8 @@ resampled data written out (each point repeated as often as it was drawn)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy import stats as scipy_stats
@@ -28,8 +30,36 @@ def test_weighted_kendall_and_midranks_match_scipy_on_the_expanded_resamples(n: 
         assert np.allclose(ranks[row][drawn], expected[first[drawn]])
 
 
+@pytest.mark.parametrize("n", [3, 12, 90])
+def test_shared_points_pearson_and_spearman_equal_the_weighted_formulas(n: int) -> None:
+    """_replicates on points shared by every row (the example level) takes Pearson's r
+    from one product of the weights with the points' values and Spearman's rho from the
+    distinct values' ranks: the weighted formulas on every point (`_pearson` of the
+    values and of `_midranks`) to 1e-12, NaN on the same rows (a resample that draws one
+    value of a or b)."""
+    rng = np.random.default_rng(n)
+    a = rng.integers(0, 5, n) / 4  # scores with ties
+    b = np.round(rng.integers(0, 3, n) / 2 + 0.3 * a, 3)
+    w = rng.multinomial(n, np.ones(n) / n, size=400).astype(np.float64)
+    w[0] = 0
+    w[0, :2] = [2, 1] if a[0] == a[1] else [3, 0]  # one value of a drawn
+    got = mc._replicates(w, a, b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = {
+            "pearson": mc._pearson(w, a, b),
+            "spearman": mc._pearson(w, mc._midranks(w, a), mc._midranks(w, b)),
+        }
+    for name, values in expected.items():
+        assert np.isnan(got[name][0]) and np.isfinite(got[name][1:]).any()
+        assert np.array_equal(np.isnan(got[name]), np.isnan(values))
+        defined = ~np.isnan(values)
+        assert np.allclose(got[name][defined], values[defined], rtol=1e-12, atol=1e-14)
+
+
 @pytest.mark.parametrize(
-    ("n", "bootstrap", "seed"), [(1, 1000, 0), (3, 7, 1), (4001, 1000, 3), (37, 250, 9)]
+    ("n", "bootstrap", "seed"),
+    # counted in place (np.add.at) up to SMALL_COUNTS units, by a bincount per row above
+    [(1, 1000, 0), (3, 7, 1), (4001, 1000, 3), (37, 250, 9), (mc.SMALL_COUNTS + 1, 150, 5)],
 )
 def test_cluster_weights_drawn_in_chunks_are_the_draws_of_one_call(
     n: int, bootstrap: int, seed: int
@@ -249,7 +279,17 @@ def test_correlating_many_pairs_at_once_gives_what_each_alone_gives() -> None:
     pairings.append(pairings[5]._replace(no_interval="no interval: why"))
     many = mc.correlate_many(pairings)
     alone = [mc.correlate_many([p])[0] for p in pairings]
-    assert many == alone
+    # Spearman's rho and p-value come from one 2-D spearmanr over every pairing with as
+    # many points: its correlation matrix's products sum in another order than a 2 x 2
+    # one's, so they may differ from a call per pairing in the last bits (to 1e-12); its
+    # interval is still the same (the resamples do not go through scipy).
+    for c, c_alone in zip(many, alone, strict=True):
+        rho, rho_alone = c.spearman, c_alone.spearman
+        for v, v_alone in ((rho.value, rho_alone.value), (rho.p_value, rho_alone.p_value)):
+            assert (v is None) == (v_alone is None)
+            assert v is None or v == pytest.approx(v_alone, rel=1e-12, abs=1e-15)
+        same_rho = replace(rho, value=rho_alone.value, p_value=rho_alone.p_value)
+        assert replace(c, spearman=same_rho) == c_alone  # every other figure bit for bit
     assert [c.undefined_reason is None for c in many].count(False) == 2
     assert many[-2].kendall.note == "7 of 300 bootstrap resamples were undefined and left out"
     assert many[-1].spearman.note == "no interval: why" and many[-1].spearman.ci_low is None
