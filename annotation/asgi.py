@@ -6,3 +6,7 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
 application = get_asgi_application()
+
+from annotation import reports  # noqa: E402  (after the app registry is ready)
+
+reports.warm_up()  # what a first report would do once (templates, scikit-learn), as wsgi.py

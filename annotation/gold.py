@@ -171,6 +171,8 @@ class KindRows(dict[str, list[LabelRow]]):
         return rows
 
     def get(self, kind: str, default: Any = None) -> Any:
+        """The kind's rows (read if not yet made), or `default` when it has none. Unlike a
+        dict, `in`, iteration and items() see only the kinds made or read so far."""
         return self[kind] or default
 
 

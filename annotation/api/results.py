@@ -63,6 +63,10 @@ class AnswerListApi(APIView):
         submitted_at = serializers.DateTimeField(allow_null=True)
         active_seconds = serializers.FloatField()
         answered_at = serializers.DateTimeField(allow_null=True)
+        gold = serializers.CharField(allow_null=True)
+        gold_provenance = serializers.CharField(allow_null=True)
+        # "training" or "check": answers left out of gold and every statistic; "" otherwise
+        item_role = serializers.CharField(allow_blank=True)
 
     @extend_schema(
         operation_id="answers_list",

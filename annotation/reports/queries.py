@@ -136,8 +136,10 @@ class ReportData:
     rows_of: dict[str, list[LabelRow]]
     golds_of: dict[str, list[Gold]]
     # kind -> its verdict targets (`verdict_targets`), computed when first asked for
-    _targets: dict[str, list[Target]] = field(default_factory=dict, compare=False, repr=False)
-    _verdicts: list[Verdicts] = field(default_factory=list, compare=False, repr=False)
+    _targets: dict[str, list[Target]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    _verdicts: list[Verdicts] = field(default_factory=list, init=False, compare=False, repr=False)
 
     def verdicts(self) -> Verdicts:
         """Every verdict of the project's verifier and reference systems, read once per

@@ -518,6 +518,16 @@ def _spearman_pairs(xs: FloatArray, ys: FloatArray) -> tuple[list[float], list[f
     over every row (a matrix of all rows' coefficients, read at (x_i, y_i)) instead of a
     call per pair; the same values to ~1e-16 (its correlation matrix's products sum in
     another order), a call costing ~0.16 ms of overhead, mostly scipy's checks."""
+    if len(xs) > SPEARMAN_BATCH:  # the matrix grows as the square of the rows: in batches
+        rhos: list[float] = []
+        p_values: list[float] = []
+        for start in range(0, len(xs), SPEARMAN_BATCH):
+            rho, p = _spearman_pairs(
+                xs[start : start + SPEARMAN_BATCH], ys[start : start + SPEARMAN_BATCH]
+            )
+            rhos += rho
+            p_values += p
+        return rhos, p_values
     if len(xs) == 1:
         result = scipy_stats.spearmanr(xs[0], ys[0])
         return [float(result.statistic)], [float(result.pvalue)]
@@ -527,6 +537,11 @@ def _spearman_pairs(xs: FloatArray, ys: FloatArray) -> tuple[list[float], list[f
         np.diagonal(result.statistic, offset=m).tolist(),
         np.diagonal(result.pvalue, offset=m).tolist(),
     )
+
+
+# At most this many pairs per spearmanr call: it computes the (2 x pairs)^2 matrix of
+# every row against every other (3,000 pairs: 1.5 GB and 8 s; 100: 2 MB)
+SPEARMAN_BATCH = 100
 
 
 def _intervals(

@@ -193,6 +193,10 @@ def test_answers_and_gold_are_filtered_and_paginated(
     client = token_client(users["alice"])
     page = client.get(f"/api/projects/{alpha.pk}/answers/?field=choice&page_size=3").json()
     assert page["count"] == 8 and len(page["results"]) == 3 and page["next"]
+    # the long format's gold and item role too (no training or check item here)
+    assert {(r["gold"], r["gold_provenance"], r["item_role"]) for r in page["results"]} == {
+        (SYSTEM_A, "unanimous", "")
+    }
     bob = alpha.memberships.get(user=users["bob"]).pseudonym
     mine = client.get(f"/api/projects/{alpha.pk}/answers/?annotator={bob}").json()
     assert mine["count"] == 12 and {r["annotator"] for r in mine["results"]} == {bob}

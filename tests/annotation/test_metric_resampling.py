@@ -297,3 +297,19 @@ def test_correlating_many_pairs_at_once_gives_what_each_alone_gives() -> None:
         assert (c.pearson.value, c.pearson.p_value) == tuple(scipy_stats.pearsonr(p.x, p.y))
     low, high = np.quantile(pairings[10].bootstrap[1]["spearman"], [0.025, 0.975])
     assert (many[10].spearman.ci_low, many[10].spearman.ci_high) == (low, high)
+
+
+def test_spearman_of_many_pairs_is_batched_and_equals_a_call_per_pair() -> None:
+    """More pairs with as many points than SPEARMAN_BATCH: spearmanr's matrix grows as the
+    square of the rows (3,000 pairs took 1.5 GB), so they go in batches, each pair's rho
+    and p-value those of a call on the pair alone (to 1e-12)."""
+    rng = np.random.default_rng(5)
+    m = 2 * mc.SPEARMAN_BATCH + 7
+    xs = rng.integers(0, 6, (m, 9)).astype(np.float64)
+    ys = xs + rng.integers(0, 3, (m, 9))
+    rhos, p_values = mc._spearman_pairs(xs, ys)
+    assert len(rhos) == len(p_values) == m
+    for x, y, rho, p in zip(xs, ys, rhos, p_values, strict=True):
+        alone = scipy_stats.spearmanr(x, y)
+        assert rho == pytest.approx(alone.statistic, rel=1e-12, abs=1e-15)
+        assert p == pytest.approx(alone.pvalue, rel=1e-12, abs=1e-15)

@@ -500,3 +500,17 @@ def test_report_data_reads_the_rows_of_a_kind_without_sections_when_asked_for(
     assert data.rows_of.get("segment") == expected
     assert data.rows_of.get("comparison", []) == []  # no item of that kind
     assert read_labels(alpha, rows_for=()).rows == []
+    # read later, with the report's filters (rows derived here from the unfiltered ones)
+    annotator = expected[0].annotator
+    only = report_data(
+        alpha,
+        filters=Filters(annotators=(annotator,)),
+        names={},
+        bootstrap=0,
+        seed=0,
+        k_rule="",
+        with_charts=False,
+    )
+    mine = [r for r in expected if r.annotator == annotator]
+    assert 0 < len(mine) < len(expected)
+    assert only.rows_of["segment"] == mine
