@@ -596,15 +596,6 @@ def _per_value(w: FloatArray, values: FloatArray) -> tuple[FloatArray, npt.NDArr
 PerValue = tuple[FloatArray, npt.NDArray[np.intp]]  # what _per_value gives
 
 
-def _midranks(w: FloatArray, values: FloatArray, known: PerValue | None = None) -> FloatArray:
-    """Each point's mid-rank within each resample, the point counted w times (`known`:
-    _per_value(w, values) when the caller has it)."""
-    per_value, inverse = known or _per_value(w, values)
-    below = np.cumsum(per_value, axis=1) - per_value
-    ranks = below + (per_value + 1) / 2
-    return np.asarray(ranks[:, inverse], dtype=np.float64)
-
-
 def _kendall(
     w: FloatArray, a: FloatArray, b: FloatArray, known: tuple[PerValue, PerValue] | None = None
 ) -> FloatArray:
@@ -686,7 +677,7 @@ def _shared_pearson(
 
 
 def _shared_spearman(w: FloatArray, known: tuple[PerValue, PerValue]) -> FloatArray:
-    """`_pearson` of the mid-ranks (`_midranks`) of points shared by every row, each
+    """`_pearson` of the mid-ranks of points shared by every row, each
     counted w times: the mean rank is (n + 1) / 2 and each distinct value's rank
     deviation is shared by its points, so the sums of squares come from the distinct
     values (`known`: _per_value of a and b) and only the cross products from the points
