@@ -451,3 +451,35 @@ def test_kappasize_names():
     assert planning.kappasize_name("ci", 2) == "CIBinary"
     assert planning.kappasize_name("power", 4) == "Power4Cats"
     assert planning.kappasize_name("fixedn", 5) == "FixedN5Cats"
+
+
+def test_the_manuals_kappasize_examples_are_what_the_code_gives():
+    """Every Python call in the tables of docs/researchers/kappasize.md gives the output
+    printed beside it (the manual lists every kappaSize function with an example)."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "researchers" / "kappasize.md"
+    calls = 0
+    for line in page.read_text().splitlines():
+        match = re.match(r"\| `[A-Za-z0-9]+\(.*?\)` \| `(kappasize_\w+\(.*\))` \| (.+?) \|$", line)
+        if not match:
+            continue
+        call, printed = match.groups()
+        result = eval(call, {}, vars(planning))  # noqa: S307 - the manual's own examples
+        numbers = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", printed)]
+        if call.startswith("kappasize_ci"):
+            assert result == numbers[0], line
+        elif call.startswith("kappasize_power"):
+            assert (result.n, round(result.n_exact, 2)) == (numbers[0], numbers[1]), line
+        else:
+            assert result.kappa_low == numbers[0], line
+            if len(numbers) > 1:
+                digits = len(printed.split("exact ")[1].rstrip(")").split(".")[1])
+                assert round(result.kappa_low_exact, digits) == numbers[1], line
+        calls += 1
+    assert calls == 16
+    names = re.findall(r"\b(CI|Power|FixedN)(Binary|[345]Cats)\(", page.read_text())
+    assert {a + b for a, b in names} >= {
+        planning.kappasize_name(f, q) for f in planning.KAPPASIZE_FAMILIES for q in (2, 3, 4, 5)
+    }
