@@ -212,83 +212,76 @@ def _agreement_rows(
     check_rate: float,
     training: int,
 ) -> tuple[list[tuple[Cell, ...]], list[str]]:
-    by_field = field_units(data)
+    pilots, unplanned = _pilots(data, options)
     out: list[tuple[Cell, ...]] = []
-    unplanned: list[str] = []
-    for spec in kinds.all_specs():
-        per_item = options.seconds_per_item or seconds.get(spec.name)
-        for agreement in spec.agreement:
-            categories = spec.categorical(data.project)[agreement.field]
-            units = by_field.get((spec.name, agreement.level, agreement.field), {})
-            counts = [
-                [sum(v == c for v in row.values()) for c in categories] for row in units.values()
-            ]
-            counts = [c for c in counts if sum(c) >= 2]
-            # units of a sub-unit field (evidence, segment, fact) per item, in the pilot
-            items = {str(u).split("/", 1)[0] for u in units}
-            per_item_units = len(units) / len(items) if items else 1.0
-            plans: list[tuple[str, int, float | None, planning.UnitModel]] = []
-            if counts:
-                current = Counter(sum(c) for c in counts).most_common(1)[0][0]
-                pilot = planning.UnitModel.observed(counts)
-                kappa = float(stats.nominal_coefficients(pilot.patterns, pilot.probs)["fleiss"][0])
-                plans.append(("pilot", current, kappa if math.isfinite(kappa) else None, pilot))
-                shares: tuple[float, ...] = tuple(planning.category_shares(counts))
-                source = "model"
-            elif _assumed_for(options, spec.name, agreement.field, categories):
-                assert options.kappa is not None and options.shares is not None
-                kappa, shares, source = options.kappa, options.shares, "assumed"
-            else:
-                unplanned.append(f"{spec.name}.{agreement.field}")
-                continue
-            model_kappa = min(max(kappa, 0.0), 0.99) if math.isfinite(kappa) else 0.0
-            for m in options.raters:
-                model = planning.UnitModel.common_correlation(model_kappa, shares, m)
-                plans.append((source, m, model_kappa, model))
-            for source_, m, kappa_used, model in plans:
-                needed = planning.units_needed(
-                    model,
-                    options.target,
-                    assurance=options.assurance,
-                    studies=options.studies,
-                    bootstrap=options.bootstrap,
-                    seed=options.seed,
+    for pilot in pilots:
+        per_item = options.seconds_per_item or seconds.get(pilot.kind)
+        kappa = pilot.kappa
+        plans: list[tuple[str, int, float | None, planning.UnitModel]] = []
+        source = pilot.source
+        if pilot.model is not None:
+            finite = kappa if math.isfinite(kappa) else None
+            plans.append(("pilot", pilot.current, finite, pilot.model))
+            source = "model"
+        model_kappa = min(max(kappa, 0.0), 0.99) if math.isfinite(kappa) else 0.0
+        for m in options.raters:
+            model = planning.UnitModel.common_correlation(model_kappa, pilot.shares, m)
+            plans.append((source, m, model_kappa, model))
+        for source_, m, kappa_used, model in plans:
+            needed = planning.units_needed(
+                model,
+                options.target,
+                assurance=options.assurance,
+                studies=options.studies,
+                bootstrap=options.bootstrap,
+                seed=options.seed,
+            )
+            found = [n.units for n in needed.values()]
+            planned = None if None in found else max(u for u in found if u is not None)
+            n_items = None if planned is None else math.ceil(planned / pilot.per_item_units)
+            cost = _cost(n_items, m, per_item, rate, check_rate, training)
+            out.append(
+                (
+                    pilot.kind,
+                    pilot.level,
+                    pilot.field,
+                    source_,
+                    m,
+                    pilot.units,
+                    kappa_used,
+                    *(needed[k].units for k in planning.COEFFICIENTS),
+                    planned,
+                    n_items,
+                    None
+                    if cost is None
+                    else cost.answers + cost.check_answers + cost.training_answers,
+                    per_item,
+                    None if cost is None else cost.hours,
+                    None if cost is None else cost.cost,
                 )
-                found = [n.units for n in needed.values()]
-                planned = None if None in found else max(u for u in found if u is not None)
-                n_items = None if planned is None else math.ceil(planned / per_item_units)
-                cost: planning.Budget | None = None
-                if n_items is not None and per_item is not None:
-                    cost = planning.budget(
-                        n_items,
-                        m,
-                        seconds_per_item=per_item,
-                        hourly_rate=rate.hourly,
-                        check_rate=check_rate,
-                        training_items=training,
-                        per_item_rate=rate.per_item,
-                    )
-                out.append(
-                    (
-                        spec.name,
-                        agreement.level,
-                        agreement.field,
-                        source_,
-                        m,
-                        len(counts),
-                        kappa_used,
-                        *(needed[k].units for k in planning.COEFFICIENTS),
-                        planned,
-                        n_items,
-                        None
-                        if cost is None
-                        else cost.answers + cost.check_answers + cost.training_answers,
-                        per_item,
-                        None if cost is None else cost.hours,
-                        None if cost is None else cost.cost,
-                    )
-                )
+            )
     return out, unplanned
+
+
+def _cost(
+    n_items: int | None,
+    raters: int,
+    per_item: float | None,
+    rate: PayRates,
+    check_rate: float,
+    training: int,
+) -> planning.Budget | None:
+    if n_items is None or per_item is None:
+        return None
+    return planning.budget(
+        n_items,
+        raters,
+        seconds_per_item=per_item,
+        hourly_rate=rate.hourly,
+        check_rate=check_rate,
+        training_items=training,
+        per_item_rate=rate.per_item,
+    )
 
 
 KAPPASIZE_COLUMNS = {
@@ -308,6 +301,8 @@ class _Pilot(NamedTuple):
     kappa: float
     shares: tuple[float, ...]
     per_item_units: float
+    current: int  # the pilot's most common annotators per unit (0 without a pilot)
+    model: planning.UnitModel | None  # the pilot's units as they are (None: assumed)
 
 
 def _pilots(data: ReportData, options: PlanOptions) -> tuple[list[_Pilot], list[str]]:
@@ -326,6 +321,8 @@ def _pilots(data: ReportData, options: PlanOptions) -> tuple[list[_Pilot], list[
             counts = [c for c in counts if sum(c) >= 2]
             items = {str(u).split("/", 1)[0] for u in units}
             per_item_units = len(units) / len(items) if items else 1.0
+            model: planning.UnitModel | None = None
+            current = 0
             if counts:
                 current = Counter(sum(c) for c in counts).most_common(1)[0][0]
                 model = planning.UnitModel.observed(counts)
@@ -351,6 +348,8 @@ def _pilots(data: ReportData, options: PlanOptions) -> tuple[list[_Pilot], list[
                     kappa,
                     shares,
                     per_item_units,
+                    current,
+                    model,
                 )
             )
     return out, unplanned
@@ -430,17 +429,7 @@ def _kappasize_section(
             except ValueError as error:
                 problem = str(error)
             n_items = None if planned is None else math.ceil(planned / pilot.per_item_units)
-            cost: planning.Budget | None = None
-            if n_items is not None and per_item is not None:
-                cost = planning.budget(
-                    n_items,
-                    m,
-                    seconds_per_item=per_item,
-                    hourly_rate=rate.hourly,
-                    check_rate=check_rate,
-                    training_items=training,
-                    per_item_rate=rate.per_item,
-                )
+            cost = _cost(n_items, m, per_item, rate, check_rate, training)
             rows.append(
                 (
                     pilot.kind,
