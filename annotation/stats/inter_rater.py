@@ -42,6 +42,7 @@ from .ratings import (
     label_distribution,
     label_set,
     order_categories,
+    square_matrix,
 )
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
@@ -353,17 +354,8 @@ DistanceMetric = Callable[..., FloatArray]
 def distance_matrix(distance: DistanceMatrix, size: int) -> FloatArray:
     """A researcher's distance matrix for alpha, checked: size x size (the categories in
     order), finite, >= 0, symmetric, 0 on the diagonal."""
-    matrix = np.asarray(distance, dtype=np.float64)
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
-        raise ValueError(
-            f"a distance must be a square matrix, not {' x '.join(map(str, matrix.shape))}"
-        )
-    if len(matrix) != size:
-        raise ValueError(
-            f"the distance matrix is {len(matrix)} x {len(matrix)}; the categories are {size} "
-            "(one row and one column per category, in their order)"
-        )
-    if not np.isfinite(matrix).all() or (matrix < 0).any():
+    matrix: FloatArray = square_matrix(distance, size, "distance")
+    if (matrix < 0).any():
         raise ValueError("distances must be finite numbers >= 0")
     if (np.diag(matrix) != 0).any():
         raise ValueError("a distance must be 0 on the diagonal (a category is 0 from itself)")

@@ -29,7 +29,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
 from .coefficient import Coefficient
-from .ratings import Label, is_missing, label_set
+from .ratings import Label, is_missing, label_set, square_matrix
 
 Weights = Literal["linear", "quadratic"] | None
 # A researcher's own agreement weights: a categories x categories matrix in the order of
@@ -170,17 +170,8 @@ def cohen_kappa_from_table(
 def agreement_weights(weights: WeightMatrix, size: int) -> FloatArray:
     """A researcher's agreement-weight matrix, checked: size x size (the categories in
     order), finite, each in [0, 1], exactly 1 on the diagonal."""
-    matrix = np.asarray(weights, dtype=np.float64)
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
-        raise ValueError(
-            f"agreement weights must be a square matrix, not {' x '.join(map(str, matrix.shape))}"
-        )
-    if len(matrix) != size:
-        raise ValueError(
-            f"agreement weights are {len(matrix)} x {len(matrix)}; the categories are {size} "
-            "(one row and one column per category, in their order)"
-        )
-    if not np.isfinite(matrix).all() or (matrix < 0).any() or (matrix > 1).any():
+    matrix: FloatArray = square_matrix(weights, size, "agreement weights")
+    if (matrix < 0).any() or (matrix > 1).any():
         raise ValueError("agreement weights must be numbers between 0 and 1")
     if not (np.diag(matrix) == 1).all():
         raise ValueError(
