@@ -240,27 +240,33 @@ def _agreement_rows(
             planned = None if None in found else max(u for u in found if u is not None)
             n_items = None if planned is None else math.ceil(planned / pilot.per_item_units)
             cost = _cost(n_items, m, per_item, rate, check_rate, training)
+            answers, hours, money = _cost_cells(cost)
             out.append(
                 (
-                    pilot.kind,
-                    pilot.level,
-                    pilot.field,
-                    source_,
-                    m,
-                    pilot.units,
+                    *_head(pilot, source_, m),
                     kappa_used,
                     *(needed[k].units for k in planning.COEFFICIENTS),
                     planned,
                     n_items,
-                    None
-                    if cost is None
-                    else cost.answers + cost.check_answers + cost.training_answers,
+                    answers,
                     per_item,
-                    None if cost is None else cost.hours,
-                    None if cost is None else cost.cost,
+                    hours,
+                    money,
                 )
             )
     return out, unplanned
+
+
+def _head(pilot: _Pilot, source: str, raters: int) -> tuple[Cell, ...]:
+    """A planning row's first cells: task, unit, field, source, annotators, pilot units."""
+    return (pilot.kind, pilot.level, pilot.field, source, raters, pilot.units)
+
+
+def _cost_cells(cost: planning.Budget | None) -> tuple[Cell, Cell, Cell]:
+    """Answers (incl. checks and training), annotator-hours and cost; None without a budget."""
+    if cost is None:
+        return None, None, None
+    return cost.answers + cost.check_answers + cost.training_answers, cost.hours, cost.cost
 
 
 def _cost(
@@ -432,22 +438,13 @@ def _kappasize_section(
             cost = _cost(n_items, m, per_item, rate, check_rate, training)
             rows.append(
                 (
-                    pilot.kind,
-                    pilot.level,
-                    pilot.field,
-                    pilot.source,
-                    m,
-                    pilot.units,
+                    *_head(pilot, pilot.source, m),
                     pilot.kappa,
                     ", ".join(f"{s:.4g}" for s in pilot.shares),
                     call,
                     *figures,
                     n_items,
-                    None
-                    if cost is None
-                    else cost.answers + cost.check_answers + cost.training_answers,
-                    None if cost is None else cost.hours,
-                    None if cost is None else cost.cost,
+                    *_cost_cells(cost),
                     problem,
                 )
             )
