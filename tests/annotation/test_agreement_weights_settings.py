@@ -179,3 +179,15 @@ def test_a_stored_matrix_the_categories_outgrew_fails_its_section_only(
     failed = report.section("agreement-verification-stance")
     assert "categories are 3" in " ".join(failed.notes)
     assert report.section("agreement-verification-label") is not None
+
+
+def test_page_escapes_the_researchers_category_names(
+    alpha: Project, users: dict[str, User], client
+) -> None:
+    """Error types are the researcher's text: the page shows them escaped."""
+    alpha.error_types = ["<script>alert(1)</script>", "other"]
+    alpha.save(update_fields=["error_types"])
+    client.force_login(users["alice"])
+    page = client.get(reverse("project_agreement_weights", args=[alpha.pk])).content.decode()
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
