@@ -40,6 +40,31 @@ def validate_verifier_collapse(value: object) -> None:
         )
 
 
+def validate_agreement_weights(value: object) -> None:
+    """Project.agreement_weights: {"kind.field": {"distance": rows, "weights": rows}}, each
+    a square matrix of numbers (a list of rows). The rows' number against the field's
+    categories, the diagonal and the ranges are checked where the field is known
+    (forms.check_agreement_weights)."""
+    example = '{"segment.correct": {"distance": [[0, 1], [1, 0]]}}'
+    if not isinstance(value, dict):
+        raise ValidationError(f"expected {example}")
+    for name, entry in value.items():
+        if not isinstance(name, str) or not isinstance(entry, dict) or not entry:
+            raise ValidationError(f"expected {example}; {name!r} is not")
+        for key, rows in entry.items():
+            if key not in ("distance", "weights"):
+                raise ValidationError(f"{name}: {key!r} is neither 'distance' nor 'weights'")
+            if not (
+                isinstance(rows, list)
+                and rows
+                and all(isinstance(r, list) and len(r) == len(rows) for r in rows)
+                and all(
+                    isinstance(x, int | float) and not isinstance(x, bool) for r in rows for x in r
+                )
+            ):
+                raise ValidationError(f"{name}: the {key} must be a square matrix of numbers")
+
+
 class ProjectQuerySet(QuerySet["Project"]):
     def for_researcher(self, user: User) -> ProjectQuerySet:
         """The projects the user researches (all of them for a superuser)."""
@@ -65,6 +90,12 @@ class Project(models.Model):
     # score table per rule. Empty: VeriScore's binary (Table 11) and ternary.
     verifier_collapse = models.JSONField(
         default=dict, blank=True, validators=[validate_verifier_collapse]
+    )
+    # A researcher's own distances (Krippendorff's squared differences, for alpha) and
+    # agreement weights (for weighted Cohen's kappa per pair) per agreement field, over the
+    # field's categories in order: {"kind.field": {"distance": [[...]], "weights": [[...]]}}.
+    agreement_weights = models.JSONField(
+        default=dict, blank=True, validators=[validate_agreement_weights]
     )
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)

@@ -19,11 +19,12 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import Count, Q
 
-from . import hiring, kinds
+from . import hiring, kinds, stats
 from .dbstats import analyze_after_rows
 from .forms import PolicyForm, SkipForm
 from .import_jobs import is_large, start_import
@@ -42,6 +43,7 @@ from .models import (
     Project,
     assign,
     check_policy,
+    validate_agreement_weights,
 )
 from .tasks import run_config, start_run
 
@@ -365,3 +367,55 @@ def create_items(project: Project, form: PolicyForm) -> tuple[list[Item], int]:
         # a report right after plans on the new rows (PostgreSQL; dbstats)
         analyze_after_rows(len(items) + n, [Item, Assignment])
     return items, n
+
+
+# --------------------------------------------------------------------------- agreement weights
+
+
+def agreement_fields(project: Project) -> dict[str, list[str]]:
+    """ "kind.field" -> its categories in order, for every agreement field of every kind."""
+    out: dict[str, list[str]] = {}
+    for spec in kinds.all_specs():
+        categories = spec.categorical(project)
+        for agreement in spec.agreement:
+            out[f"{spec.name}.{agreement.field}"] = list(categories[agreement.field])
+    return out
+
+
+def check_agreement_weights(project: Project, value: object) -> dict[str, dict[str, Any]]:
+    """Project.agreement_weights checked against the project's fields: a known field, a
+    row and a column per category in the field's order, a distance 0 on the diagonal,
+    symmetric and >= 0 (Krippendorff's squared differences, stats.distance_matrix),
+    agreement weights 1 on the diagonal and in [0, 1] (stats.agreement_weights).
+    ValueError names the field and its categories."""
+    try:
+        validate_agreement_weights(value)
+    except ValidationError as error:
+        raise ValueError(" ".join(error.messages)) from None
+    assert isinstance(value, dict)
+    fields = agreement_fields(project)
+    out: dict[str, dict[str, Any]] = {}
+    for name, entry in value.items():
+        if name not in fields:
+            raise ValueError(
+                f"{name!r} is not an agreement field of this project: {', '.join(fields)}"
+            )
+        size = len(fields[name])
+        try:
+            if "distance" in entry:
+                stats.distance_matrix(entry["distance"], size)
+            if "weights" in entry:
+                stats.agreement_weights(entry["weights"], size)
+        except ValueError as error:
+            raise ValueError(f"{name} ({', '.join(fields[name])}): {error}") from None
+        out[name] = {k: [[float(x) for x in row] for row in rows] for k, rows in entry.items()}
+    return out
+
+
+def set_agreement_weights(project: Project, value: object) -> dict[str, dict[str, Any]]:
+    """Check and store a project's agreement weights (the page and the API); the save
+    bumps the data version, so no cached report computed without them is served."""
+    checked = check_agreement_weights(project, value)
+    project.agreement_weights = checked
+    project.save(update_fields=["agreement_weights"])
+    return checked

@@ -68,6 +68,11 @@ urlpatterns = [
         name="project_instructions",
     ),
     path("p/<id:project_id>/import/", researcher.project_import, name="project_import"),
+    path(
+        "p/<id:project_id>/agreement-weights/",
+        researcher.project_agreement_weights,
+        name="project_agreement_weights",
+    ),
     path("p/<id:project_id>/import/<id:job_id>/", researcher.import_job, name="import_job"),
     path("p/<id:project_id>/items/<str:kind>/", researcher.project_items, name="project_items"),
     path("p/<id:project_id>/adjudication/", adjudication.adjudication, name="adjudication"),

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import forms, hiring, kinds
+from .. import forms, hiring, kinds, operations
 from ..members import CREATE_PROJECTS, MemberError, add_member
 from ..models import Membership, Project
 from .common import (
@@ -220,3 +220,36 @@ class InstructionExamplesApi(APIView):
             row.update(kinds.view(ex.shown))
             rows.append(row)
         return Response(rows)
+
+
+# --- agreement weights -------------------------------------------------------------
+
+
+class AgreementWeightsApi(APIView):
+    """A researcher's own distances (Krippendorff's squared differences, for alpha) and
+    agreement weights (weighted Cohen's kappa per pair) per agreement field, over the
+    field's categories in order: {"kind.field": {"distance": [[...]], "weights": [[...]]}}.
+    PUT replaces them all ({} clears them); the report uses them."""
+
+    @extend_schema(operation_id="agreement_weights_retrieve", responses={200: dict, **ERRORS})
+    def get(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        return Response(
+            {
+                "fields": operations.agreement_fields(project),
+                "agreement_weights": project.agreement_weights or {},
+            }
+        )
+
+    @extend_schema(
+        operation_id="agreement_weights_update", request=dict, responses={200: dict, **ERRORS}
+    )
+    def put(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        try:
+            stored = operations.set_agreement_weights(project, request.data)
+        except ValueError as error:
+            raise ApiError(400, "invalid", str(error)) from None
+        return Response(
+            {"fields": operations.agreement_fields(project), "agreement_weights": stored}
+        )

@@ -225,6 +225,11 @@ class ReportApi(APIView):
                 OpenApiTypes.BOOL,
                 description="add the planning section (slow; default off; also at /plan/)",
             ),
+            OpenApiParameter(
+                "plan_method",
+                OpenApiTypes.STR,
+                description="simulation (default) or kappasize (Rotondi & Donner, as kappaSize)",
+            ),
         ],
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )

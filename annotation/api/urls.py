@@ -34,6 +34,11 @@ urlpatterns = [
         name="api_instruction_examples",
     ),
     path(
+        "projects/<id:project_id>/agreement-weights/",
+        projects.AgreementWeightsApi.as_view(),
+        name="api_agreement_weights",
+    ),
+    path(
         "projects/<id:project_id>/instructions/acknowledge/",
         projects.InstructionsAcknowledgeApi.as_view(),
         name="api_acknowledge",

@@ -13,6 +13,7 @@ restricted to some annotators, domains or dates uses the gold of that subset.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import pickle
 from collections.abc import Callable
@@ -161,6 +162,7 @@ def build_report(
     k_rule: str = "upper",
     with_charts: bool = True,
     plan: bool = False,
+    plan_method: str = "simulation",
 ) -> Report:
     filters = filters or Filters()
     names = member_names(project, real_names=real_names)
@@ -181,6 +183,8 @@ def build_report(
         for slug, (title, build) in SECTIONS.items():
             if slug in OPT_IN and not plan:
                 continue
+            if slug == "planning":
+                build = functools.partial(planning_section, method=plan_method)
             sections += isolated(slug, title, lambda build=build: build(data))  # type: ignore[misc]
     return Report(
         project_id=project.pk,
@@ -249,6 +253,7 @@ def _key(project: Project, options: dict[str, Any]) -> tuple[str, dict[str, Any]
         "k_rule": "upper",
         "with_charts": True,
         "plan": False,
+        "plan_method": "simulation",
     } | options
     digest = hashlib.sha256(repr(sorted(full.items())).encode()).hexdigest()
     # "tables:": entries of the earlier layout (a plain Report) are never read as CachedReport

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Hashable
+from dataclasses import replace
 from typing import Any
 
 from .. import charts, kinds, stats
@@ -70,24 +71,36 @@ def agreement_sections(data: ReportData) -> list[Section]:
 
     overview_rows = []
     sections = []
+    own = project.agreement_weights or {}  # the researcher's distances and weights
     for spec in kinds.all_specs():
         for agreement in spec.agreement:
             kind, level, fld, title = spec.name, agreement.level, agreement.field, agreement.title
             slug = f"agreement-{kind}-{fld}"
+            setting = own.get(f"{kind}.{fld}", {})
             try:
+                categories = spec.categorical(project)[fld]
                 section = _agreement_for(
                     by_spec.get((kind, level, fld)),
-                    spec.categorical(project)[fld],
+                    categories,
                     rater_order,
                     bootstrap=bootstrap,
                     seed=seed,
+                    distance=setting.get("distance"),
                 )
                 if section is None:
                     continue
-                result, dropped = section
+                result, dropped, ratings = section
                 built = _agreement_section(
                     slug, title, result, dropped=dropped, with_charts=with_charts
                 )
+                if setting.get("weights"):
+                    built = replace(
+                        built,
+                        tables=(
+                            *built.tables,
+                            _weighted_pairs(slug, title, ratings, categories, setting["weights"]),
+                        ),
+                    )
             except Exception as error:  # noqa: BLE001 - one field's failure stays in its section
                 sections.append(failed_section(slug, title, error))
                 continue
@@ -138,8 +151,11 @@ def _agreement_for(
     *,
     bootstrap: int,
     seed: int,
-) -> tuple[stats.AgreementReport, int] | None:
-    """Agreement on one field, and how many answers outside its labels were left out."""
+    distance: list[list[float]] | None = None,
+) -> tuple[stats.AgreementReport, int, Ratings] | None:
+    """Agreement on one field, how many answers outside its labels were left out, and the
+    ratings it was computed from. `distance`: the researcher's squared differences for
+    alpha (Project.agreement_weights)."""
     if not mapping:
         return None
     allowed = set(categories)
@@ -164,7 +180,65 @@ def _agreement_for(
         raters=tuple(raters),
         labels=tuple(map(row_of.__getitem__, map(id, clean.values()))),
     )
-    return stats.agreement(ratings, categories=categories, bootstrap=bootstrap, seed=seed), dropped
+    result = stats.agreement(
+        ratings, categories=categories, bootstrap=bootstrap, seed=seed, distance=distance
+    )
+    return result, dropped, ratings
+
+
+def _weighted_pairs(
+    slug: str, title: str, ratings: Ratings, categories: list[str], weights: list[list[float]]
+) -> Table:
+    """Cohen's weighted kappa with the researcher's agreement weights, per pair of
+    annotators on the units both answered, with its observed and expected disagreement."""
+    rows: list[tuple[Cell, ...]] = []
+    raters = ratings.raters
+    columns = list(zip(*ratings.labels, strict=True)) if ratings.labels else []
+    for i, a in enumerate(raters):
+        for j in range(i + 1, len(raters)):
+            shared = [
+                (x, y)
+                for x, y in zip(columns[i], columns[j], strict=True)
+                if x is not None and y is not None
+            ]
+            if not shared:
+                continue
+            k = stats.cohen_kappa(
+                [x for x, _ in shared], [y for _, y in shared], labels=categories, weights=weights
+            )
+            rows.append(
+                (
+                    str(a),
+                    str(raters[j]),
+                    len(shared),
+                    k.value,
+                    k.d_o,
+                    k.d_e,
+                    k.se,
+                    k.wald_low,
+                    k.wald_high,
+                    f"undefined: {k.undefined_reason}" if k.undefined_reason else (k.note or ""),
+                )
+            )
+    return Table(
+        f"{slug}-weighted-kappa",
+        f"{title}: Cohen's weighted kappa per pair (your agreement weights)",
+        (
+            "annotator",
+            "other",
+            "shared units",
+            "weighted kappa",
+            "D_o",
+            "D_e",
+            "SE",
+            "Wald low",
+            "Wald high",
+            "note",
+        ),
+        tuple(rows),
+        note="kappa = 1 - D_o / D_e, with the disagreement 1 - weight (Cohen 1968); "
+        "Wald: value -/+ z x SE (Fleiss, Cohen & Everitt 1969).",
+    )
 
 
 def rater_key(name: str) -> tuple[int, str]:
@@ -310,6 +384,7 @@ def _agreement_section(
             for a in r.per_rater
         ),
     )
+    parts = _parts_tables(slug, title, r)
     chart_list: list[Chart] = []
     if with_charts and len(r.raters) >= 2:
         chart_list.append(
@@ -322,7 +397,52 @@ def _agreement_section(
         slug,
         title,
         tuple(notes),
-        (coefficients, per_category, distribution, pairwise, per_rater),
+        (coefficients, per_category, distribution, pairwise, per_rater, *parts),
         tuple(chart_list),
         data=r,
     )
+
+
+def _parts_tables(slug: str, title: str, r: stats.AgreementReport) -> tuple[Table, ...]:
+    """Each coefficient's parts: Fleiss' P_i per unit and p_j per category, alpha's
+    pairable values and coincidence matrix (with the distances used)."""
+    tables: list[Table] = []
+    fleiss = r.fleiss_parts
+    if fleiss is not None:
+        tables.append(
+            Table(
+                f"{slug}-fleiss-units",
+                f"{title}: Fleiss' agreement P_i per unit",
+                ("unit", "P_i"),
+                tuple(zip(map(str, fleiss.units), fleiss.p_i, strict=True)),
+                note=f"P-bar (their mean) = {fleiss.p_bar:.4f}; P_e = sum of p_j squared = "
+                f"{fleiss.p_e:.4f} (Fleiss 1971).",
+            )
+        )
+        tables.append(
+            Table(
+                f"{slug}-fleiss-categories",
+                f"{title}: Fleiss' category shares p_j",
+                ("category", "p_j"),
+                tuple((str(c), v) for c, v in fleiss.p_j.items()),
+            )
+        )
+    alpha = r.alpha_parts
+    if alpha is not None:
+        names = [str(c) for c in r.categories]
+        tables.append(
+            Table(
+                f"{slug}-alpha-coincidences",
+                f"{title}: Krippendorff's coincidence matrix",
+                ("category", "pairable values n_c", *names, *(f"delta² to {n}" for n in names)),
+                tuple(
+                    (name, alpha.n_c[c], *row, *dist)
+                    for name, c, row, dist in zip(
+                        names, r.categories, alpha.coincidences, alpha.distances, strict=True
+                    )
+                ),
+                note=f"n = {alpha.pairable:g} pairable values; alpha = 1 - D_o / D_e with the "
+                "squared differences delta² shown (Krippendorff 2011).",
+            )
+        )
+    return tuple(tables)

@@ -1,6 +1,7 @@
 """One report-options form for the report pages, the API and `agreement_report`: which
 annotators, domains and dates, real names or pseudonyms, bootstrap resamples, seed, and
-whether to plan the study (the slow planning section, off by default)."""
+whether to plan the study (the slow planning section, off by default) and how
+(`plan_method`: simulation, the default, or kappaSize's closed form)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,14 @@ class ReportOptionsForm(forms.Form):
     )
     seed = forms.IntegerField(required=False, min_value=0, max_value=MAX_SEED)
     plan = forms.BooleanField(required=False, label="Plan the study (slower)")
+    plan_method = forms.ChoiceField(
+        choices=[
+            ("simulation", "simulation (all three coefficients, with assurance)"),
+            ("kappasize", "kappaSize (Rotondi & Donner, Fleiss' kappa)"),
+        ],
+        required=False,
+        label="Planning method",
+    )
 
     def __init__(self, data: Any = None, *, project: Project) -> None:
         super().__init__(data)
@@ -58,6 +67,7 @@ class ReportOptionsForm(forms.Form):
             "bootstrap": DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
             "seed": 0 if seed is None else seed,
             "plan": bool(data.get("plan")),
+            "plan_method": data.get("plan_method") or "simulation",
         }
 
     def problems(self) -> str:

@@ -48,6 +48,13 @@ class PlanOptions:
     seconds_per_item: float | None = None  # assumed active time; else the pilot's median
     field: str | None = None  # "kind.field" the assumed values are for (default: every
     # field without pilot answers that has as many categories as `shares`)
+    # "simulation" (the default: the report's interval, all three coefficients, with
+    # assurance) or "kappasize" (Rotondi & Donner's closed form, exactly as the R package)
+    method: str = "simulation"
+    family: str = "ci"  # kappaSize: "ci" (CI...), "power" (Power...), "fixedn" (FixedN...)
+    kappa1: float | None = None  # the power family's alternative kappa
+    n: int | None = None  # the fixed-n family's subjects
+    sided: int | None = None  # None: kappaSize's (ci 2, power 2, fixedn 1)
 
 
 class PayRates(NamedTuple):
@@ -88,12 +95,13 @@ def median_seconds(data: ReportData) -> dict[str, float]:
 # --------------------------------------------------------------------------- section
 
 
-def planning_section(data: ReportData) -> Section | None:
+def planning_section(data: ReportData, method: str = "simulation") -> Section | None:
     """The report's section (on request: `build_report(plan=True)`): default targets and
-    the report's seed; none with bootstrap 0, a report without intervals."""
+    the report's seed, by `method` (simulation or kappasize: kappaSize's CI family); none
+    with bootstrap 0, a report without intervals."""
     if not data.bootstrap:
         return None
-    options = PlanOptions(seed=data.seed)
+    options = PlanOptions(seed=data.seed, method=method)
     return plan_section(data, options)
 
 
@@ -103,6 +111,8 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
         rate = rate._replace(hourly=options.hourly_rate)
     check_rate, training = overhead(data.project)
     seconds = median_seconds(data)
+    if options.method == "kappasize":
+        return _kappasize_section(data, options, seconds, rate, check_rate, training)
     agreement, unplanned = _agreement_rows(data, options, seconds, rate, check_rate, training)
     preference = _preference_rows(data, options)
     if not agreement and not preference:
@@ -202,11 +212,112 @@ def _agreement_rows(
     check_rate: float,
     training: int,
 ) -> tuple[list[tuple[Cell, ...]], list[str]]:
-    by_field = field_units(data)
+    pilots, unplanned = _pilots(data, options)
     out: list[tuple[Cell, ...]] = []
+    for pilot in pilots:
+        per_item = options.seconds_per_item or seconds.get(pilot.kind)
+        kappa = pilot.kappa
+        plans: list[tuple[str, int, float | None, planning.UnitModel]] = []
+        source = pilot.source
+        if pilot.model is not None:
+            finite = kappa if math.isfinite(kappa) else None
+            plans.append(("pilot", pilot.current, finite, pilot.model))
+            source = "model"
+        model_kappa = min(max(kappa, 0.0), 0.99) if math.isfinite(kappa) else 0.0
+        for m in options.raters:
+            model = planning.UnitModel.common_correlation(model_kappa, pilot.shares, m)
+            plans.append((source, m, model_kappa, model))
+        for source_, m, kappa_used, model in plans:
+            needed = planning.units_needed(
+                model,
+                options.target,
+                assurance=options.assurance,
+                studies=options.studies,
+                bootstrap=options.bootstrap,
+                seed=options.seed,
+            )
+            found = [n.units for n in needed.values()]
+            planned = None if None in found else max(u for u in found if u is not None)
+            n_items = None if planned is None else math.ceil(planned / pilot.per_item_units)
+            cost = _cost(n_items, m, per_item, rate, check_rate, training)
+            answers, hours, money = _cost_cells(cost)
+            out.append(
+                (
+                    *_head(pilot, source_, m),
+                    kappa_used,
+                    *(needed[k].units for k in planning.COEFFICIENTS),
+                    planned,
+                    n_items,
+                    answers,
+                    per_item,
+                    hours,
+                    money,
+                )
+            )
+    return out, unplanned
+
+
+def _head(pilot: _Pilot, source: str, raters: int) -> tuple[Cell, ...]:
+    """A planning row's first cells: task, unit, field, source, annotators, pilot units."""
+    return (pilot.kind, pilot.level, pilot.field, source, raters, pilot.units)
+
+
+def _cost_cells(cost: planning.Budget | None) -> tuple[Cell, Cell, Cell]:
+    """Answers (incl. checks and training), annotator-hours and cost; None without a budget."""
+    if cost is None:
+        return None, None, None
+    return cost.answers + cost.check_answers + cost.training_answers, cost.hours, cost.cost
+
+
+def _cost(
+    n_items: int | None,
+    raters: int,
+    per_item: float | None,
+    rate: PayRates,
+    check_rate: float,
+    training: int,
+) -> planning.Budget | None:
+    if n_items is None or per_item is None:
+        return None
+    return planning.budget(
+        n_items,
+        raters,
+        seconds_per_item=per_item,
+        hourly_rate=rate.hourly,
+        check_rate=check_rate,
+        training_items=training,
+        per_item_rate=rate.per_item,
+    )
+
+
+KAPPASIZE_COLUMNS = {
+    "ci": ("kappaL", "kappaU", "units (n)"),
+    "power": ("kappa1", "power", "units (n)", "kappaSize N"),
+    "fixedn": ("n", "expected kappaL", "exact kappaL"),
+}
+
+
+class _Pilot(NamedTuple):
+    kind: str
+    level: str
+    field: str
+    source: str
+    raters: tuple[int, ...]
+    units: int
+    kappa: float
+    shares: tuple[float, ...]
+    per_item_units: float
+    current: int  # the pilot's most common annotators per unit (0 without a pilot)
+    model: planning.UnitModel | None  # the pilot's units as they are (None: assumed)
+
+
+def _pilots(data: ReportData, options: PlanOptions) -> tuple[list[_Pilot], list[str]]:
+    """Per agreement field: the pilot's Fleiss' kappa and category shares (or the assumed
+    values), with the annotators per unit to plan for."""
+    by_field = field_units(data)
+    out: list[_Pilot] = []
     unplanned: list[str] = []
     for spec in kinds.all_specs():
-        per_item = options.seconds_per_item or seconds.get(spec.name)
         for agreement in spec.agreement:
             categories = spec.categorical(data.project)[agreement.field]
             units = by_field.get((spec.name, agreement.level, agreement.field), {})
@@ -214,71 +325,183 @@ def _agreement_rows(
                 [sum(v == c for v in row.values()) for c in categories] for row in units.values()
             ]
             counts = [c for c in counts if sum(c) >= 2]
-            # units of a sub-unit field (evidence, segment, fact) per item, in the pilot
             items = {str(u).split("/", 1)[0] for u in units}
             per_item_units = len(units) / len(items) if items else 1.0
-            plans: list[tuple[str, int, float | None, planning.UnitModel]] = []
+            model: planning.UnitModel | None = None
+            current = 0
             if counts:
                 current = Counter(sum(c) for c in counts).most_common(1)[0][0]
-                pilot = planning.UnitModel.observed(counts)
-                kappa = float(stats.nominal_coefficients(pilot.patterns, pilot.probs)["fleiss"][0])
-                plans.append(("pilot", current, kappa if math.isfinite(kappa) else None, pilot))
-                shares: tuple[float, ...] = tuple(planning.category_shares(counts))
-                source = "model"
+                model = planning.UnitModel.observed(counts)
+                kappa = float(stats.nominal_coefficients(model.patterns, model.probs)["fleiss"][0])
+                shares = tuple(planning.category_shares(counts))
+                raters = tuple(sorted({current, *options.raters}))
+                source = "pilot"
             elif _assumed_for(options, spec.name, agreement.field, categories):
                 assert options.kappa is not None and options.shares is not None
                 kappa, shares, source = options.kappa, options.shares, "assumed"
+                raters = options.raters
             else:
                 unplanned.append(f"{spec.name}.{agreement.field}")
                 continue
-            model_kappa = min(max(kappa, 0.0), 0.99) if math.isfinite(kappa) else 0.0
-            for m in options.raters:
-                model = planning.UnitModel.common_correlation(model_kappa, shares, m)
-                plans.append((source, m, model_kappa, model))
-            for source_, m, kappa_used, model in plans:
-                needed = planning.units_needed(
+            out.append(
+                _Pilot(
+                    spec.name,
+                    agreement.level,
+                    agreement.field,
+                    source,
+                    raters,
+                    len(counts),
+                    kappa,
+                    shares,
+                    per_item_units,
+                    current,
                     model,
-                    options.target,
-                    assurance=options.assurance,
-                    studies=options.studies,
-                    bootstrap=options.bootstrap,
-                    seed=options.seed,
                 )
-                found = [n.units for n in needed.values()]
-                planned = None if None in found else max(u for u in found if u is not None)
-                n_items = None if planned is None else math.ceil(planned / per_item_units)
-                cost: planning.Budget | None = None
-                if n_items is not None and per_item is not None:
-                    cost = planning.budget(
-                        n_items,
-                        m,
-                        seconds_per_item=per_item,
-                        hourly_rate=rate.hourly,
-                        check_rate=check_rate,
-                        training_items=training,
-                        per_item_rate=rate.per_item,
-                    )
-                out.append(
-                    (
-                        spec.name,
-                        agreement.level,
-                        agreement.field,
-                        source_,
-                        m,
-                        len(counts),
-                        kappa_used,
-                        *(needed[k].units for k in planning.COEFFICIENTS),
-                        planned,
-                        n_items,
-                        None
-                        if cost is None
-                        else cost.answers + cost.check_answers + cost.training_answers,
-                        per_item,
-                        None if cost is None else cost.hours,
-                        None if cost is None else cost.cost,
-                    )
-                )
+            )
     return out, unplanned
+
+
+def kappasize_call(
+    family: str,
+    options: PlanOptions,
+    kappa0: float,
+    shares: tuple[float, ...],
+    raters: int,
+    sided: int,
+) -> str:
+    """The R call of kappaSize that gives the same figure, for a paper's methods section."""
+    props = "c(" + ", ".join(f"{s:.4g}" for s in shares) + ")"
+    name = planning.kappasize_name(family, len(shares))
+    k0 = f"kappa0={kappa0:.4g}"
+    tail = f"props={props}, raters={raters}, alpha={options.alpha:g}"
+    if family == "ci":
+        high = f"{kappa0 + options.target:.4g}" if sided == 2 else "NA"
+        return f"{name}({k0}, kappaL={kappa0 - options.target:.4g}, kappaU={high}, {tail})"
+    if family == "power":
+        return f"{name}({k0}, kappa1={options.kappa1:g}, {tail}, power={options.power:g})"
+    return f"{name}({k0}, n={options.n}, {tail})"
+
+
+def _kappasize_figures(
+    family: str,
+    options: PlanOptions,
+    kappa0: float,
+    shares: tuple[float, ...],
+    raters: int,
+    sided: int,
+) -> tuple[tuple[Cell, ...], int | None]:
+    """The family's columns (KAPPASIZE_COLUMNS) and the units it plans (None: fixed n)."""
+    if family == "ci":
+        low, high = kappa0 - options.target, kappa0 + options.target if sided == 2 else None
+        n = planning.kappasize_ci(kappa0, low, high, shares, raters, options.alpha)
+        return (low, high, n), n
+    if family == "power":
+        assert options.kappa1 is not None
+        power = planning.kappasize_power(
+            kappa0, options.kappa1, shares, raters, options.alpha, options.power, sided
+        )
+        return (options.kappa1, options.power, power.n, power.n_exact), power.n
+    assert options.n is not None
+    fixed = planning.kappasize_fixed_n(kappa0, options.n, shares, raters, options.alpha, sided)
+    return (options.n, fixed.kappa_low, fixed.kappa_low_exact), None
+
+
+def _kappasize_section(
+    data: ReportData,
+    options: PlanOptions,
+    seconds: dict[str, float],
+    rate: PayRates,
+    check_rate: float,
+    training: int,
+) -> Section | None:
+    family = options.family
+    sided = options.sided or (1 if family == "fixedn" else 2)
+    pilots, unplanned = _pilots(data, options)
+    if not pilots:
+        return None
+    rows: list[tuple[Cell, ...]] = []
+    for pilot in pilots:
+        per_item = options.seconds_per_item or seconds.get(pilot.kind)
+        for m in pilot.raters:
+            problem = None
+            figures: tuple[Cell, ...] = (None,) * len(KAPPASIZE_COLUMNS[family])
+            planned = None
+            call = None
+            try:
+                call = kappasize_call(family, options, pilot.kappa, pilot.shares, m, sided)
+                figures, planned = _kappasize_figures(
+                    family, options, pilot.kappa, pilot.shares, m, sided
+                )
+            except ValueError as error:
+                problem = str(error)
+            n_items = None if planned is None else math.ceil(planned / pilot.per_item_units)
+            cost = _cost(n_items, m, per_item, rate, check_rate, training)
+            rows.append(
+                (
+                    *_head(pilot, pilot.source, m),
+                    pilot.kappa,
+                    ", ".join(f"{s:.4g}" for s in pilot.shares),
+                    call,
+                    *figures,
+                    n_items,
+                    *_cost_cells(cost),
+                    problem,
+                )
+            )
+    what = {
+        "ci": f"the expected {'two' if sided == 2 else 'one'}-sided {1 - options.alpha:.0%} "
+        f"interval of kappa0 -/+ {options.target:g}",
+        "power": f"power {options.power:g} to tell kappa1 = {options.kappa1} from kappa0 at "
+        f"alpha {options.alpha:g} ({'two' if sided == 2 else 'one'}-sided)",
+        "fixedn": f"the expected lower limit of a {'two' if sided == 2 else 'one'}-sided "
+        f"{1 - options.alpha:.0%} interval from n = {options.n} units",
+    }[family]
+    columns = (
+        "task",
+        "unit",
+        "field",
+        "source",
+        "annotators per unit",
+        "pilot units",
+        "kappa0",
+        "category shares",
+        "kappaSize call",
+        *KAPPASIZE_COLUMNS[family],
+        "items planned",
+        "answers incl. checks and training",
+        "annotator-hours",
+        "cost",
+        "not planned because",
+    )
+    notes: tuple[str, ...] = (
+        f"kappaSize (Rotondi & Donner 2012; Donner & Eliasziw 1992), exactly as the R package "
+        f"computes it: {what}. The 'kappaSize call' column is the R call that gives the same "
+        "figure.",
+        "kappa0 is the pilot's Fleiss' kappa and the shares its category shares (or the "
+        "values assumed); the model is Rotondi & Donner's common correlation: interchangeable "
+        "annotators, Fleiss' kappa only, and an expected interval (about half of real "
+        "studies reach it), where the simulation method plans all three coefficients with "
+        "assurance. kappaSize covers 2 to 5 categories and 2 to 6 annotators.",
+    )
+    if unplanned:
+        notes += (
+            "Not planned (no pilot answers and no assumed values with as many categories): "
+            + ", ".join(unplanned)
+            + ".",
+        )
+    name = {
+        "ci": "planning-kappasize-ci",
+        "power": "planning-kappasize-power",
+        "fixedn": "planning-kappasize-fixedn",
+    }[family]
+    title = {
+        "ci": "Units needed (kappaSize CI...)",
+        "power": "Units needed (kappaSize Power...)",
+        "fixedn": "Expected lower limit for a fixed n (kappaSize FixedN...)",
+    }[family]
+    return Section(
+        "planning", "Planning the study", notes, (Table(name, title, columns, tuple(rows)),)
+    )
 
 
 def _assumed_for(options: PlanOptions, kind: str, field: str, categories: list[str]) -> bool:
@@ -388,6 +611,29 @@ class PlanOptionsForm(forms.Form):
     field = forms.CharField(
         max_length=100, required=False, help_text="kind.field the assumed values are for"
     )
+    method = forms.ChoiceField(
+        choices=[("simulation", "simulation"), ("kappasize", "kappasize")],
+        required=False,
+        help_text="simulation (default) or kappasize (Rotondi & Donner, as the R package)",
+    )
+    family = forms.ChoiceField(
+        choices=[(f, f) for f in planning.KAPPASIZE_FAMILIES],
+        required=False,
+        help_text="kappasize: ci (default), power or fixedn",
+    )
+    kappa1 = forms.FloatField(
+        min_value=0.01, max_value=0.99, required=False, help_text="kappasize power: kappa1"
+    )
+    n = forms.IntegerField(
+        min_value=11, max_value=10_000_000, required=False, help_text="kappasize fixedn: units"
+    )
+    sided = forms.TypedChoiceField(
+        choices=[("1", "1"), ("2", "2")],
+        coerce=int,
+        required=False,
+        empty_value=None,
+        help_text="1 or 2 (default: kappaSize's; ci 2, power 2, fixedn 1)",
+    )
 
     def clean_share(self) -> float | None:
         share = self.cleaned_data.get("share")
@@ -417,6 +663,20 @@ class PlanOptionsForm(forms.Form):
             data["field"] = None
         if (data.get("kappa") is None) != (data.get("shares") is None):
             raise forms.ValidationError("Assumed values need both kappa and shares.")
+        for key in ("method", "family"):
+            if data.get(key) == "":
+                data[key] = None
+        kappasize = data.get("method") == "kappasize"
+        if not kappasize and any(
+            data.get(k) is not None for k in ("family", "kappa1", "n", "sided")
+        ):
+            raise forms.ValidationError(
+                "family, kappa1, n and sided are options of method=kappasize."
+            )
+        if kappasize and data.get("family") == "power" and data.get("kappa1") is None:
+            raise forms.ValidationError("The power family needs kappa1 (the kappa to detect).")
+        if kappasize and data.get("family") == "fixedn" and data.get("n") is None:
+            raise forms.ValidationError("The fixedn family needs n (the units available).")
         return data
 
     def options(self) -> PlanOptions:

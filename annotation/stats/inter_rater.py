@@ -42,6 +42,7 @@ from .ratings import (
     label_distribution,
     label_set,
     order_categories,
+    square_matrix,
 )
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
@@ -89,6 +90,34 @@ class RaterAgreement:
 
 
 @dataclass(frozen=True)
+class FleissParts:
+    """The parts of Fleiss' (1971) kappa: P_i, the agreement on each unit with two or more
+    ratings (sum_j n_ij (n_ij - 1) / (n_i (n_i - 1))), in the order of the units; p_j, each
+    category's share (the mean over rated units of n_ij / n_i: Fleiss' p_j when every unit
+    has the same number of ratings); P-bar, their mean, and P_e = sum_j p_j^2."""
+
+    units: tuple[Hashable, ...]
+    p_i: tuple[float, ...]
+    p_j: dict[Label, float]
+    p_bar: float
+    p_e: float
+
+
+@dataclass(frozen=True)
+class AlphaParts:
+    """The parts of Krippendorff's alpha (Krippendorff 2011, "Computing Krippendorff's
+    alpha-reliability"): n, the number of pairable values; n_c, the pairable values of
+    each category; the coincidence matrix o_ck (rows and columns in the order of
+    `categories`) and the squared distances delta^2_ck used. alpha = 1 - D_o / D_e with
+    D_o = sum o_ck delta_ck / n and D_e = sum n_c n_k delta_ck / (n (n - 1))."""
+
+    pairable: float
+    n_c: dict[Label, float]
+    coincidences: tuple[tuple[float, ...], ...]
+    distances: tuple[tuple[float, ...], ...]
+
+
+@dataclass(frozen=True)
 class AgreementReport:
     categories: tuple[Label, ...]
     level: str
@@ -117,6 +146,10 @@ class AgreementReport:
         "Brennan-Prediger", None, undefined_reason="not computed"
     )
     per_category: tuple[CategoryKappa, ...] = ()
+    fleiss_parts: FleissParts | None = None
+    alpha_parts: AlphaParts | None = None
+    # the researcher's squared distances for alpha (categories x categories), if given
+    distance: tuple[tuple[float, ...], ...] | None = None
 
     @property
     def coefficients(self) -> tuple[Coefficient, ...]:
@@ -154,6 +187,7 @@ def agreement(
     bootstrap: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    distance: DistanceMatrix | DistanceMetric | None = None,
 ) -> AgreementReport:
     """Inter-rater agreement for one categorical field.
 
@@ -182,11 +216,30 @@ def agreement(
     `bootstrap` resamples of the rated units, with replacement, from
     `np.random.default_rng(seed)`. Pairwise kappas resample the units the two raters
     share. `bootstrap=0` gives no bootstrap intervals.
+
+    `distance` is a researcher's own distance for alpha, in place of the level's: a
+    categories x categories matrix of Krippendorff's squared differences delta^2 (rows and
+    columns in the order of `categories`, which must then be given; 0 on the diagonal,
+    symmetric, >= 0), or a callable as `krippendorff.alpha` takes one
+    (`metric(v1, v2, i1, i2, n_v, dtype)` -> the squared differences, called with the
+    categories as numbers when they all parse as numbers, else their positions 0, 1, 2,
+    ...; i1 and i2 are the positions, n_v the pairable values of each category). The
+    result's `alpha_parts` and `fleiss_parts` hold each coefficient's parts.
     """
     data = as_ratings(ratings)
+    if distance is not None and not callable(distance) and categories is None:
+        raise ValueError(
+            "a distance matrix needs categories=[...]: its rows and columns are the "
+            "categories in that order"
+        )
     categories = _categories(data, categories, level)
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
+    if distance is not None and level != "nominal":
+        raise ValueError(
+            f"give either a level ({level!r}) or a distance for alpha, not both: the "
+            "distance replaces the level's"
+        )
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
     if bootstrap < 0:
@@ -210,7 +263,12 @@ def agreement(
         patterns, freq = _unique_rows(population)
     else:
         patterns, freq = np.zeros((0, len(categories)), dtype=np.int64), np.zeros(0, np.int64)
-    delta = _delta_fn(level, categories)
+    delta = _delta_fn(level, categories) if distance is None else custom_delta(distance, categories)
+    fixed_distance = (
+        None
+        if distance is None or callable(distance)
+        else tuple(tuple(float(x) for x in row) for row in delta(np.zeros((1, len(categories))))[0])
+    )
 
     observed = _coefficients_from_patterns(
         patterns, freq[np.newaxis, :].astype(np.float64), delta=delta
@@ -248,6 +306,7 @@ def agreement(
         observed=observed,
         ci=ci,
         confidence=confidence,
+        distance=distance,
     )
     pairwise = (
         ()
@@ -282,7 +341,112 @@ def agreement(
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
+        fleiss_parts=_fleiss_parts(counts, data.units, categories) if n_used else None,
+        alpha_parts=_alpha_parts(patterns, freq, categories, delta) if n_used else None,
+        distance=fixed_distance,
     )
+
+
+DistanceMatrix = Sequence[Sequence[float]] | FloatArray
+DistanceMetric = Callable[..., FloatArray]
+
+
+def distance_matrix(distance: DistanceMatrix, size: int) -> FloatArray:
+    """A researcher's distance matrix for alpha, checked: size x size (the categories in
+    order), finite, >= 0, symmetric, 0 on the diagonal."""
+    matrix: FloatArray = square_matrix(distance, size, "distance")
+    if (matrix < 0).any():
+        raise ValueError("distances must be finite numbers >= 0")
+    if (np.diag(matrix) != 0).any():
+        raise ValueError("a distance must be 0 on the diagonal (a category is 0 from itself)")
+    if not np.allclose(matrix, matrix.T, rtol=0, atol=1e-12):
+        raise ValueError("a distance must be symmetric (d[i][j] == d[j][i])")
+    return matrix
+
+
+def custom_delta(
+    distance: DistanceMatrix | DistanceMetric, categories: tuple[Label, ...]
+) -> DeltaFn:
+    """The squared-difference function of a researcher's distance (see `agreement`)."""
+    q = len(categories)
+    if not callable(distance):
+        fixed = distance_matrix(distance, q)
+        return lambda n_c: np.broadcast_to(fixed, (n_c.shape[0], q, q))
+    domain = _value_domain("interval", categories)
+    index = np.arange(q)
+
+    def call(n_v: FloatArray) -> FloatArray:
+        out = np.asarray(
+            distance(
+                domain[:, np.newaxis],
+                domain[np.newaxis, :],
+                i1=index[:, np.newaxis],
+                i2=index[np.newaxis, :],
+                n_v=n_v,
+                dtype=np.float64,
+            ),
+            dtype=np.float64,
+        )
+        out = np.broadcast_to(out, (q, q))
+        if not np.isfinite(out).all() or (out < 0).any() or (np.diag(out) != 0).any():
+            raise ValueError(
+                "the distance function must give finite squared differences >= 0, with 0 "
+                "between a category and itself"
+            )
+        return out
+
+    call(np.ones(q))  # checked once, before any data reaches it
+    return lambda n_c: np.stack([call(row) for row in n_c])
+
+
+def _fleiss_parts(
+    counts: npt.NDArray[np.int64], units: Sequence[Hashable], categories: tuple[Label, ...]
+) -> FleissParts:
+    r = counts.sum(axis=1)
+    pairable = r >= 2
+    rated = r >= 1
+    c = counts[pairable].astype(np.float64)
+    rp = r[pairable].astype(np.float64)
+    p_i = (c * (c - 1)).sum(axis=1) / (rp * (rp - 1))
+    p_j = (counts[rated] / r[rated, np.newaxis]).mean(axis=0)
+    return FleissParts(
+        units=tuple(u for u, keep in zip(units, pairable, strict=True) if keep),
+        p_i=tuple(float(x) for x in p_i),
+        p_j={cat: float(x) for cat, x in zip(categories, p_j, strict=True)},
+        p_bar=float(p_i.mean()),
+        p_e=float((p_j**2).sum()),
+    )
+
+
+def _alpha_parts(
+    patterns: npt.NDArray[np.int64],
+    freq: npt.NDArray[np.int64],
+    categories: tuple[Label, ...],
+    delta: DeltaFn,
+) -> AlphaParts:
+    coincidences = coincidence_matrix(patterns, freq)
+    n_c = coincidences.sum(axis=1)
+    d = delta(n_c[np.newaxis, :])[0]
+    return AlphaParts(
+        pairable=float(n_c.sum()),
+        n_c={cat: float(x) for cat, x in zip(categories, n_c, strict=True)},
+        coincidences=tuple(tuple(float(x) for x in row) for row in coincidences),
+        distances=tuple(tuple(float(x) for x in row) for row in d),
+    )
+
+
+def coincidence_matrix(patterns: npt.ArrayLike, freq: npt.ArrayLike) -> FloatArray:
+    """Krippendorff's coincidence matrix o_ck = sum_u n_uc (n_uk - [c == k]) / (m_u - 1)
+    over units with m_u >= 2 values, from per-unit count vectors (P, q) and how many
+    units have each (P,)."""
+    p = np.asarray(patterns, dtype=np.float64)
+    w = np.asarray(freq, dtype=np.float64)
+    q = p.shape[1]
+    m = p.sum(axis=1)
+    keep = m >= 2
+    p, w, m = p[keep], w[keep], m[keep]
+    within = p[:, :, np.newaxis] * p[:, np.newaxis, :] - np.einsum("pk,kl->pkl", p, np.eye(q))
+    return np.asarray(np.einsum("p,pkl->kl", w / (m - 1), within), dtype=np.float64)
 
 
 def _categories(data: Ratings, declared: Sequence[Label] | None, level: str) -> tuple[Label, ...]:
@@ -447,9 +611,11 @@ def _point_estimates(
     observed: dict[str, FloatArray],
     ci: Callable[[str], tuple[float | None, float | None, str | None]],
     confidence: float,
+    distance: DistanceMatrix | DistanceMetric | None = None,
 ) -> dict[str, Coefficient]:
     n_used = int(used.sum())
-    names = {**_NAMES, "alpha": f"Krippendorff's alpha ({level})"}
+    alpha_kind = level if distance is None else "custom distance"
+    names = {**_NAMES, "alpha": f"Krippendorff's alpha ({alpha_kind})"}
     if n_used == 0:
         reason = "no unit has two or more ratings, so there is nothing to compare"
         return {
@@ -523,6 +689,23 @@ def _point_estimates(
 
     if single_category:
         result["alpha"] = make("alpha", None, undefined_reason=one_category_reason)
+    elif distance is not None:
+        value = float(
+            krippendorff.alpha(
+                value_counts=used_counts,
+                value_domain=_value_domain("interval", categories),
+                level_of_measurement=_library_metric(distance, len(categories)),
+            )
+        )
+        result["alpha"] = make(
+            "alpha",
+            value,
+            check=float(observed["alpha"][0]),
+            note="the researcher's distance; no asymptotic standard error here, use the "
+            "bootstrap interval",
+            d_o=float(observed["d_o"][0]),
+            d_e=float(observed["d_e"][0]),
+        )
     else:
         value = float(
             krippendorff.alpha(
@@ -565,6 +748,27 @@ def _point_estimates(
             "bp", bp_parts.value, note=note, parts=bp_parts, check=float(observed["bp"][0])
         )
     return result
+
+
+def _library_metric(
+    distance: DistanceMatrix | DistanceMetric, q: int
+) -> krippendorff.krippendorff.DistanceMetric:
+    """The distance as `krippendorff.alpha` takes it (a matrix read at the positions)."""
+    if callable(distance):
+        return distance  # type: ignore[return-value]
+    fixed = distance_matrix(distance, q)
+
+    def metric(
+        v1: FloatArray,
+        v2: FloatArray,
+        i1: npt.NDArray[np.int_],
+        i2: npt.NDArray[np.int_],
+        n_v: FloatArray,
+        dtype: object = np.float64,
+    ) -> FloatArray:
+        return np.asarray(fixed[i1, i2], dtype=np.float64)
+
+    return metric  # type: ignore[return-value]
 
 
 def _per_category(

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy import optimize
 from scipy import stats as scipy_stats
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_effectsize
@@ -280,6 +281,154 @@ def rotondi_donner_units(
 
     needed = [(crit + 0.001) / per_unit(x) for x in (low, high) if x is not None]
     return max(11, math.ceil(max(needed) - 1e-9))
+
+
+# --------------------------------------------------------------------------- kappaSize
+#
+# The three families of the R package kappaSize (Rotondi & Donner 2012; Donner &
+# Eliasziw 1992), from the papers and the package's documentation. All compare the cell
+# probabilities of `rotondi_donner_cells` at two values of kappa by the goodness-of-fit
+# chi-square with 1 degree of freedom:
+#   CI (CIBinary, CI3Cats, CI4Cats, CI5Cats): `kappasize_ci`, the smallest n whose
+#     expected interval around kappa0 reaches kappaL (and kappaU);
+#   power (PowerBinary, Power3Cats, ...): `kappasize_power`, n = lambda / X2 with X2 =
+#     sum (P(kappa1) - P(kappa0))^2 / P(kappa0) and lambda the non-centrality at which a
+#     non-central chi-square (1 df) exceeds the critical value with the wanted power;
+#   fixed n (FixedNBinary, FixedN3Cats, ...): `kappasize_fixed_n`, the kappaL at which
+#     n sum (P(kappa0) - P(kappaL))^2 / P(kappaL) reaches the critical value of a one-sided
+#     interval, which kappaSize reports on a grid of 0.001 (the largest grid value at or
+#     below the exact limit, e.g. 0.0629668 -> 0.062).
+# The critical value is chi2(1 - alpha, 1) two-sided and chi2(1 - 2 alpha, 1) one-sided.
+
+KAPPASIZE_RATERS = (2, 3, 4, 5, 6)
+KAPPASIZE_CATEGORIES = (2, 3, 4, 5)
+KAPPASIZE_FAMILIES = ("ci", "power", "fixedn")
+
+
+def kappasize_name(family: str, categories: int) -> str:
+    """kappaSize's function for a family and a number of categories: CIBinary, Power3Cats..."""
+    stem = {"ci": "CI", "power": "Power", "fixedn": "FixedN"}[family]
+    return stem + ("Binary" if categories == 2 else f"{categories}Cats")
+
+
+def _kappasize_design(shares: Sequence[float], raters: int, **kappas: float | None) -> FloatArray:
+    shares_ = _check_shares(shares)
+    if len(shares_) not in KAPPASIZE_CATEGORIES:
+        raise ValueError(f"kappaSize plans for 2 to 5 categories; {len(shares_)} shares were given")
+    if raters not in KAPPASIZE_RATERS:
+        raise ValueError(f"kappaSize plans for 2 to 6 raters, not {raters}")
+    for name, value in kappas.items():
+        if value is not None and not 0 < value < 1:
+            raise ValueError(f"{name} must lie in (0, 1), got {value}")
+    return shares_
+
+
+def _critical(alpha: float, sided: int) -> float:
+    if sided not in (1, 2):
+        raise ValueError(f"sided must be 1 or 2, not {sided}")
+    if not 0 < alpha < (0.5 if sided == 1 else 1):
+        raise ValueError(f"alpha must lie in (0, {0.5 if sided == 1 else 1}), got {alpha}")
+    return float(scipy_stats.chi2.ppf(1 - alpha if sided == 2 else 1 - 2 * alpha, 1))
+
+
+def kappasize_ci(
+    kappa0: float,
+    kappa_low: float,
+    kappa_high: float | None,
+    shares: Sequence[float],
+    raters: int,
+    alpha: float = 0.05,
+) -> int:
+    """kappaSize's CIBinary / CI3Cats / CI4Cats / CI5Cats(kappa0, kappaL, kappaU, props,
+    raters, alpha): subjects needed for the expected interval; `kappa_high` None is its
+    one-sided kappaU = NA. `rotondi_donner_units` with kappaSize's ranges checked."""
+    _kappasize_design(shares, raters, kappa0=kappa0, kappaL=kappa_low, kappaU=kappa_high)
+    if not kappa_low < kappa0 or (kappa_high is not None and not kappa0 < kappa_high):
+        raise ValueError(f"need kappaL < kappa0 < kappaU, got {kappa_low}, {kappa0}, {kappa_high}")
+    _critical(alpha, 2)
+    return rotondi_donner_units(kappa0, kappa_low, kappa_high, shares, raters, alpha)
+
+
+def goodness_of_fit(
+    kappa_at: float, kappa_of: float, shares: Sequence[float], raters: int
+) -> float:
+    """sum_l (P_l(kappa_of) - P_l(kappa_at))^2 / P_l(kappa_at): the chi-square per subject
+    between the cells at two values of kappa, the denominator at `kappa_at`."""
+    at = rotondi_donner_cells(kappa_at, shares, raters)
+    of = rotondi_donner_cells(kappa_of, shares, raters)
+    return float(np.sum((of - at) ** 2 / at))
+
+
+@dataclass(frozen=True)
+class KappaSizePower:
+    n: int  # subjects: ceil(n_exact), the integer a study enrols
+    n_exact: float  # kappaSize's N (e.g. 73.26)
+    noncentrality: float  # lambda (7.8489 for alpha 0.05 two-sided, power 0.8)
+
+
+def kappasize_power(
+    kappa0: float,
+    kappa1: float,
+    shares: Sequence[float],
+    raters: int,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    sided: int = 2,
+) -> KappaSizePower:
+    """kappaSize's PowerBinary / Power3Cats / Power4Cats / Power5Cats(kappa0, kappa1, props,
+    raters, alpha, power): subjects needed to reject kappa = kappa0 with `power` when kappa
+    is kappa1 (Donner & Eliasziw 1992). kappaSize's test is the chi-square with 1 df at
+    1 - alpha (two-sided, `sided=2`); `sided=1` uses 1 - 2 alpha."""
+    _kappasize_design(shares, raters, kappa0=kappa0, kappa1=kappa1)
+    if kappa0 == kappa1:
+        raise ValueError("kappa1 must differ from kappa0")
+    if not 0 < power < 1:
+        raise ValueError(f"power must lie in (0, 1), got {power}")
+    crit = _critical(alpha, sided)
+    # the non-centrality at which P(chi2_1(lambda) > crit) = power; it grows with lambda
+    high = 1.0
+    while scipy_stats.ncx2.sf(crit, 1, high) < power:
+        high *= 2
+    lam = float(
+        optimize.brentq(
+            lambda x: scipy_stats.ncx2.sf(crit, 1, x) - power, 0.0, high, xtol=1e-13, rtol=1e-15
+        )
+    )
+    exact = lam / goodness_of_fit(kappa0, kappa1, shares, raters)
+    return KappaSizePower(math.ceil(exact - 1e-9), exact, lam)
+
+
+@dataclass(frozen=True)
+class KappaSizeFixedN:
+    kappa_low: float | None  # kappaSize's kappaL: the exact limit floored to 0.001
+    kappa_low_exact: float | None  # None: the limit lies at or below 0
+
+
+def kappasize_fixed_n(
+    kappa0: float,
+    n: int,
+    shares: Sequence[float],
+    raters: int,
+    alpha: float = 0.05,
+    sided: int = 1,
+) -> KappaSizeFixedN:
+    """kappaSize's FixedNBinary / FixedN3Cats / FixedN4Cats / FixedN5Cats(kappa0, n, props,
+    raters, alpha): the expected lower limit of a one-sided 100(1 - alpha) % interval for
+    kappa from n subjects (`sided=2`: of a two-sided interval, not a kappaSize option).
+    kappaSize needs n > 10."""
+    _kappasize_design(shares, raters, kappa0=kappa0)
+    if n <= 10:
+        raise ValueError(f"kappaSize needs more than 10 subjects, got {n}")
+    crit = _critical(alpha, sided)
+
+    def excess(limit: float) -> float:
+        return n * goodness_of_fit(limit, kappa0, shares, raters) - crit
+
+    floor = 1e-12
+    if excess(floor) < 0:
+        return KappaSizeFixedN(None, None)
+    exact = float(optimize.brentq(excess, floor, kappa0, xtol=1e-15, rtol=1e-15))
+    return KappaSizeFixedN(math.floor(exact * 1000 + 1e-9) / 1000, exact)
 
 
 # --------------------------------------------------------------------------- preference

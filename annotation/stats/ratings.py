@@ -18,6 +18,8 @@ from functools import cached_property
 from itertools import chain
 from typing import Any
 
+import numpy as np
+
 Label = Hashable
 
 
@@ -244,6 +246,24 @@ class Ratings:
         of the same answers may share one tuple (agreement reports: a 10,000-item field's
         12,000 units hold a few dozen), and what holds for a row holds for its copies."""
         return dict(zip(map(id, self.labels), self.labels, strict=True))
+
+
+def square_matrix(values: Any, size: int, what: str) -> Any:
+    """A researcher's category x category matrix as floats, checked: square, one row and
+    one column per category (`size`), finite. `what` names it in the errors."""
+    matrix = np.asarray(values, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(
+            f"the {what} must be a square matrix, not {' x '.join(map(str, matrix.shape))}"
+        )
+    if len(matrix) != size:
+        raise ValueError(
+            f"the {what} matrix is {len(matrix)} x {len(matrix)}; the categories are {size} "
+            "(one row and one column per category, in their order)"
+        )
+    if not np.isfinite(matrix).all():
+        raise ValueError(f"the {what} must hold finite numbers")
+    return matrix
 
 
 def order_categories(labels: Iterable[Label]) -> tuple[Label, ...]:

@@ -9,6 +9,12 @@ Weights spread over the categories of the label set (`weights_over="declared"`) 
 over those that occur in the data (`"observed"`, as R's `irr::kappa2` and
 scikit-learn do). They differ when a category of an ordinal scale is never used:
 linear weights put 1 and 3 two steps apart on 1-2-3, one step apart when 2 is unused.
+
+`weights` may also be a matrix of the researcher's own agreement weights w_ij (1 on the
+diagonal, each in [0, 1], rows and columns in the order of `labels`): the kappa is then
+Cohen's (1968) weighted kappa 1 - D_o / D_e with the disagreement 1 - w_ij, D_o its
+observed and D_e its chance-expected mean (Artstein & Poesio 2008, section 2.6), both
+reported (`d_o`, `d_e`). statsmodels' `cohens_kappa` computes it and its standard error.
 """
 
 from __future__ import annotations
@@ -23,9 +29,12 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
 from .coefficient import Coefficient
-from .ratings import Label, is_missing, label_set
+from .ratings import Label, is_missing, label_set, square_matrix
 
 Weights = Literal["linear", "quadratic"] | None
+# A researcher's own agreement weights: a categories x categories matrix in the order of
+# the categories (rows rater 1's category, columns rater 2's), 1 on the diagonal.
+WeightMatrix = Sequence[Sequence[float]] | npt.NDArray[np.float64]
 WeightsOver = Literal["declared", "observed"]
 TwoRaterKappa = Coefficient
 
@@ -69,15 +78,21 @@ def cohen_kappa(
     y2: Sequence[Label | None],
     *,
     labels: Sequence[Label] | None = None,
-    weights: Weights = None,
+    weights: Weights | WeightMatrix = None,
     weights_over: WeightsOver = "declared",
     confidence: float = 0.95,
 ) -> Coefficient:
     """Cohen's kappa between two raters' labels, weighted when `weights` is given.
 
     `labels` is the label set in order (it is the ordinal scale for weights); without
-    it the labels seen are used, numerically ordered when they are numbers.
+    it the labels seen are used, numerically ordered when they are numbers. A matrix of
+    agreement weights needs `labels`: its rows and columns follow their order.
     """
+    if not (weights is None or isinstance(weights, str)) and labels is None:
+        raise ValueError(
+            "a matrix of agreement weights needs labels=[...]: its rows and columns are the "
+            "categories in that order"
+        )
     categories, table, dropped = contingency_table(y1, y2, labels=labels)
     result = cohen_kappa_from_table(
         table,
@@ -92,15 +107,23 @@ def cohen_kappa(
 def cohen_kappa_from_table(
     table: Sequence[Sequence[int]] | npt.ArrayLike,
     *,
-    weights: Weights = None,
+    weights: Weights | WeightMatrix = None,
     weights_over: WeightsOver = "declared",
     confidence: float = 0.95,
     categories: Sequence[Label] | None = None,
 ) -> Coefficient:
-    """Cohen's kappa from a square contingency table (rows rater 1, columns rater 2)."""
+    """Cohen's kappa from a square contingency table (rows rater 1, columns rater 2).
+
+    `weights` as `cohen_kappa`: None, "linear", "quadratic" or a matrix of agreement
+    weights in the table's order."""
     counts = _square(table)
-    if weights not in (None, "linear", "quadratic"):
-        raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")
+    matrix = None
+    if weights is not None and not isinstance(weights, str):
+        matrix = agreement_weights(weights, len(counts))
+    elif weights not in (None, "linear", "quadratic"):
+        raise ValueError(
+            f"weights must be None, 'linear', 'quadratic' or a matrix, not {weights!r}"
+        )
     if weights_over not in ("declared", "observed"):
         raise ValueError(f"weights_over must be 'declared' or 'observed', not {weights_over!r}")
     names = tuple(categories) if categories is not None else tuple(range(len(counts)))
@@ -111,13 +134,22 @@ def cohen_kappa_from_table(
             unused = [names[i] for i in np.flatnonzero(~used)]
             note = f"weights spread over the categories used; never used: {unused}"
         counts = counts[np.ix_(used, used)]
-    title = "Cohen's kappa" if weights is None else f"Cohen's weighted kappa ({weights})"
+        if matrix is not None:
+            matrix = matrix[np.ix_(used, used)]
+    kind = "custom" if matrix is not None else weights
+    title = "Cohen's kappa" if weights is None else f"Cohen's weighted kappa ({kind})"
     n = int(counts.sum())
     reason = _undefined(counts)
     if reason:
         return Coefficient(title, None, undefined_reason=reason, n_units=n)
-    result = sm_cohens_kappa(counts, wt=weights)
-    observed, expected = _weighted_parts(counts, weights)
+    if matrix is not None:
+        # statsmodels takes disagreement weights (0 on the diagonal)
+        result = sm_cohens_kappa(counts, weights=1 - matrix)
+        agree = matrix
+    else:
+        result = sm_cohens_kappa(counts, wt=weights)
+        agree = _agreement_matrix(len(counts), weights)  # type: ignore[arg-type]
+    observed, expected = _weighted_parts(counts, agree)
     se = float(result.std_kappa)
     half = float(scipy_stats.norm.ppf(1 - (1 - confidence) / 2)) * se
     return Coefficient(
@@ -127,10 +159,25 @@ def cohen_kappa_from_table(
         n_units=n,
         p_o=observed,
         p_e=expected,
+        d_o=1 - observed,
+        d_e=1 - expected,
         se=se,
         wald_low=float(result.kappa) - half,
         wald_high=float(result.kappa) + half,
     )
+
+
+def agreement_weights(weights: WeightMatrix, size: int) -> FloatArray:
+    """A researcher's agreement-weight matrix, checked: size x size (the categories in
+    order), finite, each in [0, 1], exactly 1 on the diagonal."""
+    matrix: FloatArray = square_matrix(weights, size, "agreement weights")
+    if (matrix < 0).any() or (matrix > 1).any():
+        raise ValueError("agreement weights must be numbers between 0 and 1")
+    if not (np.diag(matrix) == 1).all():
+        raise ValueError(
+            "agreement weights must be 1 on the diagonal (a category agrees fully with itself)"
+        )
+    return matrix
 
 
 def scott_pi(
@@ -201,14 +248,17 @@ def _undefined(counts: npt.NDArray[np.int64] | FloatArray) -> str | None:
     return None
 
 
-def _weighted_parts(counts: npt.NDArray[np.int64], weights: Weights) -> tuple[float, float]:
-    """Observed and chance agreement with agreement weights 1 - |i - j|^w / (q - 1)^w."""
-    q = len(counts)
+def _agreement_matrix(q: int, weights: Weights) -> FloatArray:
+    """Agreement weights 1 - |i - j|^w / (q - 1)^w (w 0: the identity)."""
     i, j = np.meshgrid(np.arange(q), np.arange(q), indexing="ij")
     power = {None: 0, "linear": 1, "quadratic": 2}[weights]
-    agree = (
-        (i == j).astype(np.float64) if power == 0 else 1 - np.abs(i - j) ** power / (q - 1) ** power
-    )
+    if power == 0:
+        return np.asarray(i == j, dtype=np.float64)
+    return np.asarray(1 - np.abs(i - j) ** power / (q - 1) ** power, dtype=np.float64)
+
+
+def _weighted_parts(counts: npt.NDArray[np.int64], agree: FloatArray) -> tuple[float, float]:
+    """Observed and chance agreement with the agreement weights `agree`."""
     p = counts / counts.sum()
     expected = np.outer(p.sum(axis=1), p.sum(axis=0))
     return float((agree * p).sum()), float((agree * expected).sum())

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import statistics
+from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.db.models import Count, F, Q
@@ -219,3 +221,77 @@ def import_job(request: HtmxRequest, project_id: int, job_id: int) -> HttpRespon
     if request.htmx and job.is_over:
         response.status_code = 286  # htmx stops polling
     return response
+
+
+# --------------------------------------------------------------------------- agreement weights
+
+
+def _matrix_text(rows: list[list[float]] | None) -> str:
+    return "\n".join(" ".join(f"{x:g}" for x in row) for row in rows or [])
+
+
+def _parse_matrix(text: str, label: str) -> list[list[float]] | None:
+    lines = [line.replace(",", " ").split() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    try:
+        return [[float(x) for x in line] for line in lines]
+    except ValueError:
+        raise forms.ValidationError(
+            f"{label}: numbers, one row per line, separated by spaces or commas."
+        ) from None
+
+
+class AgreementWeightsForm(forms.Form):
+    """One distance and one agreement-weight matrix per agreement field, as text (a row per
+    line); empty: the field's level (alpha) and no weighted kappa."""
+
+    def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.project = project
+        stored = project.agreement_weights or {}
+        self.categories = operations.agreement_fields(project)
+        for name, categories in self.categories.items():
+            order = ", ".join(categories)
+            for key, help_text in (
+                ("distance", f"Krippendorff's squared differences for alpha; rows: {order}"),
+                ("weights", f"agreement weights for weighted Cohen's kappa; rows: {order}"),
+            ):
+                self.fields[f"{name}__{key}"] = forms.CharField(
+                    required=False,
+                    label=f"{name} {key}",
+                    help_text=help_text,
+                    initial=_matrix_text(stored.get(name, {}).get(key)),
+                    widget=forms.Textarea(attrs={"rows": len(categories), "cols": 30}),
+                )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        value: dict[str, dict[str, Any]] = {}
+        for name in self.categories:
+            for key in ("distance", "weights"):
+                rows = _parse_matrix(data.get(f"{name}__{key}") or "", f"{name} {key}")
+                if rows is not None:
+                    value.setdefault(name, {})[key] = rows
+        try:
+            self.value = operations.check_agreement_weights(self.project, value)
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
+        return data
+
+
+@login_required
+def project_agreement_weights(request: HtmxRequest, project_id: int) -> HttpResponse:
+    """A researcher's own distances (alpha) and agreement weights (weighted Cohen's kappa
+    per pair) for each agreement field; the report uses them."""
+    project = project_for_researcher(request, project_id)
+    form = AgreementWeightsForm(request.POST or None, project=project)
+    if request.method == "POST" and form.is_valid():
+        operations.set_agreement_weights(project, form.value)
+        messages.success(request, "Agreement weights saved; the report uses them.")
+        return redirect("project_agreement_weights", project_id=project.pk)
+    return render(
+        request,
+        "annotation/agreement_weights.html",
+        {"project": project, "form": form, "fields": form.categories},
+    )

@@ -324,3 +324,162 @@ def test_a_pilot_where_everyone_agrees_on_one_label_reaches_no_size():
     for key in ("fleiss", "alpha"):
         assert needed[key].units is None and needed[key].halfwidth is None
     assert needed["ac1"].halfwidth == 0
+
+
+# --------------------------------------------------------------------------- kappaSize families
+#
+# kappaSize's printed outputs for the power and fixed-n families (R package kappaSize 1.2;
+# documentation of PowerBinary, FixedNBinary, FixedN4Cats ... at
+# rdocumentation.org/packages/kappaSize/versions/1.2: fixed n is "the expected lower bound of
+# a one-sided confidence interval", n must exceed 10, 2 to 6 raters), as public files print
+# them (found with the code index's find_string; their repository is not named by it, so
+# each is cited by its stored file id and its own words):
+# - file 70073128952 (a sample-size guide): "kappaSize::PowerBinary(kappa0 = 0.4, kappa1 =
+#   0.7, props = 0.5, raters = 2, alpha = 0.05, power = 0.8), kappaSize 1.2 -> N = 73.26";
+#   "pi 0.20 -> 107"; the non-centrality "7.849 at alpha 0.05, 80 %"; the same figures in
+#   file 70288143363 ("Check: 0.70 vs 0.40, prevalence 0.50 -> 74; prevalence 0.20 -> 107").
+# - file 6743292287 (an R script, "How many clinical reviewers do we need?"):
+#   FixedNBinary(kappa0 = 0.70, n = 144, props = 0.50, alpha = 0.05) prints "a lower limit
+#   for kappa of" 0.589 (2 raters), 0.617 (3), 0.626 (4), 0.63 (5).
+# - file 70170815975 (the R source of a jamovi module's kappaSizeFixedN), "measured on
+#   kappaSize::FixedNBinary, kappa0 = 0.30, props 0.30/0.70, 2 raters, alpha 0.05: 0.062 at
+#   n = 50, 0.130 at n = 100, 0.224 at n = 500, 0.262 at n = 2000, 0.288 at n = 20000, 0.296
+#   at n = 200000". The exact limits are 0.06297 and 0.13069: kappaSize reports the limit
+#   on a grid of 0.001, the largest grid value at or below it (0.589 from 0.58925).
+# No printed output of Power3Cats..Power5Cats or FixedN3Cats..FixedN5Cats was found: those
+# are checked against the formulas to 1e-12 below.
+
+
+@pytest.mark.parametrize(
+    ("props", "n_exact", "n"), [([0.5, 0.5], 73.26, 74), ([0.2, 0.8], None, 107)]
+)
+def test_kappasize_power_binary_printed(props, n_exact, n):
+    result = planning.kappasize_power(0.4, 0.7, props, raters=2, alpha=0.05, power=0.8)
+    assert result.n == n
+    if n_exact is not None:
+        assert round(result.n_exact, 2) == n_exact
+    assert round(result.noncentrality, 3) == 7.849
+
+
+@pytest.mark.parametrize(("raters", "printed"), [(2, 0.589), (3, 0.617), (4, 0.626), (5, 0.63)])
+def test_kappasize_fixed_n_binary_printed_by_raters(raters, printed):
+    result = planning.kappasize_fixed_n(0.70, 144, [0.5, 0.5], raters, alpha=0.05)
+    assert result.kappa_low == printed
+
+
+@pytest.mark.parametrize(
+    ("n", "printed"),
+    [(50, 0.062), (100, 0.130), (500, 0.224), (2000, 0.262), (20000, 0.288), (200000, 0.296)],
+)
+def test_kappasize_fixed_n_binary_printed_by_n(n, printed):
+    result = planning.kappasize_fixed_n(0.30, n, [0.3, 0.7], 2, alpha=0.05)
+    assert result.kappa_low == printed
+    assert result.kappa_low_exact is not None and printed <= result.kappa_low_exact < printed + 1e-3
+
+
+def _cells_by_formula(kappa: float, shares: list[float], raters: int) -> list[float]:
+    """Rotondi & Donner (2012): with three or more categories, P(all raters chose j) under
+    the Dirichlet-multinomial with intraclass correlation kappa, prod_{s<m} (p_j (1 - k) +
+    s k) / (1 - k + s k), and one cell for every other outcome."""
+    together = []
+    for p in shares:
+        value = 1.0
+        for s in range(raters):
+            value *= (p * (1 - kappa) + s * kappa) / (1 - kappa + s * kappa)
+        together.append(value)
+    return [*together, 1 - sum(together)]
+
+
+@pytest.mark.parametrize(
+    "shares", [[0.2, 0.3, 0.5], [0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.2, 0.25, 0.25]]
+)
+@pytest.mark.parametrize("raters", [2, 3, 6])
+def test_kappasize_power_and_fixed_n_multicategory_formulas(shares, raters):
+    """Power3Cats..Power5Cats and FixedN3Cats..FixedN5Cats against the formulas, to 1e-12."""
+    from scipy import stats as scipy_stats
+
+    p0 = np.array(_cells_by_formula(0.4, shares, raters))
+    p1 = np.array(_cells_by_formula(0.6, shares, raters))
+    x2 = float(np.sum((p1 - p0) ** 2 / p0))
+    crit = scipy_stats.chi2.ppf(0.95, 1)
+    power = planning.kappasize_power(0.4, 0.6, shares, raters, alpha=0.05, power=0.8)
+    # lambda: the non-central chi-square (1 df) exceeds crit with probability 0.8
+    assert scipy_stats.ncx2.sf(crit, 1, power.noncentrality) == pytest.approx(0.8, abs=1e-12)
+    assert power.n_exact == pytest.approx(power.noncentrality / x2, rel=1e-12)
+    assert power.n == int(np.ceil(power.n_exact))
+    fixed = planning.kappasize_fixed_n(0.6, 200, shares, raters, alpha=0.05)
+    assert fixed.kappa_low_exact is not None
+    pl = np.array(_cells_by_formula(fixed.kappa_low_exact, shares, raters))
+    p6 = np.array(_cells_by_formula(0.6, shares, raters))
+    one_sided = scipy_stats.chi2.ppf(0.90, 1)
+    assert 200 * np.sum((p6 - pl) ** 2 / pl) == pytest.approx(one_sided, abs=1e-9)
+    assert fixed.kappa_low == np.floor(fixed.kappa_low_exact * 1000) / 1000
+
+
+def test_kappasize_one_sided_power_and_two_sided_fixed_n():
+    two = planning.kappasize_power(0.4, 0.6, [0.3, 0.7], 2)
+    one = planning.kappasize_power(0.4, 0.6, [0.3, 0.7], 2, sided=1)
+    assert one.n < two.n
+    wide = planning.kappasize_fixed_n(0.6, 100, [0.3, 0.7], 2, sided=2)
+    narrow = planning.kappasize_fixed_n(0.6, 100, [0.3, 0.7], 2, sided=1)
+    assert wide.kappa_low_exact < narrow.kappa_low_exact
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: planning.kappasize_power(0.4, 0.6, [0.3, 0.7], 7), "2 to 6 raters"),
+        (lambda: planning.kappasize_power(0.4, 0.6, [0.2] * 5 + [0.0], 2), "positive"),
+        (lambda: planning.kappasize_power(0.4, 0.6, [1 / 6] * 6, 2), "2 to 5 categories"),
+        (lambda: planning.kappasize_power(0.4, 0.4, [0.3, 0.7], 2), "differ"),
+        (lambda: planning.kappasize_power(0.4, 1.0, [0.3, 0.7], 2), r"\(0, 1\)"),
+        (lambda: planning.kappasize_fixed_n(0.6, 10, [0.3, 0.7], 2), "more than 10"),
+        (lambda: planning.kappasize_fixed_n(0.6, 50, [0.3, 0.7], 2, alpha=0.6), "alpha"),
+        (lambda: planning.kappasize_ci(0.6, 0.7, 0.8, [0.3, 0.7], 2), "kappaL < kappa0"),
+    ],
+)
+def test_kappasize_refuses_designs_outside_its_range(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_kappasize_fixed_n_below_zero_is_none():
+    assert planning.kappasize_fixed_n(0.05, 11, [0.5, 0.5], 2).kappa_low is None
+
+
+def test_kappasize_names():
+    assert planning.kappasize_name("ci", 2) == "CIBinary"
+    assert planning.kappasize_name("power", 4) == "Power4Cats"
+    assert planning.kappasize_name("fixedn", 5) == "FixedN5Cats"
+
+
+def test_the_manuals_kappasize_examples_are_what_the_code_gives():
+    """Every Python call in the tables of docs/researchers/kappasize.md gives the output
+    printed beside it (the manual lists every kappaSize function with an example)."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "researchers" / "kappasize.md"
+    calls = 0
+    for line in page.read_text().splitlines():
+        match = re.match(r"\| `[A-Za-z0-9]+\(.*?\)` \| `(kappasize_\w+\(.*\))` \| (.+?) \|$", line)
+        if not match:
+            continue
+        call, printed = match.groups()
+        result = eval(call, {}, vars(planning))  # noqa: S307 - the manual's own examples
+        numbers = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", printed)]
+        if call.startswith("kappasize_ci"):
+            assert result == numbers[0], line
+        elif call.startswith("kappasize_power"):
+            assert (result.n, round(result.n_exact, 2)) == (numbers[0], numbers[1]), line
+        else:
+            assert result.kappa_low == numbers[0], line
+            if len(numbers) > 1:
+                digits = len(printed.split("exact ")[1].rstrip(")").split(".")[1])
+                assert round(result.kappa_low_exact, digits) == numbers[1], line
+        calls += 1
+    assert calls == 16
+    names = re.findall(r"\b(CI|Power|FixedN)(Binary|[345]Cats)\(", page.read_text())
+    assert {a + b for a, b in names} >= {
+        planning.kappasize_name(f, q) for f in planning.KAPPASIZE_FAMILIES for q in (2, 3, 4, 5)
+    }

@@ -46,6 +46,11 @@ class Command(BaseCommand):
             "--plan", action="store_true", help="add the planning section (slow; see plan_study)"
         )
         parser.add_argument(
+            "--plan-method",
+            choices=("simulation", "kappasize"),
+            help="how to plan: simulation (default) or kappasize (Rotondi & Donner's closed form)",
+        )
+        parser.add_argument(
             "--annotator",
             action="append",
             default=[],
@@ -73,6 +78,7 @@ class Command(BaseCommand):
                 "bootstrap": opts["bootstrap"],
                 "seed": opts["seed"],
                 "plan": opts["plan"],
+                "plan_method": opts["plan_method"],
             },
             project=project,
         )

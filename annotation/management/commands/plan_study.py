@@ -1,4 +1,5 @@
-"""python manage.py plan_study PROJECT [--target 0.1] [--rate 12] [--kappa 0.6 --shares 0.3,0.7]"""
+"""python manage.py plan_study PROJECT [--target 0.1] [--rate 12] [--kappa 0.6 --shares 0.3,0.7]
+[--method kappasize [--family ci|power|fixedn] [--kappa1 0.7] [--n 144] [--sided 1|2]]"""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ class Command(BaseCommand):
         "Plan a study from the project's pilot: units needed per agreement field for a "
         "target 95 % CI half-width (at the pilot's annotators per unit and for 2-5), "
         "comparisons needed per domain for the preference test, and the budget. Without "
-        "pilot answers for a field, give assumed values (--kappa and --shares)."
+        "pilot answers for a field, give assumed values (--kappa and --shares). With "
+        "--method kappasize: the R package kappaSize's sample sizes (--family ci, with "
+        "kappaL/kappaU = kappa0 -/+ target), its power family (--family power --kappa1) or "
+        "its expected lower limit for a fixed n (--family fixedn --n)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -41,6 +45,23 @@ class Command(BaseCommand):
             help="resamples per study: the report's percentile interval, slow (0: jackknife)",
         )
         parser.add_argument("--seed", type=int)
+        parser.add_argument(
+            "--method",
+            choices=("simulation", "kappasize"),
+            help="simulation (default: the report's interval, all three coefficients, with "
+            "assurance) or kappasize (Rotondi & Donner's closed form, as the R package)",
+        )
+        parser.add_argument(
+            "--family",
+            choices=("ci", "power", "fixedn"),
+            help="kappasize: ci (CIBinary.., default), power (PowerBinary..) or fixedn "
+            "(FixedNBinary..)",
+        )
+        parser.add_argument("--kappa1", type=float, help="kappasize power: the kappa to detect")
+        parser.add_argument("--n", type=int, help="kappasize fixedn: the units available")
+        parser.add_argument(
+            "--sided", type=int, choices=(1, 2), help="kappasize: 1- or 2-sided (kappaSize's)"
+        )
         parser.add_argument("--format", choices=("csv", "json"), default="csv")
 
     def handle(self, *args: Any, **opts: Any) -> None:
