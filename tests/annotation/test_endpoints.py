@@ -195,3 +195,34 @@ def test_the_demos_fake_comes_first_takes_no_key_and_is_named_as_a_fake(  # type
     settings.PIPELINE_ENDPOINTS = [{"name": "fake", "base_url": "http://10.0.0.5/v1"}]
     with pytest.raises(ImproperlyConfigured, match="already has 'fake'"):
         endpoints.endpoints()
+
+
+def test_an_endpoint_declares_its_api_and_serves_reference_runs_on_it(settings) -> None:  # type: ignore[no-untyped-def]
+    """An endpoint's `api` (chat, completions, anthropic) picks the released VeriScore's
+    path for both stages of a reference run; another API than chat outside the reference
+    mode, or an unknown one, is refused naming it."""
+    from pathlib import Path
+
+    from tests.requires import unavailable
+
+    prompts = Path(__file__).resolve().parents[3] / "shared" / "peer-data" / "veriscore" / "prompt"
+    if not prompts.is_dir():
+        unavailable(f"the shared peer data is missing ({prompts})")
+    settings.PIPELINE_REFERENCE_PROMPTS = str(prompts)
+    settings.PIPELINE_REFERENCE_SPLITTER = "spacy:sentencizer"
+    settings.PIPELINE_ENDPOINTS = [
+        {"name": "vllm", "base_url": "http://127.0.0.1:8000/v1", "api": "completions"},
+        {"name": "claude", "base_url": "https://api.anthropic.com", "api": "anthropic",
+         "api_key_env": "ANTHROPIC_API_KEY"},
+        {"name": "openai"},
+    ]  # fmt: skip
+    assert [e.api for e in endpoints.endpoints().values()] == ["completions", "anthropic", "chat"]
+    run = {"extractor": "veriscore", "label_mode": "binary", "reference": "veriscore"}
+    for name, api in (("vllm", "completions"), ("claude", "anthropic"), ("openai", "chat")):
+        config = endpoints.pipeline_config({**run, "endpoint": name})
+        assert (config.extraction_api, config.verification_api) == (api, api)
+    with pytest.raises(ValueError, match="needs --reference veriscore"):
+        endpoints.pipeline_config({**run, "reference": None, "endpoint": "vllm"})
+    settings.PIPELINE_ENDPOINTS = [{"name": "x", "api": "grpc"}]
+    with pytest.raises(ImproperlyConfigured, match=r"PIPELINE_ENDPOINTS\[0\]\.api"):
+        endpoints.endpoints()
