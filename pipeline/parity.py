@@ -91,7 +91,8 @@ VFS_DRIVER = textwrap.dedent(
     class Model(Dummy):
         def generate(self, **kw):
             body = {"model": state["model"], "messages": state["conversation"],
-                    "temperature": kw["temperature"], "max_tokens": kw["max_new_tokens"]}
+                    "temperature": kw["temperature"], "max_tokens": kw["max_new_tokens"],
+                    "add_generation_prompt": state["add_generation_prompt"]}
             request = urllib.request.Request(
                 os.environ["OPENAI_BASE_URL"] + "/chat/completions",
                 data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
@@ -112,6 +113,7 @@ VFS_DRIVER = textwrap.dedent(
 
     def get_inputs(self, messages, response=None, add_generation_prompt=False):
         state["conversation"] = self._get_system_prompt(list(messages))  # its own code
+        state["add_generation_prompt"] = add_generation_prompt  # its default: False
         return Dummy(), Dummy()
 
     PromptCausalLM.get_inputs = get_inputs

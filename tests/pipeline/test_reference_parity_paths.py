@@ -19,6 +19,7 @@ import pytest
 from pipeline import parity
 from pipeline.split import SPACY_STANDIN
 
+from .conftest import PEER_DATA
 from .test_reference_parity import BIOS, VERISCORE, data_sample, released_python  # noqa: F401
 
 pytestmark = pytest.mark.slow
@@ -96,3 +97,42 @@ def test_each_released_path_makes_the_same_requests_and_scores(
     assert result.score_differences == [], [
         (n, result.released.scores[n], result.ours.scores[n]) for n in result.score_differences
     ]
+
+
+def test_verifastscore_uses_the_rows_evidence_and_calls_once_per_response(
+    released_python: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The released VeriFastScore: a row with `claim_search_results` is not searched (its
+    results make the evidence: snippet when the key is there, else title), a row with
+    `evidence` is shown that text, the same response twice is two sampled calls, and every
+    prompt is sent with `add_generation_prompt: false` (its PromptCausalLM's default)."""
+    bios = parity.factscore_inputs(BIOS, 8)
+    inputs = bios[:4]
+    inputs.append({**bios[4], "evidence": "A given evidence line.\n\nAnd another one."})
+    results = {
+        "First sentence.": [{"title": "T1", "snippet": "S1", "link": "https://a.example"}],
+        "Second.": [{"title": "Only a title", "link": "https://b.example"},
+                    {"title": "T3", "snippet": "", "link": "https://c.example"}],
+    }  # fmt: skip
+    inputs.append({**bios[5], "claim_search_results": results})
+    inputs.append({**bios[6], "claim_search_results": results, "evidence": "Both given."})
+    inputs.append({**bios[3], "model": "another model"})  # the same response again
+    model = "rishanthrajendhran/VeriFastScore"
+    released = parity.run_released_verifastscore(
+        released_python, inputs, tmp_path / "released", model=model, latency=0.0
+    )
+    ours = parity.run_ours(
+        inputs, tmp_path / "ours", templates=PEER_DATA / "verifastscore", model=model,
+        label_n=2, latency=0.0, splitter=SPACY_STANDIN, method="verifastscore",
+    )  # fmt: skip
+    result = parity.compare(released, ours, inputs)
+    print(parity.report(result))
+    assert released.error == "" and ours.error == ""
+    assert len(released.requests) == len(inputs) == len(ours.requests)
+    assert {b["add_generation_prompt"] for b in ours.requests} == {False}
+    evidence = [b["messages"][-1]["content"].split("### Evidence\n", 1)[1] for b in ours.requests]
+    assert "A given evidence line.\n\nAnd another one." in evidence
+    assert "S1\n\nOnly a title\n" in evidence and "Both given." in evidence
+    assert result.differences == [], result.differences[:3]
+    assert result.score_differences == []
