@@ -508,9 +508,9 @@ class FakeOpenAI(_FakeBase):
         return f"{self.url}/v1"
 
     def answer(self, path: str, headers: dict[str, str], data: dict[str, Any]) -> tuple[int, Any]:
-        if path.rstrip("/").endswith("/v1/completions"):
+        if path.rstrip("/") == "/v1/completions":
             return self.completion(data)
-        if path.rstrip("/").endswith("/v1/messages"):
+        if path.rstrip("/") == "/v1/messages":
             return self.anthropic(headers, data)
         if not path.rstrip("/").endswith("/chat/completions"):
             return 404, {"error": {"message": f"no route {path}"}}
