@@ -216,6 +216,8 @@ def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
         extraction_api=args.extraction_api,
         verification_api=args.verification_api,
     )
+    if client.batch and "chat" not in {config.extraction_api} | {config.verification_api}:
+        raise ValueError("--batch sends chat completions only: no stage here speaks chat")
     return client, config
 
 

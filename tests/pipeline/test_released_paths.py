@@ -192,3 +192,17 @@ def test_a_mixed_run_sends_each_stage_to_its_endpoint(prompt_dir: Path, tmp_path
     assert {r["path"] for r in local.requests} == {"/v1/completions"}
     assert {r["path"] for r in claude.requests} == {"/v1/messages"}
     assert all(r["body"]["max_tokens"] == 1000 for r in local.requests + claude.requests)
+
+
+def test_the_cli_refuses_a_path_outside_the_reference_mode_and_a_batch_without_chat(
+    prompt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "in.jsonl"
+    data.write_text(json.dumps({"response": "A is B.", "model": "m", "prompt_source": "d"}) + "\n")
+    common = ["run", str(data), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c")]
+    assert main([*common, "--extraction-api", "completions"]) == 2
+    assert "needs --reference veriscore" in capsys.readouterr().err
+    reference = ["--reference", "veriscore", "--prompt-dir", str(prompt_dir), "--splitter", SENT]
+    apis = ["--extraction-api", "completions", "--verification-api", "anthropic"]
+    assert main([*common, *reference, *apis, "--batch"]) == 2
+    assert "--batch sends chat completions only" in capsys.readouterr().err
