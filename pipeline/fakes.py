@@ -669,7 +669,8 @@ class FakeOpenAI(_FakeBase):
             evidence = task[: claim_match.start()]
         words = _words(claim)
         overlap = len(words & _words(evidence)) / len(words) if words else 0.0
-        ternary = "contradicted" in (prompt if claude else system).lower()
+        # Claude has no system message: its ternary demos are what label "Contradicted."
+        ternary = "Contradicted." in prompt if claude else "contradicted" in system.lower()
         if overlap >= 0.6:
             label = "Supported"
         elif ternary:
