@@ -461,22 +461,8 @@ class LLMClient:
             except Exception as e:
                 retry = isinstance(e, _Retry | httpx.TransportError | TimeoutError | ValueError)
                 retry = retry or isinstance(e, KeyError | TypeError | IndexError)
-                if not retry or attempt >= self.max_retries:
-                    what = (
-                        f"no answer within {self.timeout:g} s"
-                        if isinstance(e, TimeoutError)
-                        else str(e)[:200]
-                    )
-                    raise LLMError(f"{type(e).__name__}: {what}") from e
                 attempt += 1
-                self.retries += 1
-                if limited:
-                    continue
-                wait = _retry_after(e)
-                if wait is None:
-                    wait = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
-                    wait *= random.uniform(0.5, 1.0)
-                await asyncio.sleep(min(wait, self.max_backoff))
+                await self._retry_or_raise(e, retry, attempt, limited)
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.offline:
@@ -527,22 +513,29 @@ class LLMClient:
                     "cached_tokens": _cached_tokens(usage),
                 }
             except Exception as e:
-                if not _retryable(e) or attempt >= self.max_retries:
-                    what = (
-                        f"no answer within {self.timeout:g} s"
-                        if isinstance(e, TimeoutError)
-                        else str(e)[:200]
-                    )
-                    raise LLMError(f"{type(e).__name__}: {what}") from e
                 attempt += 1
-                self.retries += 1
-                if limited:
-                    continue  # the limits hold every call until the provider's Retry-After
-                wait = _retry_after(e)
-                if wait is None:
-                    wait = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
-                    wait *= random.uniform(0.5, 1.0)  # jitter spreads out the herd after a 429
-                await asyncio.sleep(min(wait, self.max_backoff))
+                await self._retry_or_raise(e, _retryable(e), attempt, limited)
+
+    async def _retry_or_raise(
+        self, e: Exception, retryable: bool, attempt: int, limited: bool
+    ) -> None:
+        """After failed attempt number `attempt`: raise LLMError when it may not be
+        retried (or the retries are spent), else wait for the next attempt."""
+        if not retryable or attempt > self.max_retries:
+            what = (
+                f"no answer within {self.timeout:g} s"
+                if isinstance(e, TimeoutError)
+                else str(e)[:200]
+            )
+            raise LLMError(f"{type(e).__name__}: {what}") from e
+        self.retries += 1
+        if limited:
+            return  # the limits hold every call until the provider's Retry-After
+        wait = _retry_after(e)
+        if wait is None:
+            wait = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+            wait *= random.uniform(0.5, 1.0)  # jitter spreads out the herd after a 429
+        await asyncio.sleep(min(wait, self.max_backoff))
 
     async def aclose(self) -> None:
         if self._loop is asyncio.get_running_loop():
