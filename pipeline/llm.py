@@ -1,4 +1,6 @@
-"""The one LLM client: openai's AsyncOpenAI against any OpenAI-compatible endpoint.
+"""The one LLM client: openai's AsyncOpenAI against any OpenAI-compatible endpoint; plain
+completions (/v1/completions) and Anthropic's Messages API (/v1/messages) over httpx, for
+the released VeriScore's checkpoint and Claude paths (pipeline/released.py).
 
 It follows the provider's rate limits (pipeline/ratelimits.py), retries 429s,
 5xx, timeouts and garbled answers with backoff, counts tokens and prices them, and puts
