@@ -24,6 +24,7 @@ from django.core import checks
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import URLValidator
 
+from pipeline.llm import APIS
 from pipeline.run import PipelineConfig
 
 DEFAULT = "default"
@@ -40,6 +41,11 @@ class Endpoint:
     # model -> (USD per million input tokens, per million output tokens)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     description: str = ""  # shown beside the name in forms
+    # The API it speaks (pipeline.llm.APIS): "chat" (OpenAI chat completions), "completions"
+    # (/v1/completions of vLLM, llama.cpp's server, TGI, Ollama: the released VeriScore's
+    # fine-tuned checkpoints) or "anthropic" (the Messages API; base_url without /v1, e.g.
+    # https://api.anthropic.com). The last two serve only `--reference veriscore` runs.
+    api: str = "chat"
 
     def allows(self, model: str) -> bool:
         return not self.models or model in self.models
@@ -59,7 +65,7 @@ def _parse(entry: Any, n: int) -> Endpoint:
     where = f"PIPELINE_ENDPOINTS[{n}]"
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
         raise ImproperlyConfigured(f"{where}: an object with a 'name' string is needed")
-    unknown = set(entry) - {"name", "base_url", "api_key_env", "models", "prices"}
+    unknown = set(entry) - {"name", "base_url", "api_key_env", "models", "prices", "api"}
     if unknown:
         raise ImproperlyConfigured(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     base_url = str(entry.get("base_url") or "")
@@ -76,7 +82,11 @@ def _parse(entry: Any, n: int) -> Endpoint:
         isinstance(v, list | tuple) and len(v) == 2 for v in prices.values()
     ):
         raise ImproperlyConfigured(f"{where}.prices: {{model: [input, output]}} is needed")
+    api = entry.get("api") or "chat"
+    if api not in APIS:
+        raise ImproperlyConfigured(f"{where}.api: one of {', '.join(APIS)}, not {api!r}")
     return Endpoint(
+        api=api,
         name=entry["name"],
         base_url=base_url,
         api_key_env=str(entry.get("api_key_env") or "OPENAI_API_KEY"),
@@ -201,10 +211,16 @@ def pipeline_config(config: dict[str, Any]) -> PipelineConfig:
                 "sets PIPELINE_REFERENCE_PROMPTS / PIPELINE_VERIFASTSCORE_PROMPTS)."
             )
         splitter = settings.PIPELINE_REFERENCE_SPLITTER
+    try:
+        api = get(config.get("endpoint") or DEFAULT).api
+    except ValueError:
+        api = "chat"  # an unknown endpoint is refused by check()
     return PipelineConfig(
         extractor=config["extractor"],
         label_mode=config["label_mode"],
         reference=reference,
         prompt_dir=prompt_dir,
         splitter=splitter,
+        extraction_api=api,
+        verification_api=api,
     )

@@ -193,6 +193,11 @@ class PipelineRunForm(forms.Form):
                 endpoints.pipeline_config(data)
             except (ValueError, KeyError) as e:
                 self.add_error("reference", str(e))
+        elif data.get("endpoint") and data.get("extractor") and data.get("label_mode"):
+            try:  # an endpoint speaking another API than chat serves reference runs only
+                endpoints.pipeline_config(data)
+            except (ValueError, KeyError) as e:
+                self.add_error("endpoint", str(e))
         if data.get("endpoint") and data.get("model"):
             try:
                 endpoints.check(data["endpoint"], data["model"])

@@ -93,8 +93,9 @@ def run_config(
     concurrency) tune the clients; nothing here may be a secret."""
     reference = reference or None
     endpoints.pipeline_config(  # raises on a bad value or a reference mode the server lacks
-        {"extractor": extractor, "label_mode": label_mode, "reference": reference}
-    )
+        {"extractor": extractor, "label_mode": label_mode, "reference": reference,
+         "endpoint": endpoint}
+    )  # fmt: skip
     endpoints.check(endpoint, model)  # raises on an unknown endpoint or model
     if retriever not in ("serper", "bm25"):
         raise ValueError(f"unknown retriever {retriever!r}")

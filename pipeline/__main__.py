@@ -66,6 +66,19 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--model", help="default model (env PIPELINE_MODEL, else gpt-4o-mini)")
     g.add_argument("--extraction-model", help="model for extraction (default: --model)")
     g.add_argument("--verification-model", help="model for verification (default: --model)")
+    for stage in ("extraction", "verification"):
+        g.add_argument(
+            f"--{stage}-api",
+            choices=["chat", "completions", "anthropic"],
+            default="chat",
+            help=f"the API the {stage} endpoint speaks (default chat); completions and "
+            "anthropic are the released VeriScore's checkpoint and Claude paths "
+            "(--reference veriscore; see docs/pipeline/reference-mode.md)",
+        )
+    g.add_argument(
+        "--verification-base-url", help="another endpoint for verification (default: --base-url)"
+    )
+    g.add_argument("--verification-api-key", help="its key (default: --api-key)")
     g.add_argument("--serper-key", help="env SERPER_API_KEY")
     g.add_argument("--serper-url", help="Serper endpoint (default https://google.serper.dev)")
     g.add_argument("--retriever", choices=["serper", "bm25"], default="serper")
@@ -184,6 +197,8 @@ def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
         backoff=args.backoff,
         batch=args.batch,
         batch_poll=args.batch_poll,
+        verification_base_url=args.verification_base_url,
+        verification_api_key=args.verification_api_key,
     )
     client.cache_path = args.cache
     config = PipelineConfig(
@@ -198,7 +213,11 @@ def configs(args: argparse.Namespace) -> tuple[ClientConfig, PipelineConfig]:
         prompt_dir=args.prompt_dir,
         reference=args.reference,
         splitter=args.splitter,
+        extraction_api=args.extraction_api,
+        verification_api=args.verification_api,
     )
+    if client.batch and "chat" not in {config.extraction_api} | {config.verification_api}:
+        raise ValueError("--batch sends chat completions only: no stage here speaks chat")
     return client, config
 
 
@@ -353,6 +372,7 @@ async def execute(args: argparse.Namespace) -> int:
                         llm=clients.llm,
                         searcher=clients.searcher,
                         progress=progress,
+                        verification_llm=clients.verification_llm,
                     )
                 else:
                     results = [new_result(i, config, clients.llm, clients.searcher) for i in inputs]
@@ -382,6 +402,7 @@ async def execute(args: argparse.Namespace) -> int:
                     llm=clients.llm,
                     searcher=clients.searcher,
                     progress=progress,
+                    verification_llm=clients.verification_llm,
                 )
             if stage == "retrieve":
                 write_veriscore(out, name, "evidence", results)

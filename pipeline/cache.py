@@ -289,7 +289,7 @@ class Cache:
 def describe(request: dict[str, Any]) -> str:
     if "query" in request:
         return f"query {request['query']!r}"
-    messages = request.get("messages") or [{}]
+    messages = request.get("messages") or [{"content": request.get("prompt", "")}]
     last = str(messages[-1].get("content", ""))
     return f"model {request.get('model')!r}, prompt ending {last[-120:]!r}"
 

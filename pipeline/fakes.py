@@ -508,6 +508,10 @@ class FakeOpenAI(_FakeBase):
         return f"{self.url}/v1"
 
     def answer(self, path: str, headers: dict[str, str], data: dict[str, Any]) -> tuple[int, Any]:
+        if path.rstrip("/") == "/v1/completions":
+            return self.completion(data)
+        if path.rstrip("/") == "/v1/messages":
+            return self.anthropic(headers, data)
         if not path.rstrip("/").endswith("/chat/completions"):
             return 404, {"error": {"message": f"no route {path}"}}
         messages = data.get("messages") or []
@@ -541,6 +545,77 @@ class FakeOpenAI(_FakeBase):
                 "total_tokens": prompt_tokens + len(text) // 4 + 1,
                 "prompt_tokens_details": {"cached_tokens": cached_tokens},
             },
+        }
+
+    def completion(self, data: dict[str, Any]) -> tuple[int, Any]:
+        """POST /v1/completions (vLLM, llama.cpp's server, TGI, Ollama): a prompt string in,
+        the generation only back, as a served fine-tuned checkpoint answers."""
+        prompt = data.get("prompt")
+        if not isinstance(prompt, str) or not prompt:
+            return 400, {
+                "error": {"message": "prompt is required", "type": "invalid_request_error"}
+            }
+        text = self.generate(prompt)
+        tokens = len(prompt) // 4 + 1
+        return 200, {
+            "id": f"cmpl-fake-{len(self.requests)}",
+            "object": "text_completion",
+            "created": 0,
+            "model": data.get("model", "fake"),
+            "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": "stop"}],
+            "usage": {
+                "prompt_tokens": tokens,
+                "completion_tokens": len(text) // 4 + 1,
+                "total_tokens": tokens + len(text) // 4 + 1,
+            },
+        }
+
+    def generate(self, prompt: str) -> str:
+        """What the released VeriScore's checkpoints are asked: the extractor's alpaca prompt
+        (the whole response, the focused sentence between <SOS> and <EOS>) or the verifier's
+        Llama-3 prompt (instruction, then "Claim: ..." and the search results). The verifier
+        answers its bare label in lower case, except where reasons_first(claim) holds: there
+        "###Label.###", which the released code (an exact comparison with "supported")
+        does not read as supported."""
+        if "<|start_header_id|>user<|end_header_id|>" in prompt:
+            user = prompt.split("<|start_header_id|>user<|end_header_id|>", 1)[1]
+            claim_match = re.search(r"Claim: (.*)", user)
+            claim = claim_match.group(1).strip() if claim_match else ""
+            evidence = user[claim_match.end() :] if claim_match else user
+            words = _words(claim)
+            overlap = len(words & _words(evidence)) / len(words) if words else 0.0
+            label = "supported" if overlap >= 0.6 else "unsupported"
+            return f"###{label.title()}.###" if reasons_first(claim) else label
+        given = prompt.rsplit("### Input:", 1)[-1]  # the instruction names <SOS> and <EOS> too
+        focus = re.search(r"<SOS>(.*?)<EOS>", given, re.DOTALL)
+        if focus:
+            sentence = focus.group(1)
+            return self.recorded.get(_norm(sentence)) or derive_claims(sentence).replace("- ", "")
+        return "OK"
+
+    def anthropic(self, headers: dict[str, str], data: dict[str, Any]) -> tuple[int, Any]:
+        """POST /v1/messages, Anthropic's Messages API (what the released VeriScore's Claude
+        path calls): an x-api-key, max_tokens and user messages are required."""
+        lower = {k.lower(): v for k, v in headers.items()}
+        if not lower.get("x-api-key"):
+            why = {"type": "authentication_error", "message": "x-api-key header is required"}
+            return 401, {"type": "error", "error": why}
+        messages = data.get("messages") or []
+        if not messages or "max_tokens" not in data:
+            why = {"type": "invalid_request_error", "message": "messages and max_tokens needed"}
+            return 400, {"type": "error", "error": why}
+        prompt = str(messages[-1].get("content", ""))
+        text = self.reply(str(data.get("system", "")), prompt)
+        tokens = _prompt_tokens(messages)
+        return 200, {
+            "id": f"msg_fake_{len(self.requests)}",
+            "type": "message",
+            "role": "assistant",
+            "model": data.get("model", "fake"),
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": tokens, "output_tokens": len(text) // 4 + 1},
         }
 
     def prompt_cache(self, messages: list[dict[str, Any]]) -> int:
@@ -589,9 +664,13 @@ class FakeOpenAI(_FakeBase):
         claim_match = re.search(r"Claim: (.*)", task)
         claim = claim_match.group(1) if claim_match else ""
         evidence = task[claim_match.end() :] if claim_match else task
+        claude = "\n\nTask: Given the search results above" in task
+        if claude and claim_match:  # the Claude templates put the results before the claim
+            evidence = task[: claim_match.start()]
         words = _words(claim)
         overlap = len(words & _words(evidence)) / len(words) if words else 0.0
-        ternary = "contradicted" in system.lower()
+        # Claude has no system message: its ternary demos are what label "Contradicted."
+        ternary = "Contradicted." in prompt if claude else "contradicted" in system.lower()
         if overlap >= 0.6:
             label = "Supported"
         elif ternary:

@@ -1,4 +1,6 @@
-"""The one LLM client: openai's AsyncOpenAI against any OpenAI-compatible endpoint.
+"""The one LLM client: openai's AsyncOpenAI against any OpenAI-compatible endpoint; plain
+completions (/v1/completions) and Anthropic's Messages API (/v1/messages) over httpx, for
+the released VeriScore's checkpoint and Claude paths (pipeline/released.py).
 
 It follows the provider's rate limits (pipeline/ratelimits.py), retries 429s,
 5xx, timeouts and garbled answers with backoff, counts tokens and prices them, and puts
@@ -130,6 +132,38 @@ def is_reasoning_model(model: str) -> bool:
     return any(name == f or name.startswith((f + "-", f + ".")) for f in REASONING_FAMILIES)
 
 
+# The APIs an endpoint may speak (the operator names one per endpoint): OpenAI's chat
+# completions, plain completions (/v1/completions: vLLM, llama.cpp's server, TGI, Ollama;
+# the released VeriScore's fine-tuned checkpoints take raw prompt strings), and Anthropic's
+# Messages API (/v1/messages; the released VeriScore's Claude path).
+APIS = ("chat", "completions", "anthropic")
+ANTHROPIC_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+# Fields of a chat request that are not OpenAI's: sent as the SDK's extra_body. vLLM reads
+# add_generation_prompt (the released VeriFastScore builds its prompt without one).
+EXTRA_FIELDS = ("add_generation_prompt",)
+
+
+def completion_request(
+    model: str, prompt: str, temperature: float = 0, max_tokens: int = 1000
+) -> dict[str, Any]:
+    """The body of a plain completion (/v1/completions) as LLMClient.complete sends it."""
+    return {"model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": temperature}
+
+
+def anthropic_request(
+    model: str, prompt: str, temperature: float = 0, max_tokens: int = 1000
+) -> dict[str, Any]:
+    """The body of a Messages API call as the released VeriScore's get_response.py makes
+    it with the anthropic SDK: one user message, no system message."""
+    return {
+        "max_tokens": max_tokens,
+        "messages": [{"role": "user", "content": prompt}],
+        "model": model,
+        "temperature": temperature,
+    }
+
+
 def chat_request(
     model: str,
     messages: list[dict[str, str]],
@@ -191,6 +225,14 @@ def _retryable(e: Exception) -> bool:
         return e.status_code == 408 or e.status_code >= 500
     # A 200 whose body is not the JSON it should be surfaces as a decoding error.
     return isinstance(e, ValueError | KeyError | TypeError | IndexError)
+
+
+class _Retry(Exception):
+    """A 429 or 5xx from a plain-HTTP call (completions, Messages API): retried."""
+
+    def __init__(self, message: str, response: Any) -> None:
+        super().__init__(message)
+        self.response = response
 
 
 def _retry_after(e: Exception) -> float | None:
@@ -268,6 +310,9 @@ class LLMClient:
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0
         )
+        import httpx
+
+        self._http_client = httpx.AsyncClient(timeout=self.timeout)
         # Calls in flight and per minute follow the provider's x-ratelimit-* headers;
         # --concurrency, --rpm and --tpm are caps on top (pipeline/ratelimits.py).
         self._limits = ProviderLimits(
@@ -290,27 +335,65 @@ class LLMClient:
         temperature: float = 0.0,
         max_tokens: int = 1000,
         seed: int | None = None,
+        extra: dict[str, Any] | None = None,
+        distinct: str | None = None,
     ) -> ChatResult:
         """`seed` is sent only when given (the released VeriScore sends 1130), so the
         cache keys of calls without one stay as they were. Reasoning models get
-        `max_completion_tokens` and no temperature (chat_request)."""
+        `max_completion_tokens` and no temperature (chat_request). `extra`: fields beyond
+        OpenAI's (EXTRA_FIELDS), sent in the body. `distinct`: names the call in the cache
+        key only, so identical requests with different names are each their own call
+        (a sampled call per response, as the released VeriFastScore makes them)."""
         model = model or self.model
         request = chat_request(model, messages, temperature, max_tokens, seed)
-        key = make_key("chat", request)
+        request.update(extra or {})
 
-        def call() -> Awaitable[dict[str, Any]]:
+        def call(key: str) -> Awaitable[dict[str, Any]]:
             if self.batch and not self.offline:
                 self._bind()
                 pending: Awaitable[dict[str, Any]] = self._batch.call(key, request)
                 return pending
             return self._call(request)
 
+        return await self._answer("chat", request, call, model, distinct)
+
+    async def complete(
+        self, prompt: str, *, model: str | None = None, temperature: float = 0,
+        max_tokens: int = 1000, distinct: str | None = None,
+    ) -> ChatResult:  # fmt: skip
+        """A plain completion (/v1/completions): the prompt string as it is, the generation
+        only back (the released VeriScore's fine-tuned checkpoints). `distinct` as in chat."""
+        request = completion_request(model or self.model, prompt, temperature, max_tokens)
+        return await self._answer(
+            "completion", request, lambda key: self._http(request), request["model"], distinct
+        )
+
+    async def anthropic(
+        self, prompt: str, *, model: str | None = None, temperature: float = 0,
+        max_tokens: int = 1000,
+    ) -> ChatResult:  # fmt: skip
+        """One user message to Anthropic's Messages API (/v1/messages)."""
+        request = anthropic_request(model or self.model, prompt, temperature, max_tokens)
+        return await self._answer(
+            "anthropic", request, lambda key: self._http(request), request["model"], None
+        )
+
+    async def _answer(
+        self,
+        kind: str,
+        request: dict[str, Any],
+        call: Callable[[str], Awaitable[dict[str, Any]]],
+        model: str,
+        distinct: str | None,
+    ) -> ChatResult:
+        # Chat keys stay as they were; the other APIs' bodies get their own kind.
+        key = make_key(kind, request if distinct is None else {**request, "_call": distinct})
         try:
             if self.cache is None:
-                answer, cached = await call(), False
+                answer, cached = await call(key), False
             else:
                 answer, cached = await self.cache.once(
-                    key, "chat", request, call, offline=self.offline
+                    key, kind, request, lambda: call(key), offline=self.offline
                 )
         finally:
             self.finished += 1
@@ -320,12 +403,68 @@ class LLMClient:
         except (KeyError, TypeError, ValueError) as e:
             where = self.cache.path if self.cache is not None else "the cache"
             raise CacheError(
-                f"the answer cache {where} has a damaged chat answer (key {key[:12]}: "
+                f"the answer cache {where} has a damaged {kind} answer (key {key[:12]}: "
                 f"{type(e).__name__} {e}): run `python -m pipeline cache repair {where}`"
             ) from None
         hit = int(answer.get("cached_tokens", 0))
         cost = cost_usd(model, p, c, cached_tokens=hit, batch=bool(answer.get("batch")))
         return ChatResult(text, p, c, cost, cached, hit)
+
+    async def _http(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A completion or Messages API call over plain HTTP (httpx), with the same
+        limits, retries and deadline as a chat call."""
+        import httpx
+
+        if self.offline:
+            raise LLMError("offline mode without a cache")
+        self._bind()
+        anthropic = "messages" in request
+        if anthropic:
+            url = (self.base_url or ANTHROPIC_URL).rstrip("/") + "/v1/messages"
+            headers = {"x-api-key": self.api_key, "anthropic-version": ANTHROPIC_VERSION}
+        else:
+            url = (self.base_url or "https://api.openai.com/v1").rstrip("/") + "/completions"
+            headers = {"Authorization": f"Bearer {self.api_key}"}
+        attempt = 0
+        while True:
+            await self._limits.acquire(0)
+            limited = False
+            reply_headers: Any = None
+            try:
+                try:
+                    async with asyncio.timeout(self.timeout):
+                        reply = await self._http_client.post(url, json=request, headers=headers)
+                    reply_headers = reply.headers
+                    limited = reply.status_code == 429
+                finally:
+                    await self._limits.release(reply_headers, rate_limited=limited)
+                    self.rate_limited += limited
+                if reply.status_code == 429 or reply.status_code >= 500:
+                    raise _Retry(f"HTTP {reply.status_code}: {reply.text[:200]}", reply)
+                if reply.status_code != 200:
+                    raise LLMError(f"HTTP {reply.status_code}: {reply.text[:200]}")
+                body = reply.json()
+                usage = body.get("usage") or {}
+                if anthropic:
+                    text = body["content"][0]["text"]
+                    p = int(
+                        usage.get("input_tokens") or count_tokens(request["messages"][0]["content"])
+                    )
+                    c = int(usage.get("output_tokens") or count_tokens(text))
+                else:
+                    text = body["choices"][0]["text"]
+                    p = int(usage.get("prompt_tokens") or count_tokens(request["prompt"]))
+                    c = int(usage.get("completion_tokens") or count_tokens(text))
+                if not isinstance(text, str):
+                    raise ValueError("answer without text")
+                return {"text": text, "prompt_tokens": p, "completion_tokens": c}
+            except LLMError:
+                raise
+            except Exception as e:
+                retry = isinstance(e, _Retry | httpx.TransportError | TimeoutError | ValueError)
+                retry = retry or isinstance(e, KeyError | TypeError | IndexError)
+                attempt += 1
+                await self._retry_or_raise(e, retry, attempt, limited)
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.offline:
@@ -345,8 +484,10 @@ class LLMClient:
                     # httpx's timeouts bound each read; a server that sends a byte a
                     # second never trips them. This deadline covers the whole call.
                     async with asyncio.timeout(self.timeout):
+                        body = {k: v for k, v in request.items() if k not in EXTRA_FIELDS}
+                        extra = {k: v for k, v in request.items() if k in EXTRA_FIELDS}
                         raw = await self._client.chat.completions.with_raw_response.create(
-                            **request
+                            **body, extra_body=extra or None
                         )
                     headers = raw.headers
                     completion = raw.parse()
@@ -374,24 +515,32 @@ class LLMClient:
                     "cached_tokens": _cached_tokens(usage),
                 }
             except Exception as e:
-                if not _retryable(e) or attempt >= self.max_retries:
-                    what = (
-                        f"no answer within {self.timeout:g} s"
-                        if isinstance(e, TimeoutError)
-                        else str(e)[:200]
-                    )
-                    raise LLMError(f"{type(e).__name__}: {what}") from e
                 attempt += 1
-                self.retries += 1
-                if limited:
-                    continue  # the limits hold every call until the provider's Retry-After
-                wait = _retry_after(e)
-                if wait is None:
-                    wait = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
-                    wait *= random.uniform(0.5, 1.0)  # jitter spreads out the herd after a 429
-                await asyncio.sleep(min(wait, self.max_backoff))
+                await self._retry_or_raise(e, _retryable(e), attempt, limited)
+
+    async def _retry_or_raise(
+        self, e: Exception, retryable: bool, attempt: int, limited: bool
+    ) -> None:
+        """After failed attempt number `attempt`: raise LLMError when it may not be
+        retried (or the retries are spent), else wait for the next attempt."""
+        if not retryable or attempt > self.max_retries:
+            what = (
+                f"no answer within {self.timeout:g} s"
+                if isinstance(e, TimeoutError)
+                else str(e)[:200]
+            )
+            raise LLMError(f"{type(e).__name__}: {what}") from e
+        self.retries += 1
+        if limited:
+            return  # the limits hold every call until the provider's Retry-After
+        wait = _retry_after(e)
+        if wait is None:
+            wait = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+            wait *= random.uniform(0.5, 1.0)  # jitter spreads out the herd after a 429
+        await asyncio.sleep(min(wait, self.max_backoff))
 
     async def aclose(self) -> None:
         if self._loop is asyncio.get_running_loop():
             await self._client.close()
+            await self._http_client.aclose()
         self._loop = None

@@ -41,7 +41,7 @@ from pipeline.fakes import FakeOpenAI, FakeSerper, reasons_first
 ROOT = Path(__file__).resolve().parent.parent
 VENV_SCRIPT = ROOT / "scripts" / "veriscore-venv"
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
-REQUEST_FIELDS = ("model", "messages", "temperature", "max_tokens", "seed")
+REQUEST_FIELDS = ("model", "messages", "temperature", "max_tokens", "seed", "add_generation_prompt")
 
 SITECUSTOMIZE = textwrap.dedent(
     """
@@ -91,7 +91,8 @@ VFS_DRIVER = textwrap.dedent(
     class Model(Dummy):
         def generate(self, **kw):
             body = {"model": state["model"], "messages": state["conversation"],
-                    "temperature": kw["temperature"], "max_tokens": kw["max_new_tokens"]}
+                    "temperature": kw["temperature"], "max_tokens": kw["max_new_tokens"],
+                    "add_generation_prompt": state["add_generation_prompt"]}
             request = urllib.request.Request(
                 os.environ["OPENAI_BASE_URL"] + "/chat/completions",
                 data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
@@ -112,6 +113,7 @@ VFS_DRIVER = textwrap.dedent(
 
     def get_inputs(self, messages, response=None, add_generation_prompt=False):
         state["conversation"] = self._get_system_prompt(list(messages))  # its own code
+        state["add_generation_prompt"] = add_generation_prompt  # its default: False
         return Dummy(), Dummy()
 
     PromptCausalLM.get_inputs = get_inputs
@@ -123,6 +125,51 @@ VFS_DRIVER = textwrap.dedent(
     vfs.extract_response_ids = lambda outputs, input_ids, num_return_sequences=1: [Dummy()]
     sys.argv = ["verifastscore", *sys.argv[1:]]
     vfs.main()
+    """
+)
+
+
+# The released VeriScore's checkpoint path (claim_extractor.py, claim_verifier.py with
+# use_external_*_model) loads its model with unsloth's FastLanguageModel: this stand-in
+# module replaces that loading at the boundary. The tokenizer keeps the prompt string the
+# released code built; generate() sends it to the fake's /v1/completions with the released
+# max_new_tokens (greedy: temperature 0) and returns what a decode of prompt + generation
+# gives (with the model's BOS and end token), which the released code then parses itself.
+UNSLOTH_STANDIN = textwrap.dedent(
+    """
+    # Written by pipeline/parity.py: a STAND-IN for unsloth, no model is loaded.
+    import json, os, urllib.request
+
+    class Inputs(dict):
+        def to(self, device): return self
+
+    class Tokenizer:
+        eos_token_id = 2
+        padding_side = "right"
+        def __call__(self, text, return_tensors=None): return Inputs(prompt=text)
+        def convert_tokens_to_ids(self, token): return 128009
+        def batch_decode(self, outputs): return [outputs]
+
+    class Model:
+        def __init__(self, name): self.name = name
+        def to(self, device): return self
+        def generate(self, prompt, max_new_tokens, **kwargs):
+            body = {"model": self.name, "prompt": prompt, "max_tokens": max_new_tokens,
+                    "temperature": 0}
+            request = urllib.request.Request(
+                os.environ["OPENAI_BASE_URL"] + "/completions", data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request) as r:
+                text = json.load(r)["choices"][0]["text"]
+            if prompt.startswith("<|begin_of_text|>"):
+                return "<|begin_of_text|>" + prompt + text + "<|eot_id|>"
+            return "<s> " + prompt + text + "</s>"
+
+    class FastLanguageModel:
+        @staticmethod
+        def from_pretrained(model_name, **kwargs): return Model(model_name), Tokenizer()
+        @staticmethod
+        def for_inference(model): return None
     """
 )
 
@@ -202,11 +249,17 @@ class Parity:
 
 
 def _request(body: dict[str, Any]) -> str:
+    if "_api" in body:  # a completion or Messages API call: the whole body
+        return json.dumps(body, indent=1, ensure_ascii=False, sort_keys=True)
     return json.dumps({k: body.get(k) for k in REQUEST_FIELDS}, indent=1, ensure_ascii=False)
 
 
 def _record(llm: FakeOpenAI, serper: FakeSerper, side: Side) -> None:
     side.requests = [r["body"] for r in llm.requests if r["path"].endswith("/chat/completions")]
+    for r in llm.requests:  # the released checkpoint and Claude paths (pipeline/released.py)
+        for api, path in (("completions", "/v1/completions"), ("anthropic", "/v1/messages")):
+            if r["path"].rstrip("/").endswith(path):
+                side.requests.append({**r["body"], "_api": api})
     side.queries = [str(r["body"].get("q", "")) for r in serper.requests]
 
 
@@ -231,6 +284,7 @@ def _released_side(
     hook = work / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    (hook / "unsloth.py").write_text(UNSLOTH_STANDIN, encoding="utf-8")
     side = Side()
     with (
         FakeOpenAI(latency=latency, **fake_llm) as llm,
@@ -241,6 +295,8 @@ def _released_side(
             "HOME": str(work),
             "PYTHONPATH": str(hook),
             "OPENAI_BASE_URL": llm.base_url,
+            "ANTHROPIC_BASE_URL": llm.url,  # the anthropic SDK's; its Claude path
+            "CLAUDE_API_KEY": "fake-key",
             "SERPER_KEY_PRIVATE": "fake-key",
             "PARITY_SERPER_URL": serper.url,
         } | env
@@ -265,8 +321,12 @@ def run_released(
     model: str,
     label_n: int,
     latency: float,
+    verification_model: str | None = None,
+    flags: tuple[str, ...] = (),
 ) -> Side:
-    """The released CLI (python -m veriscore.veriscore) in `work`, on its own fakes."""
+    """The released CLI (python -m veriscore.veriscore) in `work`, on its own fakes.
+    `verification_model` (default `model`) and `flags` (--use_external_extraction_model,
+    --use_external_verification_model) choose the released paths per stage."""
     (work / "data" / "demos").mkdir(parents=True)
     shutil.copytree(templates / "prompt", work / "prompt")
     shutil.copyfile(
@@ -275,8 +335,9 @@ def run_released(
     command = [
         str(python), "-m", "veriscore.veriscore", "--data_dir", "data",
         "--input_file", "input.jsonl", "--output_dir", "out", "--cache_dir", "data/cache",
-        "--model_name_extraction", model, "--model_name_verification", model,
-        "--label_n", str(label_n), "--search_res_num", "10",
+        "--model_name_extraction", model,
+        "--model_name_verification", verification_model or model,
+        "--label_n", str(label_n), "--search_res_num", "10", *flags,
     ]  # fmt: skip
     env = {
         "OPENAI_API_KEY_PERSONAL": "fake-key",
@@ -337,6 +398,7 @@ def run_ours(
     splitter: str,
     concurrency: int = 32,
     method: str = "veriscore",
+    extra_args: tuple[str, ...] = (),
 ) -> Side:
     """`python -m pipeline run --reference <method>`, in this process, on its own fakes."""
     from pipeline.__main__ import main
@@ -359,6 +421,7 @@ def run_ours(
             "--cache", str(work / "cache.sqlite"), "--out", str(work / "out"),
             "--no-progress", "--max-retries", "0", "--concurrency", str(concurrency),
         ]  # fmt: skip
+        args += [a.format(url=llm.url, base_url=llm.base_url) for a in extra_args]
         start = time.perf_counter()
         status = main(args)
         side.seconds = time.perf_counter() - start

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from pipeline import split, verifastscore
+from pipeline import released, split, verifastscore
 from pipeline.cache import Cache, OfflineMiss
 from pipeline.extract import dedupe, extract_claims, reference_dedupe
 from pipeline.llm import LLMClient
-from pipeline.prompts import prompt_version
+from pipeline.prompts import folder, prompt_version
 from pipeline.prompts.folder import PromptDir, load_prompt_dir
 from pipeline.score import ScoresTable, score_results
 from pipeline.search import SERPER_URL, BM25Searcher, Searcher, SearchError, SerperSearcher
@@ -93,6 +93,11 @@ class PipelineConfig:
     # as the released VeriFastScore 0.1.5. See docs/reference-mode.md.
     reference: str | None = None
     splitter: str | None = None  # None: pysbd, or in the reference mode the released spaCy
+    # The API each stage's endpoint speaks (pipeline.llm.APIS): "chat"; in the reference
+    # mode also "completions" (the released fine-tuned checkpoints, served) and
+    # "anthropic" (the released Claude path). See pipeline/released.py.
+    extraction_api: str = "chat"
+    verification_api: str = "chat"
 
     def __post_init__(self) -> None:
         if self.reference not in REFERENCES:
@@ -124,11 +129,32 @@ class PipelineConfig:
             raise ValueError(f"unknown extractor {self.extractor!r}")
         if self.label_mode not in ("binary", "ternary"):
             raise ValueError(f"unknown label mode {self.label_mode!r}")
+        for stage, api in (
+            ("extraction", self.extraction_api),
+            ("verification", self.verification_api),
+        ):
+            if api not in released.APIS:
+                raise ValueError(f"unknown {stage} API {api!r} ({', '.join(released.APIS)})")
+            if api != "chat" and self.reference != "veriscore":
+                raise ValueError(
+                    f"the {stage} API {api!r} is a path of the released VeriScore: it needs "
+                    "--reference veriscore"
+                )
         split.splitter(str(self.splitter))  # a bad splitter name fails here
         if self.extractor == "verifastscore":
             verifastscore.system_message(self.prompt_dir)  # a bad --prompt-dir fails here
         elif self.prompt_dir:
-            load_prompt_dir(self.prompt_dir)  # a bad --prompt-dir fails here, before any call
+            prompts = load_prompt_dir(self.prompt_dir)  # a bad one fails here, before any call
+            needed = {
+                ("extraction", "completions"): [folder.ALPACA_EXTRACTION],
+                ("verification", "completions"): [folder.ALPACA_VERIFICATION, folder.NO_DEMO],
+                ("verification", "anthropic"): [folder.CLAUDE[str(self.label_mode)]],
+            }
+            for stage, api in (
+                ("extraction", self.extraction_api), ("verification", self.verification_api)
+            ):  # fmt: skip
+                for name in needed.get((stage, api), []):
+                    prompts.template(name)
 
     @property
     def prompts(self) -> PromptDir | None:
@@ -173,6 +199,10 @@ class ClientConfig:
     backoff: float = 1.0
     batch: bool = False  # LLM calls through the provider's Batch API
     batch_poll: float = 10.0  # seconds between looks at a batch in progress
+    # Verification at another endpoint (a mixed run: e.g. a served checkpoint extracts,
+    # Claude verifies); None: the same endpoint as extraction.
+    verification_base_url: str | None = None
+    verification_api_key: str | None = None
 
     @classmethod
     def from_env(cls, **overrides: Any) -> ClientConfig:
@@ -193,9 +223,12 @@ class Clients:
     llm: LLMClient
     searcher: Searcher
     cache: Cache | None = None
+    verification_llm: LLMClient | None = None  # None: llm verifies too
 
     async def aclose(self) -> None:
         await self.llm.aclose()
+        if self.verification_llm is not None:
+            await self.verification_llm.aclose()
         await self.searcher.aclose()
 
     def close(self) -> None:
@@ -205,21 +238,13 @@ class Clients:
 
 def build_clients(cfg: ClientConfig) -> Clients:
     cache = Cache(cfg.cache_path) if cfg.cache_path else None
-    llm = LLMClient(
-        base_url=cfg.base_url,
-        api_key=cfg.api_key,
-        model=cfg.model,
-        cache=cache,
-        offline=cfg.offline,
-        concurrency=cfg.concurrency,
-        requests_per_minute=cfg.requests_per_minute,
-        tokens_per_minute=cfg.tokens_per_minute,
-        max_retries=cfg.max_retries,
-        timeout=cfg.timeout,
-        backoff=cfg.backoff,
-        batch=cfg.batch,
-        batch_poll=cfg.batch_poll,
-    )
+    llm = _llm_client(cfg, cache, cfg.base_url, cfg.api_key)
+    verification_llm = None
+    if cfg.verification_base_url or cfg.verification_api_key:
+        verification_llm = _llm_client(
+            cfg, cache, cfg.verification_base_url or cfg.base_url,
+            cfg.verification_api_key or cfg.api_key,
+        )  # fmt: skip
     searcher: Searcher
     if cfg.retriever == "bm25":
         if not cfg.corpus:
@@ -238,7 +263,27 @@ def build_clients(cfg: ClientConfig) -> Clients:
         )
     else:
         raise ValueError(f"unknown retriever {cfg.retriever!r}")
-    return Clients(llm=llm, searcher=searcher, cache=cache)
+    return Clients(llm=llm, searcher=searcher, cache=cache, verification_llm=verification_llm)
+
+
+def _llm_client(
+    cfg: ClientConfig, cache: Cache | None, base_url: str | None, api_key: str | None
+) -> LLMClient:
+    return LLMClient(
+        base_url=base_url,
+        api_key=api_key,
+        model=cfg.model,
+        cache=cache,
+        offline=cfg.offline,
+        concurrency=cfg.concurrency,
+        requests_per_minute=cfg.requests_per_minute,
+        tokens_per_minute=cfg.tokens_per_minute,
+        max_retries=cfg.max_retries,
+        timeout=cfg.timeout,
+        backoff=cfg.backoff,
+        batch=cfg.batch,
+        batch_poll=cfg.batch_poll,
+    )
 
 
 def templates(config: PipelineConfig) -> str:
@@ -301,6 +346,21 @@ def new_result(
 async def extract_stage(result: ResponseResult, *, config: PipelineConfig, llm: LLMClient) -> None:
     if result.abstained:
         return
+    if config.extraction_api != "chat":
+        result.sentences = await released.extract(
+            result.response,
+            result.question,
+            api=config.extraction_api,
+            llm=llm,
+            prompts=load_prompt_dir(str(config.prompt_dir)),
+            split=config.split,
+            model=config.extraction_model,
+            usage=result.usage,
+            errors=result.errors,
+            name=result.id,
+        )
+        result.claims = [ClaimResult(claim=c) for c in reference_dedupe(result.sentences)]
+        return
     result.sentences = await extract_claims(
         result.response,
         result.question,
@@ -343,6 +403,20 @@ async def verify_one_claim(
         # No evidence is not evidence against the claim: record it as an error.
         item.verdict = Verdict(label=ERROR, raw_output="", parsed=False)
         return
+    if config.verification_api != "chat":
+        item.verdict = await released.verify(
+            item.claim.text,
+            item.evidence[: config.evidence_in_prompt],
+            api=config.verification_api,
+            llm=llm,
+            prompts=load_prompt_dir(str(config.prompt_dir)),
+            mode=str(config.label_mode),
+            model=config.verification_model,
+            usage=result.usage,
+            errors=result.errors,
+            name=f"{result.id}/claim/{result.claims.index(item)}",
+        )
+        return
     item.verdict = await verify_claim(
         item.claim.text,
         item.evidence[: config.evidence_in_prompt],
@@ -358,7 +432,12 @@ async def verify_one_claim(
 
 
 async def process_response(
-    inp: ResponseInput, *, config: PipelineConfig, llm: LLMClient, searcher: Searcher
+    inp: ResponseInput,
+    *,
+    config: PipelineConfig,
+    llm: LLMClient,
+    searcher: Searcher,
+    verification_llm: LLMClient | None = None,
 ) -> ResponseResult:
     result = new_result(inp, config, llm, searcher)
     if config.extractor == "verifastscore":
@@ -379,7 +458,7 @@ async def process_response(
     async def claim(item: ClaimResult) -> None:
         # Each claim goes on to verification as soon as its own search is back.
         await retrieve_claim(item, result, config=config, searcher=searcher)
-        await verify_one_claim(item, result, config=config, llm=llm)
+        await verify_one_claim(item, result, config=config, llm=verification_llm or llm)
 
     await _all([claim(item) for item in result.claims])
     return result
@@ -409,12 +488,18 @@ async def run_responses(
     llm: LLMClient,
     searcher: Searcher,
     progress: Progress | None = None,
+    verification_llm: LLMClient | None = None,
 ) -> list[ResponseResult]:
     """The whole pipeline over a chunk of responses, all in flight at once (the clients
     bound the concurrency). Failed calls end up in each result's `errors`; only an offline
-    cache miss (OfflineMiss) stops the run."""
+    cache miss (OfflineMiss) stops the run. `verification_llm`: another endpoint verifies."""
     return await _with_progress(
-        [process_response(r, config=config, llm=llm, searcher=searcher) for r in responses],
+        [
+            process_response(
+                r, config=config, llm=llm, searcher=searcher, verification_llm=verification_llm
+            )
+            for r in responses
+        ],
         progress,
     )
 
@@ -427,6 +512,7 @@ async def run_stage(
     llm: LLMClient,
     searcher: Searcher,
     progress: Progress | None = None,
+    verification_llm: LLMClient | None = None,
 ) -> list[ResponseResult]:
     """One step on results from the previous one (the CLI's extract/retrieve/verify)."""
 
@@ -443,7 +529,10 @@ async def run_stage(
             result.verification_model = config.verification_model or llm.model
             verify_version = prompt_version(config.extractor, config.prompt_dir).partition("+")[2]
             result.prompt_version = f"{result.prompt_version.partition('+')[0]}+{verify_version}"
-            await _all([verify_one_claim(c, result, config=config, llm=llm) for c in result.claims])
+            verifier = verification_llm or llm
+            await _all(
+                [verify_one_claim(c, result, config=config, llm=verifier) for c in result.claims]
+            )
         else:
             raise ValueError(f"unknown stage {stage!r}")
         return result
@@ -458,6 +547,7 @@ def run_responses_sync(
     llm: LLMClient,
     searcher: Searcher,
     progress: Progress | None = None,
+    verification_llm: LLMClient | None = None,
 ) -> list[ResponseResult]:
     """run_responses for synchronous callers (a background task). Safe to call again
     with the same clients: they rebuild their connections for each new event loop."""
@@ -465,10 +555,13 @@ def run_responses_sync(
     async def main() -> list[ResponseResult]:
         try:
             return await run_responses(
-                responses, config=config, llm=llm, searcher=searcher, progress=progress
-            )
+                responses, config=config, llm=llm, searcher=searcher, progress=progress,
+                verification_llm=verification_llm,
+            )  # fmt: skip
         finally:
             await llm.aclose()
+            if verification_llm is not None:
+                await verification_llm.aclose()
             await searcher.aclose()
 
     return asyncio.run(main())

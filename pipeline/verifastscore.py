@@ -152,12 +152,22 @@ async def process(
 ) -> None:
     """Retrieve per sentence, then extract and verify in one call, filling `result`.
     With `reference` (the sentence splitter), as the released code does it: the whole
-    response split, each distinct sentence searched once, all its results joined, and the
-    call sampled at temperature 0.7."""
+    response split, each distinct sentence searched once, all its results joined, the
+    call sampled at temperature 0.7 for every response (its own call, never shared), its
+    prompt without the chat template's generation prompt (`add_generation_prompt: false`,
+    which vLLM reads), and evidence already in the input row used as there: a row with
+    `claim_search_results` ({sentence: [{title, snippet, link}]}) is not searched, a row
+    with `evidence` (text) is shown that text."""
     if result.abstained:
         return
     sentences = reference(result.response.strip()) if reference else sentences_of(result.response)
     result.sentences = [SentenceClaims(index=i, text=s, claims=[]) for i, s in enumerate(sentences)]
+    given = _row_evidence(result) if reference else None
+    if isinstance(given, str):
+        result.errors.append(given)
+        for sent in result.sentences:
+            sent.failed = True
+        return
 
     async def search(sentence: str) -> list[Evidence]:
         evidence, cached = await searcher.search(sentence, search_n)
@@ -168,6 +178,8 @@ async def process(
         return evidence
 
     queries = list(dict.fromkeys(sentences)) if reference else sentences
+    if given is not None and given[0] is not None:
+        queries = []  # the row's own results: the released code does not search
     found = await asyncio.gather(
         *(search(q[:MAX_QUERY] if reference else q) for q in queries), return_exceptions=True
     )
@@ -182,10 +194,18 @@ async def process(
         return  # without all the evidence the one call would judge on part of it
     per_sentence = [hit for hit in found if isinstance(hit, list)]
     evidence_of = reference_evidence_text if reference else evidence_text
-    prompt = messages(result.response, evidence_of(per_sentence), system_message(prompt_dir))
+    text = evidence_of(per_sentence)
+    if given is not None:
+        per_sentence = given[0] if given[0] is not None else per_sentence
+        text = given[1] if given[1] is not None else text
+    prompt = messages(result.response, text, system_message(prompt_dir))
     temperature = REFERENCE_TEMPERATURE if reference else 0.0
     try:
-        answer = await llm.chat(prompt, model=model, temperature=temperature, max_tokens=2048)
+        answer = await llm.chat(
+            prompt, model=model, temperature=temperature, max_tokens=2048,
+            extra={"add_generation_prompt": False} if reference else None,
+            distinct=result.id if reference else None,
+        )  # fmt: skip
     except LLMError as e:
         result.errors.append(f"verifastscore call for {result.id!r} failed: {e}")
         for sent in result.sentences:
@@ -213,6 +233,45 @@ async def process(
         )
     for sent in result.sentences:
         sent.raw_output = raw
+
+
+def _row_evidence(
+    result: ResponseResult,
+) -> tuple[list[list[Evidence]] | None, str | None] | str | None:
+    """The evidence an input row already holds (kept in its metadata by the reader):
+    (results per sentence or None, evidence text or None); None when it holds none; an
+    error message when it holds something the released code could not use."""
+    results, text = result.metadata.get("claim_search_results"), result.metadata.get("evidence")
+    if results is None and text is None:
+        return None
+    where = f"response {result.id!r}"
+    if text is not None and not isinstance(text, str):
+        return f"{where}: `evidence` must be text, not {type(text).__name__}"
+    if results is None:
+        return None, text
+    if not isinstance(results, dict) or not all(isinstance(v, list) for v in results.values()):
+        return f"{where}: `claim_search_results` must be {{sentence: [results]}}"
+    per_sentence: list[list[Evidence]] = []
+    for found in results.values():
+        if not all(isinstance(r, dict) and ("snippet" in r or "title" in r) for r in found):
+            return f"{where}: a `claim_search_results` result needs a snippet or a title"
+        per_sentence.append(
+            [
+                Evidence(
+                    i + 1,
+                    str(r.get("title", "")),
+                    str(r.get("snippet", "")),
+                    str(r.get("link", "")),
+                )
+                for i, r in enumerate(found)
+            ]
+        )
+    if text is None:  # as released: a result's snippet when it has the key, else its title
+        text = "\n\n".join(
+            "\n".join(str(r["snippet"] if "snippet" in r else r["title"]) for r in found)
+            for found in results.values()
+        )
+    return per_sentence, text
 
 
 def _sentence_for(claim: str, sentences: list[str]) -> int:

@@ -37,6 +37,22 @@ VERIFICATION = {
 }
 DEMOS = "few_shot_examples.jsonl"
 TASK = "Your task:\n\nClaim: {claim}\n\n{search_results}\n\nYour decision:"
+# The released code's other paths (read when present; a path that needs a missing one is
+# refused naming it): its fine-tuned checkpoints' prompts (claim_extractor.py,
+# claim_verifier.py with use_external_*_model) and its Claude verification templates.
+ALPACA_EXTRACTION = "extraction_alpaca_template.txt"
+ALPACA_VERIFICATION = "verification_alpaca_template.txt"
+NO_DEMO = "verification_instruction_binary_no_demo.txt"
+CLAUDE = {
+    "binary": "verification_instruction_claude_binary.txt",
+    "ternary": "verification_instruction_claude_trinary.txt",
+}
+OPTIONAL = (ALPACA_EXTRACTION, ALPACA_VERIFICATION, NO_DEMO, *CLAUDE.values())
+CLAUDE_TASK = (
+    "Your task:\n\n{search_results}\n\nClaim: {claim}\n\nTask: Given the search results "
+    "above, is the claim supported or unsupported? Mark your decision with ### signs.\n\n"
+    "Your decision:"
+)  # claim_verifier.py's closing instruction for "claude" models, word for word
 
 
 @dataclass(frozen=True)
@@ -79,6 +95,34 @@ class PromptDir:
             {"role": "user", "content": f"{shots}\n\n{task}"},
         ]
 
+    def template(self, name: str) -> str:
+        if name not in self.templates:
+            raise ValueError(f"--prompt-dir {self.path}: {name} is missing (this path needs it)")
+        return self.templates[name]
+
+    def alpaca_extraction_prompt(self, snippet: str) -> str:
+        """The fine-tuned extractor's prompt string: `alpaca_prompt.format(snippet, "")`."""
+        return self.template(ALPACA_EXTRACTION).format(snippet, "")
+
+    def alpaca_verification_prompt(self, claim: str, evidence: list[Evidence]) -> str:
+        """The fine-tuned verifier's prompt string: the no-demo binary instruction whatever
+        the label mode, then `Claim: ...` and the results, in its Llama-3 template."""
+        user = f"Claim: {claim.strip()}\n\n{reference_evidence(evidence)}"
+        return self.template(ALPACA_VERIFICATION).format(self.template(NO_DEMO), user)
+
+    def claude_verification_prompt(self, claim: str, evidence: list[Evidence], *, mode: str) -> str:
+        """The Claude path's one user message: the Claude templates' demos in the order
+        (search results, claim, label), then its own closing instruction."""
+        fields: list[str] = []
+        for d in self.demos:
+            label = d["human_label"]
+            if mode == "binary":
+                label = "Supported." if label == "support" else "Unsupported."
+            fields += [d["search_result"], d["claim"], label]
+        shots = self.template(CLAUDE[mode]).format(*fields)
+        task = CLAUDE_TASK.format(claim=claim, search_results=reference_evidence(evidence))
+        return f"{shots}\n\n{task}"
+
 
 def reference_evidence(evidence: list[Evidence]) -> str:
     return "".join(
@@ -104,6 +148,9 @@ def load_prompt_dir(path: str) -> PromptDir:
                 f"{', '.join([*EXTRACTION.values(), *VERIFICATION.values()])})"
             )
         templates[name] = file.read_text(encoding="utf-8")
+    for name in OPTIONAL:
+        if (folder / name).is_file():
+            templates[name] = (folder / name).read_text(encoding="utf-8")
     demo_file = folder / DEMOS
     if demo_file.is_file():
         lines = demo_file.read_text(encoding="utf-8").splitlines()

@@ -18,7 +18,7 @@ from annotation.tasks import run_config, start_run
 from pipeline.fakes import FakeOpenAI, FakeSerper
 from pipeline.types import Usage
 from tests.annotation.api_helpers import token_client
-from tests.annotation.test_pipeline_runs import bios, drain  # noqa: F401 - a fixture
+from tests.annotation.test_pipeline_runs import bios, drain, servers  # noqa: F401 - fixtures
 from tests.conftest import login
 
 CANARY = "sk-canary-OPERATOR-KEY-7f3a"
@@ -195,3 +195,59 @@ def test_the_demos_fake_comes_first_takes_no_key_and_is_named_as_a_fake(  # type
     settings.PIPELINE_ENDPOINTS = [{"name": "fake", "base_url": "http://10.0.0.5/v1"}]
     with pytest.raises(ImproperlyConfigured, match="already has 'fake'"):
         endpoints.endpoints()
+
+
+def test_an_endpoint_declares_its_api_and_serves_reference_runs_on_it(settings) -> None:  # type: ignore[no-untyped-def]
+    """An endpoint's `api` (chat, completions, anthropic) picks the released VeriScore's
+    path for both stages of a reference run; another API than chat outside the reference
+    mode, or an unknown one, is refused naming it."""
+    from tests.conftest import peer_file
+
+    prompts = peer_file("veriscore/prompt")
+    settings.PIPELINE_REFERENCE_PROMPTS = str(prompts)
+    settings.PIPELINE_REFERENCE_SPLITTER = "spacy:sentencizer"
+    settings.PIPELINE_ENDPOINTS = [
+        {"name": "vllm", "base_url": "http://127.0.0.1:8000/v1", "api": "completions"},
+        {"name": "claude", "base_url": "https://api.anthropic.com", "api": "anthropic",
+         "api_key_env": "ANTHROPIC_API_KEY"},
+        {"name": "openai"},
+    ]  # fmt: skip
+    assert [e.api for e in endpoints.endpoints().values()] == ["completions", "anthropic", "chat"]
+    run = {"extractor": "veriscore", "label_mode": "binary", "reference": "veriscore"}
+    for name, api in (("vllm", "completions"), ("claude", "anthropic"), ("openai", "chat")):
+        config = endpoints.pipeline_config({**run, "endpoint": name})
+        assert (config.extraction_api, config.verification_api) == (api, api)
+    with pytest.raises(ValueError, match="needs --reference veriscore"):
+        endpoints.pipeline_config({**run, "reference": None, "endpoint": "vllm"})
+    settings.PIPELINE_ENDPOINTS = [{"name": "x", "api": "grpc"}]
+    with pytest.raises(ImproperlyConfigured, match=r"PIPELINE_ENDPOINTS\[0\]\.api"):
+        endpoints.endpoints()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("api", ["completions", "anthropic"])
+def test_a_reference_run_on_such_an_endpoint_takes_the_released_path(  # type: ignore[no-untyped-def]
+    servers,  # noqa: F811
+    bios: Project,  # noqa: F811
+    settings,
+    api: str,
+) -> None:
+    from tests.annotation.test_pipeline_runs import config_for
+    from tests.annotation.test_reference_runs import set_up_reference
+
+    set_up_reference(settings)
+    llm, _ = servers
+    llm.verdicts = "label-first"  # the released verdict rule reads the label first
+    config = config_for(llm, reference="veriscore")
+    base_url = llm.base_url if api == "completions" else llm.url
+    settings.PIPELINE_ENDPOINTS = [{"name": "fake", "base_url": base_url, "api": api}]
+    run = start_run(project=bios, user=None, config=config)
+    drain()
+    run.refresh_from_db()
+    assert run.status == PipelineRun.FINISHED, run.errors
+    path = {"completions": "/v1/completions", "anthropic": "/v1/messages"}[api]
+    assert llm.requests and {r["path"] for r in llm.requests} == {path}
+    assert run.scores["run"]["mode"] == "veriscore"
+    # outside the reference mode the endpoint is refused before any call
+    with pytest.raises(ValueError, match="needs --reference veriscore"):
+        run_config(model="gpt-4o-mini", endpoint="fake")
