@@ -114,12 +114,18 @@ def left_out(r: ResponseResult, mode: str = "default") -> bool:
     return mode == "default" and r.n_unverified > 0
 
 
+def _veriscore(r: ResponseResult, mode: str) -> bool:
+    """Scored as the released VeriScore scores (its crashes listed): the reference mode,
+    but not VeriFastScore's (its released score is verifastscore.released_scores)."""
+    return mode == "reference" and r.extractor != "verifastscore"
+
+
 def score_response(
     r: ResponseResult, k: float | None, *, mode: str = "default", out: bool | None = None
 ) -> ResponseScore:
     """`out`: left_out(r, mode) when the caller has it."""
     out = left_out(r, mode) if out is None else out
-    released = CLAIMLESS if mode == "reference" and not r.abstained and not r.n_claims else ""
+    released = CLAIMLESS if _veriscore(r, mode) and not r.abstained and not r.n_claims else ""
     if r.abstained or out or k is None or released:
         p = rec = f1 = None
     else:
@@ -202,7 +208,8 @@ def score_results(
     rule = f"fixed K={fixed_k}" if fixed_k is not None else f"{k_rule} median"
     incomplete = sum(1 for s in scored if s.incomplete)
     unparsed = sum(1 for r, out in zip(results, outs, strict=True) if out and not r.incomplete)
-    released = released_figures(results, outs) if mode == "reference" else {}
+    veriscore = results and all(_veriscore(r, mode) for r in results)
+    released = released_figures(results, outs) if veriscore else {}
     return ScoresTable(
         k, rule, scored, rows, domain_correlations(rows), incomplete, unparsed, released
     )
