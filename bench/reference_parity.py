@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -29,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 from pipeline import parity  # noqa: E402
 from pipeline.split import SPACY_STANDIN  # noqa: E402
 
-TEMPLATES = ROOT.parent / "shared" / "peer-data" / "veriscore"
+PEER = Path(os.environ.get("PEER_DATA") or ROOT.parent / "shared" / "peer-data")
+TEMPLATES = PEER / "veriscore"
 FIELDS = ("question", "response", "model", "prompt_source")
 
 
