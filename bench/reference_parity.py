@@ -6,15 +6,20 @@
 Builds or reuses the released package's virtualenv (scripts/veriscore-venv), runs the
 released CLI and our reference mode on the first N responses, each against its own fake
 provider and search with the same latency per call (300 ms, as bench/pipeline_throughput.py),
-and prints `requests compared: N, differences: D`, the first differences as unified diffs,
-the wall time of both sides and their ratio. Both sides split sentences with the same
-stand-in spaCy pipeline (see scripts/veriscore-venv). Exit status 0 only with D = 0.
+and prints `requests compared: N, differences: D` (chat and search requests, whole
+bodies), the first differences as unified diffs, how many responses' (supported, claims)
+differ, how many of the figures the released code prints (K per domain, F1@K per domain
+and model) differ, the wall time of both sides and their ratio. Both fakes' verifiers
+answer in every shape of pipeline.fakes.VARIED (--verdicts). Both sides split sentences
+with the same stand-in spaCy pipeline (see scripts/veriscore-venv). Exit status 0 only
+when nothing differs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 from pipeline import parity  # noqa: E402
 from pipeline.split import SPACY_STANDIN  # noqa: E402
 
-TEMPLATES = ROOT.parent / "shared" / "peer-data" / "veriscore"
+PEER = Path(os.environ.get("PEER_DATA") or ROOT.parent / "shared" / "peer-data")
+TEMPLATES = PEER / "veriscore"
 FIELDS = ("question", "response", "model", "prompt_source")
 
 
@@ -64,6 +70,9 @@ def main() -> int:
     p.add_argument("--show", type=int, default=3, help="differences printed")
     p.add_argument("--concurrency", type=int, default=64, help="our calls in flight")
     p.add_argument("--quick", action="store_true", help="2 responses, 10 ms: a smoke run")
+    p.add_argument(
+        "--verdicts", default=parity.VERDICTS, help="the fake verifier's style (pipeline.fakes)"
+    )
     args = p.parse_args()
     if args.quick:
         args.responses, args.latency = 2, 0.01
@@ -73,7 +82,11 @@ def main() -> int:
         print(parity.why_no_venv(), file=sys.stderr)
         return 2
     options = dict(
-        templates=args.templates, model=args.model, label_n=args.label_n, latency=args.latency
+        templates=args.templates,
+        model=args.model,
+        label_n=args.label_n,
+        latency=args.latency,
+        verdicts=args.verdicts,
     )
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -86,7 +99,8 @@ def main() -> int:
     print(parity.report(result, show=args.show))
     ratio = released.seconds / ours.seconds if ours.seconds else float("inf")
     print(f"reference mode is {ratio:.1f}x faster than the released code")
-    return 0 if not result.differences else 1
+    differ = result.differences or result.score_differences or result.figure_differences
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from pipeline import verifastscore
 from pipeline.cache import CacheError, OfflineMiss, check, repair
+from pipeline.dataformats import ImportFailed, LineError
 from pipeline.estimate import EstimateRow, estimate_run, format_estimate
 from pipeline.formats import (
     load_results,
@@ -316,6 +317,12 @@ async def execute(args: argparse.Namespace) -> int:
         write_scores(results, args, name, config)
         return _unparsed(results)
 
+    inputs: list[ResponseInput] = []
+    if args.command in ("run", "extract"):
+        warnings: list[LineError] = []
+        inputs = read_inputs(args.input, warnings)  # ImportFailed: exit 2, naming lines
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
     if args.estimate:
         client_cfg.offline = True  # belt and braces: an estimate never calls anything
     if args.estimate or args.offline:
@@ -347,7 +354,7 @@ async def execute(args: argparse.Namespace) -> int:
         if args.estimate:
             if args.command in ("run", "extract"):
                 stages = ("extract", "verify") if args.command == "run" else ("extract",)
-                rows = estimate(read_inputs(args.input), stages)
+                rows = estimate(inputs, stages)
             else:
                 known_claims = sum(r.n_claims for r in load_results(args.input))
                 rows = estimate([], ("verify",), known_claims)
@@ -356,13 +363,10 @@ async def execute(args: argparse.Namespace) -> int:
 
         estimated = None
         if args.command == "run" and config.extractor != "verifastscore":
-            estimated = sum(
-                r.cost_usd for r in estimate(read_inputs(args.input), ("extract", "verify"))
-            )
+            estimated = sum(r.cost_usd for r in estimate(inputs, ("extract", "verify")))
 
         off = args.no_progress
         if args.command in ("run", "extract"):
-            inputs = read_inputs(args.input)
             bar, progress = _bar(len(inputs), args.command, off)
             with bar:
                 if args.command == "run":
@@ -433,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         return cache_command(args)
     try:
         return asyncio.run(execute(args))
-    except (OfflineMiss, CacheError, ValueError, OSError) as e:
+    except (OfflineMiss, CacheError, ValueError, OSError, ImportFailed) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

@@ -301,8 +301,19 @@ class FakeLimits:
 # How the verifier answers: "explained" gives its reason first, then ###Label.###;
 # "label-first" starts with ###Label.###, as the released VeriScore's parser expects (it
 # keeps the text before the first full stop), except for the claims where
-# reasons_first(claim) holds: there the two parsers disagree.
-VERDICT_STYLES = ("explained", "label-first")
+# reasons_first(claim) holds: there the two parsers disagree. "varied" answers each claim
+# in one of the shapes of VARIED (varied_shape): the label first, reasoning before it,
+# text appended after it (after "###Label.###" and after "###Label###"), or no label.
+VERDICT_STYLES = ("explained", "label-first", "varied")
+VARIED = ("label", "reason-first", "appended", "appended-no-stop", "no-label")
+
+
+def varied_shape(claim: str) -> str:
+    """The shape of the "varied" verifier's answer to a claim: by its text, two claims in
+    ten reason first, one in ten each appends text (two shapes) or gives no label."""
+    n = int(hashlib.sha256(b"varied:" + claim.encode()).hexdigest(), 16) % 10
+    return {0: "reason-first", 1: "reason-first", 2: "appended", 3: "appended-no-stop",
+            4: "no-label"}.get(n, "label")  # fmt: skip
 
 
 def reasons_first(claim: str) -> bool:
@@ -681,12 +692,17 @@ class FakeOpenAI(_FakeBase):
             )
         else:
             label = "Unsupported"
+        reason = f"{int(overlap * 100)}% of the claim's content words appear in the search results."
+        shape = varied_shape(claim) if self.verdicts == "varied" else "reason-first"
         if self.verdicts == "label-first" and not reasons_first(claim):
-            return f"###{label}.###"
-        return (
-            f"{int(overlap * 100)}% of the claim's content words appear in the search results.\n\n"
-            f"###{label}.###"
-        )
+            shape = "label"
+        return {
+            "label": f"###{label}.###",
+            "reason-first": f"{reason}\n\n###{label}.###",
+            "appended": f"###{label}.### {reason}",
+            "appended-no-stop": f"###{label}###\n{reason}",
+            "no-label": f"The claim reads as {label.lower()}: {reason}",
+        }[shape]
 
 
 class FakeSerper(_FakeBase):

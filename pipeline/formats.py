@@ -21,6 +21,7 @@ from pipeline.dataformats.common import (
     DocRecord,
     EvidenceRecord,
     Line,
+    LineError,
     ListRecord,
     Reader,
 )
@@ -70,13 +71,16 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
     write_atomic(path, (json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
-def read_inputs(path: str | Path) -> list[ResponseInput]:
+def read_inputs(path: str | Path, warnings: list[LineError] | None = None) -> list[ResponseInput]:
     """VeriScore input: {question?, response, model, prompt_source}; `id` if present, else
     the id the platform gives the same record. Read by the platform's reader
     (pipeline.dataformats, format veriscore-input): a bad record raises ImportFailed
-    naming its line and field."""
+    naming its line and field; the reader's warnings (an empty response: read as "")
+    are added to `warnings`."""
     text = decode(Path(path).read_bytes(), str(path))
-    _, records, _ = parse_file(text, file=str(path), fmt=veriscore.INPUT)
+    _, records, found = parse_file(text, file=str(path), fmt=veriscore.INPUT)
+    if warnings is not None:
+        warnings += found
     return [
         ResponseInput(
             id=r.external_id,

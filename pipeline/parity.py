@@ -15,9 +15,14 @@ What the released code needs, found by reading its wheel (veriscore 2.0.3):
 - the OpenAI client reads OPENAI_BASE_URL; only names with "gpt" or "claude" get a
   client, so the model must contain "gpt".
 
-The fake verifier answers "###Label.###" first, except for the claims where
-fakes.reasons_first() holds: there the released parser (text before the first full stop)
-and ours (the last ###label###) disagree, so those responses may score differently.
+Both fakes answer the verifier in the shapes of fakes.VARIED ("varied": the label first,
+reasoning before it, text appended after it, no label), so the released verdict rule is
+exercised; every response's (supported, claims) and the figures the released code prints
+(per domain K, per domain and model F1@K median and max) are compared too. The released
+code stops at its first claimless response (ZeroDivisionError in utils.py) or at an
+abstention first in the file (UnboundLocalError): its figures are then also computed by
+its own utils.get_stats (every response) and utils.get_avg_numbers (the responses with
+claims), run in the venv on the triplets it wrote (released_figures).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,12 +42,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.fakes import FakeOpenAI, FakeSerper, reasons_first
+from pipeline.fakes import FakeOpenAI, FakeSerper
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_SCRIPT = ROOT / "scripts" / "veriscore-venv"
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
-REQUEST_FIELDS = ("model", "messages", "temperature", "max_tokens", "seed", "add_generation_prompt")
+VERDICTS = "varied"  # how both sides' fake verifiers answer (pipeline.fakes.VARIED)
+# What the released utils.get_avg_numbers prints per domain and model.
+PRINTED = re.compile(r"\[(.*)\] \nF1@k median: ([0-9.]+), F1@k max: ([0-9.]+)")
+
+# Run in the venv on the triplets the released CLI wrote: its own get_stats over every
+# response, its own get_avg_numbers over those with claims (the rest would divide by 0).
+FIGURES_DRIVER = textwrap.dedent(
+    """
+    import json, sys
+    from collections import defaultdict
+    from veriscore import utils
+
+    triplets = json.load(sys.stdin)  # [[domain, model, [supported, claims, sentences]]]
+    every = defaultdict(lambda: defaultdict(list))
+    for domain, model, t in triplets:
+        every[domain][model].append(t)
+    k = utils.get_stats(every)
+    kept = defaultdict(lambda: defaultdict(list))
+    for domain, model, t in triplets:
+        if t[1] and k[domain]["K_median"]:
+            kept[domain][model].append(t)
+    print(json.dumps({d: dict(v) for d, v in k.items()}))
+    utils.get_avg_numbers(kept, k)
+    """
+)
 
 SITECUSTOMIZE = textwrap.dedent(
     """
@@ -228,10 +258,16 @@ def _tiktoken_cache(folder: Path) -> Path:
 class Side:
     requests: list[dict[str, Any]] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
+    searches: list[dict[str, Any]] = field(default_factory=list)  # Serper request bodies
     scores: list[tuple[int, int] | None] = field(default_factory=list)  # (S, |C|) each
     claims: list[list[str]] = field(default_factory=list)  # each response's unique claims
     seconds: float = 0.0
     error: str = ""
+    # The figures the released code prints: per domain {"K_median", "K_max"}, and the
+    # printed "[domain-model] \nF1@k median: x, F1@k max: y" lines (released_figures)
+    k: dict[str, dict[str, int]] = field(default_factory=dict)
+    printed: list[str] = field(default_factory=list)
+    stdout: str = ""
 
 
 @dataclass
@@ -240,18 +276,13 @@ class Parity:
     ours: Side
     compared: int = 0
     differences: list[str] = field(default_factory=list)  # unified diffs
-    may_differ: list[int] = field(default_factory=list)  # responses with a parser split
     score_differences: list[int] = field(default_factory=list)
-
-    @property
-    def unexpected_score_differences(self) -> list[int]:
-        return [i for i in self.score_differences if i not in self.may_differ]
+    figure_differences: list[str] = field(default_factory=list)
 
 
 def _request(body: dict[str, Any]) -> str:
-    if "_api" in body:  # a completion or Messages API call: the whole body
-        return json.dumps(body, indent=1, ensure_ascii=False, sort_keys=True)
-    return json.dumps({k: body.get(k) for k in REQUEST_FIELDS}, indent=1, ensure_ascii=False)
+    """The whole body, every field: what one side sends and the other does not differs."""
+    return json.dumps(body, indent=1, ensure_ascii=False, sort_keys=True)
 
 
 def _record(llm: FakeOpenAI, serper: FakeSerper, side: Side) -> None:
@@ -261,6 +292,7 @@ def _record(llm: FakeOpenAI, serper: FakeSerper, side: Side) -> None:
             if r["path"].rstrip("/").endswith(path):
                 side.requests.append({**r["body"], "_api": api})
     side.queries = [str(r["body"].get("q", "")) for r in serper.requests]
+    side.searches = [r["body"] for r in serper.requests]
 
 
 def _released_side(
@@ -304,6 +336,7 @@ def _released_side(
         done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
         side.seconds = time.perf_counter() - start
         _record(llm, serper, side)
+    side.stdout = done.stdout
     if done.returncode != 0:
         lines = [x for x in done.stderr.strip().splitlines() if x.strip()]
         side.error = lines[-1] if lines else f"exit status {done.returncode}"
@@ -323,8 +356,10 @@ def run_released(
     latency: float,
     verification_model: str | None = None,
     flags: tuple[str, ...] = (),
+    verdicts: str = VERDICTS,
 ) -> Side:
-    """The released CLI (python -m veriscore.veriscore) in `work`, on its own fakes.
+    """The released CLI (python -m veriscore.veriscore) in `work`, on its own fakes; its
+    figures from what it printed and from its own utils (released_figures).
     `verification_model` (default `model`) and `flags` (--use_external_extraction_model,
     --use_external_verification_model) choose the released paths per stage."""
     (work / "data" / "demos").mkdir(parents=True)
@@ -350,18 +385,43 @@ def run_released(
         env,
         f"verification_input_{label_n}.jsonl",
         latency=latency,
-        verdicts="label-first",
+        verdicts=verdicts,
     )
+    triplets = []
     for i in inputs:
         row = by_response.get(i["response"].strip())
         side.claims.append(list(row.get("all_claims") or []) if row else [])
         if row is None or row.get("abstained"):
             side.scores.append(None)
             continue
-        verdicts = row.get("claim_verification_result") or []
-        supported = sum(v["verification_result"] == "supported" for v in verdicts)
+        results = row.get("claim_verification_result") or []
+        supported = sum(v["verification_result"] == "supported" for v in results)
         side.scores.append((supported, len(row["all_claims"])))
+        triplet = [supported, len(row["all_claims"]), len(row["claim_list"])]
+        triplets.append([row["prompt_source"], row["model"], triplet])
+    released_figures(python, triplets, side)
     return side
+
+
+def released_figures(python: Path, triplets: list[list[Any]], side: Side) -> None:
+    """K per domain and the printed F1@K lines, by the released utils.py itself
+    (FIGURES_DRIVER), on the triplets of the responses its CLI scored; the lines its CLI
+    printed before it stopped (if it did) must be among them."""
+    if not triplets:
+        return
+    done = subprocess.run(
+        [str(python), "-c", FIGURES_DRIVER],
+        input=json.dumps(triplets),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    first, _, rest = done.stdout.partition("\n")
+    side.k = json.loads(first)
+    side.printed = [m.group(0) for m in PRINTED.finditer(rest)]
+    cli = [m.group(0) for m in PRINTED.finditer(side.stdout)]
+    if cli != side.printed[: len(cli)]:
+        raise AssertionError(f"the released CLI printed {cli}, its utils {side.printed}")
 
 
 def run_released_verifastscore(
@@ -399,8 +459,10 @@ def run_ours(
     concurrency: int = 32,
     method: str = "veriscore",
     extra_args: tuple[str, ...] = (),
+    verdicts: str = VERDICTS,
 ) -> Side:
-    """`python -m pipeline run --reference <method>`, in this process, on its own fakes."""
+    """`python -m pipeline run --reference <method>`, in this process, on its own fakes;
+    the released figures from its scores file."""
     from pipeline.__main__ import main
     from pipeline.formats import load_results
 
@@ -409,7 +471,7 @@ def run_ours(
     data.write_text("".join(json.dumps(i) + "\n" for i in inputs), encoding="utf-8")
     side = Side()
     with (
-        FakeOpenAI(latency=latency, verdicts="label-first") as llm,
+        FakeOpenAI(latency=latency, verdicts=verdicts) as llm,
         FakeSerper(latency=latency) as serper,
     ):
         args: list[str] = [
@@ -431,6 +493,10 @@ def run_ours(
     results = {
         r.response.strip(): r for r in load_results(work / "out" / "verification_input.jsonl")
     }
+    scores = json.loads((work / "out" / "scores_input.json").read_text(encoding="utf-8"))
+    released = scores.get("released") or {}
+    side.k = released.get("k", {})
+    side.printed = [m.group(0) for m in PRINTED.finditer(released.get("printed", ""))]
     for i in inputs:
         r = results.get(i["response"].strip())
         side.claims.append([c.claim.text for c in r.claims] if r else [])
@@ -442,11 +508,12 @@ def run_ours(
 
 
 def compare(released: Side, ours: Side, inputs: list[dict[str, Any]]) -> Parity:
-    """Every request as a multiset (both sides answer repeats from their caches): what one
-    side sent and the other did not is a difference, shown as a unified diff."""
+    """Every request (chat and search, whole bodies) as a multiset (both sides answer
+    repeats from their caches): what one side sent and the other did not is a difference,
+    shown as a unified diff. Then every response's (S, |C|) and the printed figures."""
     parity = Parity(released, ours)
-    theirs = Counter(_request(b) for b in released.requests)
-    mine = Counter(_request(b) for b in ours.requests)
+    theirs = Counter(_request(b) for b in released.requests + released.searches)
+    mine = Counter(_request(b) for b in ours.requests + ours.searches)
     parity.compared = max(sum(theirs.values()), sum(mine.values()))
     only_theirs = sorted((theirs - mine).elements())
     only_mine = sorted((mine - theirs).elements())
@@ -456,17 +523,18 @@ def compare(released: Side, ours: Side, inputs: list[dict[str, Any]]) -> Parity:
         parity.differences.append(_diff(a, "", "released request", "(none)"))
     for b in only_mine[len(only_theirs) :]:
         parity.differences.append(_diff("", b, "(none)", "our request"))
-    q_theirs, q_mine = Counter(released.queries), Counter(ours.queries)
-    for q in sorted((q_theirs - q_mine).elements()):
-        parity.differences.append(f"search query only in the released run: {q!r}")
-    for q in sorted((q_mine - q_theirs).elements()):
-        parity.differences.append(f"search query only in our run: {q!r}")
-    parity.compared += max(len(released.queries), len(ours.queries))
     for n in range(len(inputs)):
-        if any(reasons_first(c) for c in released.claims[n] + ours.claims[n]):
-            parity.may_differ.append(n)
         if released.scores[n] != ours.scores[n]:
             parity.score_differences.append(n)
+    if released.k != ours.k:
+        parity.figure_differences.append(f"K: released {released.k}, ours {ours.k}")
+    for a, b in zip(released.printed, ours.printed, strict=False):
+        if a != b:
+            parity.figure_differences.append(f"released {a!r}, ours {b!r}")
+    if len(released.printed) != len(ours.printed):
+        parity.figure_differences.append(
+            f"{len(released.printed)} printed rows released, {len(ours.printed)} ours"
+        )
     return parity
 
 
@@ -486,10 +554,15 @@ def report(parity: Parity, *, show: int = 3) -> str:
     if parity.ours.error:
         lines.append(f"our reference mode failed: {parity.ours.error}")
     lines.append(
-        f"scores: {len(parity.score_differences)} response(s) differ "
-        f"({len(parity.unexpected_score_differences)} unexpected); responses where the two "
-        f"verdict parsers split: {len(parity.may_differ)}"
+        f"scores (supported, claims) of {len(parity.released.scores)} responses: "
+        f"{len(parity.score_differences)} differ {parity.score_differences[:show]}"
     )
+    lines.append(
+        f"printed figures: K of {len(parity.released.k)} domain(s), "
+        f"{len(parity.released.printed)} F1@K row(s); differences: "
+        f"{len(parity.figure_differences)}"
+    )
+    lines += parity.figure_differences[:show]
     lines.append(
         f"wall time: released {parity.released.seconds:.1f} s, "
         f"reference mode {parity.ours.seconds:.1f} s"

@@ -52,9 +52,8 @@ __all__ = [
 
 Progress = Callable[[int, int], None]
 
-# The reference code's list, plus the empty answer.
-ABSTAIN_RESPONSES = {
-    "",
+# The released code's list (veriscore.py), plus the empty answer in the default mode.
+RELEASED_ABSTAIN_RESPONSES = {
     "I'm sorry, I cannot fulfill that request.",
     "I'm sorry, I can't fulfill that request.",
     "I'm sorry, but I cannot fulfill that request.",
@@ -62,9 +61,14 @@ ABSTAIN_RESPONSES = {
     "Sorry, but I can't fulfill that request.",
     "Sorry, I can't do that.",
 }
+ABSTAIN_RESPONSES = RELEASED_ABSTAIN_RESPONSES | {""}
 
 
-def is_abstained(response: str) -> bool:
+def is_abstained(response: str, reference: str | None = None) -> bool:
+    """An abstention. The released VeriScore (reference "veriscore") does not abstain an
+    empty or whitespace-only response: it splits and scores it, with no claim."""
+    if reference == "veriscore":
+        return response.strip() in RELEASED_ABSTAIN_RESPONSES
     return response.strip() in ABSTAIN_RESPONSES
 
 
@@ -332,7 +336,7 @@ def new_result(
         question=inp.question,
         model=inp.model,
         domain=inp.domain,
-        abstained=is_abstained(inp.response),
+        abstained=is_abstained(inp.response, config.reference),
         extractor=config.extractor,
         extraction_model=config.extraction_model or llm.model,
         verification_model=config.verification_model or llm.model,
@@ -383,7 +387,9 @@ async def retrieve_claim(
     item: ClaimResult, result: ResponseResult, *, config: PipelineConfig, searcher: Searcher
 ) -> None:
     try:
-        evidence, cached = await searcher.search(item.claim.text, config.search_n)
+        # The released code asks Serper for its default number of results (no "num").
+        n = None if config.reference == "veriscore" else config.search_n
+        evidence, cached = await searcher.search(item.claim.text, n)
     except SearchError as e:
         item.search_error = str(e)
         result.errors.append(str(e))
@@ -428,6 +434,7 @@ async def verify_one_claim(
         prompts=config.prompts,
         seed=config.seed(result.verification_model),
         temperature=config.temperature,
+        reference=config.reference == "veriscore",
     )
 
 

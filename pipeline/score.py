@@ -5,9 +5,16 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from pipeline.types import ERROR, UNPARSED, ResponseResult
+
+# What the released VeriScore 2.0.3 does with a response the reference mode scores: a
+# claimless one makes its utils.py divide S by |C| = 0; an abstention first in the file
+# stops veriscore.py before any call (`question` is not yet set).
+CLAIMLESS = "ZeroDivisionError"
+ABSTAINED_FIRST = "UnboundLocalError"
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,9 @@ class ResponseScore:
     precision: float | None
     recall: float | None
     f1: float | None
+    # reference mode: the error the released code raises on this response ("" if none);
+    # such a response is left out of the means (a claimless one still counts for K)
+    released: str = ""
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,7 @@ class ModelDomainScore:
     recall: float | None
     mean_claims: float | None
     unverified: int
+    claimless: int = 0  # reference mode: in K, left out of the means (released: a crash)
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,8 @@ class ScoresTable:
     correlations: list[DomainCorrelation]
     incomplete: int = 0  # responses left out of K and the means (failed calls or unparsed)
     unparsed: int = 0  # of those, left out for unparsed verdicts only (default mode)
+    # reference mode: what the released code prints, computed its way (released_figures)
+    released: dict[str, Any] = field(default_factory=dict)
 
 
 def median_k(counts: list[int], rule: str = "upper") -> float:
@@ -101,12 +114,19 @@ def left_out(r: ResponseResult, mode: str = "default") -> bool:
     return mode == "default" and r.n_unverified > 0
 
 
+def _veriscore(r: ResponseResult, mode: str) -> bool:
+    """Scored as the released VeriScore scores (its crashes listed): the reference mode,
+    but not VeriFastScore's (its released score is verifastscore.released_scores)."""
+    return mode == "reference" and r.extractor != "verifastscore"
+
+
 def score_response(
     r: ResponseResult, k: float | None, *, mode: str = "default", out: bool | None = None
 ) -> ResponseScore:
     """`out`: left_out(r, mode) when the caller has it."""
     out = left_out(r, mode) if out is None else out
-    if r.abstained or out or k is None:
+    released = CLAIMLESS if _veriscore(r, mode) and not r.abstained and not r.n_claims else ""
+    if r.abstained or out or k is None or released:
         p = rec = f1 = None
     else:
         p, rec, f1 = f1_at_k(r.n_supported, r.n_claims, k)
@@ -123,6 +143,7 @@ def score_response(
         p,
         rec,
         f1,
+        released,
     )
 
 
@@ -165,7 +186,8 @@ def score_results(
         groups[(s.model, s.domain)].append(s)
     rows = []
     for (model, domain), group in sorted(groups.items()):
-        live = [s for s in group if not s.abstained and not s.incomplete]
+        claimless = sum(s.released == CLAIMLESS for s in group)
+        live = [s for s in group if not s.abstained and not s.incomplete and not s.released]
         abstained = sum(s.abstained for s in group)
         rows.append(
             ModelDomainScore(
@@ -173,19 +195,84 @@ def score_results(
                 domain=domain,
                 responses=len(live),
                 abstained=abstained,
-                incomplete=len(group) - len(live) - abstained,
+                incomplete=len(group) - len(live) - abstained - claimless,
                 k=k[domain],
                 veriscore=_mean([s.f1 for s in live], 100),
                 precision=_mean([s.precision for s in live]),
                 recall=_mean([s.recall for s in live]),
                 mean_claims=_mean([s.claims for s in live]),
                 unverified=sum(s.unverified for s in live),
+                claimless=claimless,
             )
         )
     rule = f"fixed K={fixed_k}" if fixed_k is not None else f"{k_rule} median"
     incomplete = sum(1 for s in scored if s.incomplete)
     unparsed = sum(1 for r, out in zip(results, outs, strict=True) if out and not r.incomplete)
-    return ScoresTable(k, rule, scored, rows, domain_correlations(rows), incomplete, unparsed)
+    veriscore = results and all(_veriscore(r, mode) for r in results)
+    released = released_figures(results, outs) if veriscore else {}
+    return ScoresTable(
+        k, rule, scored, rows, domain_correlations(rows), incomplete, unparsed, released
+    )
+
+
+def released_figures(results: list[ResponseResult], outs: list[bool]) -> dict[str, Any]:
+    """What the released VeriScore 2.0.3 prints at the end of a run (utils.get_veriscore),
+    computed as it computes it: per response the triplet (supported, |C|, sentences); per
+    domain K_median = the sorted claim counts' element n//2 and K_max their largest, over
+    every response that was not abstained, claimless ones included (get_stats); per
+    domain and model the means of F1@K_median and F1@K_max (get_avg_numbers), in the
+    order in which domains and models first come. Where the released code raises, the
+    response is listed with the error and left out of the means: a claimless response
+    (its P = S / 0) and every response of a domain whose K_median is 0; an abstention
+    first in the file. Responses left out for failed calls count nowhere."""
+    triplets: dict[str, dict[str, list[tuple[str, int, int]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    errors: list[dict[str, str]] = []
+    if results and results[0].abstained:
+        errors.append({"id": results[0].id, "error": ABSTAINED_FIRST})
+    for r, out in zip(results, outs, strict=True):
+        if not r.abstained and not out:
+            triplets[r.domain][r.model].append((r.id, r.n_supported, r.n_claims))
+    k: dict[str, dict[str, int]] = {}
+    rows: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for domain, by_model in triplets.items():
+        counts = sorted(c for model in by_model.values() for _, _, c in model)
+        k_median, k_max = counts[len(counts) // 2], counts[-1]
+        k[domain] = {"K_median": k_median, "K_max": k_max}
+        for model, triplet_lst in by_model.items():
+            kept = []
+            for rid, supported, claims in triplet_lst:
+                if claims and k_median:
+                    kept.append((supported, claims))
+                else:
+                    errors.append({"id": rid, "error": CLAIMLESS})
+            if not kept:
+                continue
+            prec = [s / c for s, c in kept]
+            rec_med = [min(s / k_median, 1) for s, _ in kept]
+            rec_max = [min(s / k_max, 1) for s, _ in kept]
+            f1_med = [
+                2 * p * r / (p + r) if r > 0 else 0 for p, r in zip(prec, rec_med, strict=True)
+            ]
+            f1_max = [
+                2 * p * r / (p + r) if r > 0 else 0 for p, r in zip(prec, rec_max, strict=True)
+            ]
+            f1_median, f1_kmax = sum(f1_med) / len(f1_med), sum(f1_max) / len(f1_max)
+            rows.append(
+                {
+                    "domain": domain,
+                    "model": model,
+                    "responses": len(kept),
+                    "f1_at_k_median": f1_median,
+                    "f1_at_k_max": f1_kmax,
+                }  # fmt: skip
+            )
+            lines.append(
+                f"[{domain}-{model}] \nF1@k median: {f1_median:.3f}, F1@k max: {f1_kmax:.3f}"
+            )
+    return {"k": k, "rows": rows, "errors": errors, "printed": "\n".join(lines)}
 
 
 def no_verdict_parsed(results: list[ResponseResult]) -> str:
@@ -270,4 +357,20 @@ def format_table(table: ScoresTable) -> str:
             f"{table.unparsed} incomplete response(s) left out of K and VERIScore "
             "(a verifier answer could not be parsed; see the verification file)"
         )
+    if table.released:
+        lines += released_text(table.released)
     return "\n".join(lines)
+
+
+def released_text(released: dict[str, Any]) -> list[str]:
+    """The released code's figures as it prints them, and where it would have stopped."""
+    lines = ["The released VeriScore 2.0.3 prints (utils.get_veriscore, computed its way):"]
+    lines += [f"K {d}: median {v['K_median']}, max {v['K_max']}" for d, v in released["k"].items()]
+    if released["printed"]:
+        lines.append(released["printed"])
+    for error in (CLAIMLESS, ABSTAINED_FIRST):
+        ids = [e["id"] for e in released["errors"] if e["error"] == error]
+        if ids:
+            shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+            lines.append(f"released: {error} on {len(ids)} response(s) ({shown}); left out above")
+    return lines

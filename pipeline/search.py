@@ -29,14 +29,15 @@ class SearchError(RuntimeError):
 class Searcher(Protocol):
     name: str
 
-    async def search(self, query: str, n: int) -> tuple[list[Evidence], bool]:
-        """Top-n results for a query, and whether they came from the cache."""
+    async def search(self, query: str, n: int | None) -> tuple[list[Evidence], bool]:
+        """Top-n results for a query (None: the engine's default number, as the released
+        VeriScore asks Serper), and whether they came from the cache."""
         ...
 
     async def aclose(self) -> None: ...
 
 
-def evidence_from_serper(data: dict[str, Any], n: int) -> list[Evidence]:
+def evidence_from_serper(data: dict[str, Any], n: int | None) -> list[Evidence]:
     results: list[Evidence] = []
     for item in data.get("organic", [])[:n]:
         results.append(
@@ -84,7 +85,7 @@ class SerperSearcher:
             self._http = httpx.AsyncClient(timeout=self.timeout)
             self._slots = asyncio.Semaphore(self.concurrency)
 
-    async def search(self, query: str, n: int) -> tuple[list[Evidence], bool]:
+    async def search(self, query: str, n: int | None) -> tuple[list[Evidence], bool]:
         # The key leaves out the endpoint and the API key: the same query gets the same
         # answer wherever it was recorded, which is what lets recorded responses replay.
         request = {"engine": "serper", "query": query, "n": n}
@@ -103,7 +104,7 @@ class SerperSearcher:
             self.finished += 1
         return evidence_from_serper(data, n), cached
 
-    async def _call(self, query: str, n: int) -> dict[str, Any]:
+    async def _call(self, query: str, n: int | None) -> dict[str, Any]:
         if not self.api_key:
             raise SearchError("no Serper API key (set SERPER_API_KEY or --serper-key)")
         self._bind()
@@ -113,7 +114,7 @@ class SerperSearcher:
                 async with self._slots, asyncio.timeout(self.timeout):  # whole call, as in llm.py
                     r = await self._http.post(
                         f"{self.base_url}/search",
-                        json={"q": query, "num": n},
+                        json={"q": query} if n is None else {"q": query, "num": n},
                         headers={"X-API-KEY": self.api_key},
                     )
                 if 400 <= r.status_code < 500 and r.status_code not in (408, 429):
@@ -183,7 +184,8 @@ class BM25Searcher:
         self.vocab = [set(t) for t in tokens]
         self.index = BM25Okapi(tokens)
 
-    async def search(self, query: str, n: int) -> tuple[list[Evidence], bool]:
+    async def search(self, query: str, n: int | None) -> tuple[list[Evidence], bool]:
+        n = 10 if n is None else n
         words = tokenize(query)
         scores = self.index.get_scores(words)
         # Okapi IDF goes negative for words in most passages (always, in a tiny corpus),

@@ -45,7 +45,7 @@ SEARCH_N = 5  # our default: results per sentence shown to the model
 # The released code (verifastscore 0.1.5) joins every organic result of the plain query
 # (Serper gives 10), queries at most 2048 characters, samples at temperature 0.7 with up
 # to 2048 new tokens, and scores with a fixed K of 17 and recall = claims / K.
-REFERENCE_SEARCH_N = 10
+REFERENCE_SEARCH_N = None  # Serper's default (10): the released body has no "num"
 REFERENCE_TEMPERATURE = 0.7
 REFERENCE_K = 17
 MAX_QUERY = 2048
@@ -147,7 +147,7 @@ async def process(
     searcher: Searcher,
     prompt_dir: str | None,
     model: str | None = None,
-    search_n: int = SEARCH_N,
+    search_n: int | None = SEARCH_N,
     reference: Callable[[str], list[str]] | None = None,
 ) -> None:
     """Retrieve per sentence, then extract and verify in one call, filling `result`.

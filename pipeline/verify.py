@@ -61,8 +61,18 @@ def parse_verdict(raw: str, mode: str) -> str | None:
     return None
 
 
-def to_verdict(raw: str, mode: str) -> Verdict:
-    label = parse_verdict(raw, mode)
+def released_verdict(raw: str, mode: str) -> str | None:
+    """The released VeriScore 2.0.3's reading (claim_verifier.py): the answer stripped
+    (get_response.py), every "#" removed, the text before the first full stop,
+    lower-cased; only "supported" counts as supported there (veriscore.py). Any other
+    label of the mode is kept as that label; anything else (reasoning first, no label) is
+    None: unparsed, which the reference scoring counts as not supported, as released."""
+    clean = raw.strip().replace("#", "").split(".")[0].lower()
+    return _label(clean, mode) if clean in _WORDS.split("|") else None
+
+
+def to_verdict(raw: str, mode: str, *, reference: bool = False) -> Verdict:
+    label = released_verdict(raw, mode) if reference else parse_verdict(raw, mode)
     if label is None:
         return Verdict(label=UNPARSED, raw_output=raw, parsed=False)
     return Verdict(label=label, raw_output=raw, parsed=True)
@@ -80,7 +90,9 @@ async def verify_claim(
     prompts: PromptDir | None = None,
     seed: int | None = None,
     temperature: float = 0.0,
+    reference: bool = False,
 ) -> Verdict:
+    """`reference`: the answer read by the released rule (released_verdict)."""
     render = prompts.verification_messages if prompts else verification_messages
     messages = render(claim, evidence, mode=mode)
     try:
@@ -89,4 +101,4 @@ async def verify_claim(
         errors.append(f"verification of {claim!r} failed: {e}")
         return Verdict(label=ERROR, raw_output="", parsed=False)
     result.add_to(usage)
-    return to_verdict(result.text, mode)
+    return to_verdict(result.text, mode, reference=reference)

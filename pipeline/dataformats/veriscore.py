@@ -10,6 +10,7 @@ claim_verification_result ([{claim, search_results, verification_result}]).
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any
 
 from .canonical import evidence_field
@@ -38,8 +39,39 @@ def stable_id(*parts: str) -> str:
     return "sha1:" + hashlib.sha1(text).hexdigest()[:16]
 
 
+EMPTY_RESPONSE = (
+    "is {what}: read as an empty response, which a pipeline run abstains (the reference "
+    "mode scores it as the released VeriScore does: no claim)"
+)
+
+
+def _empty(value: Any) -> str:
+    """What an unusable but harmless response is ("" when it is not one): empty or only
+    whitespace, null, or NaN (pandas writes a missing text as NaN)."""
+    if value is None:
+        return "null"
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if isinstance(value, str) and not value.strip():
+        return "empty" if not value else "only whitespace"
+    return ""
+
+
+def _response(line: Line) -> str | None:
+    """The response; one rule for every surface (the CLI, import_data, the upload page):
+    empty, whitespace-only, null or NaN is read as an empty response ("", or the
+    whitespace as it is: the released code splits it) with a warning naming the line; a
+    missing key, a number, a list or an object is an error."""
+    what = _empty(line.obj.get("response", 0))
+    if not what:
+        response: str | None = line.get("response", str, required=True)
+        return response
+    line.warn("response", EMPTY_RESPONSE.format(what=what))
+    return str(line.obj["response"]) if what == "only whitespace" else ""
+
+
 def _document(line: Line, fmt: str, known: set[str]) -> DocRecord | None:
-    response = line.get("response", str, required=True)
+    response = _response(line)
     question = line.get("question", str) or ""
     model = line.get("model", str) or line.reader.options.get("source_model", "")
     domain = line.get("prompt_source", str) or ""

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from pipeline.run import ClientConfig, Clients, build_clients
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 # The peer projects' released data, beside the repository as in CI (../shared/peer-data).
-PEER_DATA = REPO.parent / "shared" / "peer-data"
+# PEER_DATA overrides it (a git worktree elsewhere).
+PEER_DATA = Path(os.environ.get("PEER_DATA") or REPO.parent / "shared" / "peer-data")
 
 
 @pytest.fixture

@@ -129,14 +129,15 @@ def test_the_reference_plan_renders_the_shared_templates() -> None:
 
 
 class TwelveResults(FakeSerper):
-    """Serper with twelve results for every query (the real one gives ten by default)."""
+    """Serper with twelve results for every query, of which it returns `num`, by default
+    ten, as the real one does."""
 
     def answer(self, path: str, headers: dict[str, str], data: dict[str, Any]) -> tuple[int, Any]:
         organic = [
             {"title": f"Page {i}", "link": f"https://example.org/{i}", "snippet": f"Text {i}."}
             for i in range(1, 13)
         ]
-        return 200, {"organic": organic}
+        return 200, {"organic": organic[: int(data.get("num", 10))]}
 
 
 def test_a_reference_run_sends_ten_results_seed_and_records_its_mode(tmp_path: Any) -> None:

@@ -12,12 +12,16 @@ these; what is proven here is that, given the same sentences, every request is t
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pipeline import parity
+from pipeline.fakes import VARIED, varied_shape
 from pipeline.split import SPACY_STANDIN
 from tests.requires import unavailable
 
@@ -45,18 +49,55 @@ def data_sample() -> list[dict[str, Any]]:
     return [{k: r[k] for k in keys} for r in rows]
 
 
+# Responses no test file has, each not first (an abstention first stops the released code:
+# test_an_abstention_first_stops_the_released_code): empty and whitespace-only (processed,
+# claimless: its ZeroDivisionError), and an abstention.
+EDGE_CASES = [
+    {"question": "Who is Ada Lovelace?", "response": "", "model": "ChatGPT",
+     "prompt_source": "factscore"},
+    {"question": "Who is Alan Turing?", "response": "  \n\t ", "model": "ChatGPT",
+     "prompt_source": "factscore"},
+    {"question": "Write a poem.", "response": "Sorry, I can't do that.", "model": "gpt-4o",
+     "prompt_source": "sharegpt"},
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ReleasedPath:
+    """One path of the released code: how to run it and our reference mode alike."""
+
+    name: str
+    model: str
+    run_released: Callable[..., parity.Side]
+    run_ours: Callable[..., parity.Side]
+
+
+PATHS = {
+    "gpt": ReleasedPath("gpt", "gpt-4o-mini", parity.run_released, parity.run_ours),
+}
+
+
 def both_sides(
-    python: Path, inputs: list[dict[str, Any]], work: Path, label_n: int
+    python: Path, inputs: list[dict[str, Any]], work: Path, label_n: int, path: ReleasedPath
 ) -> parity.Parity:
     options: dict[str, Any] = dict(
-        templates=VERISCORE, model="gpt-4o-mini", label_n=label_n, latency=0.0
+        templates=VERISCORE, model=path.model, label_n=label_n, latency=0.0
     )
-    released = parity.run_released(python, inputs, work / "released", **options)
-    ours = parity.run_ours(inputs, work / "ours", splitter=SPACY_STANDIN, **options)
+    released = path.run_released(python, inputs, work / "released", **options)
+    ours = path.run_ours(inputs, work / "ours", splitter=SPACY_STANDIN, **options)
     return parity.compare(released, ours, inputs)
 
 
-def crashes(result: parity.Parity) -> list[int]:
+def assert_same(result: parity.Parity) -> None:
+    print(parity.report(result))
+    assert result.ours.error == ""
+    assert result.differences == [], result.differences[:3]
+    assert result.score_differences == [], result.score_differences
+    assert result.figure_differences == [], result.figure_differences
+    assert result.released.k and result.released.printed
+
+
+def claimless(result: parity.Parity) -> list[int]:
     """The responses the released code crashes on: with no claim, its utils.py divides
     S by |C| = 0 (ZeroDivisionError), after writing every output file."""
     zero = [n for n, s in enumerate(result.ours.scores) if s is not None and s[1] == 0]
@@ -67,37 +108,57 @@ def crashes(result: parity.Parity) -> list[int]:
     return zero
 
 
-def test_fifty_bios_and_the_data_sample_make_the_same_requests(
-    released_python: Path, tmp_path: Path
+@pytest.mark.parametrize("label_n", [3, 2], ids=["ternary", "binary"])
+@pytest.mark.parametrize("path", list(PATHS.values()), ids=list(PATHS))
+def test_bios_and_the_data_sample_give_the_released_requests_and_numbers(
+    released_python: Path, tmp_path: Path, path: ReleasedPath, label_n: int
 ) -> None:
-    inputs = data_sample() + parity.factscore_inputs(BIOS, 50)
-    result = both_sides(released_python, inputs, tmp_path, label_n=3)
-    print(parity.report(result))
-    assert result.ours.error == ""
+    """The data sample, 50 FActScore bios and the edge cases; the fake verifier answers
+    in every shape of pipeline.fakes.VARIED (label first, reasoning first, text after
+    the label, no label): every request (search bodies included), every response's
+    (supported, claims) and every figure the released code prints are the same."""
+    inputs = data_sample() + EDGE_CASES + parity.factscore_inputs(BIOS, 50)
+    result = both_sides(released_python, inputs, tmp_path, label_n, path)
+    assert_same(result)
     assert len(result.released.requests) > 400  # extraction and verification calls
-    assert result.differences == [], result.differences[:3]
-    # Every response scores the same, except where the verifier answered with its reason
-    # first: the released parser keeps the text before the first full stop, ours the
-    # last ###label###.
-    assert result.unexpected_score_differences == []
-    assert result.may_differ and set(result.score_differences) <= set(result.may_differ)
-    crashed = crashes(result)
-    print(f"the released code crashes (ZeroDivisionError) on responses {crashed}")
-    for n in crashed:
-        assert result.released.scores[n] == (0, 0)
+    assert all(set(b) == {"q"} for b in result.released.searches)
+    zero = claimless(result)
+    print(f"the released code crashes (ZeroDivisionError) on responses {zero}")
+    assert {1, 2} <= set(zero)  # the empty and the whitespace-only response
+    assert result.ours.scores[3] is None  # the abstention
+    shapes = Counter(
+        varied_shape(c) for claims in result.ours.claims for c in claims
+    )  # every shape of answer was given
+    assert set(shapes) == set(VARIED), shapes
 
 
-def test_non_qa_input_and_binary_labels_make_the_same_requests(
-    released_python: Path, tmp_path: Path
+@pytest.mark.parametrize("path", list(PATHS.values()), ids=list(PATHS))
+def test_non_qa_input_and_binary_labels_give_the_released_requests_and_numbers(
+    released_python: Path, tmp_path: Path, path: ReleasedPath
 ) -> None:
     # Without a question: the windows of a long response lead with its first sentence.
     inputs = [{**i, "question": ""} for i in parity.factscore_inputs(BIOS, 6)]
-    result = both_sides(released_python, inputs, tmp_path, label_n=2)
-    print(parity.report(result))
-    assert result.ours.error == ""
-    assert result.released.requests and result.differences == [], result.differences[:3]
-    assert result.unexpected_score_differences == []
-    crashes(result)
+    result = both_sides(released_python, inputs, tmp_path, 2, path)
+    assert_same(result)
+    claimless(result)
+
+
+@pytest.mark.parametrize("path", list(PATHS.values()), ids=list(PATHS))
+def test_an_abstention_first_stops_the_released_code(
+    released_python: Path, tmp_path: Path, path: ReleasedPath
+) -> None:
+    """veriscore.py writes `question` before it is set: an abstention first in the file is
+    an UnboundLocalError before any call. Our reference mode scores the rest and lists it."""
+    inputs = [EDGE_CASES[2], *parity.factscore_inputs(BIOS, 3)]
+    options: dict[str, Any] = dict(templates=VERISCORE, model=path.model, label_n=3, latency=0.0)
+    released = path.run_released(released_python, inputs, tmp_path / "released", **options)
+    assert released.error.startswith("UnboundLocalError"), released.error
+    assert released.requests == [] and released.searches == []
+    ours = path.run_ours(inputs, tmp_path / "ours", splitter=SPACY_STANDIN, **options)
+    assert ours.error == "" and ours.requests
+    scores = json.loads((tmp_path / "ours" / "out" / "scores_input.json").read_text())
+    first = {"id": scores["responses"][0]["id"], "error": "UnboundLocalError"}
+    assert scores["responses"][0]["abstained"] and first in scores["released"]["errors"]
 
 
 def test_verifastscore_sends_what_the_released_code_would_send_its_model(
