@@ -174,6 +174,12 @@ def sweep_run(run_id: int) -> int:
     return n
 
 
+def clock() -> datetime:
+    """The time of heartbeats and of staleness: timezone.now(). A test puts in a clock it
+    advances itself, so a slow machine can never make a chunk look stalled."""
+    return timezone.now()
+
+
 def _stale_before(now: datetime) -> datetime:
     return now - timedelta(seconds=settings.PIPELINE_CHUNK_TIMEOUT)
 
@@ -181,7 +187,7 @@ def _stale_before(now: datetime) -> datetime:
 def claim_chunk(chunk_id: int, *, worker: str, now: datetime | None = None) -> PipelineChunk | None:
     """Take the chunk if it is queued, or running under a worker that stopped reporting.
     One UPDATE ... WHERE: of two workers racing for it, exactly one gets a row."""
-    now = now or timezone.now()
+    now = now or clock()
     claimable = Q(status=PipelineChunk.QUEUED) | Q(
         status__in=PipelineChunk.HELD, heartbeat_at__lt=_stale_before(now)
     )
@@ -208,7 +214,7 @@ def requeue_stale_chunks(run: PipelineRun, *, now: datetime | None = None) -> in
     """Enqueue a new task for every chunk whose worker stopped making progress (killed,
     stuck, or its machine went away); a chunk out of attempts fails instead. Called by the
     sweep task, by workers finishing a chunk and by the run page; safe to call any time."""
-    now = now or timezone.now()
+    now = now or clock()
     stale = Q(status__in=PipelineChunk.HELD, heartbeat_at__lt=_stale_before(now))
     n = 0
     for pk, attempts, worker in run.chunks.filter(stale).values_list("pk", "attempts", "worker"):
@@ -325,7 +331,7 @@ def _run_pipeline(chunk: PipelineChunk, worker: str) -> list[ResponseResult]:
                     # "waiting", and the heartbeat goes on between the polls.
                     waiting, seen = batch_waiting, now
                     still_mine = mine.update(
-                        heartbeat_at=timezone.now(),
+                        heartbeat_at=clock(),
                         done=done[0],
                         status=PipelineChunk.WAITING if waiting else PipelineChunk.RUNNING,
                     )
@@ -422,7 +428,7 @@ def finish_chunk(
         attempts = mine.values_list("attempts", flat=True).first()
         if attempts is None:
             return False
-        now = timezone.now()
+        now = clock()
         if results is not None:
             _add_counts(run, results)
             mine.update(

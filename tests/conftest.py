@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import hypothesis
 import pytest
 from django.contrib.auth.models import User
 
@@ -15,6 +17,17 @@ from annotation.members import researchers_group
 from annotation.models import Item, Membership, Project, System, assign
 from tests.browser import page  # noqa: F401  (the browser fixture, for every test)
 from tests.requires import unavailable
+
+# The property tests' profiles. Hypothesis's own "ci" (loaded when CI=true; Hypothesis
+# also loads it whenever a CI variable is set): derandomized, so a CI run is reproducible
+# and two runs of one commit agree. "fuzz": randomized from the seed given with
+# --hypothesis-seed, no example database; .ci/run's fuzz step and bench/import_fuzz.py use
+# it (--hypothesis-profile=fuzz). Otherwise Hypothesis's default: randomized.
+hypothesis.settings.register_profile(
+    "fuzz", derandomize=False, database=None, deadline=None, print_blob=True
+)
+if os.environ.get("CI") == "true":
+    hypothesis.settings.load_profile("ci")
 
 # The field's released files, beside the repository as in CI (a fresh clone with shared/).
 PEER_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "peer-data"

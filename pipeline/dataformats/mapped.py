@@ -109,6 +109,17 @@ class _Functions(functions.Functions):  # type: ignore[misc]
             )
         return [list(t) for t in zip(*lists, strict=True)]
 
+    @functions.signature({"types": []})  # type: ignore[untyped-decorator]
+    def _func_to_string(self, arg: Any) -> str:
+        """to_string() as JMESPath's, but an expression reference is an error: JMESPath
+        writes its Python repr, an address that differs on every run."""
+        if isinstance(arg, str):
+            return arg
+        try:
+            return json.dumps(arg, separators=(",", ":"))
+        except TypeError:
+            raise JMESPathError("to_string() of an expression reference (&...)") from None
+
 
 OPTIONS = jmespath.Options(custom_functions=_Functions())
 
@@ -118,6 +129,7 @@ class Mapping:
     exprs: dict[str, tuple[str, Any]]  # key path -> (source text, compiled expression)
     names: dict[str, str]  # NAMES given
     values: dict[str, str]
+    references: frozenset[str] = frozenset()  # keys whose expression holds an `&expr`
 
     def has(self, key: str) -> bool:
         return key in self.exprs
@@ -179,7 +191,20 @@ def compile_mapping(text: str, file: str = "mapping") -> Mapping:
         errors.append(LineError(file, 0, problem[0], problem[1]))
     if errors:
         raise ImportFailed(errors)
-    return Mapping(exprs, names, values)
+    references = frozenset(k for k, (_, e) in exprs.items() if _has_reference(e.parsed))
+    return Mapping(exprs, names, values, references)
+
+
+def _has_reference(tree: dict[str, Any]) -> bool:
+    """Whether a parsed expression holds an expression reference (`&expr`): the one
+    thing JMESPath can give that is not a JSON value (`&id`, `[&id]`, `not_null(&id)`)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node.get("type") == "expref":
+            return True
+        stack += [c for c in node.get("children", []) if isinstance(c, dict)]
+    return False
 
 
 def _compile(node: Any, where: str, errors: list[LineError], file: str) -> tuple[str, Any] | None:
@@ -208,6 +233,30 @@ def _values(node: dict[Any, Any], errors: list[LineError], file: str) -> dict[st
     return out
 
 
+def _reference_in(value: Any) -> str | None:
+    """Where in the value an expression reference is ("" for the value itself), or
+    None: any object of no JSON type counts as one."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, dict):
+            stack += reversed([(f"{where}.{k}", item) for k, item in v.items()])
+        elif isinstance(v, list):
+            stack += reversed([(f"{where}[{i}]", item) for i, item in enumerate(v)])
+        elif not isinstance(v, (str, int, float, bool)) and v is not None:
+            return where.lstrip(".")
+    return None
+
+
+def _shown(value: Any) -> str:
+    """The value's start as JSON for an error message; never raises (an expression
+    reference shows as `&...`, a value json cannot write as its type)."""
+    try:
+        return json.dumps(value, default=lambda _: "&...")[:60]
+    except (ValueError, RecursionError):
+        return json_type(value)
+
+
 def _at(base: str, expr: str) -> str:
     """The source path of an expression's value within the value at `base`."""
     if expr == "@" or not base:
@@ -234,6 +283,21 @@ class _Record:
         except RecursionError:
             self.line.error(key, f"at {at}: the value is nested too deeply")
             return False, None, at
+        except (TypeError, ValueError, ArithmeticError) as e:  # JMESPath's own functions
+            # raise these on values they do not expect: ceil(`NaN`), to_number(&id)
+            self.line.error(key, f"at {at}: the expression {source!r} failed ({e})")
+            return False, None, at
+        if key in self.m.references:
+            inside = _reference_in(value)
+            if inside is not None:
+                where = f" (at {inside} in what it found)" if inside else ""
+                self.line.error(
+                    key,
+                    f"at {at}: the expression {source!r} found an expression reference "
+                    f"(&...){where}, not a value: write one only as an argument of sort_by, "
+                    "min_by, max_by or map",
+                )
+                return False, None, at
         if value is None:
             self.line.reader.warn_once(
                 f"nothing:{key}",
@@ -265,7 +329,7 @@ class _Record:
                 return None
             return str(value)
         if not isinstance(value, str):
-            self.line.error(key, f"at {at}: found {json.dumps(value)[:60]}, not text")
+            self.line.error(key, f"at {at}: found {_shown(value)}, not text")
             return None
         return self.clean(key, at, value)
 
@@ -299,7 +363,7 @@ class _Record:
         elif isinstance(value, (int, float)) and math.isfinite(value):
             found = str(value)
         else:
-            self.line.error(key, f"at {at}: found {json.dumps(value)[:60]}, not a label")
+            self.line.error(key, f"at {at}: found {_shown(value)}, not a label")
             return None
         values = self.m.values
         if found is None or not values:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import io
-import time
 
 import pytest
 from django.core.management import call_command
@@ -21,9 +20,7 @@ from pipeline.fakes import FakeOpenAI, FakeSerper
 def test_the_demo_has_a_finished_run_without_any_key(db: None, client: Client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     for name in ("OPENAI_API_KEY", "SERPER_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    start = time.monotonic()
     call_command("load_demo")
-    assert time.monotonic() - start < 10
     project = Project.objects.get(name=DEMO_PROJECT)
     run = PipelineRun.objects.get(project=project)
     assert run.status == PipelineRun.FINISHED and run.total == 1

@@ -17,6 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
+from django.utils.html import escape
 
 from annotation.ingest import FACTSCORE_HUMAN, ImportFailed, import_file
 from annotation.models import Claim, ClaimList, Document, Project, Segment, System
@@ -459,3 +460,106 @@ def test_a_preview_is_for_the_projects_researchers_and_small_files(
         "a preview is for files up to 0.0001 MB (IMPORT_BACKGROUND_MB)" in refused.json()["message"]
     )
     assert not Document.objects.filter(external_id="doc-9").exists()
+
+
+# issue 36: an expression reference (`&id`, a jmespath.visitor._Expression) is no JSON
+# value; it reached json.dumps in the error message and the import died with a TypeError
+REFERENCE = "response: response\nclaims: {items: '[&id]', text: '@'}\n"
+REFERENCE_ERROR = (
+    "refs.jsonl, line 2, field 'claims.items': at [&id]: the expression '[&id]' found an "
+    "expression reference (&...) (at [0] in what it found), not a value"
+)
+
+
+def test_an_expression_reference_is_a_named_error_in_the_page_the_api_and_the_command(
+    alpha: Project, users: dict[str, User], tmp_path: Path
+) -> None:
+    rows = "\n".join(json.dumps({"id": f"r{i}", "response": f"R{i}."}) for i in range(3))
+    before = Document.objects.count()
+    page = Client()
+    page.force_login(users["alice"])
+    shown = page.post(
+        f"/p/{alpha.pk}/import/",
+        {
+            "file": SimpleUploadedFile("refs.jsonl", rows.encode()),
+            "mapping": SimpleUploadedFile("refs.yaml", REFERENCE.encode()),
+            "format": "mapping",
+        },
+    )
+    assert shown.status_code == 400
+    assert escape(REFERENCE_ERROR).encode() in shown.content
+    api = token_client(users["alice"]).post(
+        f"/api/projects/{alpha.pk}/documents/import/",
+        {
+            "file": SimpleUploadedFile("refs.jsonl", rows.encode()),
+            "mapping": SimpleUploadedFile("refs.yaml", REFERENCE.encode()),
+        },
+    )
+    assert api.status_code == 400, api.content
+    body = api.json()
+    assert body["code"] == "import_failed"
+    assert [(e["file"], e["line"], e["field"]) for e in body["errors"]] == [
+        ("refs.jsonl", n, "claims.items") for n in (1, 2, 3)
+    ]
+    assert REFERENCE_ERROR.split(": ", 1)[1] in body["errors"][1]["message"]
+    (tmp_path / "refs.jsonl").write_text(rows)
+    (tmp_path / "refs.yaml").write_text(REFERENCE)
+    with pytest.raises(CommandError) as e:
+        call_command(
+            "import_data",
+            alpha.name,
+            str(tmp_path / "refs.jsonl"),
+            "--mapping",
+            str(tmp_path / "refs.yaml"),
+        )
+    assert e.value.returncode == 2 and REFERENCE_ERROR in str(e.value)
+    assert Document.objects.count() == before
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("&id", "at &id: the expression '&id' found an expression reference (&...), not a"),
+        ("{a: &id}", "found an expression reference (&...) (at a in what it found)"),
+        ("not_null(&id)", "'not_null(&id)' found an expression reference (&...), not a"),
+        # JMESPath writes a reference's Python repr (a new address each run)
+        ("to_string(&id)", "failed (to_string() of an expression reference (&...))"),
+        ("to_number(&id)", "failed (int() argument must be"),
+        ("ceil(to_number('nan'))", "failed (cannot convert float NaN to integer)"),
+        ("floor(`1e400`)", "failed (cannot convert float infinity to integer)"),
+        ("to_number('nan')", "at to_number('nan'): found nan, which no database stores"),
+        ("[to_number('-inf')]", "found [-Infinity], not text"),
+    ],
+)
+def test_a_value_that_is_not_json_is_a_named_error(
+    project: Project, expression: str, message: str
+) -> None:
+    with pytest.raises(ImportFailed) as e:
+        import_file(
+            project=project,
+            text=json.dumps({"id": "a", "response": "A."}),
+            file="f.jsonl",
+            mapping=json.dumps({"response": expression}),
+        )
+    assert [(x.file, x.line, x.field) for x in e.value.errors] == [("f.jsonl", 1, "response")]
+    assert message in e.value.errors[0].message
+    assert Document.objects.count() == 0
+
+
+def test_a_label_that_is_not_json_is_a_named_error(project: Project) -> None:
+    """The error message's own path: a label list holding an infinity or a reference."""
+    for label_list, message in (
+        ("[to_number('inf')]", "at [to_number('inf')][0]: found Infinity, not a label"),
+        ("[&id]", "found an expression reference (&...) (at [0] in what it found)"),
+    ):
+        spec = {"response": "response", "segments": {"items": "[response]", "text": "@"}}
+        spec["segments"]["label_list"] = label_list  # type: ignore[index]
+        with pytest.raises(ImportFailed) as e:
+            import_file(
+                project=project,
+                text=json.dumps({"response": "A."}),
+                file="f.jsonl",
+                mapping=json.dumps(spec),
+            )
+        assert [(x.line, x.field) for x in e.value.errors] == [(1, "segments.label_list")]
+        assert message in e.value.errors[0].message

@@ -39,7 +39,7 @@ def client_config(fake_llm: FakeOpenAI, fake_serper: FakeSerper, tmp_path: Path)
         cache_path=str(tmp_path / "cache.sqlite"),
         concurrency=8,
         backoff=0.0,
-        timeout=5.0,
+        timeout=60.0,  # a guard against a hung call, far from any answer's time
     )
 
 

@@ -24,7 +24,7 @@ def quick_run(bench: str) -> subprocess.CompletedProcess[str]:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,  # a guard against a hung process, far from a loaded machine's time
     )
     assert proc.returncode == 0, proc.stderr
     return proc

@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ def cli(
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,  # a guard against a hung run, far from a loaded machine's time
         env={**os.environ, **(env or {})},
     )
     if check:
@@ -250,6 +251,23 @@ def stored_rows(cache_path: Path) -> int:
         return 0
 
 
+class HeldOpenAI(FakeOpenAI):
+    """Answers the first `answered` chat calls, then holds every other one until the test
+    lets them go: the run cannot finish before the test has killed it."""
+
+    def __init__(self, answered: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.answered = answered
+        self.go = threading.Event()
+
+    def _respond(self, path: str, *args: Any) -> tuple[int, bytes, dict[str, str]]:
+        with self._lock:
+            n = sum(1 for r in self.requests if r["path"] == path)
+        if n > self.answered:
+            self.go.wait(300)  # a guard against a hung test, not a timing
+        return super()._respond(path, *args)
+
+
 @pytest.mark.slow
 def test_a_killed_run_repeats_no_stored_call(tmp_path: Path) -> None:
     src = tmp_path / "bios.jsonl"
@@ -257,7 +275,7 @@ def test_a_killed_run_repeats_no_stored_call(tmp_path: Path) -> None:
         "\n".join((FIXTURES / "pipeline" / "factscore_bios.jsonl").read_text().splitlines()[:10])
     )
     cache_path = tmp_path / "cache.sqlite"
-    with FakeOpenAI(latency=0.05) as llm, FakeSerper(latency=0.05) as serper:
+    with HeldOpenAI(40, latency=0.05) as llm, FakeSerper(latency=0.05) as serper:
         args = [
             "run",
             str(src),
@@ -275,15 +293,17 @@ def test_a_killed_run_repeats_no_stored_call(tmp_path: Path) -> None:
             stderr=subprocess.DEVNULL,
         )
         try:
-            # Wait for answers to be stored, by watching the cache, then kill mid-run.
-            deadline = time.monotonic() + 90
+            # Wait for answers to be stored, by watching the cache, then kill mid-run (the
+            # provider holds the calls after its 40th answer meanwhile).
+            deadline = time.monotonic() + 300  # a guard against a hung test
             while not (cache_path.exists() and stored_rows(cache_path) >= 25):
-                assert proc.poll() is None, "the run finished before it could be killed"
+                assert proc.poll() is None, "the run ended before it could be killed"
                 assert time.monotonic() < deadline
                 time.sleep(0.02)
         finally:
             proc.kill()
             proc.wait()
+            llm.go.set()
         stored = stored_keys(cache_path)
         assert len(stored) >= 25
         assert not (tmp_path / "out" / "verification_bios.jsonl").exists()

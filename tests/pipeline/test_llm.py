@@ -31,7 +31,7 @@ def client(server: FakeOpenAI, **kw: object) -> LLMClient:
         "api_key": "k",
         "model": "gpt-4o",
         "backoff": 0.0,
-        "timeout": 5.0,
+        "timeout": 60.0,  # a guard against a hung call, far from any answer's time
     }
     defaults.update(kw)
     return LLMClient(base_url=server.base_url, **defaults)  # type: ignore[arg-type]
@@ -228,7 +228,7 @@ def test_the_fake_refuses_what_the_real_api_refuses(
         {"Content-Type": "application/json"},
     )
     with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(post, timeout=10)
+        urllib.request.urlopen(post, timeout=60)  # a guard
     error = json.loads(refused.value.read())["error"]
     assert refused.value.code == 400 and error["param"] == param and text in error["message"]
     assert error["type"] == "invalid_request_error"

@@ -26,7 +26,7 @@ def cache_cli(*args: str) -> subprocess.CompletedProcess[str]:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,  # a guard against a hung process, far from a loaded machine's time
     )
 
 
@@ -56,7 +56,7 @@ def test_a_full_disk_leaves_the_previous_outputs_whole(
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,  # a guard against a hung process, far from a loaded machine's time
         preexec_fn=small_disk,
     )
     assert proc.returncode == 2
@@ -142,7 +142,7 @@ def test_two_processes_on_one_cache_pay_for_each_call_once(tmp_path: Path) -> No
             for n in range(2)
         ]
         for p in procs:
-            _, err = p.communicate(timeout=120)
+            _, err = p.communicate(timeout=600)  # a guard against a hung run
             assert p.returncode == 0, err
         fields = ("model", "messages", "temperature", "max_tokens")
         chat = [make_key("chat", {k: r["body"][k] for k in fields}) for r in llm.requests]

@@ -26,7 +26,8 @@ def search(searcher: object, query: str, n: int = 10) -> tuple[list, bool]:
 
 
 def serper(server: FakeSerper, **kw: object) -> SerperSearcher:
-    return SerperSearcher(api_key="k", base_url=server.url, backoff=0.0, timeout=2.0, **kw)  # type: ignore[arg-type]
+    # a deadline far from anything a loaded machine takes to answer: a guard, not a timing
+    return SerperSearcher(api_key="k", base_url=server.url, backoff=0.0, timeout=60.0, **kw)  # type: ignore[arg-type]
 
 
 def test_it_returns_title_snippet_and_link_of_real_recorded_results(
@@ -56,9 +57,16 @@ def test_search_answers_are_cached(fake_serper: FakeSerper, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("fault", ["429", "500", "garbage", "timeout"])
 def test_a_failing_search_raises_search_error_after_retries(fault: str) -> None:
-    with FakeSerper(fault_rate=1.0, faults=(fault,), hang=1.0) as server:
+    # Only the hang needs a short deadline (1 s against 3 s); for the other faults the
+    # deadline is far from anything a loaded machine takes to answer, so each attempt
+    # ends with the fault, never with the deadline.
+    with FakeSerper(fault_rate=1.0, faults=(fault,), hang=3.0) as server:
         searcher = SerperSearcher(
-            api_key="k", base_url=server.url, backoff=0.0, timeout=0.2, max_retries=2
+            api_key="k",
+            base_url=server.url,
+            backoff=0.0,
+            timeout=1.0 if fault == "timeout" else 60.0,
+            max_retries=2,
         )
         with pytest.raises(SearchError):
             search(searcher, "anything")
