@@ -244,6 +244,7 @@ SPECTACULAR_SETTINGS = {
         "GoldProvenanceEnum": ["unanimous", "majority", "adjudicated", "tie-rule", "tie"],
         "QualityActionEnum": ["pause", "resume", "let_through"],
         "QualityItemRoleEnum": "annotation.hiring.models.QualityItem.ROLES",
+        "InviteMarketEnum": "annotation.hiring.markets.CHOICES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

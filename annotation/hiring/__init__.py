@@ -8,10 +8,13 @@ hiring page and API share. The report's "Annotator quality" section is
 
 from __future__ import annotations
 
+from .markets import CHOICES as MARKET_CHOICES
+from .markets import MARKETS, same_id
 from .models import (
     CHECK,
     EXAMPLE,
     TRAINING,
+    ErasedWorker,
     Hire,
     HiringPolicy,
     Invite,
@@ -21,6 +24,7 @@ from .models import (
 )
 from .services import (
     AUTO_PAUSE,
+    BROWSER,
     COMPLETED,
     IN_PROGRESS,
     PAYMENT_COLUMNS,
@@ -40,6 +44,7 @@ from .services import (
     fill_queue,
     give_back,
     hire_of,
+    identity_hash,
     join,
     join_params,
     joined_here,
@@ -66,15 +71,19 @@ from .services import (
 
 __all__ = [
     "AUTO_PAUSE",
+    "BROWSER",
     "CHECK",
     "COMPLETED",
     "EXAMPLE",
+    "ErasedWorker",
     "Example",
     "Hire",
     "HiringPolicy",
     "IN_PROGRESS",
     "Invite",
     "JoinRefused",
+    "MARKET_CHOICES",
+    "MARKETS",
     "PAYMENT_COLUMNS",
     "QualityItem",
     "regular",
@@ -92,6 +101,7 @@ __all__ = [
     "fill_queue",
     "give_back",
     "hire_of",
+    "identity_hash",
     "join",
     "join_params",
     "joined_here",
@@ -108,6 +118,7 @@ __all__ = [
     "quality_rows",
     "reference_from",
     "return_overdue",
+    "same_id",
     "sample",
     "score",
     "screened_out",

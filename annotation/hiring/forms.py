@@ -9,6 +9,7 @@ import re
 from django import forms
 
 from ..models import Item, Project
+from .markets import MARKETS, OTHER
 from .models import HiringPolicy, Invite, QualityItem
 from .services import mark_many, sample
 
@@ -63,7 +64,27 @@ class InviteForm(forms.ModelForm):
             "screened_out_url",
             "skips_allowed",
             "time_limit_minutes",
+            "market",
+            "study_id",
         ]
+
+    def clean(self) -> dict[str, object]:
+        """A market's link takes the market's worker parameter unless another is named,
+        and needs one; its study id is in the market's documented form."""
+        data = super().clean() or {}
+        market = MARKETS.get(str(data.get("market") or OTHER), MARKETS[OTHER])
+        data["market"] = market.name
+        if market.name == OTHER:
+            return data
+        if "worker_param" not in self.data or data.get("worker_param") == "PROLIFIC_PID":
+            data["worker_param"] = market.worker_param  # the form's default: Prolific's
+        if not data.get("worker_param"):
+            self.add_error("worker_param", f"A {market.label} link needs the worker id parameter.")
+        study = data.get("study_id") or ""
+        pattern, rule = market.rule(market.study_param, False)
+        if study and not pattern.fullmatch(str(study)):
+            self.add_error("study_id", f"A {market.label} study id is {rule}.")
+        return data
 
     def clean_extra_params(self) -> list[str]:
         value = self.cleaned_data.get("extra_params") or []
@@ -76,6 +97,7 @@ class InviteForm(forms.ModelForm):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["skips_allowed"].required = False
+        self.fields["market"].required = False
 
     def clean_skips_allowed(self) -> int:
         return self.cleaned_data.get("skips_allowed") or 0
@@ -94,6 +116,8 @@ class InviteForm(forms.ModelForm):
 
     def save(self, commit: bool = True) -> Invite:
         invite: Invite = super().save(commit=False)
+        if invite.market != OTHER:  # the market's parameter when none was named
+            invite.worker_param = self.cleaned_data["worker_param"]
         days = self.cleaned_data.get("expires_in_days")
         if days:
             invite.expires_at = invite.created_at + dt.timedelta(days=days)

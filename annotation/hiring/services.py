@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
 from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 from statsmodels.stats.proportion import proportion_confint
 
 from .. import kinds, safecsv
@@ -31,10 +32,12 @@ from ..models import (
     Verdict,
     bump_data_version,
 )
+from .markets import OTHER, same_id
 from .models import (
     CHECK,
     EXAMPLE,
     TRAINING,
+    ErasedWorker,
     Hire,
     HiringPolicy,
     Invite,
@@ -45,22 +48,20 @@ from .models import (
 
 # --- joining ---------------------------------------------------------------------------
 
-# A worker id (and an extra parameter) as given, never trimmed: two ids never become one.
-# It starts with a letter or digit: the bonus file writes ids raw (the marketplace reads
-# them as given), so none may start a spreadsheet formula ("-", "=", "+", "@").
-WORKER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
-
 ALREADY_JOINED = (
     "You have joined this study already. To come back, open the personal link you were"
     " given when you joined (or use the browser you joined with): your worker id alone"
     " does not open your account."
 )
+BROWSER = re.compile(r"[A-Za-z0-9_-]{16,64}")  # the hiring cookie's value (Hire.browser)
+ERASED = "This worker id's data was deleted at its owner's request: it cannot join again."
 
 
 class JoinRefused(Exception):
     """Why nobody joins now. `code`: "closed" (the link is revoked, expired or full),
-    "invalid" (a missing or malformed worker id), "joined" (the worker id has an account:
-    it is reached through its personal URL, never by the id alone)."""
+    "invalid" (a missing or malformed worker id, or another study's or a used session's
+    id), "joined" (the worker id has an account: it is reached through its personal URL,
+    never by the id alone)."""
 
     STATUS = {"closed": 410, "invalid": 400, "joined": 409}  # the pages' and the API's
 
@@ -69,44 +70,72 @@ class JoinRefused(Exception):
         self.code, self.status = code, self.STATUS[code]
 
 
+def identity_hash(project_id: int, value: str) -> str:
+    """A salted hash (HMAC keyed by SECRET_KEY) of a worker id or an address, per project:
+    the same value gives the same hash, and the value cannot be read back."""
+    return salted_hmac(
+        "annotation.hiring.identity", f"{project_id}:{same_id(value)}", algorithm="sha256"
+    ).hexdigest()
+
+
 def join_params(invite: Invite, params: Mapping[str, object]) -> dict[str, str]:
-    """The invite's worker id and extra parameters from a request, each 1-128 characters
-    of [A-Za-z0-9_.:-] as given, the first a letter or digit; the worker id is required
-    when the invite names one."""
+    """The invite's worker id and extra parameters from a request, each in the documented
+    form of the invite's market (markets.py; "other": 1-128 characters of [A-Za-z0-9_.:-]
+    as given, the first a letter or digit); the worker id is required when the invite
+    names one, and the market's study id when the invite gives it (and then equal)."""
     found = {}
-    for name in [invite.worker_param, *invite.extra_params]:
-        value = params.get(name) if name else None
+    market = invite.market_rules
+    for name in invite.params():
+        value = params.get(name)
         if value is None or value == "":
-            if name and name == invite.worker_param:
+            if name == invite.worker_param:
                 raise JoinRefused(
                     f"This link needs your worker id in {name}: open it from the study page.",
                     "invalid",
                 )
+            if name == market.study_param and invite.study_id:
+                raise JoinRefused(f"This link needs the study's id in {name}.", "invalid")
             continue
-        if not isinstance(value, str) or not WORKER_ID.fullmatch(value):
-            raise JoinRefused(
-                f"{name}: give 1 to 128 letters, digits or the characters _ . : -, starting"
-                " with a letter or digit",
-                "invalid",
-            )
+        pattern, rule = market.rule(name, name == invite.worker_param)
+        if not isinstance(value, str) or not pattern.fullmatch(value):
+            raise JoinRefused(f"{name}: give {rule}", "invalid")
         found[name] = value
+    study = found.get(market.study_param) if invite.market != OTHER else None
+    if invite.study_id and study is not None and same_id(study) != same_id(invite.study_id):
+        raise JoinRefused(f"{market.study_param}: this link is for another study.", "invalid")
     return found
 
 
-def join(invite: Invite, params: Mapping[str, object]) -> Hire:
+def join(
+    invite: Invite, params: Mapping[str, object], *, browser: str = "", address: str = ""
+) -> Hire:
     """A new pseudonymous account for the worker id in `params`, with its queue.
-    JoinRefused says why not: an id that has an account already is refused (its owner
-    comes back through the personal URL), so knowing an id opens nothing."""
+    JoinRefused says why not: an id that has an account already (in any letter case) is
+    refused (its owner comes back through the personal URL), so knowing an id opens
+    nothing; so is an id whose data was deleted, and a market session id already used.
+    `browser` (the hiring cookie) and `address` (the client's address) are kept, the
+    address as a salted hash, to link two accounts of one person (`suspicion`)."""
     if invite.revoked:
         raise JoinRefused(invite.problem() or "")
     found = join_params(invite, params)
     worker = found.get(invite.worker_param, "")
+    project_id = invite.project_id
+    if worker and ErasedWorker.objects.filter(
+        project_id=project_id, digest=identity_hash(project_id, worker)
+    ):
+        raise JoinRefused(ERASED, "invalid")
+    session_param = invite.market_rules.session_param if invite.market != OTHER else ""
+    session = found.get(session_param) if session_param else None
     return_overdue(invite.project)  # the overdue give their open items back first
     with transaction.atomic():
         # Lock the invite row so two people cannot both take the last place under the cap.
         locked = Invite.objects.select_for_update().get(pk=invite.pk)
-        if worker and Hire.objects.filter(invite__project=locked.project, worker_id=worker):
+        if worker and Hire.objects.filter(invite__project=locked.project, worker_id__iexact=worker):
             raise JoinRefused(ALREADY_JOINED, "joined")
+        if session and Hire.objects.filter(
+            invite__project=locked.project, **{f"worker_params__{session_param}": session}
+        ):
+            raise JoinRefused(f"{session_param}: this session has an account already.", "invalid")
         problem = locked.problem()
         if problem:
             raise JoinRefused(problem)
@@ -118,7 +147,12 @@ def join(invite: Invite, params: Mapping[str, object]) -> Hire:
         try:
             with transaction.atomic():
                 hire = Hire.objects.create(
-                    membership=membership, invite=locked, worker_id=worker, worker_params=extra
+                    membership=membership,
+                    invite=locked,
+                    worker_id=worker,
+                    worker_params=extra,
+                    browser=browser[:64],
+                    address=identity_hash(project_id, address) if address else "",
                 )
         except IntegrityError:  # the same worker id, a moment earlier
             raise JoinRefused(ALREADY_JOINED, "joined") from None
@@ -133,7 +167,7 @@ def joined_here(user: Any, invite: Invite, params: Mapping[str, object]) -> Hire
     if not getattr(user, "is_authenticated", False) or not worker:
         return None
     return Hire.objects.filter(
-        membership__user=user, invite__project=invite.project, worker_id=worker
+        membership__user=user, invite__project=invite.project, worker_id__iexact=worker
     ).first()
 
 
@@ -603,9 +637,15 @@ def worker_data(hire: Hire) -> dict[str, Any]:
 
 def erase(hire: Hire) -> None:
     """Delete a worker's ids: the answers stay under the pseudonym; the worker id, the
-    extra parameters, the personal URL and the API token go."""
+    extra parameters, the personal URL and the API token go. The id is remembered as a
+    salted hash (identity_hash): it cannot join the project again."""
     from rest_framework.authtoken.models import Token
 
+    if hire.worker_id:
+        project_id = hire.membership.project_id
+        ErasedWorker.objects.get_or_create(
+            project_id=project_id, digest=identity_hash(project_id, hire.worker_id)
+        )
     Token.objects.filter(user=hire.membership.user).delete()
     hire.worker_id, hire.worker_params, hire.key = "", {}, new_key()
     hire.erased_at = timezone.now()

@@ -16,11 +16,12 @@ from django.views.decorators.http import require_POST
 from .. import hiring
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
-from ..login_throttle import join_wait
+from ..login_throttle import client_address, join_wait
 from ..models import Assignment, Item, Membership, Project
 from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
 
 SESSION_SECONDS = 90 * 24 * 3600  # hired annotators stay logged in for 90 days
+BROWSER_COOKIE = "hiring_browser"  # a random mark of the browser that joined (Hire.browser)
 
 
 def _log_in(request: HtmxRequest, hire: Hire) -> None:
@@ -34,8 +35,7 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
     with an account already is told how to come back, never let in by the id."""
     invite = get_object_or_404(Invite, key=key)
     params = request.POST if request.method == "POST" else request.GET
-    wanted = [p for p in [invite.worker_param, *invite.extra_params] if p]
-    carried = {p: params[p] for p in wanted if p in params}
+    carried = {p: params[p] for p in invite.params() if p in params}
     if (mine := hiring.joined_here(request.user, invite, carried)) is not None:
         return redirect("next_item", project_id=mine.membership.project_id)
     try:
@@ -53,7 +53,10 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
             )
             response["Retry-After"] = str(wait)
             return response
-        hire = hiring.join(invite, carried)
+        browser = request.COOKIES.get(BROWSER_COOKIE, "")
+        if not hiring.BROWSER.fullmatch(browser):
+            browser = hiring.new_key()[:32]
+        hire = hiring.join(invite, carried, browser=browser, address=client_address(request))
     except hiring.JoinRefused as e:
         return render(
             request,
@@ -63,9 +66,14 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
         )
     _log_in(request, hire)
     personal = request.build_absolute_uri(reverse("hire_login", kwargs={"key": hire.key}))
-    return render(
+    response = render(
         request, "annotation/joined.html", {"project": invite.project, "personal_url": personal}
     )
+    # the same browser joining again under another id is linked to the first account
+    response.set_cookie(
+        BROWSER_COOKIE, hire.browser, max_age=SESSION_SECONDS, httponly=True, samesite="Lax"
+    )
+    return response
 
 
 def personal_login(request: HtmxRequest, key: str) -> HttpResponse:
