@@ -413,6 +413,13 @@ class PaymentRowSerializer(serializers.Serializer):
     check_ci_high = serializers.FloatField(allow_null=True)
     active_minutes = serializers.FloatField()
     bonus = serializers.DecimalField(max_digits=10, decimal_places=2)
+    payable = serializers.BooleanField(
+        help_text="completed under this worker id and not flagged: the bonus file pays only these"
+    )
+    flag = serializers.CharField(
+        help_text="why paying needs a look: another account of the same browser, address or"
+        " session; empty when none"
+    )
 
 
 class PaymentsApi(APIView):

@@ -149,6 +149,7 @@ class Hire(models.Model):
     # A completed hire stays completed (later widening or edits change nothing).
     completed_at = models.DateTimeField(null=True, blank=True)
     completed_as = models.CharField(max_length=200, blank=True)
+    pay_cleared = models.BooleanField(default=False)  # a researcher's "pay anyway" (flags)
     # What links two accounts of one person (issue 38): the browser's hiring cookie and a
     # salted hash of the address that joined (hiring.identity_hash), never the address.
     browser = models.CharField(max_length=64, blank=True, db_index=True)

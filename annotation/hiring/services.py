@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
 from django.db.models import F, QuerySet, Sum
@@ -32,7 +33,7 @@ from ..models import (
     Verdict,
     bump_data_version,
 )
-from .markets import OTHER, same_id
+from .markets import MARKETS, OTHER, same_id
 from .models import (
     CHECK,
     EXAMPLE,
@@ -183,6 +184,9 @@ def fill_queue(hire: Hire) -> int:
         items.filter(quality__role=TRAINING).order_by("id").values_list("id", flat=True)
     )
     n_real = hire.invite.items_per_person if hire.invite else 0
+    # a queue filled again (let through after a screen-out) tops up to the quota
+    n_real -= Assignment.objects.filter(regular(), item__project=project, annotator=user).count()
+    n_real = max(n_real, 0)
     real = list(
         items.filter(regular("pk"))
         .annotate(n=models.Count("assignments"))
@@ -351,43 +355,53 @@ AUTO_PAUSE = "check accuracy below the threshold"
 
 
 def after_submit(membership: Membership, assignment: Assignment | None = None) -> None:
-    """After an answer to `assignment`: keep the first answer to a training item, decide
-    training once every training item is answered (on those first answers: an edit after
-    the feedback is stored but changes nothing), and apply the automatic pause."""
-    hire = hire_of(membership)
-    if hire is None:
+    """After an answer (to `assignment`): keep the first answer to each submitted training
+    item, decide training once every training item given has been answered or skipped
+    (on those first answers: an edit after the feedback is stored but changes nothing),
+    apply the automatic pause and record a completion. One update per answer: the hire's
+    row is locked while it is read and written (issue 38, M1: two training answers at
+    once each saved their own copy of first_answers and one was lost)."""
+    if hire_of(membership) is None:
         return
     project = membership.project
     policy = HiringPolicy.of(project)
-    changed = []
-    if (
-        assignment is not None
-        and assignment.status == Assignment.SUBMITTED
-        and str(assignment.item_id) not in hire.first_answers
-        and QualityItem.objects.filter(item_id=assignment.item_id, role=TRAINING).exists()
-    ):
-        spec = kinds.get(assignment.item.kind)
-        hire.first_answers[str(assignment.item_id)] = {
-            f"{unit}.{field}": spec.comparable(field, value, assignment.swapped)
-            for (unit, field), value in assignment.answers_dict().items()
-        }
-        changed.append("first_answers")
-    decided = hire.passed_training or hire.failed_training
-    if not decided and not _open(membership, TRAINING).exists():
-        s = training_score(hire)
-        if s.share is not None and s.share >= policy.pass_mark:
-            hire.passed_training = True
-            changed.append("passed_training")
-        else:  # below the pass mark, or skipped: nothing submitted passes nothing
-            hire.failed_training = True
-            changed.append("failed_training")
-    if policy.pause_below is not None and not hire.paused:
-        s = score(membership.user, project, CHECK)
-        if s.units >= policy.pause_after and (s.share or 0) < policy.pause_below:
-            hire.paused, hire.paused_reason = True, AUTO_PAUSE
-            changed += ["paused", "paused_reason"]
-    if changed:
-        hire.save(update_fields=changed)
+    with transaction.atomic():
+        hire = Hire.objects.select_for_update().get(membership=membership)
+        changed = []
+        mine = Assignment.objects.in_project(project).for_annotator(membership.user)
+        training = mine.filter(item__quality__role=TRAINING)
+        new = (
+            training.filter(status=Assignment.SUBMITTED)
+            .exclude(item_id__in=[int(k) for k in hire.first_answers])
+            .select_related("item")
+        )
+        for given in new:
+            spec = kinds.get(given.item.kind)
+            hire.first_answers[str(given.item_id)] = {
+                f"{unit}.{field}": spec.comparable(field, value, given.swapped)
+                for (unit, field), value in given.answers_dict().items()
+            }
+            changed.append("first_answers")
+        decided = hire.passed_training or hire.failed_training
+        if not decided and not training.open().exists():
+            s = training_score(hire)
+            if s.share is not None and s.share >= policy.pass_mark:
+                hire.passed_training = True
+                changed.append("passed_training")
+            else:  # below the pass mark, or skipped: nothing submitted passes nothing
+                hire.failed_training = True
+                changed.append("failed_training")
+        if policy.pause_below is not None and not hire.paused:
+            s = score(membership.user, project, CHECK)
+            if s.units >= policy.pause_after and (s.share or 0) < policy.pause_below:
+                hire.paused, hire.paused_reason = True, AUTO_PAUSE
+                changed += ["paused", "paused_reason"]
+        if changed:
+            hire.save(update_fields=sorted(set(changed)))
+    membership.hire = hire  # the request's copy: what the next page reads
+    if screened_out(hire):  # the hire ends: their open items go to someone else
+        give_back_open(hire)
+    record_completion(hire)
 
 
 def training_score(hire: Hire) -> Score:
@@ -472,7 +486,23 @@ def completed(hire: Hire) -> bool:
     return rest.filter(status=Assignment.SKIPPED).count() <= allowed
 
 
+def record_completion(hire: Hire) -> bool:
+    """Record, once, that the hire completed their quota (`completed`), with the market id
+    that earned it. Returns whether it is recorded now."""
+    if hire.completed_at is not None or not completed(hire):
+        return hire.completed_at is not None
+    now = timezone.now()
+    Hire.objects.filter(pk=hire.pk, completed_at__isnull=True).update(
+        completed_at=now, completed_as=hire.worker_id
+    )
+    hire.refresh_from_db(fields=["completed_at", "completed_as"])
+    return True
+
+
 def status(hire: Hire) -> str:
+    """A completed hire stays completed: widened items or a later return change nothing."""
+    if hire.completed_at is not None:
+        return COMPLETED
     if hire.returned_at:
         return RETURNED
     if screened_out(hire):
@@ -480,17 +510,28 @@ def status(hire: Hire) -> str:
     return COMPLETED if completed(hire) else IN_PROGRESS
 
 
-def give_back(hire: Hire) -> int:
-    """The person is "returned": their unsubmitted items go back to the pool (the next
-    person who joins gets the least covered items); what they submitted stays."""
+def give_back_open(hire: Hire) -> int:
+    """The person's unsubmitted items go back to the pool (the next person who joins gets
+    the least covered items); what they submitted stays. Used by every end of a hire:
+    returned (time limit or a researcher), screened out (training failed, checks paused).
+    Returns how many items were freed."""
     membership = hire.membership
+    n, _ = (
+        Assignment.objects.in_project(membership.project)
+        .for_annotator(membership.user)
+        .open()
+        .delete()
+    )
+    if n:
+        bump_data_version(membership.project_id)
+    return int(n)
+
+
+def give_back(hire: Hire) -> int:
+    """The person is "returned": their unsubmitted items go back to the pool
+    (give_back_open)."""
     with transaction.atomic():
-        n, _ = (
-            Assignment.objects.in_project(membership.project)
-            .for_annotator(membership.user)
-            .open()
-            .delete()
-        )
+        n = give_back_open(hire)
         hire.returned_at = timezone.now()
         hire.save(update_fields=["returned_at"])
     return n
@@ -526,12 +567,95 @@ def give_back_if_overdue(hire: Hire) -> bool:
 # --- payments and personal data ------------------------------------------------------------
 
 
+def _screened_out_row(row: Mapping[str, Any]) -> bool:
+    return (row["failed_training"] and not row["let_through"]) or (
+        row["paused"] and row["paused_reason"] == AUTO_PAUSE
+    )
+
+
+def suspicions(project: Project) -> dict[int, str]:
+    """Hire id -> why paying them needs a look: the hire shares the browser that joined,
+    the address (its salted hash) or the market's session id with another account of the
+    project (one person joining again under a made-up id, e.g. after being screened out),
+    or their completion was earned under another market id. A researcher's "pay anyway"
+    (Hire.pay_cleared) clears it. Hires with nothing to say are left out."""
+    rows: list[dict[str, Any]] = [
+        dict(row)
+        for row in Hire.objects.filter(membership__project=project).values(
+            "pk",
+            "membership_id",
+            "worker_id",
+            "worker_params",
+            "browser",
+            "address",
+            "failed_training",
+            "let_through",
+            "paused",
+            "paused_reason",
+            "completed_at",
+            "completed_as",
+            "pay_cleared",
+        )
+    ]
+    names = dict(project.memberships.values_list("pk", "pseudonym"))
+    sessions = {m.session_param for m in MARKETS.values() if m.session_param}
+    by: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        marks = [("browser", row["browser"])]
+        if settings.HIRING_FLAG_SAME_ADDRESS:
+            marks.append(("address", row["address"]))
+        marks += [(p, str(v)) for p, v in row["worker_params"].items() if p in sessions]
+        for what, value in marks:
+            if value:
+                by.setdefault((what, value), []).append(row)
+    words = {"browser": "the same browser", "address": "the same address"}
+    found: dict[int, list[str]] = {}
+    for (what, _), group in by.items():
+        if len(group) < 2:
+            continue
+        for row in group:
+            others = [
+                f"{names.get(o['membership_id'], '?')}"
+                + (" (screened out)" if _screened_out_row(o) else "")
+                for o in group
+                if o["pk"] != row["pk"]
+            ]
+            found.setdefault(row["pk"], []).append(
+                f"{words.get(what, 'the same ' + what)} as {', '.join(others)}"
+            )
+    for row in rows:
+        earned = row["completed_as"]
+        if row["completed_at"] and same_id(earned) != same_id(row["worker_id"]):
+            found.setdefault(row["pk"], []).append(
+                "completed under another worker id" if row["worker_id"] else "worker id deleted"
+            )
+    cleared = {r["pk"] for r in rows if r["pay_cleared"]}
+    return {pk: "; ".join(why) for pk, why in found.items() if pk not in cleared}
+
+
+def payable_hires(project: Project) -> list[Hire]:
+    """The hires a market payment may go to: completed (recorded with the market id that
+    earned it, which is still theirs) and not flagged by `suspicions` (or cleared by a
+    researcher). The payments export and the marketplace approval step read this; a
+    completion code alone proves nothing (it is the same for the whole study)."""
+    flagged = suspicions(project)
+    return [
+        h
+        for h in Hire.objects.filter(membership__project=project, completed_at__isnull=False)
+        .exclude(worker_id="")
+        .order_by("membership__pk")
+        if h.pk not in flagged and same_id(h.completed_as) == same_id(h.worker_id)
+    ]
+
+
 def payments(project: Project) -> list[dict[str, Any]]:
     """Per hired worker: worker id and extra parameters, status, real items submitted,
     check accuracy with its 95% Wilson interval, active minutes, and the bonus at the
     hiring policy's rates (per real item submitted, per check unit answered right)."""
     return_overdue(project)
     policy = HiringPolicy.of(project)
+    flagged = suspicions(project)
+    payable = {h.pk for h in payable_hires(project)}
     rows = []
     hires = Hire.objects.filter(membership__project=project).select_related(
         "invite", "membership__user", "membership__project"
@@ -559,6 +683,8 @@ def payments(project: Project) -> list[dict[str, Any]]:
                 "check_ci_high": ci[1] if ci else None,
                 "active_minutes": round(seconds / 60, 1),
                 "bonus": bonus.quantize(Decimal("0.01")),
+                "payable": hire.pk in payable,
+                "flag": flagged.get(hire.pk, ""),
             }
         )
     return rows
@@ -575,6 +701,8 @@ PAYMENT_COLUMNS = [
     "check_ci_high",
     "active_minutes",
     "bonus",
+    "payable",
+    "flag",
 ]
 
 
@@ -590,9 +718,12 @@ def payment_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]
 
 
 def bulk_bonus(rows: list[dict[str, Any]]) -> str:
-    """The marketplace's bulk-bonus layout: `worker_id,amount` lines, bonuses above 0."""
+    """The marketplace's bulk-bonus layout: `worker_id,amount` lines, bonuses above 0,
+    payable hires only (payable_hires)."""
     return "".join(
-        f"{r['worker_id']},{r['bonus']}\n" for r in rows if r["worker_id"] and r["bonus"] > 0
+        f"{r['worker_id']},{r['bonus']}\n"
+        for r in rows
+        if r["worker_id"] and r["bonus"] > 0 and r["payable"]
     )
 
 
@@ -696,11 +827,18 @@ def set_state(
 ) -> Hire:
     """A researcher pauses / resumes an annotator or lets them past training."""
     hire = hire_of(membership) or Hire.objects.create(membership=membership, passed_training=True)
+    hire.refresh_from_db()
+    was_out = screened_out(hire)
     if paused is not None:
         hire.paused, hire.paused_reason = paused, ("paused by a researcher" if paused else "")
     if let_through is not None:
         hire.let_through = let_through
     hire.save()
+    if was_out and not screened_out(hire) and hire.invite and not hire.returned_at:
+        mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
+        if not mine.open().exists():  # their items went back when screened out: new ones
+            fill_queue(hire)
+    record_completion(hire)
     return hire
 
 

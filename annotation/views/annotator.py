@@ -86,6 +86,9 @@ def queue(request: HtmxRequest, project_id: int) -> HttpResponse:
             "project": membership.project,
             "rows": rows,
             "progress": _progress(membership, [a.status for a, _ in rows]),
+            # a hire who may get no more items (screened out, returned, paused) is not
+            # offered "Next item": the link says why instead
+            "held": hiring.blocked(membership) if hiring.hire_of(membership) else None,
         },
     )
 

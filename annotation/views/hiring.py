@@ -138,7 +138,7 @@ def finished(request: HtmxRequest, membership: Membership) -> HttpResponse | Non
     if hire is None or hire.invite is None:
         return None
     invite = hire.invite
-    if not hiring.completed(hire):
+    if not hiring.record_completion(hire):
         mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
         if not mine.done().exists():  # nothing was given to them yet
             return None
@@ -306,13 +306,16 @@ def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> 
         Membership, project=project, pk=membership_id, role=Membership.ANNOTATOR
     )
     action = request.POST.get("action")
-    if action not in ("pause", "resume", "let_through", "return", "erase"):
+    if action not in ("pause", "resume", "let_through", "return", "erase", "pay_anyway"):
         messages.error(request, "Choose pause, resume, let through, return or erase.")
         return redirect("hiring", project_id=project.pk)
-    if action in ("return", "erase"):
+    if action in ("return", "erase", "pay_anyway"):
         hire = hiring.hire_of(membership)
         if hire is None:
             messages.error(request, f"{membership.pseudonym} did not join through an invite.")
+        elif action == "pay_anyway":
+            Hire.objects.filter(pk=hire.pk).update(pay_cleared=True)
+            messages.success(request, f"{membership.pseudonym}: cleared for payment.")
         elif action == "return":
             n = hiring.give_back(hire)
             messages.success(request, f"{membership.pseudonym} returned: {n} open item(s) freed.")
