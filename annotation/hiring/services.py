@@ -448,6 +448,23 @@ def blocked(membership: Membership, assignment: Assignment | None = None) -> str
     return None if hire.cleared else "training"
 
 
+def can_take_more(membership: Membership) -> bool:
+    """Whether adaptive overlap may give this annotator one more item (issue 38, H2): a
+    regular member not held back, or a hire still in progress (not completed, returned,
+    paused or screened out, training passed) with fewer real items than their quota."""
+    hire = hire_of(membership)
+    if blocked(membership) is not None:
+        return False
+    if hire is None or hire.invite is None:
+        return True
+    if hire.completed_at is not None or status(hire) != IN_PROGRESS:
+        return False
+    real = Assignment.objects.filter(
+        regular(), item__project_id=membership.project_id, annotator_id=membership.user_id
+    ).count()
+    return real < hire.invite.items_per_person
+
+
 def next_training(membership: Membership) -> Assignment | None:
     return _open(membership, TRAINING).first()
 
