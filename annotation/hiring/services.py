@@ -368,22 +368,25 @@ def after_submit(membership: Membership, assignment: Assignment | None = None) -
     with transaction.atomic():
         hire = Hire.objects.select_for_update().get(membership=membership)
         changed = []
-        mine = Assignment.objects.in_project(project).for_annotator(membership.user)
-        training = mine.filter(item__quality__role=TRAINING)
-        new = (
-            training.filter(status=Assignment.SUBMITTED)
-            .exclude(item_id__in=[int(k) for k in hire.first_answers])
+        # one read of the training assignments: what is recorded and what is decided come
+        # from the same rows (a submission committing between two reads cannot be
+        # counted as done before its first answer is kept)
+        given = list(
+            Assignment.objects.in_project(project)
+            .for_annotator(membership.user)
+            .filter(item__quality__role=TRAINING)
             .select_related("item")
         )
-        for given in new:
-            spec = kinds.get(given.item.kind)
-            hire.first_answers[str(given.item_id)] = {
-                f"{unit}.{field}": spec.comparable(field, value, given.swapped)
-                for (unit, field), value in given.answers_dict().items()
-            }
-            changed.append("first_answers")
+        for a in given:
+            if a.status == Assignment.SUBMITTED and str(a.item_id) not in hire.first_answers:
+                spec = kinds.get(a.item.kind)
+                hire.first_answers[str(a.item_id)] = {
+                    f"{unit}.{field}": spec.comparable(field, value, a.swapped)
+                    for (unit, field), value in a.answers_dict().items()
+                }
+                changed.append("first_answers")
         decided = hire.passed_training or hire.failed_training
-        if not decided and not training.open().exists():
+        if not decided and all(a.is_done for a in given):
             s = training_score(hire)
             if s.share is not None and s.share >= policy.pass_mark:
                 hire.passed_training = True
