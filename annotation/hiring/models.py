@@ -71,6 +71,18 @@ class HiringPolicy(models.Model):
     # pay rates of the bonus column (payments export); the study plan reads the same
     pay_per_item = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal(0))
     pay_per_correct_check = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal(0))
+    # training drawn per worker: this many of the marked training items (0: every one)
+    training_per_person = models.PositiveIntegerField(default=0)
+    # careless answering (stats.careless): what it does ("" nothing, "pause", "screen_out")
+    careless_action = models.CharField(
+        max_length=20,
+        blank=True,
+        choices=[("", "nothing"), ("pause", "pause"), ("screen_out", "screen out")],
+    )
+    careless_fast_share = models.FloatField(default=1 / 3)  # of the project's median time
+    careless_same_share = models.FloatField(default=0.9)  # the same label on this share ...
+    careless_run = models.PositiveIntegerField(default=10)  # ... of this many items in a row
+    min_seconds_per_item = models.PositiveIntegerField(default=0)  # faster is careless
 
     @classmethod
     def of(cls, project: Project) -> HiringPolicy:

@@ -8,6 +8,7 @@ import io
 import random
 import re
 import secrets
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -33,6 +34,7 @@ from ..models import (
     Verdict,
     bump_data_version,
 )
+from ..stats.careless import Careless, careless
 from .markets import MARKETS, OTHER, same_id
 from .models import (
     CHECK,
@@ -183,6 +185,16 @@ def fill_queue(hire: Hire) -> int:
     training = list(
         items.filter(quality__role=TRAINING).order_by("id").values_list("id", flat=True)
     )
+    rng = random.Random()
+    given_training = Assignment.objects.filter(
+        annotator=user, item__project=project, item__quality__role=TRAINING
+    ).exists()
+    if policy.training_per_person and not given_training:
+        # drawn per worker from the pool: one account's feedback does not give away
+        # another's training items
+        training = sorted(rng.sample(training, min(policy.training_per_person, len(training))))
+    elif given_training:
+        training = []  # a queue filled again gets no new training
     n_real = hire.invite.items_per_person if hire.invite else 0
     # a queue filled again (let through after a screen-out) tops up to the quota
     n_real -= Assignment.objects.filter(regular(), item__project=project, annotator=user).count()
@@ -194,7 +206,6 @@ def fill_queue(hire: Hire) -> int:
         .values_list("id", flat=True)[:n_real]
     )
     checks = list(items.filter(quality__role=CHECK).values_list("id", flat=True))
-    rng = random.Random()
     n_checks = min(
         len(checks),
         round(policy.check_rate * len(real) / (1 - policy.check_rate))
@@ -352,6 +363,44 @@ def hire_of(membership: Membership) -> Hire | None:
 
 
 AUTO_PAUSE = "check accuracy below the threshold"
+CARELESS_OUT = "careless answering (screened out)"
+
+
+def careless_of(membership: Membership, policy: HiringPolicy | None = None) -> Careless:
+    """stats.careless on one annotator's submitted items (regular items and checks): their
+    active seconds per kind against the project's median per kind, and the labels of each
+    kind's main field in the order they submitted them; thresholds from the hiring policy
+    (the defaults without one)."""
+    project = membership.project
+    policy = policy or HiringPolicy.of(project)
+    submitted = Assignment.objects.filter(
+        item__project=project, status=Assignment.SUBMITTED
+    ).exclude(item__quality__role__in=[TRAINING, EXAMPLE])
+    everyone: dict[str, list[float]] = {}
+    for kind, seconds in submitted.values_list("item__kind", "active_seconds"):
+        everyone.setdefault(kind, []).append(seconds)
+    medians = {kind: statistics.median(v) for kind, v in everyone.items()}
+    mine = submitted.filter(annotator_id=membership.user_id).order_by("submitted_at", "pk")
+    own: dict[str, list[float]] = {}
+    for kind, seconds in mine.values_list("item__kind", "active_seconds"):
+        own.setdefault(kind, []).append(seconds)
+    main = {spec.name: spec.main_field for spec in kinds.all_specs()}
+    labels = [
+        value
+        for kind, field, value in Answer.objects.filter(assignment__in=mine, unit="item")
+        .order_by("assignment__submitted_at", "assignment_id")
+        .values_list("assignment__item__kind", "field", "value")
+        if field == main.get(kind)
+    ]
+    return careless(
+        own,
+        medians,
+        labels,
+        fast_share=policy.careless_fast_share,
+        same_share=policy.careless_same_share,
+        run=policy.careless_run,
+        min_seconds=policy.min_seconds_per_item,
+    )
 
 
 def after_submit(membership: Membership, assignment: Assignment | None = None) -> None:
@@ -398,6 +447,16 @@ def after_submit(membership: Membership, assignment: Assignment | None = None) -
             s = score(membership.user, project, CHECK)
             if s.units >= policy.pause_after and (s.share or 0) < policy.pause_below:
                 hire.paused, hire.paused_reason = True, AUTO_PAUSE
+                changed += ["paused", "paused_reason"]
+        if policy.careless_action and not hire.paused:
+            found = careless_of(membership, policy)
+            if found.careless:
+                hire.paused = True
+                hire.paused_reason = (
+                    CARELESS_OUT
+                    if policy.careless_action == "screen_out"
+                    else f"careless: {'; '.join(found.reasons)}"[:200]
+                )
                 changed += ["paused", "paused_reason"]
         if changed:
             hire.save(update_fields=sorted(set(changed)))
@@ -486,7 +545,7 @@ def screened_out(hire: Hire) -> bool:
     """Training failed (and no researcher let them through) or paused for low check
     accuracy: the invite's screened-out code is theirs."""
     return (hire.failed_training and not hire.let_through) or (
-        hire.paused and hire.paused_reason == AUTO_PAUSE
+        hire.paused and hire.paused_reason in (AUTO_PAUSE, CARELESS_OUT)
     )
 
 
@@ -589,7 +648,7 @@ def give_back_if_overdue(hire: Hire) -> bool:
 
 def _screened_out_row(row: Mapping[str, Any]) -> bool:
     return (row["failed_training"] and not row["let_through"]) or (
-        row["paused"] and row["paused_reason"] == AUTO_PAUSE
+        row["paused"] and row["paused_reason"] in (AUTO_PAUSE, CARELESS_OUT)
     )
 
 
