@@ -11,7 +11,7 @@ from django import forms
 from ..models import Item, Project
 from .markets import MARKETS, OTHER
 from .models import HiringPolicy, Invite, QualityItem
-from .services import mark_many, sample
+from .services import check_pool_problem, mark_many, sample
 
 PARAM = re.compile(r"[A-Za-z0-9_]{1,50}")  # a URL parameter's name
 
@@ -101,6 +101,10 @@ class InviteForm(forms.ModelForm):
         """A market's link takes the market's worker parameter unless another is named,
         and needs one; its study id is in the market's documented form."""
         data = super().clean() or {}
+        if self.instance.project_id and (n := data.get("items_per_person")):
+            problem = check_pool_problem(self.instance.project, int(str(n)))
+            if problem:
+                self.add_error("items_per_person", problem)
         market = MARKETS.get(str(data.get("market") or OTHER), MARKETS[OTHER])
         data["market"] = market.name
         if market.name == OTHER:

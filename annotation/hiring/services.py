@@ -227,6 +227,23 @@ def fill_queue(hire: Hire) -> int:
     return len(rows)
 
 
+def check_pool_problem(project: Project, items_per_person: int) -> str | None:
+    """Why checks could be told from real items (issue 38, M3), or None. Real items differ
+    from one person to the next (the least covered go first) while checks are drawn from
+    the marked pool: two accounts comparing queues find the shared items are the checks
+    unless the pool is at least as large as the real items a person sees."""
+    if HiringPolicy.of(project).check_rate <= 0:
+        return None
+    pool = QualityItem.objects.filter(item__project=project, role=CHECK).count()
+    if pool >= items_per_person:
+        return None
+    return (
+        f"Checks can be spotted: {pool} check item(s) are marked but each person gets"
+        f" {items_per_person} real items, so the items two people share are the checks."
+        f" Mark at least {items_per_person} checks (or give fewer items per person)."
+    )
+
+
 # --- training and checks: scores ---------------------------------------------------------
 
 

@@ -293,6 +293,11 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
             "quality": hiring.quality_rows(project),
             "payments": hiring.payments(project),
             "marked": QualityItem.objects.filter(item__project=project).order_by("item_id"),
+            "check_problems": [
+                p
+                for i in project.invites.filter(revoked=False)
+                if (p := hiring.check_pool_problem(project, i.items_per_person))
+            ][:1],
         },
     )
 

@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from annotation import hiring
 from annotation.hiring import Hire, Invite
-from annotation.models import Assignment, Item
+from annotation.models import Assignment, Item, Project
+from tests.annotation.api_helpers import token_client
 from tests.annotation.test_hiring import answer, hire_of, invite, join, set_policy
 
 __all__ = ["invite"]  # the fixture
@@ -180,3 +181,28 @@ def test_a_hire_let_through_after_a_screen_out_gets_a_queue_again(
     answer(client, _training(hire), choice_side="b", hard="yes")
     hiring.set_state(hire.membership, let_through=True)
     assert Assignment.objects.filter(annotator=hire.membership.user).open().count() == 2
+
+
+# --- M3: checks that two accounts could spot --------------------------------------------
+
+
+def test_an_invite_whose_checks_could_be_spotted_is_refused(
+    alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
+    """Real items differ per person while checks come from the marked pool: with fewer
+    checks than real items per person, the items two accounts share are the checks."""
+    set_policy(alpha, check_rate=0.25)
+    hiring.mark(alpha_items[0], hiring.CHECK, {"item.hard": "no"})
+    api = token_client(users["alice"])
+    url = reverse("api_invites", args=[alpha.pk])
+    r = api.post(url, {"items_per_person": 3}, format="json")
+    assert r.status_code == 400 and "Checks can be spotted" in r.content.decode()
+    Invite.objects.create(project=alpha, items_per_person=3)  # made before the checks
+    alice = Client()
+    alice.force_login(users["alice"])
+    page = alice.get(reverse("hiring", args=[alpha.pk])).content.decode()
+    assert 'id="check-pool"' in page and "Mark at least 3 checks" in page
+    for item in alpha_items[1:3]:
+        hiring.mark(item, hiring.CHECK, {"item.hard": "no"})
+    assert api.post(url, {"items_per_person": 3}, format="json").status_code == 201
+    assert 'id="check-pool"' not in alice.get(reverse("hiring", args=[alpha.pk])).content.decode()
