@@ -1,7 +1,8 @@
 """Hiring annotators (issue 18): training items, known-answer checks and invite links.
 
-`models.py` holds the four models (registered with the `annotation` app), `services.py`
-the invite flow, scoring and the pause rule, `forms.py` the policy and invite forms the
+`models.py` holds the models (registered with the `annotation` app), `services.py`
+the invite flow, scoring, the pause rule and who may be paid, `markets.py` the id forms
+of each crowd market, `forms.py` the policy and invite forms the
 hiring page and API share. The report's "Annotator quality" section is
 `reports/quality.py`. The names below are the package's public interface.
 """

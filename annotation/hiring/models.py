@@ -10,7 +10,9 @@ policy, invite links and the annotators who joined through them. They belong to 
 - An EXAMPLE is a worked example shown read-only under the project's instructions, with
   its reference answer and explanation (issue 29); never assigned as work, left out the
   same way (`regular()`).
-- HiringPolicy: the project's pass mark, check rate and automatic pause threshold.
+- HiringPolicy: the project's pass mark, check rate, automatic pause threshold, training
+  drawn per person and what careless answering does.
+- An ErasedWorker is a deleted worker id kept as a salted hash: it cannot join again.
 """
 
 from __future__ import annotations
