@@ -1055,6 +1055,15 @@ class AdaptiveOverlap(models.Model):
     up_to = models.PositiveSmallIntegerField(default=3)
 
 
+class OverlapWait(models.Model):
+    """An item adaptive overlap would widen but could not: nobody who can still work was
+    free (issue 38, H2). It waits for the next eligible person (operations.retry_waiting)
+    and the report counts it."""
+
+    item = models.OneToOneField("Item", models.CASCADE, related_name="overlap_wait")
+    since = models.DateTimeField(default=timezone.now)
+
+
 # --------------------------------------------------------------------------- data version
 
 
@@ -1109,3 +1118,4 @@ def track_data(model: type[models.Model], project_of: Any, *, deletes: bool = Fa
 for _model, _project_of in list(PROJECT_OF.items()):
     track_data(_model, _project_of, deletes=_model in (Membership, Adjudication))
 track_data(AdaptiveOverlap, lambda o: o.project_id)
+track_data(OverlapWait, lambda o: project_of_item(o.item_id), deletes=True)

@@ -39,6 +39,7 @@ from .models import (
     Item,
     Membership,
     NewerDraft,
+    OverlapWait,
     PipelineRun,
     Project,
     assign,
@@ -212,7 +213,7 @@ def answer(
             return Outcome(Result.CONFLICT, form)
     hiring.after_submit(membership, assignment)
     if result == Result.SUBMITTED:
-        widen_overlap(assignment.item_id)
+        widen_overlap(assignment.item_id, retry=True)
     return Outcome(result, form)
 
 
@@ -233,7 +234,7 @@ def adaptive_fields() -> list[tuple[str, str]]:
     ]
 
 
-def widen_overlap(item_id: int) -> Assignment | None:
+def widen_overlap(item_id: int, *, retry: bool = False) -> Assignment | None:
     """One more annotator for the item when the project's adaptive overlap asks for it:
     the item got at least `start` annotators when it was created (items outside the
     overlap fraction, with fewer, stay as they are), every one of them has submitted, it
@@ -241,11 +242,21 @@ def widen_overlap(item_id: int) -> Assignment | None:
     kind's rule (`KindSpec.disagrees`, on answers in the unswapped orientation). The new
     assignment goes to the least-loaded annotator of the project (fewest open
     assignments, then the lowest member number) who has none for this item and is not
-    held back by the hiring rules; it is blinded like any other (a seeded random side).
+    held back by the hiring rules and can still work (hiring.can_take_more: no completed,
+    screened-out or returned hire, none past their quota); it is blinded like any other
+    (a seeded random side). Nobody free: the item waits (OverlapWait) and `retry=True`
+    (after every submission) gives the project's waiting items to whoever can take them.
     The item's row is locked, so two annotators finishing it at once add one, not two."""
     policy = AdaptiveOverlap.objects.filter(project__items=item_id).first()
     if policy is None:
         return None
+    made = _widen(item_id, policy)
+    if retry:
+        retry_waiting(policy.project_id, policy)
+    return made
+
+
+def _widen(item_id: int, policy: AdaptiveOverlap) -> Assignment | None:
     with transaction.atomic():
         item = Item.objects.select_for_update().filter(pk=item_id, kind=policy.kind).first()
         if item is None:
@@ -268,13 +279,31 @@ def widen_overlap(item_id: int) -> Assignment | None:
         if not spec.disagrees(policy.field, list(answers.values())):
             return None
         annotator = _least_loaded(item, {a.annotator_id for a in assignments})
-        if annotator is None:
+        if annotator is None:  # nobody can take it now: it waits for the next one who can
+            OverlapWait.objects.get_or_create(item=item)
             return None
+        OverlapWait.objects.filter(item=item).delete()
         position = Assignment.objects.filter(annotator_id=annotator.user_id).count()
         rng = random.Random(f"adaptive-{item.pk}-{annotator.user_id}")
         return Assignment.objects.create(
             item=item, annotator_id=annotator.user_id, position=position, swapped=rng.random() < 0.5
         )
+
+
+def retry_waiting(project_id: int, policy: AdaptiveOverlap | None = None) -> int:
+    """Widen the project's waiting items (OverlapWait) onto whoever can take them now,
+    oldest first. Returns how many were given out."""
+    policy = policy or AdaptiveOverlap.objects.filter(project_id=project_id).first()
+    if policy is None:
+        return 0
+    n = 0
+    for item_id in (
+        OverlapWait.objects.filter(item__project_id=project_id)
+        .order_by("since", "item_id")
+        .values_list("item_id", flat=True)
+    ):
+        n += _widen(item_id, policy) is not None
+    return n
 
 
 def _least_loaded(item: Item, taken: set[int]) -> Membership | None:
@@ -291,7 +320,7 @@ def _least_loaded(item: Item, taken: set[int]) -> Membership | None:
         .select_related("hire")  # what hiring.blocked reads, without a query per member
         .order_by("open", "number")
     )
-    return next((m for m in members if hiring.blocked(m) is None), None)
+    return next((m for m in members if hiring.can_take_more(m)), None)
 
 
 # --- adjudication --------------------------------------------------------------------------

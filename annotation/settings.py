@@ -197,6 +197,10 @@ LOGIN_IP_HEADER = os.getenv("LOGIN_IP_HEADER", "")
 # Joins through an invite link (page and API) per client address and per invite; "" = no limit
 JOIN_RATE_PER_ADDRESS = os.getenv("JOIN_RATE_PER_ADDRESS", "30/minute")
 JOIN_RATE_PER_INVITE = os.getenv("JOIN_RATE_PER_INVITE", "300/hour")
+# Two hires who joined from one client address (LOGIN_IP_HEADER behind a proxy) are flagged
+# in the payments export as perhaps one person; 0 turns it off (a lab where everyone joins
+# from one address, or a proxy that hides the client's address)
+HIRING_FLAG_SAME_ADDRESS = os.getenv("HIRING_FLAG_SAME_ADDRESS", "1") == "1"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -244,6 +248,7 @@ SPECTACULAR_SETTINGS = {
         "GoldProvenanceEnum": ["unanimous", "majority", "adjudicated", "tie-rule", "tie"],
         "QualityActionEnum": ["pause", "resume", "let_through"],
         "QualityItemRoleEnum": "annotation.hiring.models.QualityItem.ROLES",
+        "InviteMarketEnum": "annotation.hiring.markets.CHOICES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 from .. import hiring
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import MAX_INVITE_DAYS, InviteForm, MarkManyForm, PolicyForm
-from ..login_throttle import join_wait
+from ..login_throttle import client_address, join_wait
 from ..models import Assignment, Item, Membership
 from .common import ERRORS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error
@@ -42,7 +42,21 @@ class InviteSerializer(serializers.Serializer):
     )
     expires_at = serializers.DateTimeField(read_only=True, allow_null=True)
     revoked = serializers.BooleanField(read_only=True)
-    worker_param = serializers.CharField(required=False, default="PROLIFIC_PID")
+    worker_param = serializers.CharField(
+        required=False, help_text="default: the market's (PROLIFIC_PID, workerId)"
+    )
+    market = serializers.ChoiceField(
+        choices=hiring.MARKET_CHOICES,
+        required=False,
+        default="other",
+        help_text="whose ids the link takes, in their documented form",
+    )
+    study_id = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="the market's study id: a join naming another study is refused",
+    )
     extra_params = serializers.ListField(
         child=serializers.CharField(), required=False, default=list
     )
@@ -75,6 +89,8 @@ def _invite_row(request: Request, i: Invite) -> dict[str, Any]:
         "screened_out_url": i.screened_out_url,
         "skips_allowed": i.skips_allowed,
         "time_limit_minutes": i.time_limit_minutes,
+        "market": i.market,
+        "study_id": i.study_id,
         "joined": i.hires.count(),
     }
 
@@ -329,7 +345,7 @@ class JoinApi(APIView):
             raise exceptions.Throttled(wait=wait)
         data = request.data if isinstance(request.data, dict) else {}
         try:
-            hire = hiring.join(invite, data)
+            hire = hiring.join(invite, data, address=client_address(request))
         except hiring.JoinRefused as e:
             code = {"closed": "invite_closed", "invalid": "invalid", "joined": "already_joined"}
             raise ApiError(e.status, code[e.code], str(e)) from e
@@ -397,6 +413,13 @@ class PaymentRowSerializer(serializers.Serializer):
     check_ci_high = serializers.FloatField(allow_null=True)
     active_minutes = serializers.FloatField()
     bonus = serializers.DecimalField(max_digits=10, decimal_places=2)
+    payable = serializers.BooleanField(
+        help_text="completed under this worker id and not flagged: the bonus file pays only these"
+    )
+    flag = serializers.CharField(
+        help_text="why paying needs a look: another account of the same browser, address or"
+        " session; empty when none"
+    )
 
 
 class PaymentsApi(APIView):

@@ -1,17 +1,21 @@
 """Hiring annotators (issue 18): training items, known-answer checks and invite links.
 
-`models.py` holds the four models (registered with the `annotation` app), `services.py`
-the invite flow, scoring and the pause rule, `forms.py` the policy and invite forms the
+`models.py` holds the models (registered with the `annotation` app), `services.py`
+the invite flow, scoring, the pause rule and who may be paid, `markets.py` the id forms
+of each crowd market, `forms.py` the policy and invite forms the
 hiring page and API share. The report's "Annotator quality" section is
 `reports/quality.py`. The names below are the package's public interface.
 """
 
 from __future__ import annotations
 
+from .markets import CHOICES as MARKET_CHOICES
+from .markets import MARKETS, same_id
 from .models import (
     CHECK,
     EXAMPLE,
     TRAINING,
+    ErasedWorker,
     Hire,
     HiringPolicy,
     Invite,
@@ -21,6 +25,7 @@ from .models import (
 )
 from .services import (
     AUTO_PAUSE,
+    BROWSER,
     COMPLETED,
     IN_PROGRESS,
     PAYMENT_COLUMNS,
@@ -33,13 +38,17 @@ from .services import (
     annotator_quality,
     blocked,
     bulk_bonus,
+    can_take_more,
+    check_pool_problem,
     completed,
     erase,
     examples,
     feedback_rows,
     fill_queue,
     give_back,
+    give_back_open,
     hire_of,
+    identity_hash,
     join,
     join_params,
     joined_here,
@@ -47,11 +56,13 @@ from .services import (
     mark_imported,
     mark_many,
     next_training,
+    payable_hires,
     payment_table,
     payments,
     payments_file,
     presented,
     quality_rows,
+    record_completion,
     reference_from,
     return_overdue,
     sample,
@@ -59,6 +70,7 @@ from .services import (
     screened_out,
     set_state,
     status,
+    suspicions,
     training_score,
     worker_data,
     worker_numbering,
@@ -66,15 +78,19 @@ from .services import (
 
 __all__ = [
     "AUTO_PAUSE",
+    "BROWSER",
     "CHECK",
     "COMPLETED",
     "EXAMPLE",
+    "ErasedWorker",
     "Example",
     "Hire",
     "HiringPolicy",
     "IN_PROGRESS",
     "Invite",
     "JoinRefused",
+    "MARKET_CHOICES",
+    "MARKETS",
     "PAYMENT_COLUMNS",
     "QualityItem",
     "regular",
@@ -85,13 +101,17 @@ __all__ = [
     "after_submit",
     "blocked",
     "bulk_bonus",
+    "can_take_more",
+    "check_pool_problem",
     "completed",
     "erase",
     "examples",
     "feedback_rows",
     "fill_queue",
     "give_back",
+    "give_back_open",
     "hire_of",
+    "identity_hash",
     "join",
     "join_params",
     "joined_here",
@@ -100,19 +120,23 @@ __all__ = [
     "mark_many",
     "new_key",
     "next_training",
+    "payable_hires",
     "payment_table",
     "payments",
     "payments_file",
     "presented",
     "annotator_quality",
     "quality_rows",
+    "record_completion",
     "reference_from",
     "return_overdue",
+    "same_id",
     "sample",
     "score",
     "screened_out",
     "set_state",
     "status",
+    "suspicions",
     "training_score",
     "worker_numbering",
     "worker_data",

@@ -9,10 +9,21 @@ import re
 from django import forms
 
 from ..models import Item, Project
+from .markets import MARKETS, OTHER
 from .models import HiringPolicy, Invite, QualityItem
-from .services import mark_many, sample
+from .services import check_pool_problem, mark_many, sample
 
 PARAM = re.compile(r"[A-Za-z0-9_]{1,50}")  # a URL parameter's name
+
+
+CARELESS_FIELDS = [
+    "training_per_person",
+    "careless_action",
+    "careless_fast_share",
+    "careless_same_share",
+    "careless_run",
+    "min_seconds_per_item",
+]
 
 
 class PolicyForm(forms.ModelForm):
@@ -25,10 +36,29 @@ class PolicyForm(forms.ModelForm):
             "pause_after",
             "pay_per_item",
             "pay_per_correct_check",
+            *CARELESS_FIELDS,
         ]
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        for name in CARELESS_FIELDS:  # left out (the API's older body): kept as they are
+            self.fields[name].required = False
 
     def clean(self) -> dict[str, object]:
         data = super().clean() or {}
+        for name in CARELESS_FIELDS:
+            if data.get(name) is None:
+                data[name] = getattr(self.instance, name)
+        if not 0 < (data.get("careless_fast_share") or 0) <= 1:
+            self.add_error("careless_fast_share", "Give a share above 0, at most 1.")
+        if not 0.5 <= (data.get("careless_same_share") or 0) <= 1:
+            self.add_error("careless_same_share", "Give a share between 0.5 and 1.")
+        if not 2 <= (data.get("careless_run") or 0) <= 1000:
+            self.add_error("careless_run", "Give 2 to 1000 items.")
+        if (data.get("min_seconds_per_item") or 0) > 3600:
+            self.add_error("min_seconds_per_item", "Give at most 3600 seconds.")
+        if (data.get("training_per_person") or 0) > 1000:
+            self.add_error("training_per_person", "Give at most 1000 items.")
         for name in ("pass_mark", "check_rate", "pause_below"):
             v = data.get(name)
             if v is not None and not 0 <= v <= 1:
@@ -63,7 +93,31 @@ class InviteForm(forms.ModelForm):
             "screened_out_url",
             "skips_allowed",
             "time_limit_minutes",
+            "market",
+            "study_id",
         ]
+
+    def clean(self) -> dict[str, object]:
+        """A market's link takes the market's worker parameter unless another is named,
+        and needs one; its study id is in the market's documented form."""
+        data = super().clean() or {}
+        if self.instance.project_id and (n := data.get("items_per_person")):
+            problem = check_pool_problem(self.instance.project, int(str(n)))
+            if problem:
+                self.add_error("items_per_person", problem)
+        market = MARKETS.get(str(data.get("market") or OTHER), MARKETS[OTHER])
+        data["market"] = market.name
+        if market.name == OTHER:
+            return data
+        if "worker_param" not in self.data or data.get("worker_param") == "PROLIFIC_PID":
+            data["worker_param"] = market.worker_param  # the form's default: Prolific's
+        if not data.get("worker_param"):
+            self.add_error("worker_param", f"A {market.label} link needs the worker id parameter.")
+        study = data.get("study_id") or ""
+        pattern, rule = market.rule(market.study_param, False)
+        if study and not pattern.fullmatch(str(study)):
+            self.add_error("study_id", f"A {market.label} study id is {rule}.")
+        return data
 
     def clean_extra_params(self) -> list[str]:
         value = self.cleaned_data.get("extra_params") or []
@@ -76,6 +130,7 @@ class InviteForm(forms.ModelForm):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["skips_allowed"].required = False
+        self.fields["market"].required = False
 
     def clean_skips_allowed(self) -> int:
         return self.cleaned_data.get("skips_allowed") or 0
@@ -94,6 +149,8 @@ class InviteForm(forms.ModelForm):
 
     def save(self, commit: bool = True) -> Invite:
         invite: Invite = super().save(commit=False)
+        if invite.market != OTHER:  # the market's parameter when none was named
+            invite.worker_param = self.cleaned_data["worker_param"]
         days = self.cleaned_data.get("expires_in_days")
         if days:
             invite.expires_at = invite.created_at + dt.timedelta(days=days)

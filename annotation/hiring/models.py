@@ -10,7 +10,9 @@ policy, invite links and the annotators who joined through them. They belong to 
 - An EXAMPLE is a worked example shown read-only under the project's instructions, with
   its reference answer and explanation (issue 29); never assigned as work, left out the
   same way (`regular()`).
-- HiringPolicy: the project's pass mark, check rate and automatic pause threshold.
+- HiringPolicy: the project's pass mark, check rate, automatic pause threshold, training
+  drawn per person and what careless answering does.
+- An ErasedWorker is a deleted worker id kept as a salted hash: it cannot join again.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from decimal import Decimal
 from django.contrib.auth.models import User
 from django.db import models
 from django.db.models import Exists, OuterRef, Q
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from ..models import Item, Membership, Project, project_of, project_of_item, track_data
+from .markets import CHOICES, MARKETS, OTHER, Market
 
 TRAINING = "training"
 CHECK = "check"
@@ -69,6 +73,18 @@ class HiringPolicy(models.Model):
     # pay rates of the bonus column (payments export); the study plan reads the same
     pay_per_item = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal(0))
     pay_per_correct_check = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal(0))
+    # training drawn per worker: this many of the marked training items (0: every one)
+    training_per_person = models.PositiveIntegerField(default=0)
+    # careless answering (stats.careless): what it does ("" nothing, "pause", "screen_out")
+    careless_action = models.CharField(
+        max_length=20,
+        blank=True,
+        choices=[("", "nothing"), ("pause", "pause"), ("screen_out", "screen out")],
+    )
+    careless_fast_share = models.FloatField(default=1 / 3)  # of the project's median time
+    careless_same_share = models.FloatField(default=0.9)  # the same label on this share ...
+    careless_run = models.PositiveIntegerField(default=10)  # ... of this many items in a row
+    min_seconds_per_item = models.PositiveIntegerField(default=0)  # faster is careless
 
     @classmethod
     def of(cls, project: Project) -> HiringPolicy:
@@ -96,6 +112,23 @@ class Invite(models.Model):
     time_limit_minutes = models.PositiveIntegerField(null=True, blank=True)  # then returned
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
+    # the market whose ids the link takes (markets.py: their documented forms)
+    market = models.CharField(max_length=20, choices=CHOICES, default=OTHER)
+    # the market's id of the study (Prolific's STUDY_ID): a join naming another is refused
+    study_id = models.CharField(max_length=128, blank=True)
+
+    @property
+    def market_rules(self) -> Market:
+        return MARKETS.get(self.market, MARKETS[OTHER])
+
+    def params(self) -> list[str]:
+        """The URL parameters a join reads: the worker id, the extra parameters, and the
+        market's study and session ids."""
+        m = self.market_rules
+        names = [self.worker_param, *self.extra_params]
+        if self.market != OTHER:
+            names += [m.study_param, m.session_param]
+        return list(dict.fromkeys(n for n in names if n))
 
     def problem(self) -> str | None:
         """Why nobody may join through this link now, or None."""
@@ -126,19 +159,43 @@ class Hire(models.Model):
     joined_at = models.DateTimeField(default=timezone.now)
     returned_at = models.DateTimeField(null=True, blank=True)  # open items back to the pool
     erased_at = models.DateTimeField(null=True, blank=True)  # worker id and params removed
+    # The quota done (hiring.completed), once: the time and the market id that earned it.
+    # A completed hire stays completed (later widening or edits change nothing).
+    completed_at = models.DateTimeField(null=True, blank=True)
+    completed_as = models.CharField(max_length=200, blank=True)
+    pay_cleared = models.BooleanField(default=False)  # a researcher's "pay anyway" (flags)
+    # What links two accounts of one person (issue 38): the browser's hiring cookie and a
+    # salted hash of the address that joined (hiring.identity_hash), never the address.
+    browser = models.CharField(max_length=64, blank=True, db_index=True)
+    address = models.CharField(max_length=64, blank=True, db_index=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["invite", "worker_id"],
+                Lower("worker_id"),
+                "invite",
                 condition=~Q(worker_id=""),
-                name="one_worker_per_invite",
+                name="one_worker_per_invite_any_case",
             )
         ]
 
     @property
     def cleared(self) -> bool:
         return self.passed_training or self.let_through
+
+
+class ErasedWorker(models.Model):
+    """A worker id whose data was deleted (hiring.erase), kept as a salted hash
+    (hiring.identity_hash, keyed by SECRET_KEY) so the id cannot join the project again
+    and the id itself is not stored."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    digest = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "digest"], name="one_erased_id_per_project")
+        ]
 
 
 # The report's quality section reads these: a change invalidates cached reports.

@@ -8,15 +8,18 @@ import io
 import random
 import re
 import secrets
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
 from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 from statsmodels.stats.proportion import proportion_confint
 
 from .. import kinds, safecsv
@@ -31,10 +34,13 @@ from ..models import (
     Verdict,
     bump_data_version,
 )
+from ..stats.careless import Careless, careless
+from .markets import MARKETS, OTHER, same_id
 from .models import (
     CHECK,
     EXAMPLE,
     TRAINING,
+    ErasedWorker,
     Hire,
     HiringPolicy,
     Invite,
@@ -45,22 +51,20 @@ from .models import (
 
 # --- joining ---------------------------------------------------------------------------
 
-# A worker id (and an extra parameter) as given, never trimmed: two ids never become one.
-# It starts with a letter or digit: the bonus file writes ids raw (the marketplace reads
-# them as given), so none may start a spreadsheet formula ("-", "=", "+", "@").
-WORKER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
-
 ALREADY_JOINED = (
     "You have joined this study already. To come back, open the personal link you were"
     " given when you joined (or use the browser you joined with): your worker id alone"
     " does not open your account."
 )
+BROWSER = re.compile(r"[A-Za-z0-9_-]{16,64}")  # the hiring cookie's value (Hire.browser)
+ERASED = "This worker id's data was deleted at its owner's request: it cannot join again."
 
 
 class JoinRefused(Exception):
     """Why nobody joins now. `code`: "closed" (the link is revoked, expired or full),
-    "invalid" (a missing or malformed worker id), "joined" (the worker id has an account:
-    it is reached through its personal URL, never by the id alone)."""
+    "invalid" (a missing or malformed worker id, or another study's or a used session's
+    id), "joined" (the worker id has an account: it is reached through its personal URL,
+    never by the id alone)."""
 
     STATUS = {"closed": 410, "invalid": 400, "joined": 409}  # the pages' and the API's
 
@@ -69,44 +73,72 @@ class JoinRefused(Exception):
         self.code, self.status = code, self.STATUS[code]
 
 
+def identity_hash(project_id: int, value: str) -> str:
+    """A salted hash (HMAC keyed by SECRET_KEY) of a worker id or an address, per project:
+    the same value gives the same hash, and the value cannot be read back."""
+    return salted_hmac(
+        "annotation.hiring.identity", f"{project_id}:{same_id(value)}", algorithm="sha256"
+    ).hexdigest()
+
+
 def join_params(invite: Invite, params: Mapping[str, object]) -> dict[str, str]:
-    """The invite's worker id and extra parameters from a request, each 1-128 characters
-    of [A-Za-z0-9_.:-] as given, the first a letter or digit; the worker id is required
-    when the invite names one."""
+    """The invite's worker id and extra parameters from a request, each in the documented
+    form of the invite's market (markets.py; "other": 1-128 characters of [A-Za-z0-9_.:-]
+    as given, the first a letter or digit); the worker id is required when the invite
+    names one, and the market's study id when the invite gives it (and then equal)."""
     found = {}
-    for name in [invite.worker_param, *invite.extra_params]:
-        value = params.get(name) if name else None
+    market = invite.market_rules
+    for name in invite.params():
+        value = params.get(name)
         if value is None or value == "":
-            if name and name == invite.worker_param:
+            if name == invite.worker_param:
                 raise JoinRefused(
                     f"This link needs your worker id in {name}: open it from the study page.",
                     "invalid",
                 )
+            if name == market.study_param and invite.study_id:
+                raise JoinRefused(f"This link needs the study's id in {name}.", "invalid")
             continue
-        if not isinstance(value, str) or not WORKER_ID.fullmatch(value):
-            raise JoinRefused(
-                f"{name}: give 1 to 128 letters, digits or the characters _ . : -, starting"
-                " with a letter or digit",
-                "invalid",
-            )
+        pattern, rule = market.rule(name, name == invite.worker_param)
+        if not isinstance(value, str) or not pattern.fullmatch(value):
+            raise JoinRefused(f"{name}: give {rule}", "invalid")
         found[name] = value
+    study = found.get(market.study_param) if invite.market != OTHER else None
+    if invite.study_id and study is not None and same_id(study) != same_id(invite.study_id):
+        raise JoinRefused(f"{market.study_param}: this link is for another study.", "invalid")
     return found
 
 
-def join(invite: Invite, params: Mapping[str, object]) -> Hire:
+def join(
+    invite: Invite, params: Mapping[str, object], *, browser: str = "", address: str = ""
+) -> Hire:
     """A new pseudonymous account for the worker id in `params`, with its queue.
-    JoinRefused says why not: an id that has an account already is refused (its owner
-    comes back through the personal URL), so knowing an id opens nothing."""
+    JoinRefused says why not: an id that has an account already (in any letter case) is
+    refused (its owner comes back through the personal URL), so knowing an id opens
+    nothing; so is an id whose data was deleted, and a market session id already used.
+    `browser` (the hiring cookie) and `address` (the client's address) are kept, the
+    address as a salted hash, to link two accounts of one person (`suspicion`)."""
     if invite.revoked:
         raise JoinRefused(invite.problem() or "")
     found = join_params(invite, params)
     worker = found.get(invite.worker_param, "")
+    project_id = invite.project_id
+    if worker and ErasedWorker.objects.filter(
+        project_id=project_id, digest=identity_hash(project_id, worker)
+    ):
+        raise JoinRefused(ERASED, "invalid")
+    session_param = invite.market_rules.session_param if invite.market != OTHER else ""
+    session = found.get(session_param) if session_param else None
     return_overdue(invite.project)  # the overdue give their open items back first
     with transaction.atomic():
         # Lock the invite row so two people cannot both take the last place under the cap.
         locked = Invite.objects.select_for_update().get(pk=invite.pk)
-        if worker and Hire.objects.filter(invite__project=locked.project, worker_id=worker):
+        if worker and Hire.objects.filter(invite__project=locked.project, worker_id__iexact=worker):
             raise JoinRefused(ALREADY_JOINED, "joined")
+        if session and Hire.objects.filter(
+            invite__project=locked.project, **{f"worker_params__{session_param}": session}
+        ):
+            raise JoinRefused(f"{session_param}: this session has an account already.", "invalid")
         problem = locked.problem()
         if problem:
             raise JoinRefused(problem)
@@ -118,7 +150,12 @@ def join(invite: Invite, params: Mapping[str, object]) -> Hire:
         try:
             with transaction.atomic():
                 hire = Hire.objects.create(
-                    membership=membership, invite=locked, worker_id=worker, worker_params=extra
+                    membership=membership,
+                    invite=locked,
+                    worker_id=worker,
+                    worker_params=extra,
+                    browser=browser[:64],
+                    address=identity_hash(project_id, address) if address else "",
                 )
         except IntegrityError:  # the same worker id, a moment earlier
             raise JoinRefused(ALREADY_JOINED, "joined") from None
@@ -133,7 +170,7 @@ def joined_here(user: Any, invite: Invite, params: Mapping[str, object]) -> Hire
     if not getattr(user, "is_authenticated", False) or not worker:
         return None
     return Hire.objects.filter(
-        membership__user=user, invite__project=invite.project, worker_id=worker
+        membership__user=user, invite__project=invite.project, worker_id__iexact=worker
     ).first()
 
 
@@ -148,7 +185,20 @@ def fill_queue(hire: Hire) -> int:
     training = list(
         items.filter(quality__role=TRAINING).order_by("id").values_list("id", flat=True)
     )
+    rng = random.Random()
+    given_training = Assignment.objects.filter(
+        annotator=user, item__project=project, item__quality__role=TRAINING
+    ).exists()
+    if policy.training_per_person and not given_training:
+        # drawn per worker from the pool: one account's feedback does not give away
+        # another's training items
+        training = sorted(rng.sample(training, min(policy.training_per_person, len(training))))
+    elif given_training:
+        training = []  # a queue filled again gets no new training
     n_real = hire.invite.items_per_person if hire.invite else 0
+    # a queue filled again (let through after a screen-out) tops up to the quota
+    n_real -= Assignment.objects.filter(regular(), item__project=project, annotator=user).count()
+    n_real = max(n_real, 0)
     real = list(
         items.filter(regular("pk"))
         .annotate(n=models.Count("assignments"))
@@ -156,7 +206,6 @@ def fill_queue(hire: Hire) -> int:
         .values_list("id", flat=True)[:n_real]
     )
     checks = list(items.filter(quality__role=CHECK).values_list("id", flat=True))
-    rng = random.Random()
     n_checks = min(
         len(checks),
         round(policy.check_rate * len(real) / (1 - policy.check_rate))
@@ -176,6 +225,23 @@ def fill_queue(hire: Hire) -> int:
         hire.passed_training = True
         hire.save(update_fields=["passed_training"])
     return len(rows)
+
+
+def check_pool_problem(project: Project, items_per_person: int) -> str | None:
+    """Why checks could be told from real items (issue 38, M3), or None. Real items differ
+    from one person to the next (the least covered go first) while checks are drawn from
+    the marked pool: two accounts comparing queues find the shared items are the checks
+    unless the pool is at least as large as the real items a person sees."""
+    if HiringPolicy.of(project).check_rate <= 0:
+        return None
+    pool = QualityItem.objects.filter(item__project=project, role=CHECK).count()
+    if pool >= items_per_person:
+        return None
+    return (
+        f"Checks can be spotted: {pool} check item(s) are marked but each person gets"
+        f" {items_per_person} real items, so the items two people share are the checks."
+        f" Mark at least {items_per_person} checks (or give fewer items per person)."
+    )
 
 
 # --- training and checks: scores ---------------------------------------------------------
@@ -314,46 +380,107 @@ def hire_of(membership: Membership) -> Hire | None:
 
 
 AUTO_PAUSE = "check accuracy below the threshold"
+CARELESS_OUT = "careless answering (screened out)"
+
+
+def careless_of(membership: Membership, policy: HiringPolicy | None = None) -> Careless:
+    """stats.careless on one annotator's submitted items (regular items and checks): their
+    active seconds per kind against the project's median per kind, and the labels of each
+    kind's main field in the order they submitted them; thresholds from the hiring policy
+    (the defaults without one)."""
+    project = membership.project
+    policy = policy or HiringPolicy.of(project)
+    submitted = Assignment.objects.filter(
+        item__project=project, status=Assignment.SUBMITTED
+    ).exclude(item__quality__role__in=[TRAINING, EXAMPLE])
+    everyone: dict[str, list[float]] = {}
+    for kind, seconds in submitted.values_list("item__kind", "active_seconds"):
+        everyone.setdefault(kind, []).append(seconds)
+    medians = {kind: statistics.median(v) for kind, v in everyone.items()}
+    mine = submitted.filter(annotator_id=membership.user_id).order_by("submitted_at", "pk")
+    own: dict[str, list[float]] = {}
+    for kind, seconds in mine.values_list("item__kind", "active_seconds"):
+        own.setdefault(kind, []).append(seconds)
+    main = {spec.name: spec.main_field for spec in kinds.all_specs()}
+    labels = [
+        value
+        for kind, field, value in Answer.objects.filter(assignment__in=mine, unit="item")
+        .order_by("assignment__submitted_at", "assignment_id")
+        .values_list("assignment__item__kind", "field", "value")
+        if field == main.get(kind)
+    ]
+    return careless(
+        own,
+        medians,
+        labels,
+        fast_share=policy.careless_fast_share,
+        same_share=policy.careless_same_share,
+        run=policy.careless_run,
+        min_seconds=policy.min_seconds_per_item,
+    )
 
 
 def after_submit(membership: Membership, assignment: Assignment | None = None) -> None:
-    """After an answer to `assignment`: keep the first answer to a training item, decide
-    training once every training item is answered (on those first answers: an edit after
-    the feedback is stored but changes nothing), and apply the automatic pause."""
-    hire = hire_of(membership)
-    if hire is None:
+    """After an answer (to `assignment`): keep the first answer to each submitted training
+    item, decide training once every training item given has been answered or skipped
+    (on those first answers: an edit after the feedback is stored but changes nothing),
+    apply the automatic pause and record a completion. One update per answer: the hire's
+    row is locked while it is read and written (issue 38, M1: two training answers at
+    once each saved their own copy of first_answers and one was lost)."""
+    if hire_of(membership) is None:
         return
     project = membership.project
     policy = HiringPolicy.of(project)
-    changed = []
-    if (
-        assignment is not None
-        and assignment.status == Assignment.SUBMITTED
-        and str(assignment.item_id) not in hire.first_answers
-        and QualityItem.objects.filter(item_id=assignment.item_id, role=TRAINING).exists()
-    ):
-        spec = kinds.get(assignment.item.kind)
-        hire.first_answers[str(assignment.item_id)] = {
-            f"{unit}.{field}": spec.comparable(field, value, assignment.swapped)
-            for (unit, field), value in assignment.answers_dict().items()
-        }
-        changed.append("first_answers")
-    decided = hire.passed_training or hire.failed_training
-    if not decided and not _open(membership, TRAINING).exists():
-        s = training_score(hire)
-        if s.share is not None and s.share >= policy.pass_mark:
-            hire.passed_training = True
-            changed.append("passed_training")
-        else:  # below the pass mark, or skipped: nothing submitted passes nothing
-            hire.failed_training = True
-            changed.append("failed_training")
-    if policy.pause_below is not None and not hire.paused:
-        s = score(membership.user, project, CHECK)
-        if s.units >= policy.pause_after and (s.share or 0) < policy.pause_below:
-            hire.paused, hire.paused_reason = True, AUTO_PAUSE
-            changed += ["paused", "paused_reason"]
-    if changed:
-        hire.save(update_fields=changed)
+    with transaction.atomic():
+        hire = Hire.objects.select_for_update().get(membership=membership)
+        changed = []
+        # one read of the training assignments: what is recorded and what is decided come
+        # from the same rows (a submission committing between two reads cannot be
+        # counted as done before its first answer is kept)
+        given = list(
+            Assignment.objects.in_project(project)
+            .for_annotator(membership.user)
+            .filter(item__quality__role=TRAINING)
+            .select_related("item")
+        )
+        for a in given:
+            if a.status == Assignment.SUBMITTED and str(a.item_id) not in hire.first_answers:
+                spec = kinds.get(a.item.kind)
+                hire.first_answers[str(a.item_id)] = {
+                    f"{unit}.{field}": spec.comparable(field, value, a.swapped)
+                    for (unit, field), value in a.answers_dict().items()
+                }
+                changed.append("first_answers")
+        decided = hire.passed_training or hire.failed_training
+        if not decided and all(a.is_done for a in given):
+            s = training_score(hire)
+            if s.share is not None and s.share >= policy.pass_mark:
+                hire.passed_training = True
+                changed.append("passed_training")
+            else:  # below the pass mark, or skipped: nothing submitted passes nothing
+                hire.failed_training = True
+                changed.append("failed_training")
+        if policy.pause_below is not None and not hire.paused:
+            s = score(membership.user, project, CHECK)
+            if s.units >= policy.pause_after and (s.share or 0) < policy.pause_below:
+                hire.paused, hire.paused_reason = True, AUTO_PAUSE
+                changed += ["paused", "paused_reason"]
+        if policy.careless_action and not hire.paused:
+            found = careless_of(membership, policy)
+            if found.careless:
+                hire.paused = True
+                hire.paused_reason = (
+                    CARELESS_OUT
+                    if policy.careless_action == "screen_out"
+                    else f"careless: {'; '.join(found.reasons)}"[:200]
+                )
+                changed += ["paused", "paused_reason"]
+        if changed:
+            hire.save(update_fields=sorted(set(changed)))
+    membership.hire = hire  # the request's copy: what the next page reads
+    if screened_out(hire):  # the hire ends: their open items go to someone else
+        give_back_open(hire)
+    record_completion(hire)
 
 
 def training_score(hire: Hire) -> Score:
@@ -400,6 +527,23 @@ def blocked(membership: Membership, assignment: Assignment | None = None) -> str
     return None if hire.cleared else "training"
 
 
+def can_take_more(membership: Membership) -> bool:
+    """Whether adaptive overlap may give this annotator one more item (issue 38, H2): a
+    regular member not held back, or a hire still in progress (not completed, returned,
+    paused or screened out, training passed) with fewer real items than their quota."""
+    hire = hire_of(membership)
+    if blocked(membership) is not None:
+        return False
+    if hire is None or hire.invite is None:
+        return True
+    if hire.completed_at is not None or status(hire) != IN_PROGRESS:
+        return False
+    real = Assignment.objects.filter(
+        regular(), item__project_id=membership.project_id, annotator_id=membership.user_id
+    ).count()
+    return real < hire.invite.items_per_person
+
+
 def next_training(membership: Membership) -> Assignment | None:
     return _open(membership, TRAINING).first()
 
@@ -418,7 +562,7 @@ def screened_out(hire: Hire) -> bool:
     """Training failed (and no researcher let them through) or paused for low check
     accuracy: the invite's screened-out code is theirs."""
     return (hire.failed_training and not hire.let_through) or (
-        hire.paused and hire.paused_reason == AUTO_PAUSE
+        hire.paused and hire.paused_reason in (AUTO_PAUSE, CARELESS_OUT)
     )
 
 
@@ -438,7 +582,23 @@ def completed(hire: Hire) -> bool:
     return rest.filter(status=Assignment.SKIPPED).count() <= allowed
 
 
+def record_completion(hire: Hire) -> bool:
+    """Record, once, that the hire completed their quota (`completed`), with the market id
+    that earned it. Returns whether it is recorded now."""
+    if hire.completed_at is not None or not completed(hire):
+        return hire.completed_at is not None
+    now = timezone.now()
+    Hire.objects.filter(pk=hire.pk, completed_at__isnull=True).update(
+        completed_at=now, completed_as=hire.worker_id
+    )
+    hire.refresh_from_db(fields=["completed_at", "completed_as"])
+    return True
+
+
 def status(hire: Hire) -> str:
+    """A completed hire stays completed: widened items or a later return change nothing."""
+    if hire.completed_at is not None:
+        return COMPLETED
     if hire.returned_at:
         return RETURNED
     if screened_out(hire):
@@ -446,17 +606,28 @@ def status(hire: Hire) -> str:
     return COMPLETED if completed(hire) else IN_PROGRESS
 
 
-def give_back(hire: Hire) -> int:
-    """The person is "returned": their unsubmitted items go back to the pool (the next
-    person who joins gets the least covered items); what they submitted stays."""
+def give_back_open(hire: Hire) -> int:
+    """The person's unsubmitted items go back to the pool (the next person who joins gets
+    the least covered items); what they submitted stays. Used by every end of a hire:
+    returned (time limit or a researcher), screened out (training failed, checks paused).
+    Returns how many items were freed."""
     membership = hire.membership
+    n, _ = (
+        Assignment.objects.in_project(membership.project)
+        .for_annotator(membership.user)
+        .open()
+        .delete()
+    )
+    if n:
+        bump_data_version(membership.project_id)
+    return int(n)
+
+
+def give_back(hire: Hire) -> int:
+    """The person is "returned": their unsubmitted items go back to the pool
+    (give_back_open)."""
     with transaction.atomic():
-        n, _ = (
-            Assignment.objects.in_project(membership.project)
-            .for_annotator(membership.user)
-            .open()
-            .delete()
-        )
+        n = give_back_open(hire)
         hire.returned_at = timezone.now()
         hire.save(update_fields=["returned_at"])
     return n
@@ -492,12 +663,95 @@ def give_back_if_overdue(hire: Hire) -> bool:
 # --- payments and personal data ------------------------------------------------------------
 
 
+def _screened_out_row(row: Mapping[str, Any]) -> bool:
+    return (row["failed_training"] and not row["let_through"]) or (
+        row["paused"] and row["paused_reason"] in (AUTO_PAUSE, CARELESS_OUT)
+    )
+
+
+def suspicions(project: Project) -> dict[int, str]:
+    """Hire id -> why paying them needs a look: the hire shares the browser that joined,
+    the address (its salted hash) or the market's session id with another account of the
+    project (one person joining again under a made-up id, e.g. after being screened out),
+    or their completion was earned under another market id. A researcher's "pay anyway"
+    (Hire.pay_cleared) clears it. Hires with nothing to say are left out."""
+    rows: list[dict[str, Any]] = [
+        dict(row)
+        for row in Hire.objects.filter(membership__project=project).values(
+            "pk",
+            "membership_id",
+            "worker_id",
+            "worker_params",
+            "browser",
+            "address",
+            "failed_training",
+            "let_through",
+            "paused",
+            "paused_reason",
+            "completed_at",
+            "completed_as",
+            "pay_cleared",
+        )
+    ]
+    names = dict(project.memberships.values_list("pk", "pseudonym"))
+    sessions = {m.session_param for m in MARKETS.values() if m.session_param}
+    by: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        marks = [("browser", row["browser"])]
+        if settings.HIRING_FLAG_SAME_ADDRESS:
+            marks.append(("address", row["address"]))
+        marks += [(p, str(v)) for p, v in row["worker_params"].items() if p in sessions]
+        for what, value in marks:
+            if value:
+                by.setdefault((what, value), []).append(row)
+    words = {"browser": "the same browser", "address": "the same address"}
+    found: dict[int, list[str]] = {}
+    for (what, _), group in by.items():
+        if len(group) < 2:
+            continue
+        for row in group:
+            others = [
+                f"{names.get(o['membership_id'], '?')}"
+                + (" (screened out)" if _screened_out_row(o) else "")
+                for o in group
+                if o["pk"] != row["pk"]
+            ]
+            found.setdefault(row["pk"], []).append(
+                f"{words.get(what, 'the same ' + what)} as {', '.join(others)}"
+            )
+    for row in rows:
+        earned = row["completed_as"]
+        if row["completed_at"] and same_id(earned) != same_id(row["worker_id"]):
+            found.setdefault(row["pk"], []).append(
+                "completed under another worker id" if row["worker_id"] else "worker id deleted"
+            )
+    cleared = {r["pk"] for r in rows if r["pay_cleared"]}
+    return {pk: "; ".join(why) for pk, why in found.items() if pk not in cleared}
+
+
+def payable_hires(project: Project) -> list[Hire]:
+    """The hires a market payment may go to: completed (recorded with the market id that
+    earned it, which is still theirs) and not flagged by `suspicions` (or cleared by a
+    researcher). The payments export and the marketplace approval step read this; a
+    completion code alone proves nothing (it is the same for the whole study)."""
+    flagged = suspicions(project)
+    return [
+        h
+        for h in Hire.objects.filter(membership__project=project, completed_at__isnull=False)
+        .exclude(worker_id="")
+        .order_by("membership__pk")
+        if h.pk not in flagged and same_id(h.completed_as) == same_id(h.worker_id)
+    ]
+
+
 def payments(project: Project) -> list[dict[str, Any]]:
     """Per hired worker: worker id and extra parameters, status, real items submitted,
     check accuracy with its 95% Wilson interval, active minutes, and the bonus at the
     hiring policy's rates (per real item submitted, per check unit answered right)."""
     return_overdue(project)
     policy = HiringPolicy.of(project)
+    flagged = suspicions(project)
+    payable = {h.pk for h in payable_hires(project)}
     rows = []
     hires = Hire.objects.filter(membership__project=project).select_related(
         "invite", "membership__user", "membership__project"
@@ -525,6 +779,8 @@ def payments(project: Project) -> list[dict[str, Any]]:
                 "check_ci_high": ci[1] if ci else None,
                 "active_minutes": round(seconds / 60, 1),
                 "bonus": bonus.quantize(Decimal("0.01")),
+                "payable": hire.pk in payable,
+                "flag": flagged.get(hire.pk, ""),
             }
         )
     return rows
@@ -541,6 +797,8 @@ PAYMENT_COLUMNS = [
     "check_ci_high",
     "active_minutes",
     "bonus",
+    "payable",
+    "flag",
 ]
 
 
@@ -556,9 +814,12 @@ def payment_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]
 
 
 def bulk_bonus(rows: list[dict[str, Any]]) -> str:
-    """The marketplace's bulk-bonus layout: `worker_id,amount` lines, bonuses above 0."""
+    """The marketplace's bulk-bonus layout: `worker_id,amount` lines, bonuses above 0,
+    payable hires only (payable_hires)."""
     return "".join(
-        f"{r['worker_id']},{r['bonus']}\n" for r in rows if r["worker_id"] and r["bonus"] > 0
+        f"{r['worker_id']},{r['bonus']}\n"
+        for r in rows
+        if r["worker_id"] and r["bonus"] > 0 and r["payable"]
     )
 
 
@@ -603,9 +864,15 @@ def worker_data(hire: Hire) -> dict[str, Any]:
 
 def erase(hire: Hire) -> None:
     """Delete a worker's ids: the answers stay under the pseudonym; the worker id, the
-    extra parameters, the personal URL and the API token go."""
+    extra parameters, the personal URL and the API token go. The id is remembered as a
+    salted hash (identity_hash): it cannot join the project again."""
     from rest_framework.authtoken.models import Token
 
+    if hire.worker_id:
+        project_id = hire.membership.project_id
+        ErasedWorker.objects.get_or_create(
+            project_id=project_id, digest=identity_hash(project_id, hire.worker_id)
+        )
     Token.objects.filter(user=hire.membership.user).delete()
     hire.worker_id, hire.worker_params, hire.key = "", {}, new_key()
     hire.erased_at = timezone.now()
@@ -656,11 +923,18 @@ def set_state(
 ) -> Hire:
     """A researcher pauses / resumes an annotator or lets them past training."""
     hire = hire_of(membership) or Hire.objects.create(membership=membership, passed_training=True)
+    hire.refresh_from_db()
+    was_out = screened_out(hire)
     if paused is not None:
         hire.paused, hire.paused_reason = paused, ("paused by a researcher" if paused else "")
     if let_through is not None:
         hire.let_through = let_through
     hire.save()
+    if was_out and not screened_out(hire) and hire.invite and not hire.returned_at:
+        mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
+        if not mine.open().exists():  # their items went back when screened out: new ones
+            fill_queue(hire)
+    record_completion(hire)
     return hire
 
 

@@ -21,7 +21,7 @@ from django.db.models import Q
 
 from .. import hiring, kinds, stats
 from ..gold import fetch
-from ..models import AdaptiveOverlap, Assignment, Project
+from ..models import AdaptiveOverlap, Assignment, OverlapWait, Project
 from ..stats import planning
 from .agreement import field_units
 from .preference import preference_rows
@@ -740,6 +740,7 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         kappa = stats.agreement(
             ratings, categories=categories, bootstrap=data.bootstrap, seed=data.seed
         ).fleiss_kappa
+    waiting = OverlapWait.objects.filter(item__project=data.project, item__kind=policy.kind).count()
     summary = Table(
         "adaptive-overlap",
         "Adaptive overlap",
@@ -757,6 +758,7 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
             "Fleiss' kappa, first k answers",
             "kappa CI low",
             "kappa CI high",
+            "items waiting for an annotator",
         ),
         (
             (
@@ -773,6 +775,7 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
                 None if kappa is None else kappa.value,
                 None if kappa is None else kappa.ci_low,
                 None if kappa is None else kappa.ci_high,
+                waiting,
             ),
         ),
     )
@@ -793,5 +796,8 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         "use every answer.",
         "Items, answers and hours are the whole project's (the report's filters do not "
         "apply to them); the kappa uses the filtered answers.",
+        "Items waiting for an annotator: they disagree but nobody who can still work was "
+        "free when they were widened (completed, screened-out, returned and paused hires, "
+        "and hires at their quota, get no more items); the next person who can takes them.",
     )
     return Section("adaptive-overlap", "Adaptive overlap", notes, (summary, items))

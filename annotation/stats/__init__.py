@@ -17,6 +17,8 @@ is the one import callers need):
   against reference labels and McNemar's test;
 - `preference`: preferences between two methods per domain, position bias, Kendall's tau;
 - `planning`: units, comparisons and budget a study needs (module: `stats.planning`);
+- `careless`: the one definition of careless answering (too fast for the kind, the same
+  label over a run of items), for the hiring rules and the annotator pages;
 - `metric_comparison`: metric against metric (claim lists, scores, correlations); used as
   a module: `from annotation.stats import metric_comparison`.
 """
@@ -24,6 +26,7 @@ is the one import callers need):
 from __future__ import annotations
 
 from . import gwet, metric_comparison, planning
+from .careless import Careless, careless
 from .classification import (
     BINARY_LABELS,
     CONTRADICTED,
@@ -108,6 +111,8 @@ from .two_raters import (
 )
 
 __all__ = [
+    "Careless",
+    "careless",
     "AgreementReport",
     "AlphaParts",
     "BINARY_LABELS",

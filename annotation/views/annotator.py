@@ -21,7 +21,7 @@ from .. import hiring, kinds
 from ..forms import AnswerForm, SkipForm
 from ..kinds import answer_form
 from ..models import Assignment, Membership, Project, visible_projects
-from ..operations import Action, Result, answer
+from ..operations import Action, Result, answer, retry_waiting
 from . import hiring as hiring_views
 from .common import HtmxRequest, assignment_for_annotator, membership_for
 
@@ -86,6 +86,9 @@ def queue(request: HtmxRequest, project_id: int) -> HttpResponse:
             "project": membership.project,
             "rows": rows,
             "progress": _progress(membership, [a.status for a, _ in rows]),
+            # a hire who may get no more items (screened out, returned, paused) is not
+            # offered "Next item": the link says why instead
+            "held": hiring.blocked(membership) if hiring.hire_of(membership) else None,
         },
     )
 
@@ -143,9 +146,10 @@ def next_item(request: HtmxRequest, project_id: int) -> HttpResponse:
         return redirect("instructions", project_id=project_id)
     if (held := hiring_views.gate(request, membership)) is not None:
         return held
-    upcoming = (
-        Assignment.objects.in_project(membership.project).for_annotator(request.user).open().first()
-    )
+    mine = Assignment.objects.in_project(membership.project).for_annotator(request.user)
+    upcoming = mine.open().first()
+    if upcoming is None and retry_waiting(project_id):  # items adaptive overlap held back
+        upcoming = mine.open().first()
     if upcoming is None:
         if (done := hiring_views.finished(request, membership)) is not None:
             return done

@@ -16,11 +16,12 @@ from django.views.decorators.http import require_POST
 from .. import hiring
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
-from ..login_throttle import join_wait
+from ..login_throttle import client_address, join_wait
 from ..models import Assignment, Item, Membership, Project
 from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
 
 SESSION_SECONDS = 90 * 24 * 3600  # hired annotators stay logged in for 90 days
+BROWSER_COOKIE = "hiring_browser"  # a random mark of the browser that joined (Hire.browser)
 
 
 def _log_in(request: HtmxRequest, hire: Hire) -> None:
@@ -34,8 +35,7 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
     with an account already is told how to come back, never let in by the id."""
     invite = get_object_or_404(Invite, key=key)
     params = request.POST if request.method == "POST" else request.GET
-    wanted = [p for p in [invite.worker_param, *invite.extra_params] if p]
-    carried = {p: params[p] for p in wanted if p in params}
+    carried = {p: params[p] for p in invite.params() if p in params}
     if (mine := hiring.joined_here(request.user, invite, carried)) is not None:
         return redirect("next_item", project_id=mine.membership.project_id)
     try:
@@ -53,7 +53,10 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
             )
             response["Retry-After"] = str(wait)
             return response
-        hire = hiring.join(invite, carried)
+        browser = request.COOKIES.get(BROWSER_COOKIE, "")
+        if not hiring.BROWSER.fullmatch(browser):
+            browser = hiring.new_key()[:32]
+        hire = hiring.join(invite, carried, browser=browser, address=client_address(request))
     except hiring.JoinRefused as e:
         return render(
             request,
@@ -63,9 +66,14 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
         )
     _log_in(request, hire)
     personal = request.build_absolute_uri(reverse("hire_login", kwargs={"key": hire.key}))
-    return render(
+    response = render(
         request, "annotation/joined.html", {"project": invite.project, "personal_url": personal}
     )
+    # the same browser joining again under another id is linked to the first account
+    response.set_cookie(
+        BROWSER_COOKIE, hire.browser, max_age=SESSION_SECONDS, httponly=True, samesite="Lax"
+    )
+    return response
 
 
 def personal_login(request: HtmxRequest, key: str) -> HttpResponse:
@@ -130,7 +138,7 @@ def finished(request: HtmxRequest, membership: Membership) -> HttpResponse | Non
     if hire is None or hire.invite is None:
         return None
     invite = hire.invite
-    if not hiring.completed(hire):
+    if not hiring.record_completion(hire):
         mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
         if not mine.done().exists():  # nothing was given to them yet
             return None
@@ -285,6 +293,11 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
             "quality": hiring.quality_rows(project),
             "payments": hiring.payments(project),
             "marked": QualityItem.objects.filter(item__project=project).order_by("item_id"),
+            "check_problems": [
+                p
+                for i in project.invites.filter(revoked=False)
+                if (p := hiring.check_pool_problem(project, i.items_per_person))
+            ][:1],
         },
     )
 
@@ -298,13 +311,16 @@ def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> 
         Membership, project=project, pk=membership_id, role=Membership.ANNOTATOR
     )
     action = request.POST.get("action")
-    if action not in ("pause", "resume", "let_through", "return", "erase"):
+    if action not in ("pause", "resume", "let_through", "return", "erase", "pay_anyway"):
         messages.error(request, "Choose pause, resume, let through, return or erase.")
         return redirect("hiring", project_id=project.pk)
-    if action in ("return", "erase"):
+    if action in ("return", "erase", "pay_anyway"):
         hire = hiring.hire_of(membership)
         if hire is None:
             messages.error(request, f"{membership.pseudonym} did not join through an invite.")
+        elif action == "pay_anyway":
+            Hire.objects.filter(pk=hire.pk).update(pay_cleared=True)
+            messages.success(request, f"{membership.pseudonym}: cleared for payment.")
         elif action == "return":
             n = hiring.give_back(hire)
             messages.success(request, f"{membership.pseudonym} returned: {n} open item(s) freed.")

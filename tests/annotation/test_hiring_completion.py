@@ -101,7 +101,9 @@ def test_an_edit_after_the_feedback_does_not_change_the_training_result(
     assert training.answers_dict()[("item", "hard")] == "no"
     hire.refresh_from_db()
     assert hire.failed_training and not hire.passed_training  # ... and decides nothing
-    assert api.get(reverse("api_assignment", args=[real.pk])).json()["code"] == "hiring_training"
+    # screened out: their real item went back to the pool (issue 38, H4)
+    assert api.get(reverse("api_assignment", args=[real.pk])).status_code == 404
+    assert not Assignment.objects.filter(pk=real.pk).exists()
     assert 'id="screened-out-code">SCR-OUT-9<' in _next(client, screening)
 
 

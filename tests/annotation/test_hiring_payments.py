@@ -39,8 +39,8 @@ def study(invite: Invite, alpha_items: list[Item]) -> dict[str, Hire]:
     invite.extra_params = ["STUDY_ID", "SESSION_ID"]
     invite.save()
     hires = {}
-    for worker, side in (("done", "a"), ("out", "b"), ("slow", "a")):
-        client = Client()
+    for n, (worker, side) in enumerate((("done", "a"), ("out", "b"), ("slow", "a"))):
+        client = Client(REMOTE_ADDR=f"10.0.0.{n + 1}")  # three people: three addresses
         join(client, invite, PROLIFIC_PID=f"w-{worker}", STUDY_ID="s1", SESSION_ID=f"x{worker}")
         hire = hire_of(client)
         mine = Assignment.objects.filter(annotator=hire.membership.user).order_by("position")
