@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0023_claim_fk_triggers"),
+        ("annotation", "0024_h44_agreement_weights"),
     ]
 
     operations = [
