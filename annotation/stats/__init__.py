@@ -18,7 +18,9 @@ is the one import callers need):
 - `preference`: preferences between two methods per domain, position bias, Kendall's tau;
 - `planning`: units, comparisons and budget a study needs (module: `stats.planning`);
 - `metric_comparison`: metric against metric (claim lists, scores, correlations); used as
-  a module: `from annotation.stats import metric_comparison`.
+  a module: `from annotation.stats import metric_comparison`;
+- `reference`: the textbook form of each of metric_comparison's coefficients and
+  intervals, plain loops, that the fast paths are tested against (not used by reports).
 """
 
 from __future__ import annotations
