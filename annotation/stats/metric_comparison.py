@@ -25,6 +25,7 @@ import functools
 from collections import defaultdict
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
@@ -42,7 +43,6 @@ from .inter_rater import percentile_ci  # a value with its interval, or why it h
 NO_CLAIM = "No verifiable claim."  # VeriScore's extractor output for a sentence without claims
 CONFIDENCE = 0.95
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
-TIE_DECIMALS = 12  # resampled means equal to this many decimals are ties
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -765,21 +765,93 @@ class ScoreTable:
         """The parts of the system-level coefficients (`system_parts`) of scoring `name`
         on its resampled system means and, as a last row, its observed ones: each system's
         mean in each resample (counts: per system, the resamples' counts of its responses
-        `rows`, split at `starts`), rounded to TIE_DECIMALS; kept for the other pairs on
-        the same responses."""
+        `rows`, split at `starts`), exact where means tie (`tied_means_exact`); kept for
+        the other pairs on the same responses."""
         key = (name, rows.tobytes() + np.asarray(starts, dtype=np.intp).tobytes())
         if key not in self._parts:
             splits = np.split(self.values[name][rows], starts)
-            values = np.empty((len(counts[0]) + 1, len(splits)))  # C order, as before
-            for j, (v, w) in enumerate(zip(splits, counts, strict=True)):
-                # the product with two columns, as for a pair (the same BLAS kernel, so the
-                # same sums to the last bit); rounded so that equal means tie in Spearman's
-                # and Kendall's ranks whatever order a sum took (rounding noise ~1e-16)
-                means = (w @ np.stack([v, v], axis=1))[:, 0]
-                values[:-1, j] = np.round(means / len(v), TIE_DECIMALS)
-                values[-1, j] = np.mean(v)
-            self._parts[key] = system_parts(values)
+            self._parts[key] = system_parts(tied_means_exact(splits, counts))
         return self._parts[key]
+
+
+MAX_DENOMINATOR = 10**6  # a score is read as a fraction with a denominator up to this
+
+
+@functools.cache
+def _fraction(score: float) -> Fraction:
+    return Fraction(score).limit_denominator(MAX_DENOMINATOR)
+
+
+class Rationals(NamedTuple):
+    """Scores as the fractions they stand for."""
+
+    inverse: npt.NDArray[np.intp]  # each score's index among the distinct scores
+    fractions: list[Fraction]  # each distinct score's
+    shift: float  # the largest distance between a score and its fraction
+
+
+def rationals(values: FloatArray) -> Rationals:
+    """Each distinct score read as the nearest fraction with a denominator of at most
+    MAX_DENOMINATOR: a ratio of counts, as FActScore's s / (s + ns) and F1@K from it, is
+    recovered exactly (its float is within 1e-16 of it, and two such fractions are at
+    least 1e-12 apart)."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    fractions = [_fraction(x) for x in distinct.tolist()]
+    shift = max(
+        (abs(float(f) - x) for f, x in zip(fractions, distinct.tolist(), strict=True)),
+        default=0.0,
+    )
+    return Rationals(inverse, fractions, shift)
+
+
+def exact_mean(
+    values: Sequence[float] | FloatArray,
+    counts: FloatArray | None = None,
+    parts: Rationals | None = None,
+) -> float:
+    """sum(count x score) / sum(count) in exact arithmetic on the scores' fractions
+    (`rationals`; `parts`: theirs, when the caller has them; the numerators of each
+    denominator summed as integers first), rounded once: equal means are the same float
+    whatever the order of the scores (0.6 + 0.1 + 0.1 and 0.4 + 0.4 + 0 too). Counts
+    are whole numbers (all 1 when None)."""
+    v = np.asarray(values, dtype=np.float64)
+    inverse, fractions, _ = parts or rationals(v)
+    c = np.ones(len(v)) if counts is None else counts
+    per_value = np.bincount(inverse, weights=c, minlength=len(fractions)).tolist()
+    by_denominator: dict[int, int] = defaultdict(int)
+    for f, k in zip(fractions, per_value, strict=True):
+        if k:
+            by_denominator[f.denominator] += int(k) * f.numerator
+    total = sum((Fraction(n, d) for d, n in by_denominator.items()), Fraction(0))
+    return float(total / int(c.sum()))
+
+
+def tied_means_exact(values: Sequence[FloatArray], counts: Sequence[FloatArray]) -> FloatArray:
+    """Rows x systems: each system's mean score in each resample (system j's `values`
+    counted `counts[j]` times in a row, a row per resample) and, as a last row, its
+    observed mean. Computed in floating point, then each mean within the error bound of
+    another mean of its row recomputed exactly (`exact_mean`): equal means are the same
+    float, so they tie in Spearman's and Kendall's ranks, and means that differ keep
+    their order. A float mean of n scores errs from the exact one by at most
+    (n + 2) eps max |score| (a sum of n products errs by at most n u times the sum of
+    their magnitudes, u = eps / 2; the division adds u) plus the largest distance
+    between a score and its fraction."""
+    m = len(values)
+    rows = len(counts[0]) + 1 if m else 1
+    means = np.empty((rows, m))
+    bound = np.empty(m)
+    parts = [rationals(v) for v in values]
+    for j, (v, w) in enumerate(zip(values, counts, strict=True)):
+        means[:-1, j] = (w @ v) / len(v)
+        means[-1, j] = v.sum() / len(v)
+        eps = np.finfo(np.float64).eps
+        bound[j] = (len(v) + 2) * eps * float(np.abs(v).max()) + parts[j][2]
+    near = np.abs(means[:, :, None] - means[:, None, :]) <= bound[:, None] + bound[None, :]
+    near[:, np.arange(m), np.arange(m)] = False
+    for r, j in np.argwhere(near.any(axis=2)).tolist():
+        row = counts[j][r] if r < rows - 1 else None
+        means[r, j] = exact_mean(values[j], row, parts[j])
+    return means
 
 
 class SystemParts(NamedTuple):
@@ -983,9 +1055,7 @@ def system_pairing(
     replicates = None
     if not bootstrap or len(names) < MIN_POINTS:
         xm, ym = (
-            [float(np.mean(v)) for v in np.split(table.values[name][rows], starts)]
-            if len(rows)
-            else []
+            [exact_mean(v) for v in np.split(table.values[name][rows], starts)] if len(rows) else []
             for name in (a, b)
         )
     else:

@@ -194,9 +194,12 @@ def example_correlation(
 
 
 def exact_mean(values: Sequence[float]) -> float:
-    """The mean of floats as the exact rational sum over the count, rounded once: equal
-    sums in any order are the same float, so equal means tie."""
-    return float(sum(map(Fraction, values), Fraction(0)) / len(values))
+    """The mean of scores as the fractions they stand for (each the nearest fraction
+    with a denominator of at most 10^6: a ratio of counts is recovered exactly), summed
+    exactly and rounded once: equal means are the same float whatever the order of the
+    scores, so they tie."""
+    fractions = [Fraction(v).limit_denominator(10**6) for v in values]
+    return float(sum(fractions, Fraction(0)) / len(values))
 
 
 def system_correlation(

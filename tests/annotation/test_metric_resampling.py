@@ -134,11 +134,12 @@ def test_system_resamples_drawn_in_chunks_are_the_draws_of_one_call(
         keys = [k for k in x if systems[k] == model]
         xs, ys = np.array([x[k] for k in keys]), np.array([y[k] for k in keys])
         idx = draws.integers(0, len(keys), size=(250, len(keys)))
-        # The same draws; the means are now (drawn counts) @ scores rounded to
-        # TIE_DECIMALS (so equal means tie), no longer the same float sums: equal to 1e-12.
+        # The same draws; the means are (drawn counts) @ scores, exact where two of a row
+        # are close (tied_means_exact), not the same float sums: equal to 1e-12.
         assert np.allclose(seen[0][:-1, column], xs[idx].mean(axis=1), rtol=0, atol=1e-12)
         assert np.allclose(seen[1][:-1, column], ys[idx].mean(axis=1), rtol=0, atol=1e-12)
-        assert seen[0][-1, column] == np.mean(xs) and seen[1][-1, column] == np.mean(ys)
+        assert seen[0][-1, column] == pytest.approx(np.mean(xs), abs=1e-12)
+        assert seen[1][-1, column] == pytest.approx(np.mean(ys), abs=1e-12)
 
 
 def test_system_resamples_shared_between_calls_are_the_draws_of_a_fresh_call() -> None:
@@ -171,7 +172,29 @@ def test_equal_resampled_system_means_tie(monkeypatch: pytest.MonkeyPatch) -> No
     sums = {name: np.array(values)[idx[name]].sum(axis=1) for name, values in tenths.items()}
     equal = sums["A"] == sums["B"]
     assert equal.sum() > 50
-    assert np.array_equal(seen[0][:-1][equal, 0], seen[0][:-1][equal, 1])
+    a, b = seen[0][:-1][equal, 0], seen[0][:-1][equal, 1]
+    assert np.array_equal(a, b), (a[a != b].tolist(), b[a != b].tolist())
+
+
+def test_equal_means_tie_and_close_ones_do_not() -> None:
+    """Means computed exactly where they are close: system A's scores 1/3, 4/3, 3 and 4/3
+    sum to 6.000000000000001 as floats and B's four 1.5 to 6: equal means, which must tie
+    (observed, and drawn once each in the first resample); 0.6 + 0.1 + 0.1 and
+    0.4 + 0.4 + 0 too (0.7999999999999999 and 0.8 as floats). C and D score one response 1/999,983 and 1/999,979 and 99 zero:
+    their means differ by 4e-14 and must not tie (rounding every mean to 12 decimals tied
+    them)."""
+    values = [np.array([1 / 3, 4 / 3, 3.0, 4 / 3]), np.full(4, 1.5)]
+    assert float(values[0].sum()) != 6.0
+    counts = [np.array([[1.0, 1, 1, 1], [4, 0, 0, 0]]), np.ones((2, 4))]
+    means = mc.tied_means_exact(values, counts)
+    assert means[0, 0] == means[0, 1] == means[2, 0] == means[2, 1] == 1.5
+    assert means[1, 0] == pytest.approx(1 / 3, abs=1e-15)  # 1/3 against 1.5: apart
+    assert mc.exact_mean([0.6, 0.1, 0.1]) == mc.exact_mean([0.4, 0.4, 0.0])
+    assert 0.6 + 0.1 + 0.1 != 0.4 + 0.4 + 0.0
+    close = [np.r_[1 / 999_983, np.zeros(99)], np.r_[1 / 999_979, np.zeros(99)]]
+    means = mc.tied_means_exact(close, [np.ones((1, 100)), np.ones((1, 100))])
+    assert means[0, 0] < means[0, 1] and means[1, 0] < means[1, 1]
+    assert np.round(means[0, 0], 12) == np.round(means[0, 1], 12)
 
 
 def test_a_table_of_many_scorings_gives_each_pair_what_the_pair_alone_gives() -> None:
