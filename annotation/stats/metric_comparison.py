@@ -31,7 +31,6 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 from rouge_score import rouge_scorer
-from scipy import sparse as scipy_sparse
 from scipy import stats as scipy_stats
 
 from pipeline.score import f1_at_k, median_k
@@ -694,11 +693,6 @@ def _shared_spearman(w: FloatArray, known: tuple[PerValue, PerValue]) -> FloatAr
 
 # Above this many distinct (x, y) points Kendall's resamples cost rows x points^2.
 MAX_KENDALL_POINTS = 1500
-# Up to this many responses x resamples, the example level resamples the responses once
-# for every pair of scorings (a count matrix of this many floats) and sums each pair's
-# counts per distinct (x, y) point; above it, each pair draws a multinomial over its
-# points (the same bootstrap: resampling responses; cheaper with many responses).
-SHARED_RESAMPLE_CELLS = 2_000_000
 
 
 class ScoreTable:
@@ -728,21 +722,6 @@ class ScoreTable:
             int, tuple[Mapping[Hashable, str], npt.NDArray[np.intp], list[str]]
         ] = {}
         self._parts: dict[tuple[str, bytes], SystemParts] = {}
-        self._counts: dict[tuple[int, int, int], FloatArray] = {}
-
-    def counts(self, seed: int, n: int, bootstrap: int) -> FloatArray:
-        """How often each of n responses is drawn in each resample, as n x bootstrap (the
-        counts of rng.integers(0, n, (bootstrap, n)) from default_rng(seed), transposed:
-        a response's counts in a row), drawn once and kept for the other pairs over n
-        responses while the kept ones stay within DRAWS_BYTES (past it: drawn, used, not
-        kept; the same counts either way)."""
-        key = (seed, n, bootstrap)
-        counts = self._counts.get(key)
-        if counts is None:
-            counts = np.ascontiguousarray(_draw_counts(np.random.default_rng(seed), n, bootstrap).T)
-            if sum(c.nbytes for c in self._counts.values()) + counts.nbytes <= DRAWS_BYTES:
-                self._counts[key] = counts
-        return counts
 
     def both(self, a: str, b: str) -> npt.NDArray[np.intp]:
         """The responses a and b both scored, in a's order (as `[k for k in x if k in y]`)."""
@@ -917,8 +896,8 @@ def example_correlation(
     seed: int = 0,
 ) -> Correlation:
     """Per response, on the responses both scorings scored. A resample draws the responses
-    with replacement and counts each distinct (x, y) point's draws (with many responses:
-    a multinomial draw over the points, the same distribution; SHARED_RESAMPLE_CELLS)."""
+    with replacement: how often it draws each distinct (x, y) point is a multinomial draw
+    over the points, each with its share of the responses (reference.example_draws)."""
     return example_correlation_of(
         ScoreTable({"x": x, "y": y}), "x", "y", bootstrap=bootstrap, seed=seed
     )
@@ -942,32 +921,17 @@ def example_pairing(
         # the distinct (x, y) points in order of first appearance, with their counts
         _, ix = np.unique(xv, return_inverse=True)
         uy, iy = np.unique(yv, return_inverse=True)
-        _, first, joint_inverse, freq_int = np.unique(
-            ix.ravel() * len(uy) + iy.ravel(),
-            return_index=True,
-            return_inverse=True,
-            return_counts=True,
+        _, first, freq_int = np.unique(
+            ix.ravel() * len(uy) + iy.ravel(), return_index=True, return_counts=True
         )
         if len(first) <= MAX_KENDALL_POINTS:
             by_appearance = np.argsort(first)
             a_, b_ = xv[first[by_appearance]], yv[first[by_appearance]]
             freq = freq_int[by_appearance].astype(np.float64)
-            if len(rows) * bootstrap <= SHARED_RESAMPLE_CELLS:
-                # the responses resampled (their counts, drawn once per (seed, number of
-                # responses, bootstrap) and shared by every pair: `ScoreTable.counts`),
-                # summed per distinct point: whole numbers, exact
-                # (a product with the points x responses indicator matrix, sparse: one
-                # addition per response and resample)
-                point = np.empty(len(first), dtype=np.intp)
-                point[by_appearance] = np.arange(len(first))
-                indicator = scipy_sparse.csr_array(
-                    (np.ones(len(rows)), (point[joint_inverse], np.arange(len(rows)))),
-                    shape=(len(first), len(rows)),
-                )
-                draws = (indicator @ table.counts(seed, len(rows), bootstrap)).T
-            else:  # many responses: a multinomial over the points is cheaper
-                rng = np.random.default_rng(seed)
-                draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
+            # a resample draws the responses with replacement: how often it draws each
+            # distinct point is multinomial, its responses' share of the responses
+            rng = np.random.default_rng(seed)
+            draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
             # the observed points (each counted as often as it occurs) as a last row, rows
             # in C order (a row's sums as numpy adds a row's contiguous elements)
             w = np.empty((bootstrap + 1, len(freq)))

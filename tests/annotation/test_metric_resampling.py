@@ -10,6 +10,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from annotation.stats import metric_comparison as mc
+from annotation.stats import reference as ref
 
 
 def midranks(w: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -180,9 +181,9 @@ def test_equal_means_tie_and_close_ones_do_not() -> None:
     """Means computed exactly where they are close: system A's scores 1/3, 4/3, 3 and 4/3
     sum to 6.000000000000001 as floats and B's four 1.5 to 6: equal means, which must tie
     (observed, and drawn once each in the first resample); 0.6 + 0.1 + 0.1 and
-    0.4 + 0.4 + 0 too (0.7999999999999999 and 0.8 as floats). C and D score one response 1/999,983 and 1/999,979 and 99 zero:
-    their means differ by 4e-14 and must not tie (rounding every mean to 12 decimals tied
-    them)."""
+    0.4 + 0.4 + 0 too (0.7999999999999999 and 0.8 as floats). C and D score one response
+    1/999,983 and 1/999,979 and 99 zero: their means differ by 4e-14 and must not tie
+    (rounding every mean to 12 decimals tied them)."""
     values = [np.array([1 / 3, 4 / 3, 3.0, 4 / 3]), np.full(4, 1.5)]
     assert float(values[0].sum()) != 6.0
     counts = [np.array([[1.0, 1, 1, 1], [4, 0, 0, 0]]), np.ones((2, 4))]
@@ -223,47 +224,31 @@ def test_a_table_of_many_scorings_gives_each_pair_what_the_pair_alone_gives() ->
         assert shared == alone and alone.spearman.ci_low is not None
 
 
-def test_example_resamples_are_the_responses_drawn_once_for_every_pair() -> None:
-    """The example level resamples the responses (rng.integers from the seed, the counts
-    shared by every pair over as many responses): each interval is the percentile of the
-    coefficient on the responses of each resample written out, and a pair computed after
-    another on the same table gets the draws a fresh call makes."""
+def test_example_resamples_are_the_responses_drawn_with_replacement() -> None:
+    """The example level resamples the responses: each interval is the percentile of the
+    coefficient on the responses of each resample written out (the multinomial counts of
+    the distinct points, reference.example_draws), and a pair computed after another on
+    the same table gets what a fresh call gives."""
     rng = np.random.default_rng(11)
     keys = [f"r{i}" for i in range(40)]
     scores = {name: {k: float(rng.integers(0, 5)) / 4 for k in keys} for name in "abc"}
     table = mc.ScoreTable(scores)
-    mc.example_correlation_of(table, "a", "c", bootstrap=300, seed=3)  # draws kept
+    mc.example_correlation_of(table, "a", "c", bootstrap=300, seed=3)
     got = mc.example_correlation_of(table, "a", "b", bootstrap=300, seed=3)
     assert got == mc.example_correlation(scores["a"], scores["b"], bootstrap=300, seed=3)
-    x, y = np.array(list(scores["a"].values())), np.array(list(scores["b"].values()))
-    idx = np.random.default_rng(3).integers(0, len(keys), size=(300, len(keys)), dtype=np.int32)
-    drawn = {
-        "pearson": [scipy_stats.pearsonr(x[i], y[i]).statistic for i in idx],
-        "spearman": [scipy_stats.spearmanr(x[i], y[i]).statistic for i in idx],
-        "kendall": [scipy_stats.kendalltau(x[i], y[i]).statistic for i in idx],
+    x, y = list(scores["a"].values()), list(scores["b"].values())
+    drawn = ref.example_draws(x, y, bootstrap=300, seed=3)
+    assert all(len(xs) == len(keys) for xs, _ in drawn)
+    resampled = {
+        "pearson": [scipy_stats.pearsonr(xs, ys).statistic for xs, ys in drawn],
+        "spearman": [scipy_stats.spearmanr(xs, ys).statistic for xs, ys in drawn],
+        "kendall": [scipy_stats.kendalltau(xs, ys).statistic for xs, ys in drawn],
     }
-    for name, values in drawn.items():
+    for name, values in resampled.items():
         low, high = np.quantile(np.array(values)[np.isfinite(values)], [0.025, 0.975])
         coefficient = getattr(got, name)
         assert coefficient.ci_low == pytest.approx(low, abs=1e-12)
         assert coefficient.ci_high == pytest.approx(high, abs=1e-12)
-
-
-def test_a_tables_kept_counts_stop_at_the_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A ScoreTable keeps the example-level counts of each number of responses within
-    DRAWS_BYTES; past it they are drawn, used and not kept, with the same intervals."""
-    rng = np.random.default_rng(13)
-    keys = [f"r{i}" for i in range(40)]
-    scores = {name: {k: float(rng.integers(0, 5)) / 4 for k in keys} for name in "ab"}
-    scores["c"] = {k: float(rng.integers(0, 5)) / 4 for k in keys[:30]}
-    monkeypatch.setattr(mc, "DRAWS_BYTES", 300 * 40 * 8)  # one 300 x 40 float array
-    table = mc.ScoreTable(scores)
-    for a, b in (("a", "b"), ("a", "c"), ("b", "c")):
-        x, y = scores[a], scores[b]
-        assert mc.example_correlation_of(table, a, b, bootstrap=300, seed=3) == (
-            mc.example_correlation(x, y, bootstrap=300, seed=3)
-        )
-    assert sorted(table._counts) == [(3, 40, 300)]  # the 30-response counts did not fit
 
 
 @pytest.mark.parametrize("kept_signs", [mc.MAX_KEPT_SIGNS, 0])
@@ -327,7 +312,8 @@ def test_correlating_many_pairs_at_once_gives_what_each_alone_gives() -> None:
     for c, p in zip(many[:7], pairings[:7], strict=True):  # scipy on the pair alone (1-D)
         assert (c.pearson.value, c.pearson.p_value) == tuple(scipy_stats.pearsonr(p.x, p.y))
     low, high = np.quantile(pairings[10].bootstrap[1]["spearman"], [0.025, 0.975])
-    assert (many[10].spearman.ci_low, many[10].spearman.ci_high) == (low, high)
+    assert many[10].spearman.ci_low == pytest.approx(low, abs=1e-15)
+    assert many[10].spearman.ci_high == pytest.approx(high, abs=1e-15)
 
 
 def test_spearman_of_many_pairs_is_batched_and_equals_a_call_per_pair() -> None:

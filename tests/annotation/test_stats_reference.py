@@ -112,6 +112,37 @@ def test_the_resampled_coefficients_are_those_of_the_resamples_written_out(
             assert close(float(each[name][i]), formula(rows[i].tolist(), rows_b[i].tolist()))
 
 
+@CHECKS
+@given(
+    st.lists(st.tuples(st.one_of(st.none(), score), st.one_of(st.none(), score)), max_size=30),
+    st.integers(0, 1000),
+    st.sampled_from([1, 7, 60]),
+)
+@example([(0.5, 0.5)] * 3 + [(0.5, 1.0)], 0, 60)  # x constant: undefined
+@example([(0.0, 0.0), (1.0, 1.0), (0.5, None), (None, 0.5), (1.0, 0.0)], 3, 60)
+def test_example_correlations_are_the_textbook_ones(
+    rows: list[tuple[float | None, float | None]], seed: int, bootstrap: int
+) -> None:
+    """Over the responses both scorings scored (None: not scored), each interval from
+    resampling the responses; resamples that draw one value (NaN) are left out."""
+    x = {i: v for i, (v, _) in enumerate(rows) if v is not None}
+    y = {i: v for i, (_, v) in enumerate(rows) if v is not None}
+    got = mc.example_correlation(x, y, bootstrap=bootstrap, seed=seed)
+    both = [k for k in x if k in y]
+    xs, ys = [x[k] for k in both], [y[k] for k in both]
+    if got.undefined_reason is not None:
+        assert len(both) < mc.MIN_POINTS or len(set(xs)) == 1 or len(set(ys)) == 1
+        return
+    for name in ref.COEFFICIENTS:
+        value, (low, high, dropped) = ref.example_correlation(
+            xs, ys, name, bootstrap=bootstrap, seed=seed
+        )
+        coefficient = getattr(got, name)
+        assert close(coefficient.value, value), name
+        assert close(coefficient.ci_low, low) and close(coefficient.ci_high, high), name
+        assert (coefficient.note is not None) == bool(dropped) or low is None
+
+
 scorings = st.lists(
     st.tuples(st.one_of(st.none(), score), st.one_of(st.none(), score), st.integers(0, 3)),
     min_size=1,
