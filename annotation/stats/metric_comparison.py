@@ -574,19 +574,11 @@ def _pearson(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     return np.asarray(r, dtype=np.float64)
 
 
-MAX_ONE_HOT = 10_000  # points x values: above it, a reduceat costs less than a product
-
-
 def _per_value(w: FloatArray, values: FloatArray) -> tuple[FloatArray, npt.NDArray[np.intp]]:
     """The weight of each distinct value in each resample (rows x distinct values, in
-    value order), and each point's value index: sums of whole counts, exact (in any
-    order: a product with the points' one-hot value matrix while it is small, else the
-    points gathered by value and summed with reduceat)."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    if len(values) * len(distinct) <= MAX_ONE_HOT:
-        one_hot = np.zeros((len(values), len(distinct)))
-        one_hot[np.arange(len(values)), inverse] = 1
-        return w @ one_hot, inverse
+    value order), and each point's value index: the points gathered by value and their
+    whole counts summed with reduceat (exact in any order)."""
+    _, inverse = np.unique(values, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
     return np.add.reduceat(w[:, order], starts, axis=1), inverse
