@@ -37,7 +37,7 @@ from pipeline.score import f1_at_k, median_k
 
 from .classification import SUPPORTED, UNSUPPORTED, normalise_verdict
 from .coefficient import Coefficient as Estimate
-from .inter_rater import percentile_ci  # a value with its interval, or why it has none
+from .inter_rater import percentile_ci, percentile_cis
 
 NO_CLAIM = "No verifiable claim."  # VeriScore's extractor output for a sentence without claims
 CONFIDENCE = 0.95
@@ -444,8 +444,8 @@ def correlate(
 def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
     """`correlate` of each pairing: scipy's pearsonr once for the pairings with as many
     points (its axis= form: the same values as one call each), the percentile intervals
-    of every resampled coefficient without an undefined resample in one np.quantile
-    (the same values as percentile_ci's), spearmanr's 2-D form once for those pairings
+    of every resampled coefficient (`percentile_cis`), spearmanr's 2-D form once for
+    those pairings
     (`_spearman_pairs`), kendalltau per pairing."""
     found: list[Correlation] = []
     blank = CorrelationCoefficient(None)
@@ -496,7 +496,7 @@ def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
                         f"{name}: vectorised {observed[name][0]!r} != scipy {value!r}"
                     )
                 resampled[(i, name)] = replicates[name]
-    intervals = _intervals(resampled)
+    intervals = percentile_cis(resampled, CONFIDENCE)
     out = []
     for i, result in enumerate(found):
         if result.undefined_reason is None:
@@ -541,28 +541,6 @@ def _spearman_pairs(xs: FloatArray, ys: FloatArray) -> tuple[list[float], list[f
 # At most this many pairs per spearmanr call: it computes the (2 x pairs)^2 matrix of
 # every row against every other (3,000 pairs: 1.5 GB and 8 s; 100: 2 MB)
 SPEARMAN_BATCH = 100
-
-
-def _intervals(
-    replicates: Mapping[tuple[int, str], FloatArray],
-) -> dict[tuple[int, str], tuple[float | None, float | None, str | None]]:
-    """percentile_ci of each, those of one length with every value defined in one
-    np.quantile over rows (each row the same partition and interpolation: the same
-    values as one call each)."""
-    found = {}
-    by_length: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    for key, values in replicates.items():
-        if len(values) and np.isfinite(values).all():
-            by_length[len(values)].append(key)
-        else:
-            found[key] = percentile_ci(values, CONFIDENCE)
-    tail = (1 - CONFIDENCE) / 2
-    for keys in by_length.values():
-        rows = np.array([replicates[key] for key in keys])
-        low, high = np.quantile(rows, [tail, 1 - tail], axis=1).tolist()
-        for key, lo, hi in zip(keys, low, high, strict=True):
-            found[key] = (lo, hi, None)
-    return found
 
 
 def _pearson(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
