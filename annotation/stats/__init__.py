@@ -17,15 +17,17 @@ is the one import callers need):
   against reference labels and McNemar's test;
 - `preference`: preferences between two methods per domain, position bias, Kendall's tau;
 - `planning`: units, comparisons and budget a study needs (module: `stats.planning`);
-- `metric_comparison`: metric against metric (claim lists, scores, correlations); used as
-  a module: `from annotation.stats import metric_comparison`;
-- `reference`: the textbook form of each of metric_comparison's coefficients and
-  intervals, plain loops, that the fast paths are tested against (not used by reports).
+- metric against metric, each used as a module (`from annotation.stats import
+  correlation`): `resampling` (clustered bootstrap means), `claim_lists` (two
+  extractors' claim lists: exact match, ROUGE-L, claims per sentence), `correlation`
+  (per-response scores; Pearson, Spearman and Kendall per example and per system);
+- `reference`: the textbook form of each of those coefficients and intervals, plain
+  loops, that the fast paths are tested against (not used by reports).
 """
 
 from __future__ import annotations
 
-from . import gwet, metric_comparison, planning
+from . import claim_lists, correlation, gwet, planning, resampling
 from .classification import (
     BINARY_LABELS,
     CONTRADICTED,
@@ -148,6 +150,8 @@ __all__ = [
     "cohen_kappa",
     "cohen_kappa_from_table",
     "contingency_table",
+    "claim_lists",
+    "correlation",
     "gwet",
     "gwet_ac1_from_counts",
     "is_missing",
@@ -156,12 +160,12 @@ __all__ = [
     "label_set",
     "majority",
     "mcnemar_test",
-    "metric_comparison",
     "nominal_coefficients",
     "normalise_verdict",
     "order_categories",
     "percentile_ci",
     "planning",
+    "resampling",
     "preference",
     "response_labels",
     "scott_pi",

@@ -1,9 +1,9 @@
 """The textbook form of each coefficient and interval the metric sections of the report
 compute: plain loops over plain Python numbers, written to be read, not to be fast.
 
-Each fast path of `metric_comparison` is checked against the function here of the same
-name on random data, ties, missing scores and one-unit cases included
-(tests/annotation/test_stats_reference.py, hypothesis); these are checked against scipy
+Each fast path of `resampling`, `claim_lists` and `correlation` is checked against the
+function here of the same name on random data, ties, missing scores and one-unit cases
+included (tests/annotation/test_stats_reference.py, hypothesis); these are checked against scipy
 and numpy where those have the same formula. A fast path without its reference here is
 not merged (docs/development.md, "Performance policy").
 

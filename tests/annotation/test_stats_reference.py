@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from annotation.stats import metric_comparison as mc
+from annotation.stats import claim_lists, correlation, resampling
 from annotation.stats import reference as ref
 from annotation.stats.inter_rater import percentile_ci
 
@@ -67,7 +67,7 @@ def test_the_reference_coefficients_are_scipys(points: list[tuple[float, float]]
 @CHECKS
 @given(st.integers(1, 30), st.integers(1, 50), st.integers(0, 2**32 - 1))
 def test_cluster_draws_are_the_fast_paths_counts(n: int, bootstrap: int, seed: int) -> None:
-    counts = mc._draw_counts(np.random.default_rng(seed), n, bootstrap)
+    counts = resampling._draw_counts(np.random.default_rng(seed), n, bootstrap)
     drawn = ref.cluster_draws(n, bootstrap, seed)
     assert counts.tolist() == [
         np.bincount(row, minlength=n).astype(float).tolist() for row in drawn
@@ -99,10 +99,12 @@ def test_the_resampled_coefficients_are_those_of_the_resamples_written_out(
     a = np.array([p[0] for p in points])
     b = np.array([p[1] for p in points])
     w = np.array(weights, dtype=np.float64)
-    shared = mc._replicates(w, a, b)
+    shared = correlation._replicates(w, a, b)
     rows = np.repeat(a[None, :], len(w), axis=0) + w  # a row of points each
     rows_b = np.repeat(b[None, :], len(w), axis=0) * (w % 2)
-    each = mc._system_replicates(mc.system_parts(rows), mc.system_parts(rows_b))
+    each = correlation._system_replicates(
+        correlation.system_parts(rows), correlation.system_parts(rows_b)
+    )
     for name, formula in ref.COEFFICIENTS.items():
         for i, row in enumerate(weights):
             xs = [v for v, k in zip(a.tolist(), row, strict=True) for _ in range(k)]
@@ -127,11 +129,11 @@ def test_example_correlations_are_the_textbook_ones(
     resampling the responses; resamples that draw one value (NaN) are left out."""
     x = {i: v for i, (v, _) in enumerate(rows) if v is not None}
     y = {i: v for i, (_, v) in enumerate(rows) if v is not None}
-    got = mc.example_correlation(x, y, bootstrap=bootstrap, seed=seed)
+    got = correlation.example_correlation(x, y, bootstrap=bootstrap, seed=seed)
     both = [k for k in x if k in y]
     xs, ys = [x[k] for k in both], [y[k] for k in both]
     if got.undefined_reason is not None:
-        assert len(both) < mc.MIN_POINTS or len(set(xs)) == 1 or len(set(ys)) == 1
+        assert len(both) < correlation.MIN_POINTS or len(set(xs)) == 1 or len(set(ys)) == 1
         return
     for name in ref.COEFFICIENTS:
         value, (low, high, dropped) = ref.example_correlation(
@@ -160,10 +162,12 @@ def test_system_correlations_are_the_textbook_ones(
     x = {i: v for i, (v, _, _) in enumerate(rows) if v is not None}
     y = {i: v for i, (_, v, _) in enumerate(rows) if v is not None}
     systems = {i: f"model {s}" for i, (_, _, s) in enumerate(rows)}
-    got = mc.system_correlation(x, y, systems, level="system", bootstrap=bootstrap, seed=seed)
+    got = correlation.system_correlation(
+        x, y, systems, level="system", bootstrap=bootstrap, seed=seed
+    )
     if got.undefined_reason is not None:
         assert (
-            got.n < mc.MIN_POINTS
+            got.n < correlation.MIN_POINTS
             or len({p[1] for p in got.points}) == 1
             or (len({p[2] for p in got.points}) == 1)
         )
@@ -186,7 +190,7 @@ def test_equal_observed_system_means_tie() -> None:
     x = {i: v for i, (v, _, _) in enumerate(rows)}
     y = {i: v for i, (_, v, _) in enumerate(rows)}
     systems = {i: f"model {s}" for i, (_, _, s) in enumerate(rows)}
-    got = mc.system_correlation(x, y, systems, level="system", bootstrap=1, seed=0)
+    got = correlation.system_correlation(x, y, systems, level="system", bootstrap=1, seed=0)
     value, _ = ref.system_correlation(x, y, systems, "spearman", bootstrap=1, seed=0)
     assert value == 0.5 and got.spearman.value == pytest.approx(value)
 
@@ -211,12 +215,12 @@ pairs_strategy = st.lists(
 def test_list_similarity_means_are_clustered_means(
     units: list[tuple[int, list[str], list[str]]], seed: int, bootstrap: int
 ) -> None:
-    pairs = [mc.ListPair(doc, tuple(a), tuple(b)) for doc, a, b in units]
-    got = mc.list_similarity(pairs, bootstrap=bootstrap, seed=seed)
+    pairs = [claim_lists.ListPair(doc, tuple(a), tuple(b)) for doc, a, b in units]
+    got = claim_lists.list_similarity(pairs, bootstrap=bootstrap, seed=seed)
     documents = [p.document for p in pairs]
     columns = {
-        "exact_match": [float(mc.exact_match(p.a, p.b)) for p in pairs],
-        "rouge_l": [mc.rouge_l(p.a, p.b) for p in pairs],
+        "exact_match": [float(claim_lists.exact_match(p.a, p.b)) for p in pairs],
+        "rouge_l": [claim_lists.rouge_l(p.a, p.b) for p in pairs],
         "a_claims_per_unit": [float(len(p.a)) for p in pairs],
         "b_empty_share": [float(not p.b) for p in pairs],
     }
@@ -250,14 +254,16 @@ def test_claims_per_sentence_are_clustered_means(
     one unit); the empty-sentence share pools the sentences of the aligned responses (each
     response a cluster of its sentences)."""
     responses = [
-        mc.ResponseExtraction(i, "d", claims, sentences, None if e is None else min(e, sentences))
+        claim_lists.ResponseExtraction(
+            i, "d", claims, sentences, None if e is None else min(e, sentences)
+        )
         for i, (claims, sentences, e) in enumerate(rows)
     ]
     usable = [r for r in responses if r.sentences]
     if not usable:  # responses without sentences are left out
-        assert mc.claim_density(responses, bootstrap=50, seed=seed) == []
+        assert claim_lists.claim_density(responses, bootstrap=50, seed=seed) == []
         return
-    (got,) = mc.claim_density(responses, bootstrap=50, seed=seed)
+    (got,) = claim_lists.claim_density(responses, bootstrap=50, seed=seed)
     mean, (low, high, _) = ref.clustered_mean(
         [r.claims / r.sentences for r in usable],
         [r.document for r in usable],
@@ -284,6 +290,26 @@ def test_equal_means_are_the_same_float_in_the_reference() -> None:
 @pytest.mark.parametrize("n", [1, 2])
 def test_too_few_points_are_undefined_in_both(n: int) -> None:
     x = {i: i / 2 for i in range(n)}
-    got = mc.example_correlation(x, x, bootstrap=20, seed=0)
+    got = correlation.example_correlation(x, x, bootstrap=20, seed=0)
     assert got.undefined_reason is not None and got.pearson.value is None
     assert n < 2 or math.isclose(ref.pearson([0.0, 0.5], [0.0, 0.5]), 1.0)
+
+
+def test_one_function_per_coefficient_and_level() -> None:
+    """pearson_example ... kendall_system: each the reference's value and interval."""
+    rng = np.random.default_rng(3)
+    x = {i: float(rng.integers(0, 5)) / 4 for i in range(60)}
+    y = {i: float(rng.integers(0, 3)) / 2 for i in range(60) if i % 7}
+    systems = {i: f"model {i % 4}" for i in range(60)}
+    both = [k for k in x if k in y]
+    for name in ref.COEFFICIENTS:
+        got = getattr(correlation, f"{name}_example")(x, y, bootstrap=80, seed=2)
+        value, (low, high, _) = ref.example_correlation(
+            [x[k] for k in both], [y[k] for k in both], name, bootstrap=80, seed=2
+        )
+        assert close(got.value, value) and close(got.ci_low, low) and close(got.ci_high, high)
+        got = getattr(correlation, f"{name}_system")(x, y, systems, bootstrap=80, seed=2)
+        value, (low, high, _) = ref.system_correlation(x, y, systems, name, bootstrap=80, seed=2)
+        assert close(got.value, value) and close(got.ci_low, low) and close(got.ci_high, high)
+    undefined = correlation.pearson_example({1: 0.5, 2: 0.5}, {1: 0.0, 2: 1.0})
+    assert undefined.value is None and undefined.note is not None

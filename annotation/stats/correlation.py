@@ -1,338 +1,34 @@
-"""Metric against metric, on plain data (no Django): claim lists of two extractors,
-and the scores of two scoring systems over the same responses.
-
-- Claim lists (VeriScore App. F, footnote 25): per unit (a sentence, or a whole document
-  when a list is not sentence-aligned) exact match of the claim lists and ROUGE-L F1
-  (`rouge-score`, Google's reimplementation of ROUGE-1.5.5) between the newline-joined
-  lists. An empty list is VeriScore's output "No verifiable claim.", so two empty lists
-  match, as in the paper's test data.
-- Claims per sentence (VeriScore Table 1's VerRatio: the mean over responses of
-  claims / sentences).
-- Scores: FActScore (Min et al., 2023: supported / (supported + not supported), irrelevant
-  facts left out) and F1@K (`pipeline.score`) per response, then Pearson, Spearman and
-  Kendall (scipy) per example and per system (the mean score of each source model), as
-  VeriFastScore reports its agreement with VeriScore.
-
-Confidence intervals are 95 % bootstrap percentile intervals. Means resample documents
-(a document's sentences stay together); example-level correlations resample responses;
-system-level correlations resample responses within each system and recompute the means.
-Anything undefined is None with the reason, never NaN.
-"""
+"""Scores of two scoring systems over the same responses correlated, on plain data (no
+Django): FActScore (Min et al., 2023: supported / (supported + not supported), irrelevant
+facts left out) and F1@K (`pipeline.score`) per response, then Pearson's r, Spearman's rho
+and Kendall's tau-b (scipy) per example and per system (the mean score of each source
+model), as VeriFastScore reports its agreement with VeriScore; one public function per
+coefficient and level (`pearson_example` ... `kendall_system`), the report's batched path
+`correlate_many`. Intervals are 95 % bootstrap percentile intervals: example-level
+correlations resample responses; system-level ones resample responses within each system
+and recompute the means. Anything undefined is None with the reason, never NaN.
+Reference: stats/reference.py."""
 
 from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from rouge_score import rouge_scorer
 from scipy import stats as scipy_stats
 
 from pipeline.score import f1_at_k, median_k
 
 from .classification import SUPPORTED, UNSUPPORTED, normalise_verdict
-from .coefficient import Coefficient as Estimate
-from .inter_rater import percentile_ci, percentile_cis
+from .inter_rater import percentile_cis
+from .resampling import CONFIDENCE, FloatArray, _draw_counts
 
-NO_CLAIM = "No verifiable claim."  # VeriScore's extractor output for a sentence without claims
-CONFIDENCE = 0.95
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
-
-FloatArray = npt.NDArray[np.float64]
-
-
-# --------------------------------------------------------------------------- claim lists
-
-
-@functools.cache
-def _scorer() -> rouge_scorer.RougeScorer:
-    return rouge_scorer.RougeScorer(["rougeL"])
-
-
-def joined(claims: Sequence[str]) -> str:
-    """A claim list as VeriScore writes an extractor's output: one claim per line."""
-    text = "\n".join(c.strip() for c in claims if c.strip())
-    return text or NO_CLAIM
-
-
-def rouge_l(a: Sequence[str], b: Sequence[str]) -> float:
-    """ROUGE-L F1 between two newline-joined claim lists (symmetric)."""
-    return float(_scorer().score(joined(a), joined(b))["rougeL"].fmeasure)
-
-
-def exact_match(a: Sequence[str], b: Sequence[str]) -> bool:
-    return joined(a) == joined(b)
-
-
-class ListPair(NamedTuple):  # a tuple: a report makes one per sentence, made fast
-    """The claims two systems extracted from one unit (a sentence or a whole document)."""
-
-    document: Hashable
-    a: tuple[str, ...]
-    b: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ListSimilarity:
-    units: int
-    documents: int
-    both_empty: int
-    exact_match: Estimate
-    exact_match_with_claims: Estimate  # leaving out units where both lists are empty
-    rouge_l: Estimate
-    a_claims_per_unit: Estimate
-    b_claims_per_unit: Estimate
-    a_empty_share: Estimate
-    b_empty_share: Estimate
-
-
-def list_similarity(
-    pairs: Sequence[ListPair],
-    *,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    draws: Draws | None = None,
-) -> ListSimilarity:
-    """`draws`: resample counts kept between calls (see `Draws`)."""
-    docs = list(dict.fromkeys(p.document for p in pairs))
-    index = {d: i for i, d in enumerate(docs)}
-    cluster = [index[p.document] for p in pairs]
-    texts = [(joined(p.a), joined(p.b)) for p in pairs]
-    matches = [float(a == b) for a, b in texts]  # exact_match
-    rouge: dict[tuple[str, str], float] = {}  # many units repeat (two empty lists, ...)
-    for key in texts:
-        if key not in rouge:
-            rouge[key] = float(_scorer().score(*key)["rougeL"].fmeasure)  # rouge_l
-    with_claims = [bool(p.a or p.b) for p in pairs]
-    (
-        exact,
-        exact_with_claims,
-        rouge_mean,
-        a_claims,
-        b_claims,
-        a_empty,
-        b_empty,
-    ) = _clustered_means(
-        [
-            (matches, None),
-            (matches, with_claims),
-            ([rouge[key] for key in texts], None),
-            ([float(len(p.a)) for p in pairs], None),
-            ([float(len(p.b)) for p in pairs], None),
-            ([float(not p.a) for p in pairs], None),
-            ([float(not p.b) for p in pairs], None),
-        ],
-        cluster,
-        len(docs),
-        bootstrap,
-        seed,
-        draws,
-    )
-    return ListSimilarity(
-        units=len(pairs),
-        documents=len(docs),
-        both_empty=sum(not w for w in with_claims),
-        exact_match=exact,
-        exact_match_with_claims=exact_with_claims,
-        rouge_l=rouge_mean,
-        a_claims_per_unit=a_claims,
-        b_claims_per_unit=b_claims,
-        a_empty_share=a_empty,
-        b_empty_share=b_empty,
-    )
-
-
-class ResponseExtraction(NamedTuple):  # a tuple: a report makes one per claim list
-    document: Hashable
-    domain: str
-    claims: int
-    sentences: int
-    # sentences with no claim; None when the list is not sentence-aligned
-    empty_sentences: int | None = None
-
-
-@dataclass(frozen=True)
-class ClaimDensity:
-    domain: str | None  # None: every domain
-    responses: int
-    sentences: int
-    claims: int
-    ratio: Estimate  # mean over responses of claims / sentences (VeriScore's VerRatio)
-    aligned_responses: int
-    empty_share: Estimate  # sentences with no claim / sentences, over aligned responses
-
-
-def claim_density(
-    responses: Sequence[ResponseExtraction],
-    *,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    draws: Draws | None = None,
-) -> list[ClaimDensity]:
-    """Per domain and over all domains; responses without sentences are left out.
-    `draws`: resample counts kept between calls (see `Draws`)."""
-    usable = [r for r in responses if r.sentences > 0]
-    claims = np.array([r.claims for r in usable], dtype=np.int64)
-    sentences = np.array([r.sentences for r in usable], dtype=np.int64)
-    aligned = np.array([r.empty_sentences is not None for r in usable], dtype=bool)
-    empties = np.array([r.empty_sentences or 0 for r in usable], dtype=np.float64)
-    domains = [r.domain for r in usable]
-    by_domain: dict[str | None, npt.NDArray[np.bool_]] = {
-        d: np.array([x == d for x in domains], dtype=bool) for d in dict.fromkeys(domains)
-    }
-    if len(by_domain) > 1:
-        by_domain[None] = np.ones(len(usable), dtype=bool)
-    ratio_of = claims / sentences  # per response (a cluster): claims / sentences (one unit)
-    out = []
-    for domain in sorted(by_domain, key=lambda d: (d is None, d or "")):
-        group = by_domain[domain]
-        n = int(group.sum())
-        ratios = np.stack([ratio_of[group], np.ones(n)], axis=1)
-        # The share of empty sentences pools the sentences of the sentence-aligned
-        # responses: per response, its empty sentences over its sentences.
-        mine = group & aligned
-        shares = np.stack([empties[mine], sentences[mine].astype(np.float64)], axis=1)
-        if len(shares) == n:  # the same clusters: one set of draws for both
-            ratio, empty = _resampled_means(np.hstack([ratios, shares]), bootstrap, seed, draws)
-        else:
-            (ratio,) = _resampled_means(ratios, bootstrap, seed, draws)
-            (empty,) = _resampled_means(shares, bootstrap, seed, draws)
-        out.append(
-            ClaimDensity(
-                domain,
-                n,
-                int(sentences[group].sum()),
-                int(claims[group].sum()),
-                ratio,
-                len(shares),
-                empty,
-            )
-        )
-    return out
-
-
-SMALL_COUNTS = 10_000  # up to this many units, a chunk of draws is counted at once
-
-
-def _count_chunks(
-    rng: np.random.Generator, n: int, bootstrap: int
-) -> Iterator[tuple[int, FloatArray]]:
-    """(first resample, counts): how often each of n units is drawn in each of
-    `bootstrap` resamples of n units with replacement, 100 resamples at a time: the
-    counts of rng.integers(0, n, (bootstrap, n)) (the same draws as one call), without
-    bootstrap x n arrays (1 GB at 40,000 units)."""
-    for start in range(0, bootstrap, 100):
-        drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
-        # As floats (whole numbers, exact; a matrix product with floats is BLAS's, with
-        # integers numpy's own). Up to SMALL_COUNTS units: ones added in place at each
-        # draw, each row's draws shifted by n times its row (np.add.at, 1.3-2x faster
-        # than a bincount per row and its conversion to floats, the same counts); else
-        # an integer bincount row by row (n counts stay in the cache; 4x faster than one
-        # weighted by ones).
-        if n <= SMALL_COUNTS:
-            counts = np.zeros((len(drawn), n))
-            shifted = drawn + (n * np.arange(len(drawn), dtype=np.int32))[:, None]
-            np.add.at(counts.reshape(-1), shifted.ravel(), 1.0)
-            yield start, counts
-            continue
-        counts = np.empty((len(drawn), n))
-        for i, row in enumerate(drawn):
-            counts[i] = np.bincount(row, minlength=n)
-        yield start, counts
-
-
-# (seed, units, resamples) -> the resample counts of `_count_chunks`, chunk by chunk, as
-# the smallest unsigned integers that hold them (a count is rarely above 10: a byte each)
-Draws = dict[tuple[int, int, int], list[tuple[int, npt.NDArray[np.unsignedinteger]]]]
-DRAWS_BYTES = 100_000_000  # a Draws keeps at most this much (then draws again)
-
-
-def _seeded_chunks(
-    seed: int, n: int, bootstrap: int, draws: Draws | None
-) -> Iterator[tuple[int, FloatArray]]:
-    """`_count_chunks(np.random.default_rng(seed), n, bootstrap)`; with `draws`, drawn once
-    per (seed, n, bootstrap) and kept there for the next call (the same counts: a report
-    resamples the same documents for every extractor and pair of extractors)."""
-    if draws is None:
-        yield from _count_chunks(np.random.default_rng(seed), n, bootstrap)
-        return
-    key = (seed, n, bootstrap)
-    if key in draws:
-        for start, small in draws[key]:
-            yield start, small.astype(np.float64)
-        return
-    room = DRAWS_BYTES - sum(small.nbytes for chunks in draws.values() for _, small in chunks)
-    kept = []
-    for start, counts in _count_chunks(np.random.default_rng(seed), n, bootstrap):
-        if n * bootstrap <= room:  # at least a byte a count
-            kept.append((start, counts.astype(np.min_scalar_type(int(counts.max())))))
-        yield start, counts
-    if kept:
-        draws[key] = kept
-
-
-def _draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:
-    """The counts of `_count_chunks` as one bootstrap x n array."""
-    weights = np.empty((bootstrap, n))
-    for start, counts in _count_chunks(rng, n, bootstrap):
-        weights[start : start + len(counts)] = counts
-    return weights
-
-
-def _clustered_means(
-    columns: Sequence[tuple[npt.ArrayLike, npt.ArrayLike | None]],
-    cluster: npt.ArrayLike,
-    n_clusters: int,
-    bootstrap: int,
-    seed: int,
-    draws: Draws | None = None,
-) -> list[Estimate]:
-    """The mean of each column (values, keep mask or None for all) over its kept units,
-    with a percentile interval from resampling the clusters: one set of draws (seeded)
-    for every column, streamed 100 resamples at a time."""
-    owners_all = np.asarray(cluster, dtype=np.intp)
-    totals = np.zeros((n_clusters, 2 * len(columns)))  # per cluster: sum, count per column
-    for j, (values, keep) in enumerate(columns):
-        mask = np.ones(len(owners_all), dtype=bool) if keep is None else np.asarray(keep, bool)
-        owners = owners_all[mask]
-        weights = np.asarray(values, dtype=np.float64)[mask]
-        totals[:, 2 * j] = np.bincount(owners, weights=weights, minlength=n_clusters)
-        totals[:, 2 * j + 1] = np.bincount(owners, minlength=n_clusters)
-    return _resampled_means(totals, bootstrap, seed, draws)
-
-
-def _resampled_means(
-    totals: FloatArray, bootstrap: int, seed: int, draws: Draws | None = None
-) -> list[Estimate]:
-    """`totals` holds per cluster (row) the sum and the count of units of each mean (two
-    columns per mean): each mean's value, and its percentile interval from resampling
-    the clusters, one set of draws (seeded) for every mean, 100 resamples at a time."""
-    n_clusters = len(totals)
-    resampled = None
-    if bootstrap and n_clusters:
-        resampled = np.empty((bootstrap, totals.shape[1]))
-        for start, counts in _seeded_chunks(seed, n_clusters, bootstrap, draws):
-            resampled[start : start + len(counts)] = counts @ totals
-    out = []
-    for j in range(0, totals.shape[1], 2):
-        n_kept = int(totals[:, j + 1].sum())
-        if not n_kept:
-            out.append(Estimate("mean", None, undefined_reason="no units"))
-            continue
-        value = float(totals[:, j].sum() / totals[:, j + 1].sum())
-        if resampled is None:
-            out.append(Estimate("mean", value, n_units=n_kept))
-            continue
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratios = resampled[:, j] / resampled[:, j + 1]
-        low, high, note = percentile_ci(ratios, CONFIDENCE)
-        out.append(Estimate("mean", value, low, high, note=note, n_units=n_kept))
-    return out
 
 
 # --------------------------------------------------------------------------- scores
@@ -1010,3 +706,101 @@ def system_pairing(
             {name: values[:-1] for name, values in both.items()},
         )
     return Pairing(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)
+
+
+# --------------------------------------------------------------------------- one each
+
+
+def _one(correlation: Correlation, name: str) -> CorrelationCoefficient:
+    if correlation.undefined_reason is not None:
+        return CorrelationCoefficient(None, note=correlation.undefined_reason)
+    coefficient: CorrelationCoefficient = getattr(correlation, name)
+    return coefficient
+
+
+def pearson_example(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Pearson's r over the responses both scorings scored (Pearson 1895),
+    r = sum (x_i - mean x)(y_i - mean y) / sqrt(sum (x_i - mean x)^2 sum (y_i - mean y)^2),
+    with scipy's p-value, and the percentile interval of r over resamples of the
+    responses drawn with replacement. Reference: reference.example_correlation."""
+    return _one(example_correlation(x, y, bootstrap=bootstrap, seed=seed), "pearson")
+
+
+def spearman_example(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Spearman's rho over the responses both scorings scored (Spearman 1904): Pearson's
+    r of the scores' mid-ranks (tied scores share the mean of their ranks), with scipy's
+    p-value and the percentile interval over resamples of the responses.
+    Reference: reference.spearman, reference.example_correlation."""
+    return _one(example_correlation(x, y, bootstrap=bootstrap, seed=seed), "spearman")
+
+
+def kendall_example(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Kendall's tau-b over the responses both scorings scored (Kendall 1945):
+    (concordant - discordant pairs) / sqrt((n0 - pairs tied in x)(n0 - pairs tied in y)),
+    n0 = n (n - 1) / 2, with scipy's p-value and the percentile interval over resamples
+    of the responses. Reference: reference.kendall_tau_b, reference.example_correlation."""
+    return _one(example_correlation(x, y, bootstrap=bootstrap, seed=seed), "kendall")
+
+
+def pearson_system(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    systems: Mapping[Hashable, str],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Pearson's r (formula: `pearson_example`) over the systems' mean scores (each
+    system's responses both scorings scored; `systems` maps a response to its system),
+    with the percentile interval over resamples of the responses within each system.
+    Reference: reference.system_correlation."""
+    found = system_correlation(x, y, systems, level="system", bootstrap=bootstrap, seed=seed)
+    return _one(found, "pearson")
+
+
+def spearman_system(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    systems: Mapping[Hashable, str],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Spearman's rho (formula: `spearman_example`) over the systems' mean scores, equal
+    means tied (computed exactly: `tied_means_exact`), with the percentile interval over
+    resamples of the responses within each system. Reference: reference.system_correlation."""
+    found = system_correlation(x, y, systems, level="system", bootstrap=bootstrap, seed=seed)
+    return _one(found, "spearman")
+
+
+def kendall_system(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    systems: Mapping[Hashable, str],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Kendall's tau-b (formula: `kendall_example`) over the systems' mean scores, equal
+    means tied (`tied_means_exact`), with the percentile interval over resamples of the
+    responses within each system. Reference: reference.system_correlation."""
+    found = system_correlation(x, y, systems, level="system", bootstrap=bootstrap, seed=seed)
+    return _one(found, "kendall")
