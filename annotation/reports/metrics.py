@@ -29,8 +29,7 @@ from pipeline.split import sentences_for
 from .. import charts, kinds
 from ..gold import fetch
 from ..models import Claim, ClaimList, Document, Project, SentenceCount, System
-from ..stats import Coefficient
-from ..stats import metric_comparison as ms
+from ..stats import Coefficient, claim_lists, correlation, resampling
 from .queries import ReportData
 from .tables import Cell, Chart, Filters, Section, Table
 
@@ -143,8 +142,8 @@ def _extractions(project: Project, filters: Filters) -> _Extractions | None:
 
 
 def _similarities(
-    ex: _Extractions, *, bootstrap: int, seed: int, draws: ms.Draws
-) -> dict[tuple[str, str, str], ms.ListSimilarity]:
+    ex: _Extractions, *, bootstrap: int, seed: int, draws: resampling.Draws
+) -> dict[tuple[str, str, str], claim_lists.ListSimilarity]:
     """(system A, system B, unit) -> the similarity of their claim lists, per sentence when
     both lists give each claim's sentence, else per document."""
     found = {}
@@ -159,7 +158,7 @@ def _similarities(
         return sentences[list_id]
 
     for a, b in itertools.combinations(ex.names, 2):
-        units: dict[str, list[ms.ListPair]] = {"sentence": [], "document": []}
+        units: dict[str, list[claim_lists.ListPair]] = {"sentence": [], "document": []}
         for doc, systems in ex.by_doc.items():
             if a not in systems or b not in systems:
                 continue
@@ -167,22 +166,24 @@ def _similarities(
             if ex.aligned(systems[a]) and ex.aligned(systems[b]):
                 sa, sb = of_sentence(systems[a]), of_sentence(systems[b])
                 for i in range(ex.n_sentences[doc]):
-                    units["sentence"].append(ms.ListPair(doc, sa.get(i, ()), sb.get(i, ())))
+                    units["sentence"].append(
+                        claim_lists.ListPair(doc, sa.get(i, ()), sb.get(i, ()))
+                    )
             else:
                 units["document"].append(
-                    ms.ListPair(doc, tuple(t for t, _ in la), tuple(t for t, _ in lb))
+                    claim_lists.ListPair(doc, tuple(t for t, _ in la), tuple(t for t, _ in lb))
                 )
         for level, pairs in units.items():
             if pairs:
-                found[(a, b, level)] = ms.list_similarity(
+                found[(a, b, level)] = claim_lists.list_similarity(
                     pairs, bootstrap=bootstrap, seed=seed, draws=draws
                 )
     return found
 
 
 def _densities(
-    ex: _Extractions, *, bootstrap: int, seed: int, draws: ms.Draws
-) -> dict[tuple[str, str | None], ms.ClaimDensity]:
+    ex: _Extractions, *, bootstrap: int, seed: int, draws: resampling.Draws
+) -> dict[tuple[str, str | None], claim_lists.ClaimDensity]:
     """(system, domain or None for all) -> claims per sentence."""
     found = {}
     for name in ex.names:
@@ -195,9 +196,11 @@ def _densities(
             if ex.aligned(systems[name]):
                 empty = ex.n_sentences[doc] - len({s for _, s in lst})
             responses.append(
-                ms.ResponseExtraction(doc, ex.domains[doc], len(lst), ex.n_sentences[doc], empty)
+                claim_lists.ResponseExtraction(
+                    doc, ex.domains[doc], len(lst), ex.n_sentences[doc], empty
+                )
             )
-        for d in ms.claim_density(responses, bootstrap=bootstrap, seed=seed, draws=draws):
+        for d in claim_lists.claim_density(responses, bootstrap=bootstrap, seed=seed, draws=draws):
             found[(name, d.domain)] = d
     return found
 
@@ -210,7 +213,7 @@ def _extraction_section(
         return None
     names = ex.names
     # the resamples of the same documents (every pair, every extractor) are drawn once
-    draws: ms.Draws = {}
+    draws: resampling.Draws = {}
     similarities = _similarities(ex, bootstrap=bootstrap, seed=seed, draws=draws)
     densities = _densities(ex, bootstrap=bootstrap, seed=seed, draws=draws)
     data: dict[str, Any] = {"pairs": similarities, "density": densities}
@@ -403,7 +406,7 @@ def _pct(value: float | None) -> float | None:
 class _Scored:
     """Every label source's labels on every extractor's claims, per response (the query)."""
 
-    by_source: dict[tuple[str, str], list[ms.ResponseLabels]]  # (source, extractor)
+    by_source: dict[tuple[str, str], list[correlation.ResponseLabels]]  # (source, extractor)
     unlabelled: dict[tuple[str, str], int]  # (source, extractor) -> claims with no label
     model_of: dict[Hashable, str]  # document -> source model
     model_domain: dict[Hashable, str]  # document -> "source model / domain"
@@ -450,7 +453,7 @@ def _scored(project: Project, filters: Filters, data: ReportData) -> _Scored | N
             info[pk] = (doc, model or "(unknown model)", domain, extractor)
             sizes[pk] = n
 
-    by_source: dict[tuple[str, str], list[ms.ResponseLabels]] = defaultdict(list)
+    by_source: dict[tuple[str, str], list[correlation.ResponseLabels]] = defaultdict(list)
     unlabelled: dict[tuple[str, str], int] = defaultdict(int)
     for (source, list_id), claim_labels in labels.items():
         if list_id not in info:
@@ -461,7 +464,9 @@ def _scored(project: Project, filters: Filters, data: ReportData) -> _Scored | N
             continue  # annotators label a sample of claims: a response needs all of its own
         unlabelled[(source, extractor)] += missing
         by_source[(source, extractor)].append(
-            ms.ResponseLabels(doc, model, domain, sizes[list_id], tuple(claim_labels.values()))
+            correlation.ResponseLabels(
+                doc, model, domain, sizes[list_id], tuple(claim_labels.values())
+            )
         )
     return _Scored(
         by_source=by_source,
@@ -475,19 +480,21 @@ def _scored(project: Project, filters: Filters, data: ReportData) -> _Scored | N
 
 def _correlations(
     scores: dict[str, dict[Hashable, float]], scored: _Scored, *, bootstrap: int, seed: int
-) -> dict[tuple[str, str], list[ms.Correlation]]:
+) -> dict[tuple[str, str], list[correlation.Correlation]]:
     """(score A, score B) -> their correlations per example, per source model and per
     source model and domain; only pairs that share a response."""
-    pairings: dict[tuple[str, str], list[ms.Pairing]] = {}
-    draws: dict[tuple[int, int, tuple[int, ...]], list[ms.FloatArray]] = {}  # shared resamples
-    table = ms.ScoreTable(scores)
+    pairings: dict[tuple[str, str], list[correlation.Pairing]] = {}
+    draws: dict[
+        tuple[int, int, tuple[int, ...]], list[resampling.FloatArray]
+    ] = {}  # shared resamples
+    table = correlation.ScoreTable(scores)
     for a, b in itertools.combinations(sorted(scores), 2):
         if not table.present[b][table.order[a]].any():
             continue
         pairings[(a, b)] = [
-            ms.example_pairing(table, a, b, bootstrap=bootstrap, seed=seed),
+            correlation.example_pairing(table, a, b, bootstrap=bootstrap, seed=seed),
             *(
-                ms.system_pairing(
+                correlation.system_pairing(
                     table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws
                 )
                 for systems, level in (
@@ -497,12 +504,12 @@ def _correlations(
             ),
         ]
     # scipy's figures and the intervals of every pair at once (the same values)
-    found = iter(ms.correlate_many([p for levels in pairings.values() for p in levels]))
+    found = iter(correlation.correlate_many([p for levels in pairings.values() for p in levels]))
     return {pair: [next(found) for _ in levels] for pair, levels in pairings.items()}
 
 
 def _scatter_charts(
-    correlations: dict[tuple[str, str], list[ms.Correlation]], *, seed: int
+    correlations: dict[tuple[str, str], list[correlation.Correlation]], *, seed: int
 ) -> list[Chart]:
     chart_list: list[Chart] = []
     for (a, b), levels in correlations.items():
@@ -535,7 +542,7 @@ def _score_section(
     scores: dict[str, dict[Hashable, float]] = {}
     system_rows: list[tuple[Cell, ...]] = []
     for (source, extractor), responses in sorted(scored.by_source.items()):
-        for metric, values in ms.response_scores(responses, k_rule=k_rule).items():
+        for metric, values in correlation.response_scores(responses, k_rule=k_rule).items():
             if not values:
                 continue
             name = f"{metric}: {source} on {extractor}"
@@ -657,11 +664,11 @@ def _score_section(
     )
 
 
-def _coefficient(c: ms.CorrelationCoefficient) -> tuple[Cell, Cell, Cell, Cell]:
+def _coefficient(c: correlation.CorrelationCoefficient) -> tuple[Cell, Cell, Cell, Cell]:
     return c.value, c.ci_low, c.ci_high, c.p_value
 
 
-def _notes(c: ms.Correlation) -> str:
+def _notes(c: correlation.Correlation) -> str:
     return "; ".join(
         f"{name}: {coef.note}"
         for name, coef in (("Pearson", c.pearson), ("Spearman", c.spearman), ("Kendall", c.kendall))

@@ -19,13 +19,17 @@ is the one import callers need):
 - `planning`: units, comparisons and budget a study needs (module: `stats.planning`);
 - `careless`: the one definition of careless answering (too fast for the kind, the same
   label over a run of items), for the hiring rules and the annotator pages;
-- `metric_comparison`: metric against metric (claim lists, scores, correlations); used as
-  a module: `from annotation.stats import metric_comparison`.
+- metric against metric, each used as a module (`from annotation.stats import
+  correlation`): `resampling` (clustered bootstrap means), `claim_lists` (two
+  extractors' claim lists: exact match, ROUGE-L, claims per sentence), `correlation`
+  (per-response scores; Pearson, Spearman and Kendall per example and per system);
+- `reference`: the textbook form of each of those coefficients and intervals, plain
+  loops, that the fast paths are tested against (not used by reports).
 """
 
 from __future__ import annotations
 
-from . import gwet, metric_comparison, planning
+from . import claim_lists, correlation, gwet, planning, resampling
 from .careless import Careless, careless
 from .classification import (
     BINARY_LABELS,
@@ -167,6 +171,8 @@ __all__ = [
     "coincidence_matrix",
     "contingency_table",
     "distance_matrix",
+    "claim_lists",
+    "correlation",
     "gwet",
     "gwet_ac1_from_counts",
     "is_missing",
@@ -175,12 +181,12 @@ __all__ = [
     "label_set",
     "majority",
     "mcnemar_test",
-    "metric_comparison",
     "nominal_coefficients",
     "normalise_verdict",
     "order_categories",
     "percentile_ci",
     "planning",
+    "resampling",
     "preference",
     "response_labels",
     "scott_pi",

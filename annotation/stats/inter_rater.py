@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain, repeat
 from typing import Literal
@@ -979,6 +979,9 @@ def nominal_coefficients(patterns: npt.ArrayLike, weights: npt.ArrayLike) -> dic
 def percentile_ci(
     values: FloatArray | None, confidence: float
 ) -> tuple[float | None, float | None, str | None]:
+    """The bootstrap percentile interval of the resampled values (numpy's quantile,
+    linear interpolation; reference.percentile_interval), undefined resamples (NaN)
+    left out with a note."""
     if values is None or not len(values):
         return None, None, None
     finite = values[np.isfinite(values)]
@@ -995,13 +998,13 @@ def percentile_ci(
     return float(low), float(high), note
 
 
-def percentile_cis(
-    resampled: dict[str, FloatArray], confidence: float
-) -> dict[str, tuple[float | None, float | None, str | None]]:
+def percentile_cis[Key: Hashable](
+    resampled: Mapping[Key, FloatArray], confidence: float
+) -> dict[Key, tuple[float | None, float | None, str | None]]:
     """`percentile_ci` of each array; those fully defined and of one length in one
-    np.quantile over rows (numpy's quantile along an axis is its 1-D quantile of each row:
-    the same values, one call per report field instead of one per coefficient)."""
-    whole: dict[int, list[str]] = defaultdict(list)  # length -> keys
+    np.quantile over rows (numpy's quantile along an axis is its 1-D quantile of each row,
+    to the last bits: one call per report field instead of one per coefficient)."""
+    whole: dict[int, list[Key]] = defaultdict(list)  # length -> keys
     out = {}
     for key, values in resampled.items():
         if len(values) and np.isfinite(values).all():

@@ -1,339 +1,34 @@
-"""Metric against metric, on plain data (no Django): claim lists of two extractors,
-and the scores of two scoring systems over the same responses.
-
-- Claim lists (VeriScore App. F, footnote 25): per unit (a sentence, or a whole document
-  when a list is not sentence-aligned) exact match of the claim lists and ROUGE-L F1
-  (`rouge-score`, Google's reimplementation of ROUGE-1.5.5) between the newline-joined
-  lists. An empty list is VeriScore's output "No verifiable claim.", so two empty lists
-  match, as in the paper's test data.
-- Claims per sentence (VeriScore Table 1's VerRatio: the mean over responses of
-  claims / sentences).
-- Scores: FActScore (Min et al., 2023: supported / (supported + not supported), irrelevant
-  facts left out) and F1@K (`pipeline.score`) per response, then Pearson, Spearman and
-  Kendall (scipy) per example and per system (the mean score of each source model), as
-  VeriFastScore reports its agreement with VeriScore.
-
-Confidence intervals are 95 % bootstrap percentile intervals. Means resample documents
-(a document's sentences stay together); example-level correlations resample responses;
-system-level correlations resample responses within each system and recompute the means.
-Anything undefined is None with the reason, never NaN.
-"""
+"""Scores of two scoring systems over the same responses correlated, on plain data (no
+Django): FActScore (Min et al., 2023: supported / (supported + not supported), irrelevant
+facts left out) and F1@K (`pipeline.score`) per response, then Pearson's r, Spearman's rho
+and Kendall's tau-b (scipy) per example and per system (the mean score of each source
+model), as VeriFastScore reports its agreement with VeriScore; one public function per
+coefficient and level (`pearson_example` ... `kendall_system`), the report's batched path
+`correlate_many`. Intervals are 95 % bootstrap percentile intervals: example-level
+correlations resample responses; system-level ones resample responses within each system
+and recompute the means. Anything undefined is None with the reason, never NaN.
+Reference: stats/reference.py."""
 
 from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from rouge_score import rouge_scorer
-from scipy import sparse as scipy_sparse
 from scipy import stats as scipy_stats
 
 from pipeline.score import f1_at_k, median_k
 
 from .classification import SUPPORTED, UNSUPPORTED, normalise_verdict
-from .coefficient import Coefficient as Estimate
-from .inter_rater import percentile_ci  # a value with its interval, or why it has none
+from .inter_rater import percentile_cis
+from .resampling import CONFIDENCE, FloatArray, _draw_counts
 
-NO_CLAIM = "No verifiable claim."  # VeriScore's extractor output for a sentence without claims
-CONFIDENCE = 0.95
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
-TIE_DECIMALS = 12  # resampled means equal to this many decimals are ties
-
-FloatArray = npt.NDArray[np.float64]
-
-
-# --------------------------------------------------------------------------- claim lists
-
-
-@functools.cache
-def _scorer() -> rouge_scorer.RougeScorer:
-    return rouge_scorer.RougeScorer(["rougeL"])
-
-
-def joined(claims: Sequence[str]) -> str:
-    """A claim list as VeriScore writes an extractor's output: one claim per line."""
-    text = "\n".join(c.strip() for c in claims if c.strip())
-    return text or NO_CLAIM
-
-
-def rouge_l(a: Sequence[str], b: Sequence[str]) -> float:
-    """ROUGE-L F1 between two newline-joined claim lists (symmetric)."""
-    return float(_scorer().score(joined(a), joined(b))["rougeL"].fmeasure)
-
-
-def exact_match(a: Sequence[str], b: Sequence[str]) -> bool:
-    return joined(a) == joined(b)
-
-
-class ListPair(NamedTuple):  # a tuple: a report makes one per sentence, made fast
-    """The claims two systems extracted from one unit (a sentence or a whole document)."""
-
-    document: Hashable
-    a: tuple[str, ...]
-    b: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ListSimilarity:
-    units: int
-    documents: int
-    both_empty: int
-    exact_match: Estimate
-    exact_match_with_claims: Estimate  # leaving out units where both lists are empty
-    rouge_l: Estimate
-    a_claims_per_unit: Estimate
-    b_claims_per_unit: Estimate
-    a_empty_share: Estimate
-    b_empty_share: Estimate
-
-
-def list_similarity(
-    pairs: Sequence[ListPair],
-    *,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    draws: Draws | None = None,
-) -> ListSimilarity:
-    """`draws`: resample counts kept between calls (see `Draws`)."""
-    docs = list(dict.fromkeys(p.document for p in pairs))
-    index = {d: i for i, d in enumerate(docs)}
-    cluster = [index[p.document] for p in pairs]
-    texts = [(joined(p.a), joined(p.b)) for p in pairs]
-    matches = [float(a == b) for a, b in texts]  # exact_match
-    rouge: dict[tuple[str, str], float] = {}  # many units repeat (two empty lists, ...)
-    for key in texts:
-        if key not in rouge:
-            rouge[key] = float(_scorer().score(*key)["rougeL"].fmeasure)  # rouge_l
-    with_claims = [bool(p.a or p.b) for p in pairs]
-    (
-        exact,
-        exact_with_claims,
-        rouge_mean,
-        a_claims,
-        b_claims,
-        a_empty,
-        b_empty,
-    ) = _clustered_means(
-        [
-            (matches, None),
-            (matches, with_claims),
-            ([rouge[key] for key in texts], None),
-            ([float(len(p.a)) for p in pairs], None),
-            ([float(len(p.b)) for p in pairs], None),
-            ([float(not p.a) for p in pairs], None),
-            ([float(not p.b) for p in pairs], None),
-        ],
-        cluster,
-        len(docs),
-        bootstrap,
-        seed,
-        draws,
-    )
-    return ListSimilarity(
-        units=len(pairs),
-        documents=len(docs),
-        both_empty=sum(not w for w in with_claims),
-        exact_match=exact,
-        exact_match_with_claims=exact_with_claims,
-        rouge_l=rouge_mean,
-        a_claims_per_unit=a_claims,
-        b_claims_per_unit=b_claims,
-        a_empty_share=a_empty,
-        b_empty_share=b_empty,
-    )
-
-
-class ResponseExtraction(NamedTuple):  # a tuple: a report makes one per claim list
-    document: Hashable
-    domain: str
-    claims: int
-    sentences: int
-    # sentences with no claim; None when the list is not sentence-aligned
-    empty_sentences: int | None = None
-
-
-@dataclass(frozen=True)
-class ClaimDensity:
-    domain: str | None  # None: every domain
-    responses: int
-    sentences: int
-    claims: int
-    ratio: Estimate  # mean over responses of claims / sentences (VeriScore's VerRatio)
-    aligned_responses: int
-    empty_share: Estimate  # sentences with no claim / sentences, over aligned responses
-
-
-def claim_density(
-    responses: Sequence[ResponseExtraction],
-    *,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    draws: Draws | None = None,
-) -> list[ClaimDensity]:
-    """Per domain and over all domains; responses without sentences are left out.
-    `draws`: resample counts kept between calls (see `Draws`)."""
-    usable = [r for r in responses if r.sentences > 0]
-    claims = np.array([r.claims for r in usable], dtype=np.int64)
-    sentences = np.array([r.sentences for r in usable], dtype=np.int64)
-    aligned = np.array([r.empty_sentences is not None for r in usable], dtype=bool)
-    empties = np.array([r.empty_sentences or 0 for r in usable], dtype=np.float64)
-    domains = [r.domain for r in usable]
-    by_domain: dict[str | None, npt.NDArray[np.bool_]] = {
-        d: np.array([x == d for x in domains], dtype=bool) for d in dict.fromkeys(domains)
-    }
-    if len(by_domain) > 1:
-        by_domain[None] = np.ones(len(usable), dtype=bool)
-    ratio_of = claims / sentences  # per response (a cluster): claims / sentences (one unit)
-    out = []
-    for domain in sorted(by_domain, key=lambda d: (d is None, d or "")):
-        group = by_domain[domain]
-        n = int(group.sum())
-        ratios = np.stack([ratio_of[group], np.ones(n)], axis=1)
-        # The share of empty sentences pools the sentences of the sentence-aligned
-        # responses: per response, its empty sentences over its sentences.
-        mine = group & aligned
-        shares = np.stack([empties[mine], sentences[mine].astype(np.float64)], axis=1)
-        if len(shares) == n:  # the same clusters: one set of draws for both
-            ratio, empty = _resampled_means(np.hstack([ratios, shares]), bootstrap, seed, draws)
-        else:
-            (ratio,) = _resampled_means(ratios, bootstrap, seed, draws)
-            (empty,) = _resampled_means(shares, bootstrap, seed, draws)
-        out.append(
-            ClaimDensity(
-                domain,
-                n,
-                int(sentences[group].sum()),
-                int(claims[group].sum()),
-                ratio,
-                len(shares),
-                empty,
-            )
-        )
-    return out
-
-
-SMALL_COUNTS = 10_000  # up to this many units, a chunk of draws is counted at once
-
-
-def _count_chunks(
-    rng: np.random.Generator, n: int, bootstrap: int
-) -> Iterator[tuple[int, FloatArray]]:
-    """(first resample, counts): how often each of n units is drawn in each of
-    `bootstrap` resamples of n units with replacement, 100 resamples at a time: the
-    counts of rng.integers(0, n, (bootstrap, n)) (the same draws as one call), without
-    bootstrap x n arrays (1 GB at 40,000 units)."""
-    for start in range(0, bootstrap, 100):
-        drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
-        # As floats (whole numbers, exact; a matrix product with floats is BLAS's, with
-        # integers numpy's own). Up to SMALL_COUNTS units: ones added in place at each
-        # draw, each row's draws shifted by n times its row (np.add.at, 1.3-2x faster
-        # than a bincount per row and its conversion to floats, the same counts); else
-        # an integer bincount row by row (n counts stay in the cache; 4x faster than one
-        # weighted by ones).
-        if n <= SMALL_COUNTS:
-            counts = np.zeros((len(drawn), n))
-            shifted = drawn + (n * np.arange(len(drawn), dtype=np.int32))[:, None]
-            np.add.at(counts.reshape(-1), shifted.ravel(), 1.0)
-            yield start, counts
-            continue
-        counts = np.empty((len(drawn), n))
-        for i, row in enumerate(drawn):
-            counts[i] = np.bincount(row, minlength=n)
-        yield start, counts
-
-
-# (seed, units, resamples) -> the resample counts of `_count_chunks`, chunk by chunk, as
-# the smallest unsigned integers that hold them (a count is rarely above 10: a byte each)
-Draws = dict[tuple[int, int, int], list[tuple[int, npt.NDArray[np.unsignedinteger]]]]
-DRAWS_BYTES = 100_000_000  # a Draws keeps at most this much (then draws again)
-
-
-def _seeded_chunks(
-    seed: int, n: int, bootstrap: int, draws: Draws | None
-) -> Iterator[tuple[int, FloatArray]]:
-    """`_count_chunks(np.random.default_rng(seed), n, bootstrap)`; with `draws`, drawn once
-    per (seed, n, bootstrap) and kept there for the next call (the same counts: a report
-    resamples the same documents for every extractor and pair of extractors)."""
-    if draws is None:
-        yield from _count_chunks(np.random.default_rng(seed), n, bootstrap)
-        return
-    key = (seed, n, bootstrap)
-    if key in draws:
-        for start, small in draws[key]:
-            yield start, small.astype(np.float64)
-        return
-    room = DRAWS_BYTES - sum(small.nbytes for chunks in draws.values() for _, small in chunks)
-    kept = []
-    for start, counts in _count_chunks(np.random.default_rng(seed), n, bootstrap):
-        if n * bootstrap <= room:  # at least a byte a count
-            kept.append((start, counts.astype(np.min_scalar_type(int(counts.max())))))
-        yield start, counts
-    if kept:
-        draws[key] = kept
-
-
-def _draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:
-    """The counts of `_count_chunks` as one bootstrap x n array."""
-    weights = np.empty((bootstrap, n))
-    for start, counts in _count_chunks(rng, n, bootstrap):
-        weights[start : start + len(counts)] = counts
-    return weights
-
-
-def _clustered_means(
-    columns: Sequence[tuple[npt.ArrayLike, npt.ArrayLike | None]],
-    cluster: npt.ArrayLike,
-    n_clusters: int,
-    bootstrap: int,
-    seed: int,
-    draws: Draws | None = None,
-) -> list[Estimate]:
-    """The mean of each column (values, keep mask or None for all) over its kept units,
-    with a percentile interval from resampling the clusters: one set of draws (seeded)
-    for every column, streamed 100 resamples at a time."""
-    owners_all = np.asarray(cluster, dtype=np.intp)
-    totals = np.zeros((n_clusters, 2 * len(columns)))  # per cluster: sum, count per column
-    for j, (values, keep) in enumerate(columns):
-        mask = np.ones(len(owners_all), dtype=bool) if keep is None else np.asarray(keep, bool)
-        owners = owners_all[mask]
-        weights = np.asarray(values, dtype=np.float64)[mask]
-        totals[:, 2 * j] = np.bincount(owners, weights=weights, minlength=n_clusters)
-        totals[:, 2 * j + 1] = np.bincount(owners, minlength=n_clusters)
-    return _resampled_means(totals, bootstrap, seed, draws)
-
-
-def _resampled_means(
-    totals: FloatArray, bootstrap: int, seed: int, draws: Draws | None = None
-) -> list[Estimate]:
-    """`totals` holds per cluster (row) the sum and the count of units of each mean (two
-    columns per mean): each mean's value, and its percentile interval from resampling
-    the clusters, one set of draws (seeded) for every mean, 100 resamples at a time."""
-    n_clusters = len(totals)
-    resampled = None
-    if bootstrap and n_clusters:
-        resampled = np.empty((bootstrap, totals.shape[1]))
-        for start, counts in _seeded_chunks(seed, n_clusters, bootstrap, draws):
-            resampled[start : start + len(counts)] = counts @ totals
-    out = []
-    for j in range(0, totals.shape[1], 2):
-        n_kept = int(totals[:, j + 1].sum())
-        if not n_kept:
-            out.append(Estimate("mean", None, undefined_reason="no units"))
-            continue
-        value = float(totals[:, j].sum() / totals[:, j + 1].sum())
-        if resampled is None:
-            out.append(Estimate("mean", value, n_units=n_kept))
-            continue
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratios = resampled[:, j] / resampled[:, j + 1]
-        low, high, note = percentile_ci(ratios, CONFIDENCE)
-        out.append(Estimate("mean", value, low, high, note=note, n_units=n_kept))
-    return out
 
 
 # --------------------------------------------------------------------------- scores
@@ -445,8 +140,8 @@ def correlate(
 def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
     """`correlate` of each pairing: scipy's pearsonr once for the pairings with as many
     points (its axis= form: the same values as one call each), the percentile intervals
-    of every resampled coefficient without an undefined resample in one np.quantile
-    (the same values as percentile_ci's), spearmanr's 2-D form once for those pairings
+    of every resampled coefficient (`percentile_cis`), spearmanr's 2-D form once for
+    those pairings
     (`_spearman_pairs`), kendalltau per pairing."""
     found: list[Correlation] = []
     blank = CorrelationCoefficient(None)
@@ -497,7 +192,7 @@ def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
                         f"{name}: vectorised {observed[name][0]!r} != scipy {value!r}"
                     )
                 resampled[(i, name)] = replicates[name]
-    intervals = _intervals(resampled)
+    intervals = percentile_cis(resampled, CONFIDENCE)
     out = []
     for i, result in enumerate(found):
         if result.undefined_reason is None:
@@ -544,28 +239,6 @@ def _spearman_pairs(xs: FloatArray, ys: FloatArray) -> tuple[list[float], list[f
 SPEARMAN_BATCH = 100
 
 
-def _intervals(
-    replicates: Mapping[tuple[int, str], FloatArray],
-) -> dict[tuple[int, str], tuple[float | None, float | None, str | None]]:
-    """percentile_ci of each, those of one length with every value defined in one
-    np.quantile over rows (each row the same partition and interpolation: the same
-    values as one call each)."""
-    found = {}
-    by_length: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    for key, values in replicates.items():
-        if len(values) and np.isfinite(values).all():
-            by_length[len(values)].append(key)
-        else:
-            found[key] = percentile_ci(values, CONFIDENCE)
-    tail = (1 - CONFIDENCE) / 2
-    for keys in by_length.values():
-        rows = np.array([replicates[key] for key in keys])
-        low, high = np.quantile(rows, [tail, 1 - tail], axis=1).tolist()
-        for key, lo, hi in zip(keys, low, high, strict=True):
-            found[key] = (lo, hi, None)
-    return found
-
-
 def _pearson(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     """Pearson's r per row of weights w (resample x points); a and b broadcast to w."""
     total = w.sum(axis=1, keepdims=True)
@@ -575,19 +248,11 @@ def _pearson(w: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     return np.asarray(r, dtype=np.float64)
 
 
-MAX_ONE_HOT = 10_000  # points x values: above it, a reduceat costs less than a product
-
-
 def _per_value(w: FloatArray, values: FloatArray) -> tuple[FloatArray, npt.NDArray[np.intp]]:
     """The weight of each distinct value in each resample (rows x distinct values, in
-    value order), and each point's value index: sums of whole counts, exact (in any
-    order: a product with the points' one-hot value matrix while it is small, else the
-    points gathered by value and summed with reduceat)."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    if len(values) * len(distinct) <= MAX_ONE_HOT:
-        one_hot = np.zeros((len(values), len(distinct)))
-        one_hot[np.arange(len(values)), inverse] = 1
-        return w @ one_hot, inverse
+    value order), and each point's value index: the points gathered by value and their
+    whole counts summed with reduceat (exact in any order)."""
+    _, inverse = np.unique(values, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
     return np.add.reduceat(w[:, order], starts, axis=1), inverse
@@ -694,11 +359,6 @@ def _shared_spearman(w: FloatArray, known: tuple[PerValue, PerValue]) -> FloatAr
 
 # Above this many distinct (x, y) points Kendall's resamples cost rows x points^2.
 MAX_KENDALL_POINTS = 1500
-# Up to this many responses x resamples, the example level resamples the responses once
-# for every pair of scorings (a count matrix of this many floats) and sums each pair's
-# counts per distinct (x, y) point; above it, each pair draws a multinomial over its
-# points (the same bootstrap: resampling responses; cheaper with many responses).
-SHARED_RESAMPLE_CELLS = 2_000_000
 
 
 class ScoreTable:
@@ -728,21 +388,6 @@ class ScoreTable:
             int, tuple[Mapping[Hashable, str], npt.NDArray[np.intp], list[str]]
         ] = {}
         self._parts: dict[tuple[str, bytes], SystemParts] = {}
-        self._counts: dict[tuple[int, int, int], FloatArray] = {}
-
-    def counts(self, seed: int, n: int, bootstrap: int) -> FloatArray:
-        """How often each of n responses is drawn in each resample, as n x bootstrap (the
-        counts of rng.integers(0, n, (bootstrap, n)) from default_rng(seed), transposed:
-        a response's counts in a row), drawn once and kept for the other pairs over n
-        responses while the kept ones stay within DRAWS_BYTES (past it: drawn, used, not
-        kept; the same counts either way)."""
-        key = (seed, n, bootstrap)
-        counts = self._counts.get(key)
-        if counts is None:
-            counts = np.ascontiguousarray(_draw_counts(np.random.default_rng(seed), n, bootstrap).T)
-            if sum(c.nbytes for c in self._counts.values()) + counts.nbytes <= DRAWS_BYTES:
-                self._counts[key] = counts
-        return counts
 
     def both(self, a: str, b: str) -> npt.NDArray[np.intp]:
         """The responses a and b both scored, in a's order (as `[k for k in x if k in y]`)."""
@@ -765,21 +410,93 @@ class ScoreTable:
         """The parts of the system-level coefficients (`system_parts`) of scoring `name`
         on its resampled system means and, as a last row, its observed ones: each system's
         mean in each resample (counts: per system, the resamples' counts of its responses
-        `rows`, split at `starts`), rounded to TIE_DECIMALS; kept for the other pairs on
-        the same responses."""
+        `rows`, split at `starts`), exact where means tie (`tied_means_exact`); kept for
+        the other pairs on the same responses."""
         key = (name, rows.tobytes() + np.asarray(starts, dtype=np.intp).tobytes())
         if key not in self._parts:
             splits = np.split(self.values[name][rows], starts)
-            values = np.empty((len(counts[0]) + 1, len(splits)))  # C order, as before
-            for j, (v, w) in enumerate(zip(splits, counts, strict=True)):
-                # the product with two columns, as for a pair (the same BLAS kernel, so the
-                # same sums to the last bit); rounded so that equal means tie in Spearman's
-                # and Kendall's ranks whatever order a sum took (rounding noise ~1e-16)
-                means = (w @ np.stack([v, v], axis=1))[:, 0]
-                values[:-1, j] = np.round(means / len(v), TIE_DECIMALS)
-                values[-1, j] = np.mean(v)
-            self._parts[key] = system_parts(values)
+            self._parts[key] = system_parts(tied_means_exact(splits, counts))
         return self._parts[key]
+
+
+MAX_DENOMINATOR = 10**6  # a score is read as a fraction with a denominator up to this
+
+
+@functools.cache
+def _fraction(score: float) -> Fraction:
+    return Fraction(score).limit_denominator(MAX_DENOMINATOR)
+
+
+class Rationals(NamedTuple):
+    """Scores as the fractions they stand for."""
+
+    inverse: npt.NDArray[np.intp]  # each score's index among the distinct scores
+    fractions: list[Fraction]  # each distinct score's
+    shift: float  # the largest distance between a score and its fraction
+
+
+def rationals(values: FloatArray) -> Rationals:
+    """Each distinct score read as the nearest fraction with a denominator of at most
+    MAX_DENOMINATOR: a ratio of counts, as FActScore's s / (s + ns) and F1@K from it, is
+    recovered exactly (its float is within 1e-16 of it, and two such fractions are at
+    least 1e-12 apart)."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    fractions = [_fraction(x) for x in distinct.tolist()]
+    shift = max(
+        (abs(float(f) - x) for f, x in zip(fractions, distinct.tolist(), strict=True)),
+        default=0.0,
+    )
+    return Rationals(inverse, fractions, shift)
+
+
+def exact_mean(
+    values: Sequence[float] | FloatArray,
+    counts: FloatArray | None = None,
+    parts: Rationals | None = None,
+) -> float:
+    """sum(count x score) / sum(count) in exact arithmetic on the scores' fractions
+    (`rationals`; `parts`: theirs, when the caller has them; the numerators of each
+    denominator summed as integers first), rounded once: equal means are the same float
+    whatever the order of the scores (0.6 + 0.1 + 0.1 and 0.4 + 0.4 + 0 too). Counts
+    are whole numbers (all 1 when None)."""
+    v = np.asarray(values, dtype=np.float64)
+    inverse, fractions, _ = parts or rationals(v)
+    c = np.ones(len(v)) if counts is None else counts
+    per_value = np.bincount(inverse, weights=c, minlength=len(fractions)).tolist()
+    by_denominator: dict[int, int] = defaultdict(int)
+    for f, k in zip(fractions, per_value, strict=True):
+        if k:
+            by_denominator[f.denominator] += int(k) * f.numerator
+    total = sum((Fraction(n, d) for d, n in by_denominator.items()), Fraction(0))
+    return float(total / int(c.sum()))
+
+
+def tied_means_exact(values: Sequence[FloatArray], counts: Sequence[FloatArray]) -> FloatArray:
+    """Rows x systems: each system's mean score in each resample (system j's `values`
+    counted `counts[j]` times in a row, a row per resample) and, as a last row, its
+    observed mean. Computed in floating point, then each mean within the error bound of
+    another mean of its row recomputed exactly (`exact_mean`): equal means are the same
+    float, so they tie in Spearman's and Kendall's ranks, and means that differ keep
+    their order. A float mean of n scores errs from the exact one by at most
+    (n + 2) eps max |score| (a sum of n products errs by at most n u times the sum of
+    their magnitudes, u = eps / 2; the division adds u) plus the largest distance
+    between a score and its fraction."""
+    m = len(values)
+    rows = len(counts[0]) + 1 if m else 1
+    means = np.empty((rows, m))
+    bound = np.empty(m)
+    parts = [rationals(v) for v in values]
+    for j, (v, w) in enumerate(zip(values, counts, strict=True)):
+        means[:-1, j] = (w @ v) / len(v)
+        means[-1, j] = v.sum() / len(v)
+        eps = np.finfo(np.float64).eps
+        bound[j] = (len(v) + 2) * eps * float(np.abs(v).max()) + parts[j][2]
+    near = np.abs(means[:, :, None] - means[:, None, :]) <= bound[:, None] + bound[None, :]
+    near[:, np.arange(m), np.arange(m)] = False
+    for r, j in np.argwhere(near.any(axis=2)).tolist():
+        row = counts[j][r] if r < rows - 1 else None
+        means[r, j] = exact_mean(values[j], row, parts[j])
+    return means
 
 
 class SystemParts(NamedTuple):
@@ -845,8 +562,8 @@ def example_correlation(
     seed: int = 0,
 ) -> Correlation:
     """Per response, on the responses both scorings scored. A resample draws the responses
-    with replacement and counts each distinct (x, y) point's draws (with many responses:
-    a multinomial draw over the points, the same distribution; SHARED_RESAMPLE_CELLS)."""
+    with replacement: how often it draws each distinct (x, y) point is a multinomial draw
+    over the points, each with its share of the responses (reference.example_draws)."""
     return example_correlation_of(
         ScoreTable({"x": x, "y": y}), "x", "y", bootstrap=bootstrap, seed=seed
     )
@@ -870,32 +587,17 @@ def example_pairing(
         # the distinct (x, y) points in order of first appearance, with their counts
         _, ix = np.unique(xv, return_inverse=True)
         uy, iy = np.unique(yv, return_inverse=True)
-        _, first, joint_inverse, freq_int = np.unique(
-            ix.ravel() * len(uy) + iy.ravel(),
-            return_index=True,
-            return_inverse=True,
-            return_counts=True,
+        _, first, freq_int = np.unique(
+            ix.ravel() * len(uy) + iy.ravel(), return_index=True, return_counts=True
         )
         if len(first) <= MAX_KENDALL_POINTS:
             by_appearance = np.argsort(first)
             a_, b_ = xv[first[by_appearance]], yv[first[by_appearance]]
             freq = freq_int[by_appearance].astype(np.float64)
-            if len(rows) * bootstrap <= SHARED_RESAMPLE_CELLS:
-                # the responses resampled (their counts, drawn once per (seed, number of
-                # responses, bootstrap) and shared by every pair: `ScoreTable.counts`),
-                # summed per distinct point: whole numbers, exact
-                # (a product with the points x responses indicator matrix, sparse: one
-                # addition per response and resample)
-                point = np.empty(len(first), dtype=np.intp)
-                point[by_appearance] = np.arange(len(first))
-                indicator = scipy_sparse.csr_array(
-                    (np.ones(len(rows)), (point[joint_inverse], np.arange(len(rows)))),
-                    shape=(len(first), len(rows)),
-                )
-                draws = (indicator @ table.counts(seed, len(rows), bootstrap)).T
-            else:  # many responses: a multinomial over the points is cheaper
-                rng = np.random.default_rng(seed)
-                draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
+            # a resample draws the responses with replacement: how often it draws each
+            # distinct point is multinomial, its responses' share of the responses
+            rng = np.random.default_rng(seed)
+            draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
             # the observed points (each counted as often as it occurs) as a last row, rows
             # in C order (a row's sums as numpy adds a row's contiguous elements)
             w = np.empty((bootstrap + 1, len(freq)))
@@ -983,9 +685,7 @@ def system_pairing(
     replicates = None
     if not bootstrap or len(names) < MIN_POINTS:
         xm, ym = (
-            [float(np.mean(v)) for v in np.split(table.values[name][rows], starts)]
-            if len(rows)
-            else []
+            [exact_mean(v) for v in np.split(table.values[name][rows], starts)] if len(rows) else []
             for name in (a, b)
         )
     else:
@@ -1006,3 +706,101 @@ def system_pairing(
             {name: values[:-1] for name, values in both.items()},
         )
     return Pairing(xm, ym, level=level, what="systems", labels=names, bootstrap=replicates)
+
+
+# --------------------------------------------------------------------------- one each
+
+
+def _one(correlation: Correlation, name: str) -> CorrelationCoefficient:
+    if correlation.undefined_reason is not None:
+        return CorrelationCoefficient(None, note=correlation.undefined_reason)
+    coefficient: CorrelationCoefficient = getattr(correlation, name)
+    return coefficient
+
+
+def pearson_example(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Pearson's r over the responses both scorings scored (Pearson 1895),
+    r = sum (x_i - mean x)(y_i - mean y) / sqrt(sum (x_i - mean x)^2 sum (y_i - mean y)^2),
+    with scipy's p-value, and the percentile interval of r over resamples of the
+    responses drawn with replacement. Reference: reference.example_correlation."""
+    return _one(example_correlation(x, y, bootstrap=bootstrap, seed=seed), "pearson")
+
+
+def spearman_example(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Spearman's rho over the responses both scorings scored (Spearman 1904): Pearson's
+    r of the scores' mid-ranks (tied scores share the mean of their ranks), with scipy's
+    p-value and the percentile interval over resamples of the responses.
+    Reference: reference.spearman, reference.example_correlation."""
+    return _one(example_correlation(x, y, bootstrap=bootstrap, seed=seed), "spearman")
+
+
+def kendall_example(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Kendall's tau-b over the responses both scorings scored (Kendall 1945):
+    (concordant - discordant pairs) / sqrt((n0 - pairs tied in x)(n0 - pairs tied in y)),
+    n0 = n (n - 1) / 2, with scipy's p-value and the percentile interval over resamples
+    of the responses. Reference: reference.kendall_tau_b, reference.example_correlation."""
+    return _one(example_correlation(x, y, bootstrap=bootstrap, seed=seed), "kendall")
+
+
+def pearson_system(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    systems: Mapping[Hashable, str],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Pearson's r (formula: `pearson_example`) over the systems' mean scores (each
+    system's responses both scorings scored; `systems` maps a response to its system),
+    with the percentile interval over resamples of the responses within each system.
+    Reference: reference.system_correlation."""
+    found = system_correlation(x, y, systems, level="system", bootstrap=bootstrap, seed=seed)
+    return _one(found, "pearson")
+
+
+def spearman_system(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    systems: Mapping[Hashable, str],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Spearman's rho (formula: `spearman_example`) over the systems' mean scores, equal
+    means tied (computed exactly: `tied_means_exact`), with the percentile interval over
+    resamples of the responses within each system. Reference: reference.system_correlation."""
+    found = system_correlation(x, y, systems, level="system", bootstrap=bootstrap, seed=seed)
+    return _one(found, "spearman")
+
+
+def kendall_system(
+    x: Mapping[Hashable, float],
+    y: Mapping[Hashable, float],
+    systems: Mapping[Hashable, str],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CorrelationCoefficient:
+    """Kendall's tau-b (formula: `kendall_example`) over the systems' mean scores, equal
+    means tied (`tied_means_exact`), with the percentile interval over resamples of the
+    responses within each system. Reference: reference.system_correlation."""
+    found = system_correlation(x, y, systems, level="system", bootstrap=bootstrap, seed=seed)
+    return _one(found, "kendall")
