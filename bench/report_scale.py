@@ -3,6 +3,7 @@
     .venv/bin/python bench/report_scale.py                    # 10,000 and 100,000 items x 3
     .venv/bin/python bench/report_scale.py --items 10000      # one size
     .venv/bin/python bench/report_scale.py --quick            # 300 items, a smoke run
+    .venv/bin/python bench/report_scale.py --every-section    # and every section's data
     .venv/bin/python bench/report_scale.py --items 100000 --profile  # and where it goes
     eval "$(scripts/ensure-postgres)"
     .venv/bin/python bench/report_scale.py --database postgres  # on $DATABASE_URL
@@ -305,6 +306,279 @@ def build_synthetic(n_items: int = 10_000, *, n_annotators: int = 3, seed: int =
     return project
 
 
+FACT_LABELS = ["supported", "not-supported", "irrelevant"]
+FACTS_PER_DOC = 5
+
+
+def add_every_section(project: Any, *, n_atomic: int, seed: int = 0) -> None:
+    """What `build_synthetic` leaves out, so that every section of the report has data:
+    `n_atomic` atomic-fact items (adaptive overlap: two annotators, a third where the
+    first two disagree on a fact) with a reference's S / NS / IR verdicts on their facts;
+    a finished pipeline run whose extractor and verifier wrote claims and verdicts on the
+    comparison documents; researchers' adjudications on a tenth of the verification
+    labels and atomic facts that all annotators disagree on; a hiring policy, an invite
+    and a hired annotator, with training and known-answer check items (segment items)
+    answered by every annotator. All of it SYNTHETIC, seeded."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    from annotation import hiring
+    from annotation.models import (
+        AdaptiveOverlap,
+        Adjudication,
+        Answer,
+        Assignment,
+        Claim,
+        ClaimList,
+        Document,
+        Item,
+        Membership,
+        PipelineRun,
+        Segment,
+        System,
+        Verdict,
+    )
+
+    rng = random.Random(f"every-section-{seed}")
+    now = timezone.now()
+    members = Membership.objects.filter(project=project).order_by("number")
+    annotators = [m.user for m in members if m.role == Membership.ANNOTATOR]
+    researcher = next(m.user for m in members if m.role == Membership.RESEARCHER)
+    reference = System.objects.get(project=project, kind=System.REFERENCE)
+    with transaction.atomic():
+        # atomic facts, with adaptive overlap
+        facts_of = System.objects.create(project=project, name="SYNTHETIC fact extractor")
+        docs = Document.objects.bulk_create(
+            [
+                Document(
+                    project=project,
+                    external_id=f"synthetic-atomic-{i}",
+                    domain=DOMAINS[i % 3],
+                    source_model=MODELS[(i // 3) % 4],
+                    response=f"Synthetic biography {i}. It has sentences. Many of them.",
+                )
+                for i in range(n_atomic)
+            ]
+        )
+        lists = ClaimList.objects.bulk_create(
+            [ClaimList(document=d, system=facts_of) for d in docs]
+        )
+        facts = Claim.objects.bulk_create(
+            [
+                Claim(claim_list=cl, position=p, text=f"Synthetic fact {cl.pk}.{p}")
+                for cl in lists
+                for p in range(rng.randint(1, FACTS_PER_DOC))
+            ]
+        )
+        positions: dict[int, list[int]] = {}
+        for fact in facts:
+            positions.setdefault(fact.claim_list_id, []).append(fact.position)
+        AdaptiveOverlap.objects.create(
+            project=project, kind=Item.ATOMIC, field="label", start=2, up_to=3
+        )
+        items = Item.objects.bulk_create(
+            [
+                Item(project=project, kind=Item.ATOMIC, document=cl.document, list_a=cl)
+                for cl in lists
+            ]
+        )
+        answers, assignments, adjudications = [], [], []
+        position = Assignment.objects.filter(item__project=project).count()
+        for item in items:
+            truth = {p: rng.choice(FACT_LABELS) for p in positions[item.list_a_id]}
+            given: list[dict[int, str]] = []
+            for user in annotators:
+                if len(given) == 2 and given[0] == given[1]:
+                    break  # the first two agree: no third annotator
+                given.append({p: _noisy(rng, t, FACT_LABELS, 0.85) for p, t in truth.items()})
+                a = Assignment(
+                    item=item,
+                    annotator=user,
+                    position=position,
+                    status=Assignment.SUBMITTED,
+                    submitted_at=now,
+                    active_seconds=rng.uniform(20, 200),
+                )
+                position += 1
+                assignments.append(a)
+                answers += [
+                    Answer(assignment=a, unit=f"fact:{p}", field="label", value=v)
+                    for p, v in given[-1].items()
+                ]
+                answers.append(
+                    Answer(assignment=a, unit="fact:0", field="reason", value="synthetic")
+                )
+            for p, t in truth.items():
+                if len({g[p] for g in given}) == len(given) and rng.random() < 0.1:
+                    adjudications.append(
+                        Adjudication(
+                            item=item, unit=f"fact:{p}", field="label", value=t, by=researcher
+                        )
+                    )
+        Assignment.objects.bulk_create(assignments)
+        Answer.objects.bulk_create(answers, batch_size=5000)
+        Verdict.objects.bulk_create(
+            [
+                Verdict(claim=f, system=reference, label=rng.choice(["S", "NS", "IR"]))
+                for f in facts
+            ],
+            batch_size=5000,
+        )
+
+        # adjudications of verification labels all annotators disagree on
+        labels: dict[int, set[str]] = {}
+        for item_id, value in Answer.objects.filter(
+            assignment__item__project=project,
+            assignment__item__kind=Item.VERIFICATION,
+            field="label",
+        ).values_list("assignment__item_id", "value"):
+            labels.setdefault(item_id, set()).add(value)
+        for item_id in sorted(labels):
+            if len(labels[item_id]) == len(annotators) and rng.random() < 0.1:
+                adjudications.append(
+                    Adjudication(
+                        item_id=item_id,
+                        field="label",
+                        value=rng.choice(sorted(labels[item_id])),
+                        note="synthetic",
+                        by=researcher,
+                    )
+                )
+        Adjudication.objects.bulk_create(adjudications)
+
+        # claims in the comparison items' lists (the preference section leaves out a pair
+        # of empty lists): one to four each, a twentieth of the lists empty
+        compared_lists = Item.objects.filter(project=project, kind=Item.COMPARISON)
+        Claim.objects.bulk_create(
+            [
+                Claim(claim_list_id=cl, position=p, text=f"Synthetic compared claim {cl}.{p}")
+                for pair in compared_lists.order_by("pk").values_list("list_a_id", "list_b_id")
+                for cl in pair
+                if rng.random() >= 0.05
+                for p in range(rng.randint(1, 4))
+            ],
+            batch_size=5000,
+        )
+
+        # a finished pipeline run over the comparison documents
+        config = {"extractor": "veriscore", "label_mode": "binary", "model": "synthetic-model"}
+        compared = list(
+            Document.objects.filter(project=project, items__kind=Item.COMPARISON).order_by("pk")
+        )[:500]
+        run = PipelineRun.objects.create(
+            project=project,
+            created_by=researcher,
+            config=config,
+            status=PipelineRun.FINISHED,
+            total=len(compared),
+            started_at=now,
+            finished_at=now,
+        )
+        extractor = System.objects.create(
+            project=project, name=run.extractor_name, origin="pipeline", pipeline_run=run
+        )
+        verifier = System.objects.create(
+            project=project,
+            name=run.verifier_name,
+            kind=System.VERIFIER,
+            origin="pipeline",
+            pipeline_run=run,
+        )
+        run_lists = ClaimList.objects.bulk_create(
+            [
+                ClaimList(document=d, system=extractor, abstained=rng.random() < 0.05)
+                for d in compared
+            ]
+        )
+        run_claims = Claim.objects.bulk_create(
+            [
+                Claim(claim_list=cl, position=p, text=f"Synthetic run claim {cl.pk}.{p}")
+                for cl in run_lists
+                if not cl.abstained
+                for p in range(rng.randint(1, 5))
+            ]
+        )
+        Verdict.objects.bulk_create(
+            [
+                Verdict(
+                    claim=c,
+                    system=verifier,
+                    label="supported" if rng.random() < 0.7 else "unsupported",
+                )
+                for c in run_claims
+            ]
+        )
+        run.counts = {"claims": len(run_claims), "verdicts": len(run_claims)}
+        run.save(update_fields=["counts"])
+
+        # hiring: a policy, an invite, the third annotator hired through it, and training
+        # and check items (segment items) every annotator answered
+        hiring.HiringPolicy.objects.create(
+            project=project,
+            pass_mark=0.8,
+            check_rate=0.1,
+            pause_below=0.5,
+            pay_per_item="0.20",
+            pay_per_correct_check="0.05",
+        )
+        invite = hiring.Invite.objects.create(
+            project=project, note="SYNTHETIC study", items_per_person=100, created_by=researcher
+        )
+        hiring.Hire.objects.create(
+            membership=members.get(user=annotators[-1]),
+            invite=invite,
+            worker_id="SYNTHETIC-worker-1",
+            passed_training=True,
+        )
+        qdocs = Document.objects.bulk_create(
+            [
+                Document(
+                    project=project, external_id=f"synthetic-quality-{i}", domain=DOMAINS[i % 3]
+                )
+                for i in range(60)
+            ]
+        )
+        Segment.objects.bulk_create(
+            [
+                Segment(document=d, position=p, text=f"Synthetic segment {p}")
+                for d in qdocs
+                for p in range(1, SEGMENTS_PER_DOC + 1)
+            ]
+        )
+        qitems = Item.objects.bulk_create(
+            [Item(project=project, kind=Item.SEGMENT, document=d) for d in qdocs]
+        )
+        quality, qassignments, qanswers = [], [], []
+        for i, item in enumerate(qitems):
+            truth = {p: "true" if rng.random() < 0.7 else "false" for p in range(1, 4)}
+            quality.append(
+                hiring.QualityItem(
+                    item=item,
+                    role=hiring.TRAINING if i < 20 else hiring.CHECK,
+                    reference={f"segment:{p}.correct": t for p, t in truth.items()},
+                )
+            )
+            for n, user in enumerate(annotators):
+                a = Assignment(
+                    item=item,
+                    annotator=user,
+                    position=position,
+                    status=Assignment.SUBMITTED,
+                    submitted_at=now,
+                    active_seconds=rng.uniform(10, 60),
+                )
+                position += 1
+                qassignments.append(a)
+                for p, t in truth.items():
+                    value = _noisy(rng, t, ["true", "false"], 0.9 - 0.1 * n)
+                    qanswers.append(
+                        Answer(assignment=a, unit=f"segment:{p}", field="correct", value=value)
+                    )
+        hiring.QualityItem.objects.bulk_create(quality)
+        Assignment.objects.bulk_create(qassignments)
+        Answer.objects.bulk_create(qanswers)
+
+
 def run_report(
     project: Any, *, bootstrap: int, seed: int = 0, cached: bool = False
 ) -> tuple[Any, str]:
@@ -492,7 +766,13 @@ def bench(n_items: int, args: argparse.Namespace) -> bool:
     from annotation.models import Answer, Project
     from annotation.reports.metrics import store_sentence_counts
 
-    project, build_s, _ = timed(lambda: build_synthetic(n_items, n_annotators=args.annotators))
+    def make() -> Any:
+        project = build_synthetic(n_items, n_annotators=args.annotators)
+        if args.every_section:
+            add_every_section(project, n_atomic=n_items // 10)
+        return project
+
+    project, build_s, _ = timed(make)
     goal_s = 1 if n_items <= 10_000 else 10
     try:
         analyzed = analyze()
@@ -569,6 +849,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--quick", action="store_true", help="300 items: a smoke run")
+    parser.add_argument(
+        "--every-section",
+        action="store_true",
+        help="add a tenth more items of atomic facts, adjudications, a pipeline run and "
+        "hiring (add_every_section), as the golden report does (bench/golden_report.py)",
+    )
     parser.add_argument(
         "--profile",
         action="store_true",

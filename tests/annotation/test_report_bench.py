@@ -22,6 +22,7 @@ def test_the_benchmark_runs_in_quick_mode() -> None:
             "--bootstrap",
             "50",
             "--profile",
+            "--every-section",
         ],
         capture_output=True,
         text=True,
