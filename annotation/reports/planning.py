@@ -16,14 +16,15 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
 from django import forms
 from django.db.models import Q
 
 from .. import hiring, kinds, stats
-from ..gold import fetch
+from ..answers import fetch
 from ..models import AdaptiveOverlap, Assignment, Project
 from ..stats import planning
-from .agreement import field_units
+from .agreement import field_codes
 from .preference import preference_rows
 from .queries import ReportData, assignment_filter, member_names, report_data
 from .tables import Cell, Filters, Section, Table
@@ -202,21 +203,24 @@ def _agreement_rows(
     check_rate: float,
     training: int,
 ) -> tuple[list[tuple[Cell, ...]], list[str]]:
-    by_field = field_units(data)
     out: list[tuple[Cell, ...]] = []
     unplanned: list[str] = []
     for spec in kinds.all_specs():
         per_item = options.seconds_per_item or seconds.get(spec.name)
         for agreement in spec.agreement:
             categories = spec.categorical(data.project)[agreement.field]
-            units = by_field.get((spec.name, agreement.level, agreement.field), {})
-            counts = [
-                [sum(v == c for v in row.values()) for c in categories] for row in units.values()
-            ]
-            counts = [c for c in counts if sum(c) >= 2]
-            # units of a sub-unit field (evidence, segment, fact) per item, in the pilot
-            items = {str(u).split("/", 1)[0] for u in units}
-            per_item_units = len(units) / len(items) if items else 1.0
+            codes = field_codes(data, spec.name, agreement.level, agreement.field)
+            counts: list[list[int]] = []
+            per_item_units = 1.0
+            if codes is not None and len(codes.units):
+                # each distinct row's count per category, laid out per unit
+                of_row = [
+                    [sum(codes.values[v] == c for v in row if v >= 0) for c in categories]
+                    for row in codes.distinct.tolist()
+                ]
+                counts = [of_row[r] for r in codes.row_of.tolist() if sum(of_row[r]) >= 2]
+                # units of a sub-unit field (evidence, segment, fact) per item, in the pilot
+                per_item_units = len(codes.units) / len(np.unique(codes.items))
             plans: list[tuple[str, int, float | None, planning.UnitModel]] = []
             if counts:
                 current = Counter(sum(c) for c in counts).most_common(1)[0][0]
@@ -305,7 +309,7 @@ def _preference_rows(data: ReportData, options: PlanOptions) -> list[tuple[Cell,
     for spec in kinds.all_specs():
         if "preference" not in spec.report_sections:
             continue
-        rows, _, _ = preference_rows(data.project, spec, data.rows_of.get(spec.name, []))
+        rows, _, _ = preference_rows(data.project, spec, data.answers)
         if not rows:
             continue
         for cell in stats.preference(rows).cells:
@@ -463,12 +467,20 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
     # Fleiss' kappa on the first k answers of each unit of the items (in the order the
     # item was assigned): the item itself, or each of its evidence, segments or facts
     first: dict[Hashable, tuple[str | None, ...]] = {}
-    for (item, unit, field), values in data.grouped.items():
-        if field != policy.field or item not in under:
+    for codes in data.answers.of_kind(policy.kind):
+        if codes.field != policy.field:
             continue
-        labels = tuple(values.get(annotator) for annotator, _ in under[item][: policy.start])
-        if None not in labels:
-            first[(item, unit)] = labels
+        column = {a: j for j, a in enumerate(codes.annotators.tolist())}
+        for item, unit, row in zip(
+            codes.items.tolist(), codes.units, codes.codes.tolist(), strict=True
+        ):
+            if item not in under:
+                continue
+            at = [column.get(annotator) for annotator, _ in under[item][: policy.start]]
+            labels = tuple(None if j is None or row[j] < 0 else codes.values[row[j]] for j in at)
+            if None not in labels:
+                first[(item, unit)] = labels
+    first = dict(sorted(first.items()))  # in (item, unit) order, whatever the levels
     kappa: stats.Coefficient | None = None
     if first:
         ratings = stats.Ratings(

@@ -9,7 +9,8 @@ from itertools import compress
 from typing import Any, NamedTuple, cast
 
 from .. import kinds, stats
-from ..gold import Gold, fetch
+from ..answers import fetch
+from ..gold import Gold
 from ..kinds import ITEM, KindSpec
 from ..models import Claim, Project, Segment, validate_verifier_collapse
 from ..stats.classification import map_each
