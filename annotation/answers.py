@@ -15,6 +15,7 @@ the side "a"/"b" whatever the order shown); `raw` keeps them as stored.
 from __future__ import annotations
 
 import gc
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -106,6 +107,22 @@ def related(q: Q, prefix: str) -> Q:
     return out
 
 
+def unique_rows(codes: Codes) -> tuple[Codes, Codes, Codes]:
+    """np.unique(codes, axis=0, return_inverse=True, return_counts=True), for codes of -1
+    or more: each row read as one number in base (largest code + 2), first column most
+    significant, which keeps the rows' order (and is faster than sorting them as rows)."""
+    width = codes.shape[1]
+    base = int(codes.max(initial=-1)) + 2
+    if not codes.size or base**width >= 2**62:
+        distinct, row_of, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+        return distinct, row_of.reshape(-1), counts
+    keys = (codes + 1) @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
+    _, first, row_of, counts = np.unique(
+        keys, return_index=True, return_inverse=True, return_counts=True
+    )
+    return codes[first], row_of, counts
+
+
 @dataclass(frozen=True, eq=False)
 class FieldCodes:
     """One (kind, level, field): its units in (item, unit) order, its annotators in id
@@ -138,7 +155,7 @@ class FieldCodes:
         raw: Codes,
     ) -> FieldCodes:
         """The codes of `key`'s units, their distinct rows counted."""
-        distinct, row_of, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+        distinct, row_of, counts = unique_rows(codes)
         return cls(
             *key,
             items,
@@ -150,7 +167,7 @@ class FieldCodes:
             raw,
             distinct,
             counts,
-            row_of.reshape(-1),
+            row_of,
         )
 
     def select(self, mask: npt.NDArray[np.bool_]) -> FieldCodes:
@@ -250,10 +267,10 @@ class _Level:
         self.field = field
         self.items: list[int] = []
         self.units: list[str] = []
-        self.cells: list[int] = []  # (unit index, annotator, code, raw code) per answer
+        self.cells = array("q")  # (unit index, annotator, code, raw code) per answer
 
     def done(self, key: FieldKey) -> FieldCodes:
-        cells = np.array(self.cells, dtype=np.int64).reshape(-1, 4)
+        cells = np.frombuffer(self.cells, dtype=np.int64).reshape(-1, 4)
         annotators, column = np.unique(cells[:, 1], return_inverse=True)
         shape = (len(self.units), len(annotators))
         codes, raw = np.full(shape, -1, np.int64), np.full(shape, -1, np.int64)
@@ -313,19 +330,24 @@ def read_answers(project: Project, *, kind: str | None = None, where: Q | None =
     specs = {spec.name: (spec, spec.categorical(project)) for spec in kinds.all_specs()}
     fields: dict[tuple[str, str], _Field] = {}
     levels: dict[FieldKey, _Level] = {}
-    # (kind, swapped, field, value) -> (code, raw code), or None: a field not compared
-    known: dict[tuple[str, bool, str, str], tuple[int, int] | None] = {}
+    # kind -> per order shown (swapped 0/1): (field, value) -> (code, raw code), or None
+    # for a field the kind does not compare
+    known: dict[str, tuple[dict[Any, Any], dict[Any, Any]]] = {}
     domains: dict[int, str] = {}
-    at: tuple[int, str, str] | None = None  # the unit being read
+    level_of: dict[str, str] = {}  # unit name -> its level
+    at_item, at_unit, at_field = None, "", ""  # the unit being read
+    item_kind = ""
+    by_order: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
     level: _Level | None = None
-    index = 0
     for chunk in chunks(_query(project, kind, where)):
         for item, annotator, swapped, unit, fld, value in chunk:
-            item_kind, domain = info[item]
-            look = (item_kind, bool(swapped), fld, value)
-            if (found := known.get(look, look)) is look:
+            if item != at_item:  # the rows come item by item, unit by unit
+                item_kind, domains[item] = info[item]
+                by_order = known.setdefault(item_kind, ({}, {}))
+            of_order = by_order[swapped]
+            if (found := of_order.get(pair := (fld, value), pair)) is pair:
                 spec, compared = specs[item_kind]
-                found = known[look] = (
+                found = of_order[pair] = (
                     fields.setdefault((item_kind, fld), _Field()).code(
                         spec.comparable(fld, value, bool(swapped)), value
                     )
@@ -334,14 +356,15 @@ def read_answers(project: Project, *, kind: str | None = None, where: Q | None =
                 )
             if found is None:
                 continue
-            if at != (item, unit, fld):  # the rows come unit by unit
-                at, domains[item] = (item, unit, fld), domain
-                key = (item_kind, unit_type(unit), fld)
+            if item != at_item or unit != at_unit or fld != at_field:  # a new unit
+                at_item, at_unit, at_field = item, unit, fld
+                if (of_unit := level_of.get(unit)) is None:
+                    of_unit = level_of[unit] = unit_type(unit)
+                key = (item_kind, of_unit, fld)
                 if (level := levels.get(key)) is None:
                     level = levels[key] = _Level(fields[item_kind, fld])
                 index = len(level.items)
                 level.items.append(item)
                 level.units.append(unit)
-            assert level is not None
-            level.cells.extend((index, annotator, *found))
+            level.cells.extend((index, annotator, *found))  # type: ignore[union-attr]
     return Answers({key: lv.done(key) for key, lv in levels.items()}, domains)

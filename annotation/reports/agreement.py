@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import charts, kinds, stats
-from ..answers import FieldCodes
+from ..answers import FieldCodes, unique_rows
 from ..stats.ratings import Ratings
 from .queries import ReportData
 from .tables import Cell, Chart, Section, Table, failed_section
@@ -124,7 +124,7 @@ def _agreement_for(
         key=lambda j: rater_order.get(rater_names[j], 1e9),
     )
     # each distinct row of answers one tuple, shared by its units (stats reads it once)
-    distinct, row_of = np.unique(matrix[:, columns], axis=0, return_inverse=True)
+    distinct, row_of, _ = unique_rows(matrix[:, columns])
     rows = [tuple(codes.values[c] if c >= 0 else None for c in r) for r in distinct.tolist()]
     ratings = Ratings(
         units=tuple(
@@ -135,7 +135,7 @@ def _agreement_for(
             if keep
         ),
         raters=tuple(rater_names[j] for j in columns),
-        labels=tuple(map(rows.__getitem__, row_of.reshape(-1).tolist())),
+        labels=tuple(map(rows.__getitem__, row_of.tolist())),
     )
     return stats.agreement(ratings, categories=categories, bootstrap=bootstrap, seed=seed), dropped
 
