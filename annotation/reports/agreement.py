@@ -154,24 +154,8 @@ def _overview_row(kind: str, level: str, fld: str, r: stats.AgreementReport) -> 
     return tuple(row)
 
 
-def _agreement_section(
-    slug: str, title: str, r: stats.AgreementReport, *, dropped: int, with_charts: bool
-) -> Section:
-    excluded = Counter(e.reason for e in r.excluded)
-    notes = [
-        f"{r.n_units_used} of {r.n_units_total} units have two or more ratings "
-        f"({r.n_ratings} ratings; raters per unit: "
-        + ", ".join(f"{k}: {v} units" for k, v in r.raters_per_unit.items())
-        + ").",
-    ]
-    if excluded:
-        notes.append(
-            "Excluded units: "
-            + ", ".join(f"{n} ({reason})" for reason, n in excluded.items())
-            + "."
-        )
-    if dropped:
-        notes.append(f"{dropped} answer(s) outside the declared labels were left out.")
+def _coefficient_tables(slug: str, title: str, r: stats.AgreementReport) -> tuple[Table, Table]:
+    """The coefficients with their parts and intervals, and kappa per category."""
     coefficients = Table(
         f"{slug}-coefficients",
         f"{title}: coefficients",
@@ -226,6 +210,11 @@ def _agreement_section(
             for c in r.per_category
         ),
     )
+    return coefficients, per_category
+
+
+def _rater_tables(slug: str, title: str, r: stats.AgreementReport) -> tuple[Table, Table, Table]:
+    """The label distribution, Cohen's kappa per pair and each annotator against the others."""
     total = sum(r.label_distribution.values())
     distribution = Table(
         f"{slug}-labels",
@@ -283,6 +272,29 @@ def _agreement_section(
             for a in r.per_rater
         ),
     )
+    return distribution, pairwise, per_rater
+
+
+def _agreement_section(
+    slug: str, title: str, r: stats.AgreementReport, *, dropped: int, with_charts: bool
+) -> Section:
+    excluded = Counter(e.reason for e in r.excluded)
+    notes = [
+        f"{r.n_units_used} of {r.n_units_total} units have two or more ratings "
+        f"({r.n_ratings} ratings; raters per unit: "
+        + ", ".join(f"{k}: {v} units" for k, v in r.raters_per_unit.items())
+        + ").",
+    ]
+    if excluded:
+        notes.append(
+            "Excluded units: "
+            + ", ".join(f"{n} ({reason})" for reason, n in excluded.items())
+            + "."
+        )
+    if dropped:
+        notes.append(f"{dropped} answer(s) outside the declared labels were left out.")
+    coefficients, per_category = _coefficient_tables(slug, title, r)
+    distribution, pairwise, per_rater = _rater_tables(slug, title, r)
     chart_list: list[Chart] = []
     if with_charts and len(r.raters) >= 2:
         chart_list.append(

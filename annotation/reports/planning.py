@@ -21,7 +21,7 @@ from django import forms
 from django.db.models import Q
 
 from .. import hiring, kinds, stats
-from ..answers import fetch
+from ..answers import FieldCodes, fetch
 from ..models import AdaptiveOverlap, Assignment, Project
 from ..stats import planning
 from .agreement import field_codes
@@ -195,6 +195,20 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
     return Section("planning", "Planning the study", notes, tuple(tables))
 
 
+def _pilot_counts(codes: FieldCodes | None, categories: list[str]) -> tuple[list[list[int]], float]:
+    """Per unit of the pilot with two answers or more, how many chose each category; and
+    the units per item (a sub-unit field: evidence, segments, facts)."""
+    if codes is None or not len(codes.units):
+        return [], 1.0
+    # each distinct row's count per category, laid out per unit
+    of_row = [
+        [sum(codes.values[v] == c for v in row if v >= 0) for c in categories]
+        for row in codes.distinct.tolist()
+    ]
+    counts = [of_row[r] for r in codes.row_of.tolist() if sum(of_row[r]) >= 2]
+    return counts, len(codes.units) / len(np.unique(codes.items))
+
+
 def _agreement_rows(
     data: ReportData,
     options: PlanOptions,
@@ -210,17 +224,7 @@ def _agreement_rows(
         for agreement in spec.agreement:
             categories = spec.categorical(data.project)[agreement.field]
             codes = field_codes(data, spec.name, agreement.level, agreement.field)
-            counts: list[list[int]] = []
-            per_item_units = 1.0
-            if codes is not None and len(codes.units):
-                # each distinct row's count per category, laid out per unit
-                of_row = [
-                    [sum(codes.values[v] == c for v in row if v >= 0) for c in categories]
-                    for row in codes.distinct.tolist()
-                ]
-                counts = [of_row[r] for r in codes.row_of.tolist() if sum(of_row[r]) >= 2]
-                # units of a sub-unit field (evidence, segment, fact) per item, in the pilot
-                per_item_units = len(codes.units) / len(np.unique(codes.items))
+            counts, per_item_units = _pilot_counts(codes, categories)
             plans: list[tuple[str, int, float | None, planning.UnitModel]] = []
             if counts:
                 current = Counter(sum(c) for c in counts).most_common(1)[0][0]
@@ -437,35 +441,12 @@ class PlanOptionsForm(forms.Form):
 # --------------------------------------------------------------------------- adaptive overlap
 
 
-def adaptive_overlap_section(data: ReportData) -> Section | None:
-    """What the project's adaptive overlap did: the items it escalated, the answers and
-    annotator-hours it used against fixed overlap m, and Fleiss' kappa on the first k
-    answers of every item (every item has k of them, so kappa is unbiased by which items
-    got more; alpha and AC1 on all answers are in the agreement section)."""
-    policy = AdaptiveOverlap.objects.filter(project=data.project).first()
-    if policy is None:
-        return None
-    rows = fetch(
-        Assignment.objects.filter(
-            Q(item__project=data.project, item__kind=policy.kind) & hiring.regular()
-        )
-        .order_by("pk")
-        .values_list("item_id", "annotator_id", "status")
-    )
-    per_item: dict[int, list[tuple[int, str]]] = {}
-    for item, annotator, status in rows:
-        per_item.setdefault(item, []).append((annotator, status))
-    under = {i: a for i, a in per_item.items() if len(a) >= policy.start}
-    if not under:
-        return None
-    escalated = sorted(i for i, a in under.items() if len(a) > policy.start)
-    answers = sum(1 for a in under.values() for _, status in a if status == Assignment.SUBMITTED)
-    fixed = len(under) * policy.up_to
-    seconds = median_seconds(data).get(policy.kind)
-    saved = None if seconds is None else (fixed - answers) * seconds / 3600
-
-    # Fleiss' kappa on the first k answers of each unit of the items (in the order the
-    # item was assigned): the item itself, or each of its evidence, segments or facts
+def _first_answers(
+    data: ReportData, policy: AdaptiveOverlap, under: dict[int, list[tuple[int, str]]]
+) -> dict[Hashable, tuple[str | None, ...]]:
+    """(item, unit) -> the first k answers of each unit of the items (in the order the
+    item was assigned): the item itself, or each of its evidence, segments or facts;
+    the units with k answers, in (item, unit) order."""
     first: dict[Hashable, tuple[str | None, ...]] = {}
     for codes in data.answers.of_kind(policy.kind):
         if codes.field != policy.field:
@@ -480,18 +461,60 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
             labels = tuple(None if j is None or row[j] < 0 else codes.values[row[j]] for j in at)
             if None not in labels:
                 first[(item, unit)] = labels
-    first = dict(sorted(first.items()))  # in (item, unit) order, whatever the levels
-    kappa: stats.Coefficient | None = None
-    if first:
-        ratings = stats.Ratings(
-            units=tuple(first),
-            raters=tuple(f"answer {n + 1}" for n in range(policy.start)),
-            labels=tuple(first.values()),
+    return dict(sorted(first.items()))  # whatever the levels
+
+
+def _assigned(data: ReportData, policy: AdaptiveOverlap) -> dict[int, list[tuple[int, str]]]:
+    """item -> (annotator, status) of its assignments, in the order they were made."""
+    rows = fetch(
+        Assignment.objects.filter(
+            Q(item__project=data.project, item__kind=policy.kind) & hiring.regular()
         )
-        categories = kinds.get(policy.kind).categorical(data.project)[policy.field]
-        kappa = stats.agreement(
-            ratings, categories=categories, bootstrap=data.bootstrap, seed=data.seed
-        ).fleiss_kappa
+        .order_by("pk")
+        .values_list("item_id", "annotator_id", "status")
+    )
+    per_item: dict[int, list[tuple[int, str]]] = {}
+    for item, annotator, status in rows:
+        per_item.setdefault(item, []).append((annotator, status))
+    return per_item
+
+
+def _first_kappa(
+    data: ReportData, policy: AdaptiveOverlap, first: dict[Hashable, tuple[str | None, ...]]
+) -> stats.Coefficient | None:
+    """Fleiss' kappa on the first k answers of the units (`_first_answers`)."""
+    if not first:
+        return None
+    ratings = stats.Ratings(
+        units=tuple(first),
+        raters=tuple(f"answer {n + 1}" for n in range(policy.start)),
+        labels=tuple(first.values()),
+    )
+    categories = kinds.get(policy.kind).categorical(data.project)[policy.field]
+    return stats.agreement(
+        ratings, categories=categories, bootstrap=data.bootstrap, seed=data.seed
+    ).fleiss_kappa
+
+
+def adaptive_overlap_section(data: ReportData) -> Section | None:
+    """What the project's adaptive overlap did: the items it escalated, the answers and
+    annotator-hours it used against fixed overlap m, and Fleiss' kappa on the first k
+    answers of every item (every item has k of them, so kappa is unbiased by which items
+    got more; alpha and AC1 on all answers are in the agreement section)."""
+    policy = AdaptiveOverlap.objects.filter(project=data.project).first()
+    if policy is None:
+        return None
+    under = {i: a for i, a in _assigned(data, policy).items() if len(a) >= policy.start}
+    if not under:
+        return None
+    escalated = sorted(i for i, a in under.items() if len(a) > policy.start)
+    answers = sum(1 for a in under.values() for _, status in a if status == Assignment.SUBMITTED)
+    fixed = len(under) * policy.up_to
+    seconds = median_seconds(data).get(policy.kind)
+    saved = None if seconds is None else (fixed - answers) * seconds / 3600
+
+    first = _first_answers(data, policy, under)
+    kappa = _first_kappa(data, policy, first)
     summary = Table(
         "adaptive-overlap",
         "Adaptive overlap",

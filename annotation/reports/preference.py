@@ -66,24 +66,7 @@ def preference_section(
             (b.domain or "all", b.n, b.list1_wins, b.rate, b.p_value) for b in result.position_bias
         ),
     )
-    chart_list = []
-    if with_charts:
-        pairs = sorted({(c.system_a, c.system_b) for c in result.cells})
-        for a, b in pairs:
-            bars = [
-                (
-                    "All" if c.domain is None else c.domain,
-                    c.a_strong,
-                    c.a_slight,
-                    c.b_slight,
-                    c.b_strong,
-                )
-                for c in result.cells
-                if (c.system_a, c.system_b) == (a, b)
-            ]
-            chart_list.append(
-                Chart(f"{a} vs {b}", charts.preference_bars(bars, system_a=a, system_b=b))
-            )
+    chart_list = _preference_charts(result) if with_charts else []
     notes = [
         "Strong: the annotator did not find it hard to decide; slight: hard to decide. "
         "Every annotator's judgement counts (as in the paper's figure). The p-value is a "
@@ -106,6 +89,27 @@ def preference_section(
         tuple(chart_list),
         data=result,
     )
+
+
+def _preference_charts(result: stats.PreferenceReport) -> list[Chart]:
+    """Strong and slight preferences per domain, a chart per pair of systems."""
+    chart_list = []
+    for a, b in sorted({(c.system_a, c.system_b) for c in result.cells}):
+        bars = [
+            (
+                "All" if c.domain is None else c.domain,
+                c.a_strong,
+                c.a_slight,
+                c.b_slight,
+                c.b_strong,
+            )
+            for c in result.cells
+            if (c.system_a, c.system_b) == (a, b)
+        ]
+        chart_list.append(
+            Chart(f"{a} vs {b}", charts.preference_bars(bars, system_a=a, system_b=b))
+        )
+    return chart_list
 
 
 def preference_rows(
