@@ -19,6 +19,7 @@ from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -69,12 +70,6 @@ def chunks(qs: QuerySet[Any], size: int = 20_000) -> Iterator[list[tuple[Any, ..
         cursor.execute(*query)
         while chunk := cursor.fetchmany(size):
             yield chunk
-
-
-def stream(qs: QuerySet[Any], size: int = 20_000) -> Iterator[tuple[Any, ...]]:
-    """`chunks`, row by row."""
-    for chunk in chunks(qs, size):
-        yield from chunk
 
 
 @contextmanager
@@ -138,45 +133,25 @@ class FieldCodes:
     codes: Codes  # units x annotators
     raw_values: tuple[str, ...]  # raw code -> the value as stored
     raw: Codes  # units x annotators: codes into raw_values, -1 where no answer
-    distinct: Codes  # the distinct rows of `codes`
-    counts: Codes  # per distinct row: how many units have it
-    row_of: Codes  # per unit: its row in `distinct`
+    distinct: Codes = dataclass_field(init=False)  # the distinct rows of `codes`
+    counts: Codes = dataclass_field(init=False)  # per distinct row: how many units have it
+    row_of: Codes = dataclass_field(init=False)  # per unit: its row in `distinct`
 
-    @classmethod
-    def of(
-        cls,
-        key: FieldKey,
-        items: Codes,
-        units: tuple[str, ...],
-        annotators: Codes,
-        values: tuple[str, ...],
-        codes: Codes,
-        raw_values: tuple[str, ...],
-        raw: Codes,
-    ) -> FieldCodes:
-        """The codes of `key`'s units, their distinct rows counted."""
-        distinct, row_of, counts = unique_rows(codes)
-        return cls(
-            *key,
-            items,
-            units,
-            annotators,
-            values,
-            codes,
-            raw_values,
-            raw,
-            distinct,
-            counts,
-            row_of,
-        )
+    def __post_init__(self) -> None:
+        distinct, row_of, counts = unique_rows(self.codes)
+        object.__setattr__(self, "distinct", distinct)
+        object.__setattr__(self, "counts", counts)
+        object.__setattr__(self, "row_of", row_of)
 
     def select(self, mask: npt.NDArray[np.bool_]) -> FieldCodes:
         """The units where `mask` is true, without the annotators left with no answer."""
         codes = self.codes[mask]
         answered = (codes >= 0).any(axis=0)
         units = tuple(u for u, keep in zip(self.units, mask.tolist(), strict=True) if keep)
-        return FieldCodes.of(
-            (self.kind, self.level, self.field),
+        return FieldCodes(
+            self.kind,
+            self.level,
+            self.field,
             self.items[mask],
             units,
             self.annotators[answered],
@@ -276,8 +251,8 @@ class _Level:
         codes, raw = np.full(shape, -1, np.int64), np.full(shape, -1, np.int64)
         codes[cells[:, 0], column] = cells[:, 2]
         raw[cells[:, 0], column] = cells[:, 3]
-        return FieldCodes.of(
-            key,
+        return FieldCodes(
+            *key,
             np.array(self.items, dtype=np.int64),
             tuple(self.units),
             annotators,

@@ -17,8 +17,10 @@ def _codes(
 ) -> FieldCodes:
     n = len(matrix)
     codes = np.array(matrix, dtype=np.int64)
-    return FieldCodes.of(
-        (kind, "claim", "label"),
+    return FieldCodes(
+        kind,
+        "claim",
+        "label",
         np.arange(1, n + 1, dtype=np.int64),
         ("claim",) * n,
         np.arange(10, 10 + codes.shape[1], dtype=np.int64),
