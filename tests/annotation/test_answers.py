@@ -166,3 +166,21 @@ def test_another_gold_method_plugs_in_at_one_place(
     assert ("verification", "item", "label") in calls
     section = report.section("claim-labels")
     assert section is not None and "first-answer" in section.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("units", "annotators", "largest"),
+    [(0, 3, 2), (1, 1, 0), (200, 3, 3), (500, 5, 1), (60, 40, 4)],  # the last: > 2**62 keys
+)
+def test_unique_rows_is_numpys_unique_of_the_rows(
+    units: int, annotators: int, largest: int
+) -> None:
+    """The one-integer-per-row shortcut gives np.unique(axis=0)'s rows, inverse and
+    counts (its reference), also where the keys would overflow and it falls back."""
+    from annotation.answers import unique_rows
+
+    codes = np.random.default_rng(units).integers(-1, largest + 1, (units, annotators))
+    rows, row_of, counts = unique_rows(codes)
+    expected, inverse, n = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+    assert np.array_equal(rows, expected) and np.array_equal(counts, n)
+    assert np.array_equal(row_of, inverse.reshape(-1))
