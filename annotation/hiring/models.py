@@ -4,7 +4,7 @@ policy, invite links and the annotators who joined through them. They belong to 
 
 - A QualityItem marks an item as TRAINING (a reference answer and an explanation shown
   after the annotator answers) or CHECK (a known answer, mixed into real queues). Answers
-  to both are left out of agreement and gold (`regular()`, used by gold.label_rows).
+  to both are left out of agreement and gold (`regular()`, used by answers.read_answers).
 - An Invite is a secret link that makes a pseudonymous annotator account (a Hire) in its
   project; the Hire's own secret key is the personal URL that logs them back in.
 - An EXAMPLE is a worked example shown read-only under the project's instructions, with

@@ -12,8 +12,9 @@ from django.core.validators import URLValidator
 from django.db import transaction
 from django.db.models import Max, Model, QuerySet
 
+from ..answers import fetch
 from ..forms import AnswerForm, PolicyForm
-from ..gold import Gold, fetch
+from ..gold import Gold
 from ..models import DEFAULT_ERROR_TYPES, Document, Item, Project, Segment, Verdict
 from .base import (
     ITEM,
@@ -242,7 +243,7 @@ class Segments(KindSpec):
         }
 
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]:
-        # plain tuples from the cursor (gold.fetch): a 100,000-item project has 90,000
+        # plain tuples from the cursor (answers.fetch): a 100,000-item project has 90,000
         # segments; each unit's position read once
         # lookup tables: unordered (the models' default order would sort 90,000 segments)
         items = Item.objects.filter(project=project, kind=self.name).order_by()

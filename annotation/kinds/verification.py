@@ -12,8 +12,9 @@ from django import forms
 from django.db import transaction
 from django.db.models import Max, Model, QuerySet
 
+from ..answers import fetch
 from ..forms import AnswerForm, PolicyForm
-from ..gold import Gold, fetch
+from ..gold import Gold
 from ..models import Claim, Evidence, Item, Project, System, Verdict, sample_claims
 from .base import ITEM, NO_TEXT, Agreement, Field, ItemInfo, KindSpec, Target, ls_choices, ls_text
 from .schema import VERIFICATION
@@ -276,7 +277,7 @@ class Verification(KindSpec):
 
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]:
         items = Item.objects.filter(project=project, kind=self.name).order_by()
-        info = {  # plain tuples from the cursor (gold.fetch): 40,000 items at 100,000
+        info = {  # plain tuples from the cursor (answers.fetch): 40,000 items at 100,000
             pk: (claim, domain, doc)
             for pk, claim, domain, doc in fetch(
                 items.values_list("pk", "claim_id", "document__domain", "document_id")

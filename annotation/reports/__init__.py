@@ -25,7 +25,7 @@ from django.utils import timezone
 from threadpoolctl import threadpool_limits
 
 from .. import kinds
-from ..gold import collector_paused
+from ..answers import collector_paused
 from ..models import Project
 from .agreement import agreement_sections
 from .effort import effort_section
@@ -106,8 +106,8 @@ def kind_sections(data: ReportData) -> list[Section]:
                 lambda slug=slug, spec=spec: KIND_SECTIONS[slug](  # type: ignore[misc]
                     data.project,
                     spec,
-                    data.rows_of[spec.name],
-                    data.golds_of[spec.name],
+                    data.answers,
+                    data.golds_of.get(spec.name, []),
                     with_charts=data.with_charts,
                 ),
             )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Hashable
+from collections import Counter
 from dataclasses import replace
-from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from .. import charts, kinds, stats
-from ..kinds import unit_type
+from ..answers import FieldCodes, unique_rows
 from ..stats.ratings import Ratings
 from .queries import ReportData
 from .tables import Cell, Chart, Section, Table, failed_section
@@ -16,57 +17,19 @@ from .tables import Cell, Chart, Section, Table, failed_section
 # --------------------------------------------------------------------------- agreement
 
 
-def field_units(data: ReportData) -> dict[tuple[str, str, str], dict[Hashable, dict[str, str]]]:
-    """(kind, unit type, field) -> unit -> annotator name -> answer, as agreement reads them.
+def field_codes(data: ReportData, kind: str, level: str, fld: str) -> FieldCodes | None:
+    """The codes of (kind, level, field) as agreement reads them, None when unanswered.
 
     A field asked only when another one has a value (the error type of an incorrect
     segment) is compared on the units where every annotator who judged it gave that value.
     """
-    grouped, item_kinds = data.grouped, data.item_kinds
-    names = {a: data.names.get(a, f"A?{a}") for a in {r for row in grouped.values() for r in row}}
-    conditions = {
-        (s.name, f.name): f.only_when for s in kinds.all_specs() for f in s.fields if f.only_when
-    }
-    by_spec: dict[tuple[str, str, str], dict[Hashable, dict[str, str]]] = defaultdict(dict)
-    # kind -> (unit, field) -> its units' dict in by_spec and the field's condition, once
-    # per distinct triple (a few hundred in a 100,000-item report)
-    targets: dict[str, dict[tuple[str, str], tuple[dict[Hashable, dict[str, str]], Any]]] = {}
-    # answers by name, once per answers dict (units of the same answers share one: queries)
-    named: dict[int, dict[str, str]] = {}
-    conditions_met: dict[tuple[Any, int], bool] = {}
-    at_item = None
-    prefix = ""
-    of_kind: dict[tuple[str, str], tuple[dict[Hashable, dict[str, str]], Any]] = {}
-    for (item, unit, fld), by_rater in grouped.items():  # item by item
-        if item != at_item:
-            at_item, prefix = item, f"{item}/"
-            kind = item_kinds[item]
-            of_kind = targets.setdefault(kind, {})
-        if (target := of_kind.get(pair := (unit, fld))) is None:
-            target = of_kind[pair] = (
-                by_spec[(kind, unit_type(unit), fld)],
-                conditions.get((kind, fld)),
-            )
-        units, condition = target
-        if condition:
-            other = grouped.get((item, unit, condition[0]))
-            if not other:
-                continue
-            # once per (condition, answers dict): units of the same answers share one
-            if (met := conditions_met.get(held := (condition, id(other)))) is None:
-                met = conditions_met[held] = all(v == condition[1] for v in other.values())
-            if not met:
-                continue
-        if (by_name := named.get(id(by_rater))) is None:
-            by_name = named[id(by_rater)] = {names[a]: v for a, v in by_rater.items()}
-        units[prefix + unit] = by_name
-    return by_spec
+    codes = data.answers.fields.get((kind, level, fld))
+    return None if codes is None else data.answers.where(codes)
 
 
 def agreement_sections(data: ReportData) -> list[Section]:
     project, names = data.project, data.names
     bootstrap, seed, with_charts = data.bootstrap, data.seed, data.with_charts
-    by_spec = field_units(data)
     rater_order = {name: i for i, name in enumerate(sorted(names.values(), key=rater_key))}
 
     overview_rows = []
@@ -80,8 +43,9 @@ def agreement_sections(data: ReportData) -> list[Section]:
             try:
                 categories = spec.categorical(project)[fld]
                 section = _agreement_for(
-                    by_spec.get((kind, level, fld)),
+                    field_codes(data, kind, level, fld),
                     categories,
+                    names,
                     rater_order,
                     bootstrap=bootstrap,
                     seed=seed,
@@ -145,8 +109,9 @@ def agreement_sections(data: ReportData) -> list[Section]:
 
 
 def _agreement_for(
-    mapping: dict[Hashable, dict[str, str]] | None,
+    codes: FieldCodes | None,
     categories: list[str],
+    names: dict[int, str],
     rater_order: dict[str, int],
     *,
     bootstrap: int,
@@ -156,29 +121,37 @@ def _agreement_for(
     """Agreement on one field, how many answers outside its labels were left out, and the
     ratings it was computed from. `distance`: the researcher's squared differences for
     alpha (Project.agreement_weights)."""
-    if not mapping:
+    if codes is None:
         return None
-    allowed = set(categories)
-    dropped = 0
-    clean: dict[Hashable, dict[str, str]] = mapping
-    # units of the same answers share one dict (field_units): each read once
-    distinct = dict(zip(map(id, mapping.values()), mapping.values(), strict=True))
-    if not {v for row in distinct.values() for v in row.values()} <= allowed:
-        clean = {}
-        for unit, by_rater in mapping.items():
-            kept = {r: v for r, v in by_rater.items() if v in allowed}
-            dropped += len(by_rater) - len(kept)
-            if kept:
-                clean[unit] = kept
-        distinct = dict(zip(map(id, clean.values()), clean.values(), strict=True))
-    if not clean:
+    allowed = np.array([v in set(categories) for v in codes.values] + [False])  # -1: False
+    matrix = codes.codes
+    clean = allowed[matrix]
+    dropped = int((matrix >= 0).sum() - clean.sum())
+    kept: npt.NDArray[np.bool_] = np.ones(len(matrix), np.bool_)
+    if dropped:
+        matrix = np.where(clean, matrix, -1)
+        kept = np.asarray((matrix >= 0).any(axis=1))
+        matrix = matrix[kept]
+    if not len(matrix):
         return None
-    raters = sorted(set().union(*distinct.values()), key=lambda r: rater_order.get(r, 1e9))
-    row_of = {key: tuple(map(row.get, raters)) for key, row in distinct.items()}
+    rater_names = [names.get(a, f"A?{a}") for a in codes.annotators.tolist()]
+    columns = sorted(
+        np.flatnonzero((matrix >= 0).any(axis=0)).tolist(),
+        key=lambda j: rater_order.get(rater_names[j], 1e9),
+    )
+    # each distinct row of answers one tuple, shared by its units (stats reads it once)
+    distinct, row_of, _ = unique_rows(matrix[:, columns])
+    rows = [tuple(codes.values[c] if c >= 0 else None for c in r) for r in distinct.tolist()]
     ratings = Ratings(
-        units=tuple(clean),
-        raters=tuple(raters),
-        labels=tuple(map(row_of.__getitem__, map(id, clean.values()))),
+        units=tuple(
+            f"{item}/{unit}"
+            for item, unit, keep in zip(
+                codes.items.tolist(), codes.units, kept.tolist(), strict=True
+            )
+            if keep
+        ),
+        raters=tuple(rater_names[j] for j in columns),
+        labels=tuple(map(rows.__getitem__, row_of.tolist())),
     )
     result = stats.agreement(
         ratings, categories=categories, bootstrap=bootstrap, seed=seed, distance=distance
@@ -255,24 +228,8 @@ def _overview_row(kind: str, level: str, fld: str, r: stats.AgreementReport) -> 
     return tuple(row)
 
 
-def _agreement_section(
-    slug: str, title: str, r: stats.AgreementReport, *, dropped: int, with_charts: bool
-) -> Section:
-    excluded = Counter(e.reason for e in r.excluded)
-    notes = [
-        f"{r.n_units_used} of {r.n_units_total} units have two or more ratings "
-        f"({r.n_ratings} ratings; raters per unit: "
-        + ", ".join(f"{k}: {v} units" for k, v in r.raters_per_unit.items())
-        + ").",
-    ]
-    if excluded:
-        notes.append(
-            "Excluded units: "
-            + ", ".join(f"{n} ({reason})" for reason, n in excluded.items())
-            + "."
-        )
-    if dropped:
-        notes.append(f"{dropped} answer(s) outside the declared labels were left out.")
+def _coefficient_tables(slug: str, title: str, r: stats.AgreementReport) -> tuple[Table, Table]:
+    """The coefficients with their parts and intervals, and kappa per category."""
     coefficients = Table(
         f"{slug}-coefficients",
         f"{title}: coefficients",
@@ -327,6 +284,11 @@ def _agreement_section(
             for c in r.per_category
         ),
     )
+    return coefficients, per_category
+
+
+def _rater_tables(slug: str, title: str, r: stats.AgreementReport) -> tuple[Table, Table, Table]:
+    """The label distribution, Cohen's kappa per pair and each annotator against the others."""
     total = sum(r.label_distribution.values())
     distribution = Table(
         f"{slug}-labels",
@@ -384,6 +346,29 @@ def _agreement_section(
             for a in r.per_rater
         ),
     )
+    return distribution, pairwise, per_rater
+
+
+def _agreement_section(
+    slug: str, title: str, r: stats.AgreementReport, *, dropped: int, with_charts: bool
+) -> Section:
+    excluded = Counter(e.reason for e in r.excluded)
+    notes = [
+        f"{r.n_units_used} of {r.n_units_total} units have two or more ratings "
+        f"({r.n_ratings} ratings; raters per unit: "
+        + ", ".join(f"{k}: {v} units" for k, v in r.raters_per_unit.items())
+        + ").",
+    ]
+    if excluded:
+        notes.append(
+            "Excluded units: "
+            + ", ".join(f"{n} ({reason})" for reason, n in excluded.items())
+            + "."
+        )
+    if dropped:
+        notes.append(f"{dropped} answer(s) outside the declared labels were left out.")
+    coefficients, per_category = _coefficient_tables(slug, title, r)
+    distribution, pairwise, per_rater = _rater_tables(slug, title, r)
     parts = _parts_tables(slug, title, r)
     chart_list: list[Chart] = []
     if with_charts and len(r.raters) >= 2:

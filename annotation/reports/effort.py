@@ -9,7 +9,7 @@ import numpy.typing as npt
 from django.db.models import Case, IntegerField, Q, Value, When
 
 from .. import hiring
-from ..gold import fetch
+from ..answers import fetch
 from ..models import Assignment
 from .agreement import rater_key
 from .queries import ReportData, assignment_filter

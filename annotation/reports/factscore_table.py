@@ -20,7 +20,8 @@ from django.db.models import QuerySet
 from pipeline.dataformats.common import SOURCE
 from pipeline.dataformats.factscore import MODEL
 
-from ..gold import Gold, fetch
+from ..answers import fetch
+from ..gold import Gold
 from ..kinds import fact_verdicts
 from ..models import Claim, ClaimList, Document, Project
 from .queries import Verdicts, read_verdicts

@@ -27,7 +27,7 @@ from django.db.models import Count
 from pipeline.split import sentences_for
 
 from .. import charts, kinds
-from ..gold import fetch
+from ..answers import fetch
 from ..models import Claim, ClaimList, Document, Project, SentenceCount, System
 from ..stats import Coefficient, claim_lists, correlation, resampling
 from .queries import ReportData

@@ -12,7 +12,7 @@ from pipeline.types import ClaimResult, ResponseResult
 from pipeline.types import Verdict as PipelineVerdict
 
 from .. import stats
-from ..gold import fetch
+from ..answers import fetch
 from ..models import Claim, ClaimList, System, Verdict
 from . import factscore_table
 from .queries import ReportData

@@ -16,14 +16,15 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
 from django import forms
 from django.db.models import Q
 
 from .. import hiring, kinds, stats
-from ..gold import fetch
+from ..answers import FieldCodes, fetch
 from ..models import AdaptiveOverlap, Assignment, OverlapWait, Project
 from ..stats import planning
-from .agreement import field_units
+from .agreement import field_codes
 from .preference import preference_rows
 from .queries import ReportData, assignment_filter, member_names, report_data
 from .tables import Cell, Filters, Section, Table
@@ -311,22 +312,30 @@ class _Pilot(NamedTuple):
     model: planning.UnitModel | None  # the pilot's units as they are (None: assumed)
 
 
+def _pilot_counts(codes: FieldCodes | None, categories: list[str]) -> tuple[list[list[int]], float]:
+    """Per unit of the pilot with two answers or more, how many chose each category; and
+    the units per item (a sub-unit field: evidence, segments, facts)."""
+    if codes is None or not len(codes.units):
+        return [], 1.0
+    # each distinct row's count per category, laid out per unit
+    of_row = [
+        [sum(codes.values[v] == c for v in row if v >= 0) for c in categories]
+        for row in codes.distinct.tolist()
+    ]
+    counts = [of_row[r] for r in codes.row_of.tolist() if sum(of_row[r]) >= 2]
+    return counts, len(codes.units) / len(np.unique(codes.items))
+
+
 def _pilots(data: ReportData, options: PlanOptions) -> tuple[list[_Pilot], list[str]]:
     """Per agreement field: the pilot's Fleiss' kappa and category shares (or the assumed
     values), with the annotators per unit to plan for."""
-    by_field = field_units(data)
     out: list[_Pilot] = []
     unplanned: list[str] = []
     for spec in kinds.all_specs():
         for agreement in spec.agreement:
             categories = spec.categorical(data.project)[agreement.field]
-            units = by_field.get((spec.name, agreement.level, agreement.field), {})
-            counts = [
-                [sum(v == c for v in row.values()) for c in categories] for row in units.values()
-            ]
-            counts = [c for c in counts if sum(c) >= 2]
-            items = {str(u).split("/", 1)[0] for u in units}
-            per_item_units = len(units) / len(items) if items else 1.0
+            codes = field_codes(data, spec.name, agreement.level, agreement.field)
+            counts, per_item_units = _pilot_counts(codes, categories)
             model: planning.UnitModel | None = None
             current = 0
             if counts:
@@ -528,7 +537,7 @@ def _preference_rows(data: ReportData, options: PlanOptions) -> list[tuple[Cell,
     for spec in kinds.all_specs():
         if "preference" not in spec.report_sections:
             continue
-        rows, _, _ = preference_rows(data.project, spec, data.rows_of.get(spec.name, []))
+        rows, _, _ = preference_rows(data.project, spec, data.answers)
         if not rows:
             continue
         for cell in stats.preference(rows).cells:
@@ -693,14 +702,31 @@ class PlanOptionsForm(forms.Form):
 # --------------------------------------------------------------------------- adaptive overlap
 
 
-def adaptive_overlap_section(data: ReportData) -> Section | None:
-    """What the project's adaptive overlap did: the items it escalated, the answers and
-    annotator-hours it used against fixed overlap m, and Fleiss' kappa on the first k
-    answers of every item (every item has k of them, so kappa is unbiased by which items
-    got more; alpha and AC1 on all answers are in the agreement section)."""
-    policy = AdaptiveOverlap.objects.filter(project=data.project).first()
-    if policy is None:
-        return None
+def _first_answers(
+    data: ReportData, policy: AdaptiveOverlap, under: dict[int, list[tuple[int, str]]]
+) -> dict[Hashable, tuple[str | None, ...]]:
+    """(item, unit) -> the first k answers of each unit of the items (in the order the
+    item was assigned): the item itself, or each of its evidence, segments or facts;
+    the units with k answers, in (item, unit) order."""
+    first: dict[Hashable, tuple[str | None, ...]] = {}
+    for codes in data.answers.of_kind(policy.kind):
+        if codes.field != policy.field:
+            continue
+        column = {a: j for j, a in enumerate(codes.annotators.tolist())}
+        for item, unit, row in zip(
+            codes.items.tolist(), codes.units, codes.codes.tolist(), strict=True
+        ):
+            if item not in under:
+                continue
+            at = [column.get(annotator) for annotator, _ in under[item][: policy.start]]
+            labels = tuple(None if j is None or row[j] < 0 else codes.values[row[j]] for j in at)
+            if None not in labels:
+                first[(item, unit)] = labels
+    return dict(sorted(first.items()))  # whatever the levels
+
+
+def _assigned(data: ReportData, policy: AdaptiveOverlap) -> dict[int, list[tuple[int, str]]]:
+    """item -> (annotator, status) of its assignments, in the order they were made."""
     rows = fetch(
         Assignment.objects.filter(
             Q(item__project=data.project, item__kind=policy.kind) & hiring.regular()
@@ -711,7 +737,35 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
     per_item: dict[int, list[tuple[int, str]]] = {}
     for item, annotator, status in rows:
         per_item.setdefault(item, []).append((annotator, status))
-    under = {i: a for i, a in per_item.items() if len(a) >= policy.start}
+    return per_item
+
+
+def _first_kappa(
+    data: ReportData, policy: AdaptiveOverlap, first: dict[Hashable, tuple[str | None, ...]]
+) -> stats.Coefficient | None:
+    """Fleiss' kappa on the first k answers of the units (`_first_answers`)."""
+    if not first:
+        return None
+    ratings = stats.Ratings(
+        units=tuple(first),
+        raters=tuple(f"answer {n + 1}" for n in range(policy.start)),
+        labels=tuple(first.values()),
+    )
+    categories = kinds.get(policy.kind).categorical(data.project)[policy.field]
+    return stats.agreement(
+        ratings, categories=categories, bootstrap=data.bootstrap, seed=data.seed
+    ).fleiss_kappa
+
+
+def adaptive_overlap_section(data: ReportData) -> Section | None:
+    """What the project's adaptive overlap did: the items it escalated, the answers and
+    annotator-hours it used against fixed overlap m, and Fleiss' kappa on the first k
+    answers of every item (every item has k of them, so kappa is unbiased by which items
+    got more; alpha and AC1 on all answers are in the agreement section)."""
+    policy = AdaptiveOverlap.objects.filter(project=data.project).first()
+    if policy is None:
+        return None
+    under = {i: a for i, a in _assigned(data, policy).items() if len(a) >= policy.start}
     if not under:
         return None
     escalated = sorted(i for i, a in under.items() if len(a) > policy.start)
@@ -720,26 +774,8 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
     seconds = median_seconds(data).get(policy.kind)
     saved = None if seconds is None else (fixed - answers) * seconds / 3600
 
-    # Fleiss' kappa on the first k answers of each unit of the items (in the order the
-    # item was assigned): the item itself, or each of its evidence, segments or facts
-    first: dict[Hashable, tuple[str | None, ...]] = {}
-    for (item, unit, field), values in data.grouped.items():
-        if field != policy.field or item not in under:
-            continue
-        labels = tuple(values.get(annotator) for annotator, _ in under[item][: policy.start])
-        if None not in labels:
-            first[(item, unit)] = labels
-    kappa: stats.Coefficient | None = None
-    if first:
-        ratings = stats.Ratings(
-            units=tuple(first),
-            raters=tuple(f"answer {n + 1}" for n in range(policy.start)),
-            labels=tuple(first.values()),
-        )
-        categories = kinds.get(policy.kind).categorical(data.project)[policy.field]
-        kappa = stats.agreement(
-            ratings, categories=categories, bootstrap=data.bootstrap, seed=data.seed
-        ).fleiss_kappa
+    first = _first_answers(data, policy, under)
+    kappa = _first_kappa(data, policy, first)
     waiting = OverlapWait.objects.filter(item__project=data.project, item__kind=policy.kind).count()
     summary = Table(
         "adaptive-overlap",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.db.models import Exists, OuterRef
 
 from .. import charts, stats
-from ..gold import Gold, LabelRow
+from ..answers import Answers
+from ..gold import Gold
 from ..kinds import KindSpec
 from ..models import Claim, Item, Project
 from .tables import Chart, Section, Table
@@ -14,9 +15,9 @@ from .tables import Chart, Section, Table
 
 
 def preference_section(
-    project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
+    project: Project, spec: KindSpec, answers: Answers, golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
-    pref_rows, missing_hard, both_empty = preference_rows(project, spec, rows)
+    pref_rows, missing_hard, both_empty = preference_rows(project, spec, answers)
     if not pref_rows:
         return None
     result = stats.preference(pref_rows)
@@ -65,24 +66,7 @@ def preference_section(
             (b.domain or "all", b.n, b.list1_wins, b.rate, b.p_value) for b in result.position_bias
         ),
     )
-    chart_list = []
-    if with_charts:
-        pairs = sorted({(c.system_a, c.system_b) for c in result.cells})
-        for a, b in pairs:
-            bars = [
-                (
-                    "All" if c.domain is None else c.domain,
-                    c.a_strong,
-                    c.a_slight,
-                    c.b_slight,
-                    c.b_strong,
-                )
-                for c in result.cells
-                if (c.system_a, c.system_b) == (a, b)
-            ]
-            chart_list.append(
-                Chart(f"{a} vs {b}", charts.preference_bars(bars, system_a=a, system_b=b))
-            )
+    chart_list = _preference_charts(result) if with_charts else []
     notes = [
         "Strong: the annotator did not find it hard to decide; slight: hard to decide. "
         "Every annotator's judgement counts (as in the paper's figure). The p-value is a "
@@ -107,16 +91,55 @@ def preference_section(
     )
 
 
+def _preference_charts(result: stats.PreferenceReport) -> list[Chart]:
+    """Strong and slight preferences per domain, a chart per pair of systems."""
+    chart_list = []
+    for a, b in sorted({(c.system_a, c.system_b) for c in result.cells}):
+        bars = [
+            (
+                "All" if c.domain is None else c.domain,
+                c.a_strong,
+                c.a_slight,
+                c.b_slight,
+                c.b_strong,
+            )
+            for c in result.cells
+            if (c.system_a, c.system_b) == (a, b)
+        ]
+        chart_list.append(
+            Chart(f"{a} vs {b}", charts.preference_bars(bars, system_a=a, system_b=b))
+        )
+    return chart_list
+
+
 def preference_rows(
-    project: Project, spec: KindSpec, rows: list[LabelRow]
+    project: Project, spec: KindSpec, answers: Answers
 ) -> tuple[list[tuple[str, str, str, bool, int]], int, int]:
     """(domain, winner, loser, hard, winner position) per judgement between two different
     systems; how many judgements lack the "hard to decide" answer; and how many are on
     items whose two lists have no claim (empty or abstained: nothing to prefer, left out)."""
-    choices = [r for r in rows if r.field == "choice" and r.raw in ("1", "2")]
+    of_kind = {c.field: c for c in answers.of_kind(spec.name) if c.level == "item"}
+    if (choice := of_kind.get("choice")) is None:
+        return [], 0, 0
+    # (item, annotator, side as compared, position shown) per choice of a list, in order
+    annotators = choice.annotators.tolist()
+    choices = [
+        (item, annotators[j], choice.values[c], int(choice.raw_values[r]))
+        for item, row, raw in zip(
+            choice.items.tolist(), choice.codes.tolist(), choice.raw.tolist(), strict=True
+        )
+        for j, (c, r) in enumerate(zip(row, raw, strict=True))
+        if c >= 0 and choice.raw_values[r] in ("1", "2")
+    ]
     if not choices:
         return [], 0, 0
-    hard = {(r.item, r.annotator): r.value == "yes" for r in rows if r.field == "hard"}
+    hard: dict[tuple[int, int], bool] = {}
+    if (said := of_kind.get("hard")) is not None:
+        who = said.annotators.tolist()
+        for item, row in zip(said.items.tolist(), said.codes.tolist(), strict=True):
+            hard.update(
+                {(item, who[j]): said.values[c] == "yes" for j, c in enumerate(row) if c >= 0}
+            )
 
     def has_claims(side: str) -> Exists:
         return Exists(Claim.objects.filter(claim_list=OuterRef(side)))
@@ -135,23 +158,16 @@ def preference_rows(
             empty.add(pk)
     missing_hard = both_empty = 0
     pref_rows: list[tuple[str, str, str, bool, int]] = []
-    for r in choices:
-        pair = systems.get(r.item)
+    for item, annotator, side, position in choices:
+        pair = systems.get(item)
         if pair is None or pair[0] == pair[1]:
             continue
-        if r.item in empty:
+        if item in empty:
             both_empty += 1
             continue
-        winner, loser = pair if r.value == "a" else pair[::-1]
-        if (r.item, r.annotator) not in hard:
+        winner, loser = pair if side == "a" else pair[::-1]
+        if (item, annotator) not in hard:
             missing_hard += 1
-        pref_rows.append(
-            (
-                r.domain or "(no domain)",
-                winner,
-                loser,
-                hard.get((r.item, r.annotator), False),
-                int(r.raw),
-            )
-        )
+        domain = answers.domains[item] or "(no domain)"
+        pref_rows.append((domain, winner, loser, hard.get((item, annotator), False), position))
     return pref_rows, missing_hard, both_empty

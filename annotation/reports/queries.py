@@ -1,9 +1,8 @@
-"""The queries every section shares: member names, filters as Q objects, answers
-grouped per unit and their gold labels."""
+"""The queries every section shares: member names, filters as Q objects, the answers'
+codes and their gold labels."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, time
 from typing import NamedTuple
@@ -12,10 +11,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .. import kinds
-from ..gold import Gold, KindRows, LabelRow, UnitKey, collector_paused, decide, fetch, read_labels
+from ..answers import Answers, collector_paused, fetch, read_answers
+from ..gold import Gold, adjudications, golds_of
 from ..kinds import KindSpec
 from ..kinds.base import Target
-from ..models import Adjudication, Membership, Project, System, Verdict
+from ..models import Membership, Project, System, Verdict
 from .tables import Filters
 
 # --------------------------------------------------------------------------- queries
@@ -59,40 +59,6 @@ def assignment_filter(filters: Filters, prefix: str = "") -> Q:
     return q
 
 
-def unit_golds(
-    grouped: dict[UnitKey, dict[int, str]], item_kinds: dict[int, str], project: Project
-) -> dict[UnitKey, Gold]:
-    # the fields whose gold labels a report uses
-    gold_fields = {s.verdict_field for s in kinds.all_specs() if s.verdict_field}
-    adjudicated = {
-        (item, unit, fld): (value, note)
-        for item, unit, fld, value, note in Adjudication.objects.filter(
-            item__project=project, field__in=gold_fields
-        ).values_list("item_id", "unit", "field", "value", "note")
-    }
-    golds: dict[UnitKey, Gold] = {}
-    # The same answers give the same gold: decided once per (kind, field, answers dict),
-    # the dicts being shared by units of the same answers (report_data) and alive here.
-    decided: dict[tuple[str, str, int], Gold] = {}
-    new = tuple.__new__  # a Gold without its Python-level __new__: a frame per unit
-    for key, by_rater in grouped.items():
-        item, unit, fld = key
-        if fld not in gold_fields:
-            continue
-        kind = item_kinds[item]
-        if adjudicated and (adjudication := adjudicated.get(key)) is not None:
-            golds[key] = decide(item, kind, unit, fld, list(by_rater.values()), adjudication)
-            continue
-        answers = (kind, fld, id(by_rater))
-        if (same := decided.get(answers)) is None:
-            golds[key] = decided[answers] = decide(item, kind, unit, fld, list(by_rater.values()))
-        else:  # its votes dict shared, as nothing changes a gold's votes
-            golds[key] = new(
-                Gold, (item, kind, unit, fld, same.value, same.provenance, same.votes, "")
-            )
-    return golds
-
-
 class Verdicts(NamedTuple):
     """The verdicts of a project's verifier and reference systems (ReportData.verdicts)."""
 
@@ -121,7 +87,7 @@ def read_verdicts(project: Project) -> Verdicts:
 @dataclass(frozen=True)
 class ReportData:
     """What every section builder reads: the report's options, and the submitted answers
-    (grouped per unit, per kind) with their gold labels, queried once per report."""
+    (as codes per kind, level and field) with their gold labels, queried once per report."""
 
     project: Project
     filters: Filters
@@ -130,11 +96,8 @@ class ReportData:
     seed: int
     k_rule: str
     with_charts: bool
-    grouped: dict[UnitKey, dict[int, str]]
-    item_kinds: dict[int, str]
-    golds: dict[UnitKey, Gold]
-    rows_of: dict[str, list[LabelRow]]
-    golds_of: dict[str, list[Gold]]
+    answers: Answers
+    golds_of: dict[str, list[Gold]]  # kind -> the golds of its units' verdict fields
     # kind -> its verdict targets (`verdict_targets`), computed when first asked for
     _targets: dict[str, list[Target]] = field(
         default_factory=dict, init=False, compare=False, repr=False
@@ -173,22 +136,11 @@ def report_data(
     k_rule: str,
     with_charts: bool,
 ) -> ReportData:
-    where = assignment_filter(filters)
     with collector_paused():
-        # the rows of the kinds with sections of their own (the kind sections and the
-        # planning section read them); another kind's rows are read if asked for
-        made = {s.name for s in kinds.all_specs() if s.report_sections}
-        labels = read_labels(project, where=where, rows_for=made)
-        grouped, item_kinds = labels.grouped, labels.item_kinds
-        rows_of = KindRows(
-            {kind: labels.rows_of.get(kind, []) for kind in made},  # none: no second query
-            lambda kind: read_labels(project, kind=kind, where=where).rows,
-        )
-        del labels  # its flat list of rows: the report reads them per kind
-        golds = unit_golds(grouped, item_kinds, project)
-        golds_of: dict[str, list[Gold]] = defaultdict(list)
-        for g in golds.values():
-            golds_of[g.kind].append(g)
+        answers = read_answers(project, where=assignment_filter(filters))
+        # the fields whose gold labels a report uses
+        fields = [s.verdict_field for s in kinds.all_specs() if s.verdict_field]
+        golds = golds_of(answers, adjudications(project, fields), set(fields))
     return ReportData(
         project=project,
         filters=filters,
@@ -197,9 +149,6 @@ def report_data(
         seed=seed,
         k_rule=k_rule,
         with_charts=with_charts,
-        grouped=grouped,
-        item_kinds=item_kinds,
-        golds=golds,
-        rows_of=rows_of,
-        golds_of=golds_of,
+        answers=answers,
+        golds_of=golds,
     )

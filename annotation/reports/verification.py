@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+import numpy as np
+
 from .. import charts
-from ..gold import Gold, LabelRow
+from ..answers import Answers
+from ..gold import Gold
 from ..kinds import KindSpec
 from ..models import Project
 from .tables import Cell, Chart, Section, Table
@@ -57,7 +60,7 @@ def _label_distribution(
 
 
 def claim_labels(
-    project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
+    project: Project, spec: KindSpec, answers: Answers, golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
     return _label_distribution(
         spec,
@@ -71,7 +74,7 @@ def claim_labels(
 
 
 def fact_labels(
-    project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
+    project: Project, spec: KindSpec, answers: Answers, golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
     return _label_distribution(
         spec,
@@ -84,11 +87,21 @@ def fact_labels(
 
 
 def evidence_ranks(
-    project: Project, spec: KindSpec, rows: list[LabelRow], golds: list[Gold], *, with_charts: bool
+    project: Project, spec: KindSpec, answers: Answers, golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
-    # counted per (unit, value) first: a 100,000-item report has 360,000 stances and a
-    # few distinct units
-    stances = Counter([(r.unit, r.value) for r in rows if r.field == "stance"])
+    # counted per (unit name, value): a 100,000-item report has 360,000 stances and a few
+    # distinct unit names
+    stances: Counter[tuple[str, str]] = Counter()
+    for codes in answers.of_kind(spec.name):
+        if codes.field != "stance":
+            continue
+        names, name_of = np.unique(np.array(codes.units), return_inverse=True)
+        answered = codes.codes >= 0
+        n_values = len(codes.values)
+        flat = (name_of.reshape(-1, 1) * n_values + codes.codes)[answered]
+        for cell, n in enumerate(np.bincount(flat, minlength=len(names) * n_values).tolist()):
+            if n:
+                stances[str(names[cell // n_values]), codes.values[cell % n_values]] += n
     if stances:
         by_rank: dict[int, Counter[str]] = defaultdict(Counter)
         for (unit, value), n in stances.items():

@@ -9,7 +9,8 @@ from itertools import compress
 from typing import Any, NamedTuple, cast
 
 from .. import kinds, stats
-from ..gold import Gold, fetch
+from ..answers import fetch
+from ..gold import Gold
 from ..kinds import ITEM, KindSpec
 from ..models import Claim, Project, Segment, validate_verifier_collapse
 from ..stats.classification import map_each
@@ -46,17 +47,15 @@ class _Scores:
     reports: dict[tuple[str, str, str], stats.VerifierReport] = field(default_factory=dict)
     # (system, level) -> the predictions on the level's units, for McNemar
     aligned: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
-    # id of a gold's votes -> the votes as text (golds of the same answers share one dict,
-    # and the golds outlive the section: an id names one dict meanwhile)
-    votes: dict[int, str] = field(default_factory=dict)
+    # a gold's votes -> the votes as text
+    votes: dict[tuple[tuple[str, int], ...], str] = field(default_factory=dict)
 
     def votes_of(self, u: _Unit) -> str:
         """The unit's human votes as text, written once for every system, mode and unit
         with the same votes."""
-        votes = u.gold.votes
-        text = self.votes.get(id(votes))
-        if text is None:
-            text = self.votes[id(votes)] = " ".join(f"{k}:{v}" for k, v in votes.items())
+        votes = tuple(u.gold.votes.items())
+        if (text := self.votes.get(votes)) is None:
+            text = self.votes[votes] = " ".join(f"{k}:{v}" for k, v in votes)
         return text
 
 

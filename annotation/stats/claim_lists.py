@@ -19,7 +19,7 @@ import numpy.typing as npt
 from rouge_score import rouge_scorer
 
 from .coefficient import Coefficient as Estimate
-from .resampling import Draws, _clustered_means, _resampled_means
+from .resampling import Draws, clustered_means, resampled_means
 
 NO_CLAIM = "No verifiable claim."  # VeriScore's extractor output for a sentence without claims
 
@@ -92,7 +92,7 @@ def list_similarity(
         b_claims,
         a_empty,
         b_empty,
-    ) = _clustered_means(
+    ) = clustered_means(
         [
             (matches, None),
             (matches, with_claims),
@@ -173,10 +173,10 @@ def claim_density(
         mine = group & aligned
         shares = np.stack([empties[mine], sentences[mine].astype(np.float64)], axis=1)
         if len(shares) == n:  # the same clusters: one set of draws for both
-            ratio, empty = _resampled_means(np.hstack([ratios, shares]), bootstrap, seed, draws)
+            ratio, empty = resampled_means(np.hstack([ratios, shares]), bootstrap, seed, draws)
         else:
-            (ratio,) = _resampled_means(ratios, bootstrap, seed, draws)
-            (empty,) = _resampled_means(shares, bootstrap, seed, draws)
+            (ratio,) = resampled_means(ratios, bootstrap, seed, draws)
+            (empty,) = resampled_means(shares, bootstrap, seed, draws)
         out.append(
             ClaimDensity(
                 domain,

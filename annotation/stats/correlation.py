@@ -26,7 +26,7 @@ from pipeline.score import f1_at_k, median_k
 
 from .classification import SUPPORTED, UNSUPPORTED, normalise_verdict
 from .inter_rater import percentile_cis
-from .resampling import CONFIDENCE, FloatArray, _draw_counts
+from .resampling import CONFIDENCE, FloatArray, draw_counts
 
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
 
@@ -694,7 +694,7 @@ def system_pairing(
         counts = draws.get(key) if draws is not None else None
         if counts is None:  # resample each system's responses, keep the system
             rng = np.random.default_rng(seed)
-            counts = [_draw_counts(rng, n, bootstrap) for n in sizes]
+            counts = [draw_counts(rng, n, bootstrap) for n in sizes]
             if draws is not None:
                 draws[key] = counts
         parts_a = table.system_parts(a, rows, starts, counts)

@@ -473,17 +473,13 @@ def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int6
     index: dict[Label | None, int] = {label: i for i, label in enumerate(categories)}
     index[None] = -1  # categories never hold None: it is a missing rating
     width = len(data.raters)
-    # each distinct row object encoded once, then laid out per unit (units of the same
-    # answers share one row: a 12,000-unit field holds a few dozen)
-    rows = data.distinct_rows
+    # each distinct row encoded once, then laid out per unit (a 12,000-unit field of a
+    # report holds a few dozen)
+    rows, row_of = data.distinct
     distinct = np.fromiter(
-        map(index.get, chain.from_iterable(rows.values()), repeat(-2)),
-        np.int64,
-        len(rows) * width,
+        map(index.get, chain.from_iterable(rows), repeat(-2)), np.int64, len(rows) * width
     ).reshape(len(rows), width)
-    position = dict(zip(rows, range(len(rows)), strict=True))
-    at = np.fromiter(map(position.__getitem__, map(id, data.labels)), np.intp, len(data.labels))
-    codes = distinct[at]
+    codes = distinct[np.array(row_of, dtype=np.intp)]
     if (codes == -2).any():
         u, r = (int(i) for i in np.argwhere(codes == -2)[0])  # the first, row by row
         raise ValueError(

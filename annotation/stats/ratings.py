@@ -77,7 +77,12 @@ class Ratings:
     def __post_init__(self) -> None:
         if len(self.labels) != len(self.units):
             raise ValueError(f"{len(self.labels)} rows of labels for {len(self.units)} units")
-        rows = self.distinct_rows.values()
+        if type(self.labels) is not tuple or any(type(row) is not tuple for row in self.labels):
+            object.__setattr__(self, "labels", tuple(map(tuple, self.labels)))
+        try:
+            rows = self.distinct[0]
+        except TypeError:  # an unhashable label, named when the labels are cleaned below
+            rows = list(self.labels)
         if set(map(len, rows)) - {len(self.raters)}:  # then name the first
             for unit, row in zip(self.units, self.labels, strict=True):
                 if len(row) != len(self.raters):
@@ -89,11 +94,7 @@ class Ratings:
         if len(set(self.raters)) != len(self.raters):
             raise ValueError("rater ids must be unique")
         if set(map(type, chain.from_iterable(rows))) <= {str, type(None)}:
-            # text and None need no cleaning (the common case: one pass)
-            if any(type(row) is not tuple for row in rows):
-                object.__setattr__(self, "labels", tuple(map(tuple, self.labels)))
-                del self.__dict__["distinct_rows"]  # of the rows given, not these
-            return
+            return  # text and None need no cleaning (the common case)
         cleaned = tuple(
             tuple(
                 _clean(label, f"unit {unit!r}, rater {rater!r}")
@@ -102,7 +103,7 @@ class Ratings:
             for unit, row in zip(self.units, self.labels, strict=True)
         )
         object.__setattr__(self, "labels", cleaned)
-        del self.__dict__["distinct_rows"]  # of the rows given, not these
+        self.__dict__.pop("distinct", None)  # of the rows given, not these
 
     @classmethod
     def from_long(cls, rows: Iterable[tuple[Hashable, Hashable, Label | None]]) -> Ratings:
@@ -232,20 +233,17 @@ class Ratings:
         """The labels used, numerically ordered when they are all numbers."""
         # first-seen order, as Counter gave it; one dict over the flattened distinct rows
         # (the same order: a row seen again adds no label)
-        rows = self.distinct_rows.values()
-        seen = [x for x in dict.fromkeys(chain.from_iterable(rows)) if x is not None]
+        seen = [x for x in dict.fromkeys(chain.from_iterable(self.distinct[0])) if x is not None]
         return order_categories(seen)
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled without `distinct_rows`: its keys are the ids of this process's rows."""
-        return {k: v for k, v in self.__dict__.items() if k != "distinct_rows"}
-
     @cached_property
-    def distinct_rows(self) -> dict[int, tuple[Label | None, ...]]:
-        """id -> row of labels, each row object once, in order of first appearance: units
-        of the same answers may share one tuple (agreement reports: a 10,000-item field's
-        12,000 units hold a few dozen), and what holds for a row holds for its copies."""
-        return dict(zip(map(id, self.labels), self.labels, strict=True))
+    def distinct(self) -> tuple[list[tuple[Label | None, ...]], list[int]]:
+        """The distinct rows of labels in order of first appearance, and each unit's
+        position among them: what holds for a row holds for every unit with it (a
+        10,000-item field's 12,000 units hold a few dozen)."""
+        position: dict[tuple[Label | None, ...], int] = {}
+        row_of = [position.setdefault(row, len(position)) for row in self.labels]
+        return list(position), row_of
 
 
 def square_matrix(values: Any, size: int, what: str) -> Any:

@@ -64,7 +64,7 @@ def _seeded_chunks(
         draws[key] = kept
 
 
-def _draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:
+def draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:
     """The counts of `_count_chunks` as one bootstrap x n array."""
     weights = np.empty((bootstrap, n))
     for start, counts in _count_chunks(rng, n, bootstrap):
@@ -72,7 +72,7 @@ def _draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray
     return weights
 
 
-def _clustered_means(
+def clustered_means(
     columns: Sequence[tuple[npt.ArrayLike, npt.ArrayLike | None]],
     cluster: npt.ArrayLike,
     n_clusters: int,
@@ -91,10 +91,10 @@ def _clustered_means(
         weights = np.asarray(values, dtype=np.float64)[mask]
         totals[:, 2 * j] = np.bincount(owners, weights=weights, minlength=n_clusters)
         totals[:, 2 * j + 1] = np.bincount(owners, minlength=n_clusters)
-    return _resampled_means(totals, bootstrap, seed, draws)
+    return resampled_means(totals, bootstrap, seed, draws)
 
 
-def _resampled_means(
+def resampled_means(
     totals: FloatArray, bootstrap: int, seed: int, draws: Draws | None = None
 ) -> list[Estimate]:
     """`totals` holds per cluster (row) the sum and the count of units of each mean (two

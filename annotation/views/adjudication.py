@@ -58,7 +58,7 @@ def _disputed(project: Project, *, kind: str = "", field: str = "") -> list[Gold
     """Units where submitted answers differ (or a researcher decided), hardest first."""
     golds = [
         g
-        for g in gold_values(project, rows=label_rows(project, kind=kind or None))
+        for g in gold_values(project, kind=kind or None)
         if (len(g.votes) > 1 or g.provenance == "adjudicated") and (not field or g.field == field)
     ]
     golds.sort(

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation import reports, stats
 from annotation.models import Item, Project
-from annotation.reports.agreement import field_units
+from annotation.reports.agreement import field_codes
 from annotation.reports.queries import report_data
 from annotation.reports.tables import Filters
 
@@ -137,7 +137,18 @@ def test_report_uses_them(verification: list[Item], users: dict[str, User]) -> N
         k_rule="upper",
         with_charts=False,
     )
-    units = field_units(data)[("verification", "evidence", "stance")]
+    codes = field_codes(data, "verification", "evidence", "stance")
+    assert codes is not None
+    units = {
+        f"{item}/{unit}": {
+            data.names[a]: codes.values[c]
+            for a, c in zip(codes.annotators.tolist(), row, strict=True)
+            if c >= 0
+        }
+        for item, unit, row in zip(
+            codes.items.tolist(), codes.units, codes.codes.tolist(), strict=True
+        )
+    }
     expected = stats.agreement(
         units,
         categories=["supports", "contradicts", "inconclusive"],

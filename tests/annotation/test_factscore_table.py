@@ -245,11 +245,11 @@ def _data(alpha: Project, filters: object) -> ReportData:
     )
 
 
-def test_report_data_groups_the_answers_per_unit_and_decides_golds_as_gold_values(
+def test_report_data_holds_the_answers_of_label_rows_and_the_golds_of_gold_values(
     alpha: Project, users: dict[str, object]
 ) -> None:
-    """ReportData's groups and golds are those of label_rows and gold_values; units with
-    the same answers by the same annotators share one dict (100k-item memory)."""
+    """ReportData's answer codes say what label_rows lists, and its golds are those of
+    gold_values on the verdict fields (a tie and an adjudication among them)."""
     from annotation.gold import gold_values, label_rows
     from annotation.reports.tables import Filters
 
@@ -258,13 +258,14 @@ def test_report_data_groups_the_answers_per_unit_and_decides_golds_as_gold_value
     expected: dict[tuple[int, str, str], dict[int, str]] = {}
     for r in label_rows(alpha):
         expected.setdefault((r.item, r.unit, r.field), {})[r.annotator] = r.value
-    assert data.grouped == expected
-    assert data.golds == {(g.item, g.unit, g.field): g for g in gold_values(alpha)}
-    dicts: dict[tuple[tuple[int, str], ...], set[int]] = {}
-    for answers in data.grouped.values():
-        dicts.setdefault(tuple(answers.items()), set()).add(id(answers))
-    assert all(len(same) == 1 for same in dicts.values())
-    assert len(dicts) < len(data.grouped)
+    found: dict[tuple[int, str, str], dict[int, str]] = {}
+    for codes in data.answers.fields.values():
+        for key, row in zip(codes.keys(), codes.row_of.tolist(), strict=True):
+            found[key] = codes.answers(row)
+    assert found == expected
+    golds = [g for gs in data.golds_of.values() for g in gs]
+    assert {g.provenance for g in golds} >= {"adjudicated", "tie", "unanimous"}
+    assert golds == [g for g in gold_values(alpha) if g.field == "label"]
 
 
 def test_an_unfiltered_report_gives_the_gold_row_its_golds_as_a_query_would(
@@ -283,14 +284,14 @@ def test_an_unfiltered_report_gives_the_gold_row_its_golds_as_a_query_would(
     assert queried is not None and len(queried.labels) >= 3
     assert gold_verdict_set(alpha, _data(alpha, Filters()).golds_of) == queried
     one = Filters(annotators=(Assignment.objects.filter(item__in=items).first().annotator_id,))  # type: ignore[union-attr]
-    queries: list[object] = []  # the real label_rows, counted when gold_values calls it
-    real = gold.label_rows
+    queries: list[object] = []  # the real read_answers, counted when gold_values calls it
+    real = gold.read_answers
 
     def counted(*args: object, **kwargs: object) -> object:
         queries.append(kwargs)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(gold, "label_rows", counted)
+    monkeypatch.setattr(gold, "read_answers", counted)
     unfiltered = reports.build_report(alpha, bootstrap=0, with_charts=False)
     assert queries == []
     filtered = reports.build_report(alpha, bootstrap=0, with_charts=False, filters=one)

@@ -75,7 +75,7 @@ def test_cluster_weights_drawn_in_chunks_are_the_draws_of_one_call(
     drawn = np.random.default_rng(seed).integers(0, n, size=(bootstrap, n))
     expected = np.array([np.bincount(row, minlength=n) for row in drawn], dtype=np.float64)
     assert np.array_equal(
-        resampling._draw_counts(np.random.default_rng(seed), n, bootstrap), expected
+        resampling.draw_counts(np.random.default_rng(seed), n, bootstrap), expected
     )
 
 

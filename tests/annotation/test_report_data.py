@@ -1,5 +1,5 @@
-"""gold.collector_paused: the report's bulk reads run without the cyclic
-collector, which is back as it was afterwards, also after an error; gold.related moves
+"""answers.collector_paused: the report's bulk reads run without the cyclic
+collector, which is back as it was afterwards, also after an error; answers.related moves
 the report's filters to the answers' query. No DB."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import gc
 import pytest
 from django.db.models import Exists, Q
 
-from annotation.gold import chunks, collector_paused, fetch, related
+from annotation.answers import chunks, collector_paused, fetch, related
 from annotation.models import Answer, Item, Project
 
 

@@ -426,29 +426,6 @@ def test_a_tables_page_body_is_what_the_template_loop_wrote(rows: tuple) -> None
     assert table.shown == min(len(rows), reports.tables.DISPLAY_LIMIT)
 
 
-def test_read_labels_splits_the_rows_per_kind_in_their_order(
-    judged_comparisons: list[Item], verification: list[Item]
-) -> None:
-    """read_labels' rows of each kind are its flat rows of that kind, in order, and its
-    groups are the rows' (item, unit, field) -> annotator -> value, in order."""
-    from annotation.gold import read_labels
-
-    project = verification[0].project
-    labels = read_labels(project)
-    kinds_seen = list(dict.fromkeys(r.kind for r in labels.rows))
-    assert kinds_seen == ["comparison", "verification"]  # items made in this order
-    assert dict(labels.rows_of) == {
-        kind: [r for r in labels.rows if r.kind == kind] for kind in kinds_seen
-    }
-    expected: dict[tuple[int, str, str], dict[int, str]] = {}
-    for r in labels.rows:
-        expected.setdefault((r.item, r.unit, r.field), {})[r.annotator] = r.value
-    assert list(labels.grouped.items()) == list(expected.items())
-    assert labels.item_kinds == {r.item: r.kind for r in labels.rows}
-    assert {type(r.swapped) for r in labels.rows} == {bool}
-    assert any(r.swapped for r in labels.rows) and not all(r.swapped for r in labels.rows)
-
-
 def test_a_domain_filter_keeps_the_pipeline_rows_of_that_domain(
     verification: list[Item],
 ) -> None:
@@ -467,50 +444,3 @@ def test_a_domain_filter_keeps_the_pipeline_rows_of_that_domain(
         project, bootstrap=0, filters=reports.Filters(domains=("no such domain",))
     )
     assert nothing.section("pipeline") is None and nothing.section("score-vs-score") is None
-
-
-def test_report_data_reads_the_rows_of_a_kind_without_sections_when_asked_for(
-    alpha: Project, alpha_segments: list[Item]
-) -> None:
-    """report_data makes the rows of the kinds with sections of their own; a segment's
-    rows (no section reads them) are read when asked for, the same as label_rows', while
-    its units are grouped from the first read all the same."""
-    from annotation.gold import label_rows, read_labels
-    from annotation.reports.queries import report_data
-    from annotation.reports.tables import Filters
-
-    for n, assignment in enumerate(alpha_segments[0].assignments.order_by("pk")):
-        values = {("segment:0", "correct"): "true", ("segment:1", "correct"): ["true", "false"][n]}
-        assert assignment.submit(values, guideline_version=1)
-    data = report_data(
-        alpha,
-        filters=Filters(),
-        names={},
-        bootstrap=0,
-        seed=0,
-        k_rule="",
-        with_charts=False,
-    )
-    expected = label_rows(alpha, kind="segment")
-    assert len(expected) == 4
-    assert "segment" not in data.rows_of  # not made by the first read
-    assert "atomic" in data.rows_of and data.rows_of["atomic"] == []  # made: no item, no query
-    assert {(r.item, r.unit, r.field) for r in expected} == set(data.grouped)
-    assert data.rows_of["segment"] == expected
-    assert data.rows_of.get("segment") == expected
-    assert data.rows_of.get("comparison", []) == []  # no item of that kind
-    assert read_labels(alpha, rows_for=()).rows == []
-    # read later, with the report's filters (rows derived here from the unfiltered ones)
-    annotator = expected[0].annotator
-    only = report_data(
-        alpha,
-        filters=Filters(annotators=(annotator,)),
-        names={},
-        bootstrap=0,
-        seed=0,
-        k_rule="",
-        with_charts=False,
-    )
-    mine = [r for r in expected if r.annotator == annotator]
-    assert 0 < len(mine) < len(expected)
-    assert only.rows_of["segment"] == mine

@@ -67,7 +67,7 @@ def test_the_reference_coefficients_are_scipys(points: list[tuple[float, float]]
 @CHECKS
 @given(st.integers(1, 30), st.integers(1, 50), st.integers(0, 2**32 - 1))
 def test_cluster_draws_are_the_fast_paths_counts(n: int, bootstrap: int, seed: int) -> None:
-    counts = resampling._draw_counts(np.random.default_rng(seed), n, bootstrap)
+    counts = resampling.draw_counts(np.random.default_rng(seed), n, bootstrap)
     drawn = ref.cluster_draws(n, bootstrap, seed)
     assert counts.tolist() == [
         np.bincount(row, minlength=n).astype(float).tolist() for row in drawn
