@@ -1078,3 +1078,13 @@ def track_data(model: type[models.Model], project_of: Any, *, deletes: bool = Fa
 for _model, _project_of in list(PROJECT_OF.items()):
     track_data(_model, _project_of, deletes=_model in (Membership, Adjudication))
 track_data(AdaptiveOverlap, lambda o: o.project_id)
+
+
+class ThrottleCounter(models.Model):
+    """One throttle's count (login_throttle) in a window that ends at `until`: raised by
+    one UPDATE ... SET count = count + 1 (never read, then written), so simultaneous
+    requests cannot lose a count."""
+
+    key = models.CharField(max_length=200, unique=True)
+    count = models.PositiveIntegerField(default=0)
+    until = models.DateTimeField(db_index=True)

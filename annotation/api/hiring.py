@@ -131,6 +131,13 @@ class PolicySerializer(serializers.Serializer):
         required=False,
         help_text="bonus per known-answer check unit answered right",
     )
+    join_expiry_minutes = serializers.IntegerField(
+        min_value=1,
+        allow_null=True,
+        required=False,
+        help_text="a hire who submits nothing this many minutes after joining is returned"
+        " and frees their place under the cap (null: never)",
+    )
 
 
 class PolicyApi(APIView):
@@ -143,6 +150,7 @@ class PolicyApi(APIView):
             "pause_after": p.pause_after,
             "pay_per_item": str(p.pay_per_item),  # as DRF writes decimals
             "pay_per_correct_check": str(p.pay_per_correct_check),
+            "join_expiry_minutes": p.join_expiry_minutes,
         }
 
     @extend_schema(
@@ -325,9 +333,11 @@ class JoinApi(APIView):
     )
     def post(self, request: Request, key: str) -> Response:
         invite = get_object_or_404(Invite, key=key)
+        # the body is read before a refusal: a 429 sent over an unread body reaches the
+        # client as a reset connection, not as 429
+        data = request.data if isinstance(request.data, dict) else {}
         if wait := join_wait(request, invite.key):
             raise exceptions.Throttled(wait=wait)
-        data = request.data if isinstance(request.data, dict) else {}
         try:
             hire = hiring.join(invite, data)
         except hiring.JoinRefused as e:

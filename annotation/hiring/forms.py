@@ -25,6 +25,7 @@ class PolicyForm(forms.ModelForm):
             "pause_after",
             "pay_per_item",
             "pay_per_correct_check",
+            "join_expiry_minutes",
         ]
 
     def clean(self) -> dict[str, object]:

@@ -23,7 +23,7 @@ from django.db import models
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from ..models import Item, Membership, Project, project_of, project_of_item, track_data
+from ..models import Assignment, Item, Membership, Project, project_of, project_of_item, track_data
 
 TRAINING = "training"
 CHECK = "check"
@@ -69,6 +69,9 @@ class HiringPolicy(models.Model):
     # pay rates of the bonus column (payments export); the study plan reads the same
     pay_per_item = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal(0))
     pay_per_correct_check = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal(0))
+    # a hire who submits nothing within this many minutes of joining is returned and frees
+    # their place under the invite's cap (empty: never)
+    join_expiry_minutes = models.PositiveIntegerField(null=True, blank=True, default=30)
 
     @classmethod
     def of(cls, project: Project) -> HiringPolicy:
@@ -103,9 +106,24 @@ class Invite(models.Model):
             return "This invite link was revoked."
         if self.expires_at is not None and timezone.now() >= self.expires_at:
             return "This invite link has expired."
-        if self.cap is not None and self.hires.count() >= self.cap:
+        if self.cap is not None and self.places_taken() >= self.cap:
             return "This study is full."
         return None
+
+    def places_taken(self) -> int:
+        """The hires that hold a place under the cap: those who started working (submitted
+        an answer), and those who joined and were not returned yet (a join that submits
+        nothing in the policy's `join_expiry_minutes` is returned: `hiring.expire_unstarted`)."""
+        return self.hires.filter(Q(returned_at__isnull=True) | Q(started(self.project_id))).count()
+
+
+def started(project_id: int, user: str = "membership__user") -> Exists:
+    """A hire (through its `user` path) submitted an answer in the project."""
+    return Exists(
+        Assignment.objects.filter(
+            annotator=OuterRef(user), item__project_id=project_id, status=Assignment.SUBMITTED
+        )
+    )
 
 
 class Hire(models.Model):

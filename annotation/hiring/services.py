@@ -41,6 +41,7 @@ from .models import (
     QualityItem,
     new_key,
     regular,
+    started,
 )
 
 # --- joining ---------------------------------------------------------------------------
@@ -102,6 +103,7 @@ def join(invite: Invite, params: Mapping[str, object]) -> Hire:
     found = join_params(invite, params)
     worker = found.get(invite.worker_param, "")
     return_overdue(invite.project)  # the overdue give their open items back first
+    expire_unstarted(invite.project)  # and those who joined but never started
     with transaction.atomic():
         # Lock the invite row so two people cannot both take the last place under the cap.
         locked = Invite.objects.select_for_update().get(pk=invite.pk)
@@ -388,7 +390,7 @@ def blocked(membership: Membership, assignment: Assignment | None = None) -> str
     hire = hire_of(membership)
     if hire is None or (assignment is not None and assignment.is_done):
         return None  # their own past answers stay open to them
-    if hire.returned_at or give_back_if_overdue(hire):
+    if hire.returned_at or give_back_if_overdue(hire) or expire_if_unstarted(hire):
         return "returned"
     if hire.paused:
         return "paused"
@@ -484,6 +486,38 @@ def give_back_if_overdue(hire: Hire) -> bool:
     if timezone.now() < hire.joined_at + dt.timedelta(minutes=limit):
         return False
     if status(hire) != IN_PROGRESS:
+        return False
+    give_back(hire)
+    return True
+
+
+def _unstarted(project: Project) -> QuerySet[Hire]:
+    """Hires in the project who submitted nothing within the policy's join_expiry_minutes
+    of joining, not returned yet."""
+    minutes = HiringPolicy.of(project).join_expiry_minutes
+    if minutes is None:
+        return Hire.objects.none()
+    return Hire.objects.filter(
+        ~started(project.pk),
+        membership__project=project,
+        invite__isnull=False,
+        returned_at__isnull=True,
+        joined_at__lte=timezone.now() - dt.timedelta(minutes=minutes),
+    )
+
+
+def expire_unstarted(project: Project) -> int:
+    """Return every hire who joined and submitted nothing in the policy's time: their
+    items go back to the pool and their place under the invite's cap is free again."""
+    n = 0
+    for hire in _unstarted(project).select_related("membership__project", "membership__user"):
+        give_back(hire)
+        n += 1
+    return n
+
+
+def expire_if_unstarted(hire: Hire) -> bool:
+    if not _unstarted(hire.membership.project).filter(pk=hire.pk).exists():
         return False
     give_back(hire)
     return True
