@@ -15,7 +15,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
-from django.db.models import F, QuerySet, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 from statsmodels.stats.proportion import proportion_confint
 
@@ -202,15 +202,24 @@ class Score:
 def score(user: User | int, project: Project, role: str) -> Score:
     """How many of the reference units of this role's submitted items the annotator
     answered like the reference (compared as the kind compares answers)."""
+    uid = user if isinstance(user, int) else user.pk
+    return scores(project, role, [uid]).get(uid, Score(0, 0))
+
+
+def scores(project: Project, role: str, users: list[int] | None = None) -> dict[int, Score]:
+    """`score` for every annotator of the project (or those in `users`) in three queries,
+    whatever their number."""
     references = {
         q.item_id: q.reference_pairs()
         for q in QualityItem.objects.filter(item__project=project, role=role)
     }
-    answers = Answer.objects.filter(
-        assignment__annotator=user,
-        assignment__status=Assignment.SUBMITTED,
-        assignment__item_id__in=references,
-    ).values_list(
+    submitted = Assignment.objects.filter(
+        item__project=project, item__quality__role=role, status=Assignment.SUBMITTED
+    )
+    if users is not None:
+        submitted = submitted.filter(annotator__in=users)
+    answers = Answer.objects.filter(assignment__in=submitted.values("pk")).values_list(
+        "assignment__annotator_id",
         "assignment__item_id",
         "assignment__item__kind",
         "assignment__swapped",
@@ -219,18 +228,16 @@ def score(user: User | int, project: Project, role: str) -> Score:
         "value",
     )
     given = {
-        (item, unit, field): kinds.get(kind).comparable(field, value, swapped)
-        for item, kind, swapped, unit, field, value in answers
+        (user, item, unit, field): kinds.get(kind).comparable(field, value, swapped)
+        for user, item, kind, swapped, unit, field, value in answers
     }
-    submitted = Assignment.objects.filter(
-        annotator=user, status=Assignment.SUBMITTED, item_id__in=references
-    ).values_list("item_id", flat=True)
-    units = matching = 0
-    for item in submitted:
-        for pair, value in references[item].items():
-            units += 1
-            matching += given.get((item, *pair)) == value
-    return Score(units, matching)
+    counts: dict[int, list[int]] = {}
+    for user, item in submitted.values_list("annotator_id", "item_id"):
+        units_matching = counts.setdefault(user, [0, 0])
+        for pair, value in references.get(item, {}).items():
+            units_matching[0] += 1
+            units_matching[1] += given.get((user, item, *pair)) == value
+    return {user: Score(units, matching) for user, (units, matching) in counts.items()}
 
 
 def presented(assignment: Assignment, field: str, value: str) -> str:
@@ -424,28 +431,74 @@ def screened_out(hire: Hire) -> bool:
     )
 
 
-def completed(hire: Hire) -> bool:
+@dataclass(frozen=True)
+class Progress:
+    """An annotator's assignments in a project, counted."""
+
+    open: int = 0  # pending or draft
+    given: int = 0  # not training items
+    skipped: int = 0  # skipped, not training items
+    real_submitted: int = 0  # regular items submitted
+    training_submitted: int = 0
+    seconds: float = 0.0  # active time
+
+
+def progress(project: Project, users: list[int] | None = None) -> dict[int, Progress]:
+    """`Progress` per annotator of the project (or those in `users`): one query."""
+    training = Q(Exists(QualityItem.objects.filter(item_id=OuterRef("item_id"), role=TRAINING)))
+    rows = Assignment.objects.filter(item__project=project)
+    if users is not None:
+        rows = rows.filter(annotator__in=users)
+    counted = rows.values("annotator_id").annotate(
+        n_open=Count("pk", filter=Q(status__in=[Assignment.PENDING, Assignment.DRAFT])),
+        n_given=Count("pk", filter=~training),
+        n_skipped=Count("pk", filter=~training & Q(status=Assignment.SKIPPED)),
+        n_real=Count("pk", filter=regular() & Q(status=Assignment.SUBMITTED)),
+        n_training=Count("pk", filter=training & Q(status=Assignment.SUBMITTED)),
+        seconds=Sum("active_seconds"),
+    )
+    return {
+        r["annotator_id"]: Progress(
+            r["n_open"],
+            r["n_given"],
+            r["n_skipped"],
+            r["n_real"],
+            r["n_training"],
+            r["seconds"] or 0.0,
+        )
+        for r in counted
+    }
+
+
+def _progress_of(hire: Hire, known: Progress | None) -> Progress:
+    if known is not None:
+        return known
+    membership = hire.membership
+    uid = membership.user_id
+    return progress(membership.project, [uid]).get(uid, Progress())
+
+
+def completed(hire: Hire, known: Progress | None = None) -> bool:
     """Every item of the person's quota is done and submitted (at most the invite's
-    `skips_allowed` skipped), and training was passed (or a researcher let them through)."""
+    `skips_allowed` skipped), and training was passed (or a researcher let them through).
+    `known`: their `progress`, when counted already."""
     if hire.returned_at or hire.paused or not hire.cleared:
         return False
-    membership = hire.membership
-    mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
-    if mine.open().exists():
+    p = _progress_of(hire, known)
+    if p.open:
         return False
-    rest = mine.exclude(item__quality__role=TRAINING)
-    if not rest.exists():  # nothing was given to them: no code for no work
+    if not p.given:  # nothing was given to them: no code for no work
         return False
     allowed = hire.invite.skips_allowed if hire.invite else 0
-    return rest.filter(status=Assignment.SKIPPED).count() <= allowed
+    return p.skipped <= allowed
 
 
-def status(hire: Hire) -> str:
+def status(hire: Hire, known: Progress | None = None) -> str:
     if hire.returned_at:
         return RETURNED
     if screened_out(hire):
         return SCREENED_OUT
-    return COMPLETED if completed(hire) else IN_PROGRESS
+    return COMPLETED if completed(hire, known) else IN_PROGRESS
 
 
 def give_back(hire: Hire) -> int:
@@ -466,26 +519,37 @@ def give_back(hire: Hire) -> int:
 
 def return_overdue(project: Project) -> int:
     """Return everyone in the project past their invite's time limit and not finished.
-    Returns how many were returned."""
+    Returns how many were returned (their progress counted in one query)."""
     n = 0
+    counted: dict[int, Progress] | None = None
     for hire in Hire.objects.filter(
         invite__project=project,
         invite__time_limit_minutes__isnull=False,
         returned_at__isnull=True,
     ).select_related("invite", "membership__project", "membership__user"):
-        n += give_back_if_overdue(hire)
+        if not _past_limit(hire):
+            continue
+        if counted is None:
+            counted = progress(project)
+        n += give_back_if_overdue(hire, counted.get(hire.membership.user_id, Progress()))
     return n
 
 
-def give_back_if_overdue(hire: Hire) -> bool:
+def _past_limit(hire: Hire) -> bool:
+    limit = hire.invite.time_limit_minutes if hire.invite else None
+    return (
+        hire.returned_at is None
+        and limit is not None
+        and timezone.now() >= hire.joined_at + dt.timedelta(minutes=limit)
+    )
+
+
+def give_back_if_overdue(hire: Hire, known: Progress | None = None) -> bool:
     """Return the person when their invite's time limit has passed and they are not
     finished (completed or screened out)."""
-    limit = hire.invite.time_limit_minutes if hire.invite else None
-    if hire.returned_at or limit is None:
+    if not _past_limit(hire):
         return False
-    if timezone.now() < hire.joined_at + dt.timedelta(minutes=limit):
-        return False
-    if status(hire) != IN_PROGRESS:
+    if status(hire, known) != IN_PROGRESS:
         return False
     give_back(hire)
     return True
@@ -536,13 +600,14 @@ def payments(project: Project) -> list[dict[str, Any]]:
     hires = Hire.objects.filter(membership__project=project).select_related(
         "invite", "membership__user", "membership__project"
     )
+    counted, check_scores = progress(project), scores(project, CHECK)
     for hire in hires.order_by("membership__pk"):
-        user = hire.membership.user
-        mine = Assignment.objects.in_project(project).for_annotator(user)
-        real = mine.filter(regular(), status=Assignment.SUBMITTED).count()
-        checks = score(user, project, CHECK)
+        uid = hire.membership.user_id
+        p = counted.get(uid, Progress())
+        real = p.real_submitted
+        checks = check_scores.get(uid, Score(0, 0))
         ci = checks.wilson()
-        seconds = mine.aggregate(s=Sum("active_seconds"))["s"] or 0
+        seconds = p.seconds
         bonus = policy.pay_per_item * real + policy.pay_per_correct_check * checks.matching
         rows.append(
             {
@@ -550,7 +615,7 @@ def payments(project: Project) -> list[dict[str, Any]]:
                 "worker_params": hire.worker_params,
                 "annotator": hire.membership.pseudonym,
                 "membership": hire.membership_id,
-                "status": status(hire),
+                "status": status(hire, p),
                 "real_items_submitted": real,
                 "checks": checks.units,
                 "checks_correct": checks.matching,
@@ -662,9 +727,14 @@ def quality_rows(project: Project) -> list[dict[str, Any]]:
     """Per annotator: training items and share matching the reference; check accuracy
     with its 95% Wilson interval; hire state. Worker ids are for the project's researchers."""
     rows = []
-    for m in project.memberships.filter(role=Membership.ANNOTATOR).select_related("user"):
+    counted = progress(project)
+    training, checks = scores(project, TRAINING), scores(project, CHECK)
+    members = project.memberships.filter(role=Membership.ANNOTATOR)
+    for m in members.select_related("user", "hire").order_by("pk"):
         hire = hire_of(m)
-        t_items, t, c = annotator_quality(m.user_id, project)
+        t_items = counted.get(m.user_id, Progress()).training_submitted
+        t = training.get(m.user_id, Score(0, 0))
+        c = checks.get(m.user_id, Score(0, 0))
         rows.append(
             {
                 "annotator": m.pseudonym,
