@@ -16,9 +16,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from .. import hiring
+from ..errors import posted_id
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
-from ..errors import posted_id
 from ..login_throttle import join_wait
 from ..models import Assignment, Item, Membership, Project
 from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
