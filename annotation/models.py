@@ -59,6 +59,8 @@ class Project(models.Model):
     description = models.TextField(blank=True)
     instructions = models.TextField(blank=True)
     instructions_version = models.PositiveIntegerField(default=1)
+    # the longest answer value (a free-text field) an annotator may store, in characters
+    answer_max_chars = models.PositiveIntegerField(default=10_000)
     # FELM-style segment annotation: the error types offered when a segment is wrong.
     error_types = models.JSONField(default=default_error_types, blank=True)
     # How verifier labels are collapsed before they are scored against human labels: one
