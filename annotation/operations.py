@@ -177,6 +177,8 @@ def answer(
     ):
         return Outcome(Result.REFUSED, reason="not_yours")
     held = hiring.blocked(membership, assignment)
+    if not held and assignment.is_done:
+        held = hiring.edit_refused(membership)
     if held:
         return Outcome(Result.REFUSED, reason=held)
     version = membership.project.instructions_version

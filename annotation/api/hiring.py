@@ -138,6 +138,9 @@ class PolicySerializer(serializers.Serializer):
         help_text="a hire who submits nothing this many minutes after joining is returned"
         " and frees their place under the cap (null: never)",
     )
+    lock_at_completion = serializers.BooleanField(
+        required=False, help_text="a hire who completed cannot change their answers"
+    )
 
 
 class PolicyApi(APIView):
@@ -151,6 +154,7 @@ class PolicyApi(APIView):
             "pay_per_item": str(p.pay_per_item),  # as DRF writes decimals
             "pay_per_correct_check": str(p.pay_per_correct_check),
             "join_expiry_minutes": p.join_expiry_minutes,
+            "lock_at_completion": p.lock_at_completion,
         }
 
     @extend_schema(
@@ -444,7 +448,9 @@ class WorkerDataApi(APIView):
 
     def _hire(self, request: Request, project_id: int, membership_id: int) -> Hire:
         project = researcher_project(request, project_id)
-        return get_object_or_404(Hire, membership__project=project, membership_id=membership_id)
+        return get_object_or_404(
+            Hire, membership__project=project, membership_id=membership_id, invited=True
+        )
 
     @extend_schema(
         operation_id="hiring_worker_data",

@@ -26,6 +26,7 @@ class PolicyForm(forms.ModelForm):
             "pay_per_item",
             "pay_per_correct_check",
             "join_expiry_minutes",
+            "lock_at_completion",
         ]
 
     def clean(self) -> dict[str, object]:

@@ -72,6 +72,8 @@ class HiringPolicy(models.Model):
     # a hire who submits nothing within this many minutes of joining is returned and frees
     # their place under the invite's cap (empty: never)
     join_expiry_minutes = models.PositiveIntegerField(null=True, blank=True, default=30)
+    # a hire who completed cannot change their submitted answers any more
+    lock_at_completion = models.BooleanField(default=False)
 
     @classmethod
     def of(cls, project: Project) -> HiringPolicy:
@@ -144,6 +146,9 @@ class Hire(models.Model):
     joined_at = models.DateTimeField(default=timezone.now)
     returned_at = models.DateTimeField(null=True, blank=True)  # open items back to the pool
     erased_at = models.DateTimeField(null=True, blank=True)  # worker id and params removed
+    # False: a regular member whose pause or let-through a researcher set (`set_state`):
+    # never a hired worker (no payments row, no bonus, no personal data to delete)
+    invited = models.BooleanField(default=True)
 
     class Meta:
         constraints = [

@@ -409,6 +409,24 @@ def blocked(membership: Membership, assignment: Assignment | None = None) -> str
     return None if hire.cleared else "training"
 
 
+def edit_refused(membership: Membership) -> str | None:
+    """Why this hired worker may not change an answer they submitted (or skipped):
+    "returned", "paused", "screened_out", or "completed" under a policy that locks
+    answers at completion; None when they may (regular members always may)."""
+    hire = hire_of(membership)
+    if hire is None or not hire.invited:
+        return None
+    if hire.returned_at:
+        return "returned"
+    if hire.paused:
+        return "paused"
+    if screened_out(hire):
+        return "screened_out"
+    if HiringPolicy.of(membership.project).lock_at_completion and completed(hire):
+        return "completed"
+    return None
+
+
 def next_training(membership: Membership) -> Assignment | None:
     return _open(membership, TRAINING).first()
 
@@ -597,7 +615,7 @@ def payments(project: Project) -> list[dict[str, Any]]:
     return_overdue(project)
     policy = HiringPolicy.of(project)
     rows = []
-    hires = Hire.objects.filter(membership__project=project).select_related(
+    hires = Hire.objects.filter(membership__project=project, invited=True).select_related(
         "invite", "membership__user", "membership__project"
     )
     counted, check_scores = progress(project), scores(project, CHECK)
@@ -705,6 +723,8 @@ def erase(hire: Hire) -> None:
     extra parameters, the personal URL and the API token go."""
     from rest_framework.authtoken.models import Token
 
+    if not hire.invited:
+        raise ValueError("this annotator is a regular member, not a hired worker")
     Token.objects.filter(user=hire.membership.user).delete()
     hire.worker_id, hire.worker_params, hire.key = "", {}, new_key()
     hire.erased_at = timezone.now()
@@ -744,7 +764,7 @@ def quality_rows(project: Project) -> list[dict[str, Any]]:
                 "checks": c.units,
                 "check_accuracy": c.share,
                 "check_ci": c.wilson(),
-                "hired": hire is not None,
+                "hired": hire is not None and hire.invited,
                 "worker_id": hire.worker_id if hire else "",
                 "passed_training": hire.passed_training if hire else None,
                 "failed_training": hire.failed_training if hire else None,
@@ -759,7 +779,9 @@ def set_state(
     membership: Membership, *, paused: bool | None = None, let_through: bool | None = None
 ) -> Hire:
     """A researcher pauses / resumes an annotator or lets them past training."""
-    hire = hire_of(membership) or Hire.objects.create(membership=membership, passed_training=True)
+    hire = hire_of(membership) or Hire.objects.create(
+        membership=membership, passed_training=True, invited=False
+    )
     if paused is not None:
         hire.paused, hire.paused_reason = paused, ("paused by a researcher" if paused else "")
     if let_through is not None:

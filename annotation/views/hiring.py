@@ -314,7 +314,7 @@ def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> 
         return redirect("hiring", project_id=project.pk)
     if action in ("return", "erase"):
         hire = hiring.hire_of(membership)
-        if hire is None:
+        if hire is None or not hire.invited:
             messages.error(request, f"{membership.pseudonym} did not join through an invite.")
         elif action == "return":
             n = hiring.give_back(hire)
@@ -356,7 +356,9 @@ def hiring_payments(request: HtmxRequest, project_id: int) -> HttpResponse:
 def hiring_worker_data(request: HtmxRequest, project_id: int, membership_id: int) -> HttpResponse:
     """Everything stored about one hired worker, as JSON (a personal-data request)."""
     project = project_for_researcher(request, project_id)
-    hire = get_object_or_404(Hire, membership__project=project, membership_id=membership_id)
+    hire = get_object_or_404(
+        Hire, membership__project=project, membership_id=membership_id, invited=True
+    )
     response = JsonResponse(hiring.worker_data(hire), json_dumps_params={"indent": 1})
     response["Content-Disposition"] = (
         f'attachment; filename="worker-{hire.membership.pseudonym}.json"'
