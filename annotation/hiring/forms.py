@@ -15,6 +15,9 @@ from .services import mark_many, sample
 PARAM = re.compile(r"[A-Za-z0-9_]{1,50}")  # a URL parameter's name
 
 
+MAX_CHECK_RATE = 0.5  # more, and a queue is mostly checks
+
+
 class PolicyForm(forms.ModelForm):
     class Meta:
         model = HiringPolicy
@@ -39,8 +42,9 @@ class PolicyForm(forms.ModelForm):
             v = data.get(name)
             if v is not None and not 0 <= v <= 1000:
                 self.add_error(name, "Give an amount between 0 and 1000.")
-        if data.get("check_rate") == 1:
-            self.add_error("check_rate", "A queue cannot be only checks.")
+        rate = data.get("check_rate")
+        if rate is not None and MAX_CHECK_RATE < rate <= 1:
+            self.add_error("check_rate", f"At most {MAX_CHECK_RATE:.0%} of a queue can be checks.")
         return data
 
 
