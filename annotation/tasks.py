@@ -411,6 +411,7 @@ def finish_chunk(
     reason, counting what its calls cost (`spent`). The last chunk finishes the run.
     False when the chunk is no longer this worker's (taken over, or the run cancelled)."""
     requeue = False
+    error = endpoints.redact(error)  # researchers read it: names, not the operator's URLs
     with transaction.atomic():
         # The run's row lock serialises finishing workers on PostgreSQL (SQLite's
         # IMMEDIATE transactions already do), so exactly one sees the last chunk done.

@@ -530,3 +530,23 @@ def test_a_reference_run_makes_the_released_requests_and_records_its_mode(
     assert any("Response:  <SOS>" in b["messages"][-1]["content"] for b in bodies)
     assert run.scores["run"]["mode"] == "veriscore"
     assert run.scores["run"]["splitter"] == "spacy:sentencizer"
+
+
+def test_a_run_error_names_the_endpoint_not_its_url(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
+    """Issue 38 (low): run errors showed the operator's internal search URL to researchers.
+    A chunk's error keeps the endpoint's name and hides the operator's URLs."""
+    llm, serper = servers
+    run = start_run(project=bios, user=None, config=config_for(llm, chunk_size=6))
+    chunk = run.chunks.get()
+    assert claim_chunk(chunk.pk, worker="w1") is not None
+    error = (
+        f"ConnectError: {llm.base_url}/chat/completions refused; "
+        f"search {serper.url}/search?q=x gave 500; see http://10.0.0.7:9200/corpus"
+    )
+    finish_chunk(chunk, worker="w1", error=error)
+    chunk.refresh_from_db()
+    assert chunk.error == (
+        "ConnectError: the endpoint 'fake' refused; search the search service gave 500; see (a URL)"
+    )
+    for url in (llm.base_url, serper.url, "10.0.0.7"):
+        assert url not in chunk.error
