@@ -550,3 +550,31 @@ def test_a_run_error_names_the_endpoint_not_its_url(servers, bios: Project) -> N
     )
     for url in (llm.base_url, serper.url, "10.0.0.7"):
         assert url not in chunk.error
+
+
+def test_a_killed_workers_task_row_is_failed_and_its_chunk_requeued(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
+    """Issue 38 (low): `kill -9` left task rows RUNNING forever. When the chunk's worker
+    stops reporting, its task row is failed (naming why) and a new task takes the chunk."""
+    from annotation.tasks import process_chunk, requeue_stale_chunks
+
+    llm, _ = servers
+    run = start_run(project=bios, user=None, config=config_for(llm, chunk_size=6))
+    chunk = run.chunks.get()
+    row = DBTaskResult.objects.get(
+        task_path=process_chunk.module_path, args_kwargs__args=[chunk.pk]
+    )
+    # the worker took the task and the chunk, then was killed
+    DBTaskResult.objects.filter(pk=row.pk).update(status="RUNNING", started_at=timezone.now())
+    assert claim_chunk(chunk.pk, worker="killed") is not None
+    assert requeue_stale_chunks(run) == 0  # still reporting: nothing to do
+    PipelineChunk.objects.filter(pk=chunk.pk).update(
+        heartbeat_at=timezone.now() - timedelta(hours=1)
+    )
+    assert requeue_stale_chunks(run) == 1
+    row.refresh_from_db()
+    assert row.status == "FAILED" and "killed stopped reporting" in row.traceback
+    fresh = DBTaskResult.objects.filter(
+        task_path=process_chunk.module_path, args_kwargs__args=[chunk.pk], status="READY"
+    )
+    assert fresh.count() == 1
+    assert not DBTaskResult.objects.filter(status="RUNNING").exists()
