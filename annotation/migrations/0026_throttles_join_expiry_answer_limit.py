@@ -12,7 +12,7 @@ def mark_regular_members(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0023_claim_fk_triggers"),
+        ("annotation", "0025_hiring_identity"),
     ]
 
     operations = [
