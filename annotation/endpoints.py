@@ -16,6 +16,7 @@ one model name, `deterministic-fake`, says so in every run and system it makes.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -224,3 +225,28 @@ def pipeline_config(config: dict[str, Any]) -> PipelineConfig:
         extraction_api=api,
         verification_api=api,
     )
+
+
+_URL = re.compile(r"https?://[^\s'\"<>]+")
+
+
+def redact(text: str) -> str:
+    """`text` as researchers may read it (a run's error): a configured endpoint's URL
+    becomes its name, the search service's "the search service", any other URL "(a
+    URL)": the operator's internal addresses are not shown."""
+    bases = sorted(
+        ((e.base_url.rstrip("/"), e.name) for e in endpoints().values() if e.base_url),
+        key=lambda pair: -len(pair[0]),
+    )
+    search = str(getattr(settings, "PIPELINE_SERPER_URL", "")).rstrip("/")
+
+    def named(match: re.Match[str]) -> str:
+        url = match[0]
+        for base, name in bases:
+            if url.startswith(base):
+                return f"the endpoint {name!r}"
+        if search and url.startswith(search):
+            return "the search service"
+        return "(a URL)"
+
+    return _URL.sub(named, text)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
 
 from pipeline.dataformats import FORMATS
 
@@ -117,6 +118,9 @@ class SkipForm(forms.Form):
     reason = forms.CharField(max_length=500, widget=forms.TextInput(attrs={"size": 40}))
 
 
+MAX_FIXED_K = 100_000  # claims per response: beyond it every F1 is 0
+
+
 class PipelineRunForm(forms.Form):
     """What a researcher chooses for a pipeline run. No URL and no key: the run names one
     of the operator's endpoints (annotation.endpoints), resolved by the worker."""
@@ -164,6 +168,7 @@ class PipelineRunForm(forms.Form):
         label="Fixed K",
         required=False,
         min_value=1,
+        max_value=MAX_FIXED_K,
         help_text="Empty: K per domain is the median claim count (VeriScore's upper median).",
     )
     batch = forms.BooleanField(
@@ -188,6 +193,12 @@ class PipelineRunForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        if data.get("retriever") == "bm25" and not settings.PIPELINE_BM25_CORPUS:
+            self.add_error(
+                "retriever",
+                "No local corpus is set up for BM25 (the operator's PIPELINE_BM25_CORPUS):"
+                " choose Serper.",
+            )
         if data.get("reference"):
             try:
                 endpoints.pipeline_config(data)

@@ -39,9 +39,11 @@ def is_large(upload: UploadedFile) -> bool:
 def start_import(
     *, project: Project, user: User | None, upload: UploadedFile, options: dict[str, Any]
 ) -> ImportJob:
-    """Save the upload and enqueue its import (after the commit)."""
+    """Save the upload and enqueue its import (after the commit); uploads left behind
+    by a killed worker go first (`clean_uploads`)."""
     folder = Path(settings.VAR_DIR) / "imports"
     folder.mkdir(parents=True, exist_ok=True)
+    clean_uploads()
     path = folder / f"{uuid.uuid4().hex}.upload"
     with open(path, "wb") as f:
         for chunk in upload.chunks():
@@ -145,3 +147,22 @@ def fail_if_abandoned(job: ImportJob) -> None:
         ):
             Path(job.path).unlink(missing_ok=True)
     job.refresh_from_db()
+
+
+def clean_uploads() -> int:
+    """Remove the uploads no import will read again: a finished or failed job's (its
+    worker was killed between recording the end and removing it), one no job names,
+    and a running job's whose worker is gone (`fail_if_abandoned` fails the job).
+    Returns how many were removed."""
+    folder = Path(settings.VAR_DIR) / "imports"
+    files = sorted(folder.glob("*.upload")) if folder.is_dir() else []
+    jobs = {j.path: j for j in ImportJob.objects.filter(path__in=[str(f) for f in files])}
+    removed = 0
+    for f in files:
+        job = jobs.get(str(f))
+        if job is not None and job.status == ImportJob.RUNNING:
+            fail_if_abandoned(job)
+        elif job is None or job.status != ImportJob.QUEUED:
+            f.unlink(missing_ok=True)
+        removed += not f.exists()
+    return removed

@@ -1,5 +1,11 @@
-"""Login throttling per account and per address, counted in the shared cache; the
-same counters limit joins through an invite link (`join_wait`).
+"""Login throttling per account and per address; the same counters limit joins through
+an invite link (`join_wait`).
+
+Every count is one atomic step, never a read and then a write (two requests at once would
+both read 4 and both write 5): a database row raised by one UPDATE (`ThrottleCounter`),
+or the cache's own `incr` when the configured cache does it atomically (Redis, memcached,
+the in-process memory cache); the database cache's `incr` reads and then writes, so with
+it the database row counts.
 
 After LOGIN_FAILURES_PER_ACCOUNT failed logins for one username, or
 LOGIN_FAILURES_PER_ADDRESS from one client address, every login attempt for that account
@@ -10,6 +16,7 @@ other password login are covered; the login page says why.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import time
 from typing import Any
@@ -18,10 +25,21 @@ from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.signals import user_login_failed
-from django.core.cache import cache
+from django.core.cache import caches
+from django.core.cache.backends.locmem import LocMemCache
+from django.core.cache.backends.memcached import PyLibMCCache, PyMemcacheCache
+from django.core.cache.backends.redis import RedisCache
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.dispatch import receiver
 from django.http import HttpRequest
+from django.utils import timezone
+
+from .models import ThrottleCounter
+
+# caches whose incr() is one atomic step (the database and file caches read, then write)
+ATOMIC_INCR = (RedisCache, PyMemcacheCache, PyLibMCCache, LocMemCache)
 
 
 def client_address(request: HttpRequest | None) -> str:
@@ -43,9 +61,16 @@ def _keys(username: str, request: HttpRequest | None) -> list[tuple[str, int]]:
     return keys
 
 
+def _in_cache() -> bool:
+    return isinstance(caches["default"], ATOMIC_INCR)
+
+
 def _count(key: str) -> int:
-    value = cache.get(key)
-    return int(value[0]) if value else 0
+    """The attempts counted under `key` in its current window."""
+    if _in_cache():
+        return int(caches["default"].get(key) or 0)
+    row = ThrottleCounter.objects.filter(key=key, until__gt=timezone.now()).first()
+    return row.count if row else 0
 
 
 def locked(username: str, request: HttpRequest | None) -> bool:
@@ -53,12 +78,8 @@ def locked(username: str, request: HttpRequest | None) -> bool:
 
 
 def record_failure(username: str, request: HttpRequest | None) -> None:
-    # (count, end of the window): the window starts at the first failure and a later
-    # failure does not extend it (the database cache's incr() would reset the timeout).
-    now = time.time()
-    for key, _limit in _keys(username, request):
-        count, until = cache.get(key) or (0, now + settings.LOGIN_LOCKOUT_SECONDS)
-        cache.set(key, (count + 1, until), timeout=max(1, int(until - now)))
+    for key, limit in _keys(username, request):
+        _hit(key, limit, settings.LOGIN_LOCKOUT_SECONDS)
 
 
 @receiver(user_login_failed)
@@ -96,14 +117,57 @@ class ThrottledAuthenticationForm(AuthenticationForm):
 
 
 def _hit(key: str, limit: int, seconds: int) -> int | None:
-    """Count one attempt in a window that starts at the first; when `limit` attempts
-    were made already, count nothing and return the seconds until the window ends."""
-    now = time.time()
-    count, until = cache.get(key) or (0, now + seconds)
-    if count >= limit:
+    """Count one attempt in a window that starts at the first (a later attempt does not
+    extend it); when `limit` attempts were made already, count nothing and return the
+    seconds until the window ends."""
+    return _hit_cache(key, limit, seconds) if _in_cache() else _hit_row(key, limit, seconds)
+
+
+def _hit_row(key: str, limit: int, seconds: int) -> int | None:
+    """The database's count: each step below is one statement, so requests at once may
+    interleave anywhere and each attempt still counts once, up to `limit`."""
+    rows = ThrottleCounter.objects
+    for _ in range(5):  # a window that ended between two steps: start over
+        now = timezone.now()
+        live = rows.filter(key=key, until__gt=now)
+        if live.filter(count__lt=limit).update(count=F("count") + 1):
+            return None
+        row = live.values_list("count", "until").first()
+        if row is not None:
+            if row[0] >= limit:  # the limit was reached in this window
+                return max(1, int((row[1] - now).total_seconds() + 0.999))
+            continue  # made by another request since the update: count on it
+        end = now + dt.timedelta(seconds=seconds)
+        # the window ended: the first request to get here starts the next one
+        if rows.filter(key=key, until__lte=now).update(count=1, until=end):
+            return None
+        try:
+            with transaction.atomic():
+                rows.create(key=key, count=1, until=end)
+            rows.filter(until__lt=now - dt.timedelta(days=1)).delete()  # long-ended windows
+            return None
+        except IntegrityError:  # another request made the row a moment ago: count on it
+            continue
+    raise RuntimeError(f"throttle counter {key!r} kept changing")  # pragma: no cover
+
+
+def _hit_cache(key: str, limit: int, seconds: int) -> int | None:
+    """The cache's count: `add` (set if absent) starts the window, `incr` counts in one
+    step; the window's end is kept beside the count."""
+    cache = caches["default"]
+    for _ in range(5):
+        now = time.time()
+        cache.add(f"{key}:until", now + seconds, timeout=seconds)
+        cache.add(key, 0, timeout=seconds)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # the window ended between add and incr
+            continue
+        if count <= limit:
+            return None
+        until = cache.get(f"{key}:until") or now + seconds
         return max(1, int(until - now + 0.999))
-    cache.set(key, (count + 1, until), timeout=max(1, int(until - now)))
-    return None
+    raise RuntimeError(f"throttle counter {key!r} kept changing")  # pragma: no cover
 
 
 def _rate(rate: str) -> tuple[int, int]:

@@ -84,6 +84,8 @@ class Project(models.Model):
     description = models.TextField(blank=True)
     instructions = models.TextField(blank=True)
     instructions_version = models.PositiveIntegerField(default=1)
+    # the longest answer value (a free-text field) an annotator may store, in characters
+    answer_max_chars = models.PositiveIntegerField(default=10_000)
     # FELM-style segment annotation: the error types offered when a segment is wrong.
     error_types = models.JSONField(default=default_error_types, blank=True)
     # How verifier labels are collapsed before they are scored against human labels: one
@@ -1119,3 +1121,13 @@ for _model, _project_of in list(PROJECT_OF.items()):
     track_data(_model, _project_of, deletes=_model in (Membership, Adjudication))
 track_data(AdaptiveOverlap, lambda o: o.project_id)
 track_data(OverlapWait, lambda o: project_of_item(o.item_id), deletes=True)
+
+
+class ThrottleCounter(models.Model):
+    """One throttle's count (login_throttle) in a window that ends at `until`: raised by
+    one UPDATE ... SET count = count + 1 (never read, then written), so simultaneous
+    requests cannot lose a count."""
+
+    key = models.CharField(max_length=200, unique=True)
+    count = models.PositiveIntegerField(default=0)
+    until = models.DateTimeField(db_index=True)

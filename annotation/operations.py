@@ -149,6 +149,16 @@ def draft_order(data: Mapping[str, Any]) -> tuple[int, int] | None | str:
     return seq, base
 
 
+def too_long(project: Project, values: Mapping[tuple[str, str], str]) -> str | None:
+    """What is wrong when an answer value is longer than the project's
+    `answer_max_chars` (10,000 unless the project sets another), else None."""
+    limit = project.answer_max_chars
+    long = [f"{unit}.{field}" for (unit, field), v in sorted(values.items()) if len(v) > limit]
+    if not long:
+        return None
+    return f"{', '.join(long[:5])}: an answer is at most {limit:,} characters."
+
+
 def answer(
     assignment: Assignment,
     membership: Membership,
@@ -170,6 +180,8 @@ def answer(
     ):
         return Outcome(Result.REFUSED, reason="not_yours")
     held = hiring.blocked(membership, assignment)
+    if not held and assignment.is_done:
+        held = hiring.edit_refused(membership)
     if held:
         return Outcome(Result.REFUSED, reason=held)
     version = membership.project.instructions_version
@@ -192,9 +204,13 @@ def answer(
             if isinstance(order, str):
                 form.add_error(None, order)
                 return Outcome(Result.INVALID, form)
+            values = form.draft_values()
+            if long := too_long(membership.project, values):
+                form.add_error(None, long)
+                return Outcome(Result.INVALID, form)
             try:
                 saved = assignment.save_draft(
-                    form.draft_values(), guideline_version=version, touch=touch, order=order
+                    values, guideline_version=version, touch=touch, order=order
                 )
             except NewerDraft:
                 return Outcome(Result.CONFLICT, form, reason="newer_draft")
@@ -202,6 +218,9 @@ def answer(
         if not form.is_valid():
             return Outcome(Result.INVALID, form)
         values = form.answer_values()
+        if long := too_long(membership.project, values):
+            form.add_error(None, long)
+            return Outcome(Result.INVALID, form)
         if action == Action.RESUBMIT:
             assignment.resubmit(values, guideline_version=version, touch=touch)
             result = Result.SUBMITTED

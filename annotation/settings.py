@@ -71,7 +71,11 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "annotation.middleware.DatabaseBusyMiddleware",
+    "annotation.middleware.JsonDepthMiddleware",
 ]
+# JSON bodies and form values nested deeper than this are refused with 400 (the parsers
+# recurse: past Python's recursion limit a request would be a 500).
+JSON_MAX_DEPTH = int(os.getenv("JSON_MAX_DEPTH", "100"))
 
 # Content-Security-Policy (Django's own): scripts and styles from this site only, no inline
 # script anywhere. Report pages (their own <style> element) and the API docs

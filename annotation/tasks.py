@@ -41,7 +41,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F, Q
-from django.tasks import task
+from django.tasks import TaskResultStatus, task
 from django.utils import timezone
 
 from pipeline.cache import OfflineMiss
@@ -218,6 +218,7 @@ def requeue_stale_chunks(run: PipelineRun, *, now: datetime | None = None) -> in
     stale = Q(status__in=PipelineChunk.HELD, heartbeat_at__lt=_stale_before(now))
     n = 0
     for pk, attempts, worker in run.chunks.filter(stale).values_list("pk", "attempts", "worker"):
+        _fail_task_rows(pk, worker, now)
         if attempts >= settings.PIPELINE_CHUNK_ATTEMPTS:
             reason = (
                 f"no progress for {settings.PIPELINE_CHUNK_TIMEOUT} s "
@@ -232,6 +233,30 @@ def requeue_stale_chunks(run: PipelineRun, *, now: datetime | None = None) -> in
             process_chunk.enqueue(pk)
             n += 1
     return n
+
+
+def _fail_task_rows(chunk_id: int, worker: str, now: datetime) -> int:
+    """The task rows (the database task backend's) of a chunk whose worker stopped
+    reporting: failed, not RUNNING forever (a killed worker never ends its row); the
+    chunk's work is requeued as a new task."""
+    if "django_tasks_db" not in settings.INSTALLED_APPS:
+        return 0
+    from django_tasks_db.models import DBTaskResult
+
+    reason = (
+        f"The worker {worker or '(unknown)'} stopped reporting for more than "
+        f"{settings.PIPELINE_CHUNK_TIMEOUT} s; the chunk was requeued."
+    )
+    return DBTaskResult.objects.filter(
+        status=TaskResultStatus.RUNNING,
+        task_path=process_chunk.module_path,
+        args_kwargs__args=[chunk_id],
+    ).update(
+        status=TaskResultStatus.FAILED,
+        finished_at=now,
+        exception_class_path="annotation.tasks.WorkerLost",
+        traceback=reason,
+    )
 
 
 def _inputs(chunk: PipelineChunk) -> list[ResponseInput]:
@@ -418,6 +443,7 @@ def finish_chunk(
     reason, counting what its calls cost (`spent`). The last chunk finishes the run.
     False when the chunk is no longer this worker's (taken over, or the run cancelled)."""
     requeue = False
+    error = endpoints.redact(error)  # researchers read it: names, not the operator's URLs
     with transaction.atomic():
         # The run's row lock serialises finishing workers on PostgreSQL (SQLite's
         # IMMEDIATE transactions already do), so exactly one sees the last chunk done.

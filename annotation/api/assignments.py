@@ -103,6 +103,8 @@ def _held(reason: str) -> ApiError:
             "training": "Finish your training items first (or wait for a researcher to let"
             " you through).",
             "returned": "Your time for this study ran out: your open items went back to the pool.",
+            "screened_out": "You were screened out of this study: your answers cannot change.",
+            "completed": "You completed this study: your answers cannot change any more.",
         }.get(reason, "Your work on this project is paused: no new items."),
     )
 

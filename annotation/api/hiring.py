@@ -147,6 +147,16 @@ class PolicySerializer(serializers.Serializer):
         required=False,
         help_text="bonus per known-answer check unit answered right",
     )
+    join_expiry_minutes = serializers.IntegerField(
+        min_value=1,
+        allow_null=True,
+        required=False,
+        help_text="a hire who submits nothing this many minutes after joining is returned"
+        " and frees their place under the cap (null: never)",
+    )
+    lock_at_completion = serializers.BooleanField(
+        required=False, help_text="a hire who completed cannot change their answers"
+    )
 
 
 class PolicyApi(APIView):
@@ -159,6 +169,8 @@ class PolicyApi(APIView):
             "pause_after": p.pause_after,
             "pay_per_item": str(p.pay_per_item),  # as DRF writes decimals
             "pay_per_correct_check": str(p.pay_per_correct_check),
+            "join_expiry_minutes": p.join_expiry_minutes,
+            "lock_at_completion": p.lock_at_completion,
         }
 
     @extend_schema(
@@ -341,9 +353,11 @@ class JoinApi(APIView):
     )
     def post(self, request: Request, key: str) -> Response:
         invite = get_object_or_404(Invite, key=key)
+        # the body is read before a refusal: a 429 sent over an unread body reaches the
+        # client as a reset connection, not as 429
+        data = request.data if isinstance(request.data, dict) else {}
         if wait := join_wait(request, invite.key):
             raise exceptions.Throttled(wait=wait)
-        data = request.data if isinstance(request.data, dict) else {}
         try:
             hire = hiring.join(invite, data, address=client_address(request))
         except hiring.JoinRefused as e:
@@ -457,7 +471,9 @@ class WorkerDataApi(APIView):
 
     def _hire(self, request: Request, project_id: int, membership_id: int) -> Hire:
         project = researcher_project(request, project_id)
-        return get_object_or_404(Hire, membership__project=project, membership_id=membership_id)
+        return get_object_or_404(
+            Hire, membership__project=project, membership_id=membership_id, invited=True
+        )
 
     @extend_schema(
         operation_id="hiring_worker_data",

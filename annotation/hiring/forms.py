@@ -25,6 +25,8 @@ CARELESS_FIELDS = [
     "min_seconds_per_item",
 ]
 
+MAX_CHECK_RATE = 0.5  # more, and a queue is mostly checks
+
 
 class PolicyForm(forms.ModelForm):
     class Meta:
@@ -37,6 +39,8 @@ class PolicyForm(forms.ModelForm):
             "pay_per_item",
             "pay_per_correct_check",
             *CARELESS_FIELDS,
+            "join_expiry_minutes",
+            "lock_at_completion",
         ]
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -67,8 +71,9 @@ class PolicyForm(forms.ModelForm):
             v = data.get(name)
             if v is not None and not 0 <= v <= 1000:
                 self.add_error(name, "Give an amount between 0 and 1000.")
-        if data.get("check_rate") == 1:
-            self.add_error("check_rate", "A queue cannot be only checks.")
+        rate = data.get("check_rate")
+        if rate is not None and MAX_CHECK_RATE < rate <= 1:
+            self.add_error("check_rate", f"At most {MAX_CHECK_RATE:.0%} of a queue can be checks.")
         return data
 
 

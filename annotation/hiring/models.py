@@ -26,7 +26,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from ..models import Item, Membership, Project, project_of, project_of_item, track_data
+from ..models import Assignment, Item, Membership, Project, project_of, project_of_item, track_data
 from .markets import CHOICES, MARKETS, OTHER, Market
 
 TRAINING = "training"
@@ -85,6 +85,11 @@ class HiringPolicy(models.Model):
     careless_same_share = models.FloatField(default=0.9)  # the same label on this share ...
     careless_run = models.PositiveIntegerField(default=10)  # ... of this many items in a row
     min_seconds_per_item = models.PositiveIntegerField(default=0)  # faster is careless
+    # a hire who submits nothing within this many minutes of joining is returned and frees
+    # their place under the invite's cap (empty: never)
+    join_expiry_minutes = models.PositiveIntegerField(null=True, blank=True, default=30)
+    # a hire who completed cannot change their submitted answers any more
+    lock_at_completion = models.BooleanField(default=False)
 
     @classmethod
     def of(cls, project: Project) -> HiringPolicy:
@@ -136,9 +141,24 @@ class Invite(models.Model):
             return "This invite link was revoked."
         if self.expires_at is not None and timezone.now() >= self.expires_at:
             return "This invite link has expired."
-        if self.cap is not None and self.hires.count() >= self.cap:
+        if self.cap is not None and self.places_taken() >= self.cap:
             return "This study is full."
         return None
+
+    def places_taken(self) -> int:
+        """The hires that hold a place under the cap: those who started working (submitted
+        an answer), and those who joined and were not returned yet (a join that submits
+        nothing in the policy's `join_expiry_minutes` is returned: `hiring.expire_unstarted`)."""
+        return self.hires.filter(Q(returned_at__isnull=True) | Q(started(self.project_id))).count()
+
+
+def started(project_id: int, user: str = "membership__user") -> Exists:
+    """A hire (through its `user` path) submitted an answer in the project."""
+    return Exists(
+        Assignment.objects.filter(
+            annotator=OuterRef(user), item__project_id=project_id, status=Assignment.SUBMITTED
+        )
+    )
 
 
 class Hire(models.Model):
@@ -168,6 +188,9 @@ class Hire(models.Model):
     # salted hash of the address that joined (hiring.identity_hash), never the address.
     browser = models.CharField(max_length=64, blank=True, db_index=True)
     address = models.CharField(max_length=64, blank=True, db_index=True)
+    # False: a regular member whose pause or let-through a researcher set (`set_state`):
+    # never a hired worker (no payments row, no bonus, no personal data to delete)
+    invited = models.BooleanField(default=True)
 
     class Meta:
         constraints = [

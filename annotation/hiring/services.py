@@ -17,7 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
-from django.db.models import F, QuerySet, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from statsmodels.stats.proportion import proportion_confint
@@ -47,6 +47,7 @@ from .models import (
     QualityItem,
     new_key,
     regular,
+    started,
 )
 
 # --- joining ---------------------------------------------------------------------------
@@ -130,6 +131,7 @@ def join(
     session_param = invite.market_rules.session_param if invite.market != OTHER else ""
     session = found.get(session_param) if session_param else None
     return_overdue(invite.project)  # the overdue give their open items back first
+    expire_unstarted(invite.project)  # and those who joined but never started
     with transaction.atomic():
         # Lock the invite row so two people cannot both take the last place under the cap.
         locked = Invite.objects.select_for_update().get(pk=invite.pk)
@@ -266,15 +268,24 @@ class Score:
 def score(user: User | int, project: Project, role: str) -> Score:
     """How many of the reference units of this role's submitted items the annotator
     answered like the reference (compared as the kind compares answers)."""
+    uid = user if isinstance(user, int) else user.pk
+    return scores(project, role, [uid]).get(uid, Score(0, 0))
+
+
+def scores(project: Project, role: str, users: list[int] | None = None) -> dict[int, Score]:
+    """`score` for every annotator of the project (or those in `users`) in three queries,
+    whatever their number."""
     references = {
         q.item_id: q.reference_pairs()
         for q in QualityItem.objects.filter(item__project=project, role=role)
     }
-    answers = Answer.objects.filter(
-        assignment__annotator=user,
-        assignment__status=Assignment.SUBMITTED,
-        assignment__item_id__in=references,
-    ).values_list(
+    submitted = Assignment.objects.filter(
+        item__project=project, item__quality__role=role, status=Assignment.SUBMITTED
+    )
+    if users is not None:
+        submitted = submitted.filter(annotator__in=users)
+    answers = Answer.objects.filter(assignment__in=submitted.values("pk")).values_list(
+        "assignment__annotator_id",
         "assignment__item_id",
         "assignment__item__kind",
         "assignment__swapped",
@@ -283,18 +294,16 @@ def score(user: User | int, project: Project, role: str) -> Score:
         "value",
     )
     given = {
-        (item, unit, field): kinds.get(kind).comparable(field, value, swapped)
-        for item, kind, swapped, unit, field, value in answers
+        (user, item, unit, field): kinds.get(kind).comparable(field, value, swapped)
+        for user, item, kind, swapped, unit, field, value in answers
     }
-    submitted = Assignment.objects.filter(
-        annotator=user, status=Assignment.SUBMITTED, item_id__in=references
-    ).values_list("item_id", flat=True)
-    units = matching = 0
-    for item in submitted:
-        for pair, value in references[item].items():
-            units += 1
-            matching += given.get((item, *pair)) == value
-    return Score(units, matching)
+    counts: dict[int, list[int]] = {}
+    for user, item in submitted.values_list("annotator_id", "item_id"):
+        units_matching = counts.setdefault(user, [0, 0])
+        for pair, value in references.get(item, {}).items():
+            units_matching[0] += 1
+            units_matching[1] += given.get((user, item, *pair)) == value
+    return {user: Score(units, matching) for user, (units, matching) in counts.items()}
 
 
 def presented(assignment: Assignment, field: str, value: str) -> str:
@@ -515,7 +524,7 @@ def blocked(membership: Membership, assignment: Assignment | None = None) -> str
     hire = hire_of(membership)
     if hire is None or (assignment is not None and assignment.is_done):
         return None  # their own past answers stay open to them
-    if hire.returned_at or give_back_if_overdue(hire):
+    if hire.returned_at or give_back_if_overdue(hire) or expire_if_unstarted(hire):
         return "returned"
     if hire.paused:
         return "paused"
@@ -544,6 +553,26 @@ def can_take_more(membership: Membership) -> bool:
     return real < hire.invite.items_per_person
 
 
+def edit_refused(membership: Membership) -> str | None:
+    """Why this hired worker may not change an answer they submitted (or skipped):
+    "returned", "paused", "screened_out", or "completed" under a policy that locks
+    answers at completion; None when they may (regular members always may)."""
+    hire = hire_of(membership)
+    if hire is None or not hire.invited:
+        return None
+    if hire.returned_at:
+        return "returned"
+    if hire.paused:
+        return "paused"
+    if screened_out(hire):
+        return "screened_out"
+    if HiringPolicy.of(membership.project).lock_at_completion and (
+        hire.completed_at is not None or completed(hire)
+    ):
+        return "completed"
+    return None
+
+
 def next_training(membership: Membership) -> Assignment | None:
     return _open(membership, TRAINING).first()
 
@@ -566,20 +595,66 @@ def screened_out(hire: Hire) -> bool:
     )
 
 
-def completed(hire: Hire) -> bool:
+@dataclass(frozen=True)
+class Progress:
+    """An annotator's assignments in a project, counted."""
+
+    open: int = 0  # pending or draft
+    given: int = 0  # not training items
+    skipped: int = 0  # skipped, not training items
+    real_submitted: int = 0  # regular items submitted
+    training_submitted: int = 0
+    seconds: float = 0.0  # active time
+
+
+def progress(project: Project, users: list[int] | None = None) -> dict[int, Progress]:
+    """`Progress` per annotator of the project (or those in `users`): one query."""
+    training = Q(Exists(QualityItem.objects.filter(item_id=OuterRef("item_id"), role=TRAINING)))
+    rows = Assignment.objects.filter(item__project=project)
+    if users is not None:
+        rows = rows.filter(annotator__in=users)
+    counted = rows.values("annotator_id").annotate(
+        n_open=Count("pk", filter=Q(status__in=[Assignment.PENDING, Assignment.DRAFT])),
+        n_given=Count("pk", filter=~training),
+        n_skipped=Count("pk", filter=~training & Q(status=Assignment.SKIPPED)),
+        n_real=Count("pk", filter=regular() & Q(status=Assignment.SUBMITTED)),
+        n_training=Count("pk", filter=training & Q(status=Assignment.SUBMITTED)),
+        seconds=Sum("active_seconds"),
+    )
+    return {
+        r["annotator_id"]: Progress(
+            r["n_open"],
+            r["n_given"],
+            r["n_skipped"],
+            r["n_real"],
+            r["n_training"],
+            r["seconds"] or 0.0,
+        )
+        for r in counted
+    }
+
+
+def _progress_of(hire: Hire, known: Progress | None) -> Progress:
+    if known is not None:
+        return known
+    membership = hire.membership
+    uid = membership.user_id
+    return progress(membership.project, [uid]).get(uid, Progress())
+
+
+def completed(hire: Hire, known: Progress | None = None) -> bool:
     """Every item of the person's quota is done and submitted (at most the invite's
-    `skips_allowed` skipped), and training was passed (or a researcher let them through)."""
+    `skips_allowed` skipped), and training was passed (or a researcher let them through).
+    `known`: their `progress`, when counted already."""
     if hire.returned_at or hire.paused or not hire.cleared:
         return False
-    membership = hire.membership
-    mine = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
-    if mine.open().exists():
+    p = _progress_of(hire, known)
+    if p.open:
         return False
-    rest = mine.exclude(item__quality__role=TRAINING)
-    if not rest.exists():  # nothing was given to them: no code for no work
+    if not p.given:  # nothing was given to them: no code for no work
         return False
     allowed = hire.invite.skips_allowed if hire.invite else 0
-    return rest.filter(status=Assignment.SKIPPED).count() <= allowed
+    return p.skipped <= allowed
 
 
 def record_completion(hire: Hire) -> bool:
@@ -595,7 +670,7 @@ def record_completion(hire: Hire) -> bool:
     return True
 
 
-def status(hire: Hire) -> str:
+def status(hire: Hire, known: Progress | None = None) -> str:
     """A completed hire stays completed: widened items or a later return change nothing."""
     if hire.completed_at is not None:
         return COMPLETED
@@ -603,7 +678,7 @@ def status(hire: Hire) -> str:
         return RETURNED
     if screened_out(hire):
         return SCREENED_OUT
-    return COMPLETED if completed(hire) else IN_PROGRESS
+    return COMPLETED if completed(hire, known) else IN_PROGRESS
 
 
 def give_back_open(hire: Hire) -> int:
@@ -635,26 +710,69 @@ def give_back(hire: Hire) -> int:
 
 def return_overdue(project: Project) -> int:
     """Return everyone in the project past their invite's time limit and not finished.
-    Returns how many were returned."""
+    Returns how many were returned (their progress counted in one query)."""
     n = 0
+    counted: dict[int, Progress] | None = None
     for hire in Hire.objects.filter(
         invite__project=project,
         invite__time_limit_minutes__isnull=False,
         returned_at__isnull=True,
     ).select_related("invite", "membership__project", "membership__user"):
-        n += give_back_if_overdue(hire)
+        if not _past_limit(hire):
+            continue
+        if counted is None:
+            counted = progress(project)
+        n += give_back_if_overdue(hire, counted.get(hire.membership.user_id, Progress()))
     return n
 
 
-def give_back_if_overdue(hire: Hire) -> bool:
+def _past_limit(hire: Hire) -> bool:
+    limit = hire.invite.time_limit_minutes if hire.invite else None
+    return (
+        hire.returned_at is None
+        and limit is not None
+        and timezone.now() >= hire.joined_at + dt.timedelta(minutes=limit)
+    )
+
+
+def give_back_if_overdue(hire: Hire, known: Progress | None = None) -> bool:
     """Return the person when their invite's time limit has passed and they are not
     finished (completed or screened out)."""
-    limit = hire.invite.time_limit_minutes if hire.invite else None
-    if hire.returned_at or limit is None:
+    if not _past_limit(hire):
         return False
-    if timezone.now() < hire.joined_at + dt.timedelta(minutes=limit):
+    if status(hire, known) != IN_PROGRESS:
         return False
-    if status(hire) != IN_PROGRESS:
+    give_back(hire)
+    return True
+
+
+def _unstarted(project: Project) -> QuerySet[Hire]:
+    """Hires in the project who submitted nothing within the policy's join_expiry_minutes
+    of joining, not returned yet."""
+    minutes = HiringPolicy.of(project).join_expiry_minutes
+    if minutes is None:
+        return Hire.objects.none()
+    return Hire.objects.filter(
+        ~started(project.pk),
+        membership__project=project,
+        invite__isnull=False,
+        returned_at__isnull=True,
+        joined_at__lte=timezone.now() - dt.timedelta(minutes=minutes),
+    )
+
+
+def expire_unstarted(project: Project) -> int:
+    """Return every hire who joined and submitted nothing in the policy's time: their
+    items go back to the pool and their place under the invite's cap is free again."""
+    n = 0
+    for hire in _unstarted(project).select_related("membership__project", "membership__user"):
+        give_back(hire)
+        n += 1
+    return n
+
+
+def expire_if_unstarted(hire: Hire) -> bool:
+    if not _unstarted(hire.membership.project).filter(pk=hire.pk).exists():
         return False
     give_back(hire)
     return True
@@ -737,7 +855,9 @@ def payable_hires(project: Project) -> list[Hire]:
     flagged = suspicions(project)
     return [
         h
-        for h in Hire.objects.filter(membership__project=project, completed_at__isnull=False)
+        for h in Hire.objects.filter(
+            membership__project=project, invited=True, completed_at__isnull=False
+        )
         .exclude(worker_id="")
         .order_by("membership__pk")
         if h.pk not in flagged and same_id(h.completed_as) == same_id(h.worker_id)
@@ -753,16 +873,17 @@ def payments(project: Project) -> list[dict[str, Any]]:
     flagged = suspicions(project)
     payable = {h.pk for h in payable_hires(project)}
     rows = []
-    hires = Hire.objects.filter(membership__project=project).select_related(
+    hires = Hire.objects.filter(membership__project=project, invited=True).select_related(
         "invite", "membership__user", "membership__project"
     )
+    counted, check_scores = progress(project), scores(project, CHECK)
     for hire in hires.order_by("membership__pk"):
-        user = hire.membership.user
-        mine = Assignment.objects.in_project(project).for_annotator(user)
-        real = mine.filter(regular(), status=Assignment.SUBMITTED).count()
-        checks = score(user, project, CHECK)
+        uid = hire.membership.user_id
+        p = counted.get(uid, Progress())
+        real = p.real_submitted
+        checks = check_scores.get(uid, Score(0, 0))
         ci = checks.wilson()
-        seconds = mine.aggregate(s=Sum("active_seconds"))["s"] or 0
+        seconds = p.seconds
         bonus = policy.pay_per_item * real + policy.pay_per_correct_check * checks.matching
         rows.append(
             {
@@ -770,7 +891,7 @@ def payments(project: Project) -> list[dict[str, Any]]:
                 "worker_params": hire.worker_params,
                 "annotator": hire.membership.pseudonym,
                 "membership": hire.membership_id,
-                "status": status(hire),
+                "status": status(hire, p),
                 "real_items_submitted": real,
                 "checks": checks.units,
                 "checks_correct": checks.matching,
@@ -868,6 +989,8 @@ def erase(hire: Hire) -> None:
     salted hash (identity_hash): it cannot join the project again."""
     from rest_framework.authtoken.models import Token
 
+    if not hire.invited:
+        raise ValueError("this annotator is a regular member, not a hired worker")
     if hire.worker_id:
         project_id = hire.membership.project_id
         ErasedWorker.objects.get_or_create(
@@ -895,9 +1018,14 @@ def quality_rows(project: Project) -> list[dict[str, Any]]:
     """Per annotator: training items and share matching the reference; check accuracy
     with its 95% Wilson interval; hire state. Worker ids are for the project's researchers."""
     rows = []
-    for m in project.memberships.filter(role=Membership.ANNOTATOR).select_related("user"):
+    counted = progress(project)
+    training, checks = scores(project, TRAINING), scores(project, CHECK)
+    members = project.memberships.filter(role=Membership.ANNOTATOR)
+    for m in members.select_related("user", "hire").order_by("pk"):
         hire = hire_of(m)
-        t_items, t, c = annotator_quality(m.user_id, project)
+        t_items = counted.get(m.user_id, Progress()).training_submitted
+        t = training.get(m.user_id, Score(0, 0))
+        c = checks.get(m.user_id, Score(0, 0))
         rows.append(
             {
                 "annotator": m.pseudonym,
@@ -907,7 +1035,7 @@ def quality_rows(project: Project) -> list[dict[str, Any]]:
                 "checks": c.units,
                 "check_accuracy": c.share,
                 "check_ci": c.wilson(),
-                "hired": hire is not None,
+                "hired": hire is not None and hire.invited,
                 "worker_id": hire.worker_id if hire else "",
                 "passed_training": hire.passed_training if hire else None,
                 "failed_training": hire.failed_training if hire else None,
@@ -922,7 +1050,9 @@ def set_state(
     membership: Membership, *, paused: bool | None = None, let_through: bool | None = None
 ) -> Hire:
     """A researcher pauses / resumes an annotator or lets them past training."""
-    hire = hire_of(membership) or Hire.objects.create(membership=membership, passed_training=True)
+    hire = hire_of(membership) or Hire.objects.create(
+        membership=membership, passed_training=True, invited=False
+    )
     hire.refresh_from_db()
     was_out = screened_out(hire)
     if paused is not None:

@@ -660,6 +660,8 @@ class PlanOptionsForm(forms.Form):
             raise forms.ValidationError(
                 f"Shares are numbers separated by commas, got {text!r}."
             ) from None
+        if not all(math.isfinite(v) for v in values):
+            raise forms.ValidationError(f"Shares are finite numbers, got {text!r}.")
         if len(values) < 2 or min(values) <= 0 or abs(sum(values) - 1) > 1e-6:
             raise forms.ValidationError(
                 f"Shares are 2 or more positive numbers summing to 1, got {text!r}."

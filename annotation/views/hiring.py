@@ -8,17 +8,22 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Count
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from .. import hiring
+from ..errors import posted_id
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
 from ..login_throttle import client_address, join_wait
 from ..models import Assignment, Item, Membership, Project
 from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
+
+HIRING_PAGE_ROWS = 200  # rows of the annotators' and payments tables per page
 
 SESSION_SECONDS = 90 * 24 * 3600  # hired annotators stay logged in for 90 days
 BROWSER_COOKIE = "hiring_browser"  # a random mark of the browser that joined (Hire.browser)
@@ -234,7 +239,7 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
                 messages.success(request, "Invite link created.")
                 return redirect("hiring", project_id=project.pk)
         elif action == "revoke":
-            Invite.objects.filter(project=project, pk=request.POST.get("invite")).update(  # type: ignore[misc]
+            Invite.objects.filter(project=project, pk=posted_id(request, "invite")).update(
                 revoked=True
             )
             messages.success(request, "Invite link revoked.")
@@ -278,8 +283,13 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
                 return redirect("hiring", project_id=project.pk)
     invites = [
         (i, request.build_absolute_uri(reverse("join", kwargs={"key": i.key})))
-        for i in project.invites.order_by("-created_at")
+        for i in project.invites.annotate(n_hires=Count("hires")).order_by("-created_at")
     ]
+    # the tables in pages of HIRING_PAGE_ROWS (one page number for both)
+    quality = Paginator(hiring.quality_rows(project), HIRING_PAGE_ROWS)
+    payments = Paginator(hiring.payments(project), HIRING_PAGE_ROWS)
+    longer = quality if quality.num_pages >= payments.num_pages else payments
+    page = longer.get_page(request.GET.get("page"))
     return render(
         request,
         "annotation/hiring.html",
@@ -290,8 +300,9 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
             "mark_form": mark_form,
             "many_form": MarkManyForm(project),
             "invites": invites,
-            "quality": hiring.quality_rows(project),
-            "payments": hiring.payments(project),
+            "quality": quality.get_page(page.number).object_list,
+            "payments": payments.get_page(page.number).object_list,
+            "page": page,
             "marked": QualityItem.objects.filter(item__project=project).order_by("item_id"),
             "check_problems": [
                 p
@@ -316,7 +327,7 @@ def hiring_member(request: HtmxRequest, project_id: int, membership_id: int) -> 
         return redirect("hiring", project_id=project.pk)
     if action in ("return", "erase", "pay_anyway"):
         hire = hiring.hire_of(membership)
-        if hire is None:
+        if hire is None or not hire.invited:
             messages.error(request, f"{membership.pseudonym} did not join through an invite.")
         elif action == "pay_anyway":
             Hire.objects.filter(pk=hire.pk).update(pay_cleared=True)
@@ -361,7 +372,9 @@ def hiring_payments(request: HtmxRequest, project_id: int) -> HttpResponse:
 def hiring_worker_data(request: HtmxRequest, project_id: int, membership_id: int) -> HttpResponse:
     """Everything stored about one hired worker, as JSON (a personal-data request)."""
     project = project_for_researcher(request, project_id)
-    hire = get_object_or_404(Hire, membership__project=project, membership_id=membership_id)
+    hire = get_object_or_404(
+        Hire, membership__project=project, membership_id=membership_id, invited=True
+    )
     response = JsonResponse(hiring.worker_data(hire), json_dumps_params={"indent": 1})
     response["Content-Disposition"] = (
         f'attachment; filename="worker-{hire.membership.pseudonym}.json"'

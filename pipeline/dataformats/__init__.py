@@ -213,6 +213,11 @@ def _unseen(
         bisect.insort(reader.errors, error, key=lambda e: e.line)
 
 
+def web_link(link: str) -> bool:
+    """A link the platform stores (and pages may show as one): empty, or http(s)."""
+    return not link or link.lower().startswith(("http://", "https://"))
+
+
 def _storable(line: Line, r: DocRecord, *, clean: bool = False) -> bool:
     """Every value fits the database: lengths, NUL characters, lone surrogates, NaN
     (not looked for when the record is known `clean`)."""
@@ -235,6 +240,13 @@ def _storable(line: Line, r: DocRecord, *, clean: bool = False) -> bool:
     for c in claims:
         for e in c.evidence:
             check_lengths(line, {"link": (e.link, MAX_LINK)})
+            if not web_link(e.link):
+                line.error("link", f"must be an http(s) URL, not {e.link[:60]!r}")
+    knowledge = r.metadata.get("knowledge")
+    for i, passage in enumerate(knowledge if isinstance(knowledge, list) else []):
+        url = passage.get("url", "") if isinstance(passage, dict) else ""
+        if isinstance(url, str) and not web_link(url):
+            line.error(f"knowledge[{i}].url", f"must be an http(s) URL, not {url[:60]!r}")
     if clean:
         return not line.failed
     # named as the canonical format names them (the record as canonical.write gives it)

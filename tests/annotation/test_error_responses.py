@@ -25,6 +25,20 @@ def test_a_malformed_item_id_in_the_adjudication_form_is_a_400(  # type: ignore[
     assert "The field &#x27;item&#x27; must be an id" in response.content.decode()
 
 
+@pytest.mark.parametrize("value", ["abc", "", "1e3", "99999999999999999999"])
+def test_a_malformed_invite_id_in_the_hiring_form_is_a_400(
+    client: Client, users: dict[str, User], alpha: Project, value: str
+) -> None:
+    """Issue 38: `invite=abc` in the hiring page's revoke form was a 500."""
+    client = Client(raise_request_exception=False)
+    client.force_login(users["alice"])
+    response = client.post(
+        reverse("hiring", args=[alpha.pk]), {"action": "revoke", "invite": value}
+    )
+    assert response.status_code == 400
+    assert "The field &#x27;invite&#x27; must be an id" in response.content.decode()
+
+
 def test_an_api_500_is_json(users: dict[str, User], monkeypatch) -> None:  # type: ignore[no-untyped-def]
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a bug")

@@ -96,9 +96,10 @@ def test_an_edit_after_the_feedback_does_not_change_the_training_result(
         ],
     }
     r = api.post(reverse("api_assignment_submit", args=[training.pk]), body, format="json")
-    assert r.status_code == 200  # the edit is stored ...
+    # screened out: the edit is refused (issue 38) and the result stays
+    assert r.status_code == 409 and r.json()["code"] == "hiring_screened_out", r.content
     training.refresh_from_db()
-    assert training.answers_dict()[("item", "hard")] == "no"
+    assert training.answers_dict()[("item", "hard")] == "yes"
     hire.refresh_from_db()
     assert hire.failed_training and not hire.passed_training  # ... and decides nothing
     # screened out: their real item went back to the pool (issue 38, H4)

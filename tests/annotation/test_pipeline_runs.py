@@ -526,6 +526,9 @@ def test_a_reference_run_makes_the_released_requests_and_records_its_mode(
 
     set_up_reference(settings)
     llm, _ = servers
+    # answers in every shape: the released rule reads only those with the label first (a
+    # fake that always reasons first leaves nothing parsed, and the run fails saying so)
+    llm.verdicts = "varied"
     run = start_run(project=bios, user=None, config=config_for(llm, reference="veriscore"))
     drain()
     run.refresh_from_db()
@@ -535,3 +538,51 @@ def test_a_reference_run_makes_the_released_requests_and_records_its_mode(
     assert any("Response:  <SOS>" in b["messages"][-1]["content"] for b in bodies)
     assert run.scores["run"]["mode"] == "veriscore"
     assert run.scores["run"]["splitter"] == "spacy:sentencizer"
+
+
+def test_a_run_error_names_the_endpoint_not_its_url(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
+    """Issue 38 (low): run errors showed the operator's internal search URL to researchers.
+    A chunk's error keeps the endpoint's name and hides the operator's URLs."""
+    llm, serper = servers
+    run = start_run(project=bios, user=None, config=config_for(llm, chunk_size=6))
+    chunk = run.chunks.get()
+    assert claim_chunk(chunk.pk, worker="w1") is not None
+    error = (
+        f"ConnectError: {llm.base_url}/chat/completions refused; "
+        f"search {serper.url}/search?q=x gave 500; see http://10.0.0.7:9200/corpus"
+    )
+    finish_chunk(chunk, worker="w1", error=error)
+    chunk.refresh_from_db()
+    assert chunk.error == (
+        "ConnectError: the endpoint 'fake' refused; search the search service gave 500; see (a URL)"
+    )
+    for url in (llm.base_url, serper.url, "10.0.0.7"):
+        assert url not in chunk.error
+
+
+def test_a_killed_workers_task_row_is_failed_and_its_chunk_requeued(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
+    """Issue 38 (low): `kill -9` left task rows RUNNING forever. When the chunk's worker
+    stops reporting, its task row is failed (naming why) and a new task takes the chunk."""
+    from annotation.tasks import process_chunk, requeue_stale_chunks
+
+    llm, _ = servers
+    run = start_run(project=bios, user=None, config=config_for(llm, chunk_size=6))
+    chunk = run.chunks.get()
+    row = DBTaskResult.objects.get(
+        task_path=process_chunk.module_path, args_kwargs__args=[chunk.pk]
+    )
+    # the worker took the task and the chunk, then was killed
+    DBTaskResult.objects.filter(pk=row.pk).update(status="RUNNING", started_at=timezone.now())
+    assert claim_chunk(chunk.pk, worker="killed") is not None
+    assert requeue_stale_chunks(run) == 0  # still reporting: nothing to do
+    PipelineChunk.objects.filter(pk=chunk.pk).update(
+        heartbeat_at=timezone.now() - timedelta(hours=1)
+    )
+    assert requeue_stale_chunks(run) == 1
+    row.refresh_from_db()
+    assert row.status == "FAILED" and "killed stopped reporting" in row.traceback
+    fresh = DBTaskResult.objects.filter(
+        task_path=process_chunk.module_path, args_kwargs__args=[chunk.pk], status="READY"
+    )
+    assert fresh.count() == 1
+    assert not DBTaskResult.objects.filter(status="RUNNING").exists()
