@@ -317,9 +317,13 @@ def glad(
 
 
 def estimate(
-    method: str, labels: Iterable[LabelRow], known: Mapping[Any, Label] | None = None
+    method: str,
+    labels: Iterable[LabelRow],
+    known: Mapping[Any, Label] | None = None,
+    **options: Any,
 ) -> CrowdEstimate:
-    """The named method with its defaults (`METHODS`)."""
+    """The named method (`METHODS`); `options` go to its function (e.g. MACE's
+    `n_restarts`)."""
     functions: dict[str, Any] = {
         MAJORITY: majority,
         DAWID_SKENE: dawid_skene,
@@ -328,8 +332,50 @@ def estimate(
     }
     if method not in functions:
         raise ValueError(f"unknown aggregation method {method!r}; one of {', '.join(METHODS)}")
-    result: CrowdEstimate = functions[method](labels, known)
+    result: CrowdEstimate = functions[method](labels, known, **options)
     return result
+
+
+ADJUDICATED = "adjudicated"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One unit's gold: the label, the method that chose it (`ADJUDICATED` when a
+    researcher decided it) and its confidence (1 for an adjudicated value)."""
+
+    label: Label
+    method: str
+    confidence: float
+
+
+def decide(
+    unit_labels: Iterable[LabelRow],
+    adjudicated: Mapping[Any, Label],
+    method: str,
+    **options: Any,
+) -> dict[Hashable, Decision]:
+    """Gold per unit: an adjudicated value wins whatever the model says; every other unit
+    gets the method's label. Dawid-Skene also learns from the adjudicated values (they
+    anchor its confusion matrices); MACE and GLAD cannot take them, so they are fitted on
+    the labels alone and the adjudicated values replace their answers afterwards. A unit
+    adjudicated but never labelled still gets its adjudicated value."""
+    rows = _rows(unit_labels)
+    labelled = {unit for unit, _, _ in rows}
+    seen = {label for _, _, label in rows}
+    anchors = {
+        unit: label
+        for unit, label in adjudicated.items()
+        if unit in labelled and label in seen and method in ANCHORED
+    }
+    fitted = estimate(method, rows, anchors or None, **options)
+    out: dict[Hashable, Decision] = {
+        unit: Decision(unit_estimate.label, method, unit_estimate.confidence)
+        for unit, unit_estimate in fitted.units.items()
+    }
+    for unit, label in adjudicated.items():
+        out[unit] = Decision(label, ADJUDICATED, 1.0)
+    return out
 
 
 def _counts(rows: list[LabelRow]) -> dict[Hashable, int]:
