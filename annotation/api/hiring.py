@@ -23,6 +23,8 @@ from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import MAX_INVITE_DAYS, InviteForm, MarkManyForm, PolicyForm
 from ..login_throttle import client_address, join_wait
 from ..models import Assignment, Item, Membership
+from ..reports.annotators import annotator_tables
+from ..reports.tables import table_json
 from .common import ERRORS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error
 
@@ -283,6 +285,26 @@ class QualityApi(APIView):
     )
     def get(self, request: Request, project_id: int) -> Response:
         return Response(hiring.quality_rows(researcher_project(request, project_id)))
+
+
+class AnnotatorTableSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    title = serializers.CharField()
+    note = serializers.CharField()
+    columns = serializers.ListField(child=serializers.CharField())
+    rows = serializers.ListField(child=serializers.DictField())
+
+
+class AnnotatorsApi(APIView):
+    """The annotator page's tables (issue 39): researchers of the project only."""
+
+    @extend_schema(
+        operation_id="annotators_list",
+        responses={200: AnnotatorTableSerializer(many=True), **READ_ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        return Response([table_json(t) for t in annotator_tables(project)])
 
 
 class QualityActionSerializer(serializers.Serializer):
