@@ -60,6 +60,7 @@ urlpatterns = [
         annotators.annotators_table,
         name="annotators_table",
     ),
+    path("p/<id:project_id>/disagreements/", annotators.disagreements, name="disagreements"),
     path("p/<id:project_id>/hiring/payments.csv", hiring.hiring_payments, name="hiring_payments"),
     path(
         "p/<id:project_id>/hiring/<id:membership_id>/data.json",

@@ -129,6 +129,11 @@ urlpatterns = [
         hiring.AnnotatorsApi.as_view(),
         name="api_annotators",
     ),
+    path(
+        "projects/<id:project_id>/disagreements/",
+        hiring.DisagreementsApi.as_view(),
+        name="api_disagreements",
+    ),
     path("projects/<id:project_id>/payments/", hiring.PaymentsApi.as_view(), name="api_payments"),
     path(
         "projects/<id:project_id>/quality/<id:membership_id>/data/",

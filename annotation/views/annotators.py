@@ -1,5 +1,5 @@
-"""The annotator page (issue 39): each annotator's work and reliability, for the project's
-researchers only (annotators are shown by pseudonym); its tables as CSV and JSON."""
+"""The annotator page and the disagreement drill-down (issue 39), for the project's
+researchers only (annotators are shown by pseudonym); their tables as CSV and JSON."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
+from ..models import Project
 from ..reports.annotators import annotator_tables
-from ..reports.tables import table_csv, table_json
+from ..reports.disagreements import figure_table
+from ..reports.tables import Table, table_csv, table_json
 from .common import HtmxRequest, project_for_researcher
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
@@ -34,8 +36,35 @@ def annotators_table(request: HtmxRequest, project_id: int, name: str, fmt: str)
     tables = {t.name: t for t in annotator_tables(project)}
     if name not in tables:
         raise Http404("No such table.")
-    table = tables[name]
+    return _download(project, tables[name], fmt)
+
+
+def _download(project: Project, table: Table, fmt: str) -> HttpResponse:
     content = table_csv(table) if fmt == "csv" else json.dumps(table_json(table), indent=1)
     response = HttpResponse(content, content_type=FORMATS[fmt])
-    response["Content-Disposition"] = f'attachment; filename="project-{project.pk}-{name}.{fmt}"'
+    response["Content-Disposition"] = (
+        f'attachment; filename="project-{project.pk}-{table.name}.{fmt}"'
+    )
     return response
+
+
+@login_required
+def disagreements(request: HtmxRequest, project_id: int) -> HttpResponse:
+    """The units behind an agreement figure; ?format=csv or json downloads them."""
+    project = project_for_researcher(request, project_id)
+    try:
+        table = figure_table(project, request.GET.dict())
+    except ValueError as e:
+        return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
+    fmt = request.GET.get("format", "")
+    if fmt:
+        if fmt not in FORMATS:
+            raise Http404("Unknown export format.")
+        return _download(project, table, fmt)
+    query = request.GET.copy()
+    query.pop("format", None)
+    return render(
+        request,
+        "annotation/disagreements.html",
+        {"project": project, "table": table, "query": query.urlencode()},
+    )

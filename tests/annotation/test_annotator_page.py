@@ -21,6 +21,8 @@ from tests.annotation.test_hiring import hire_of, invite, join
 
 __all__ = ["invite"]  # the fixture
 
+DRILL = "kind=comparison&field=choice"
+
 
 def _pseudonym(project: Project, user: User) -> str:
     return project.memberships.get(user=user).pseudonym
@@ -102,8 +104,12 @@ def test_annotators_and_other_researchers_get_404(
         reverse("annotators", args=[alpha.pk]),
         reverse("annotators_table", args=[alpha.pk, "annotators", "csv"]),
         reverse("annotators_table", args=[alpha.pk, "annotator_confusion", "json"]),
+        reverse("disagreements", args=[alpha.pk]) + "?" + DRILL,
+        reverse("disagreements", args=[alpha.pk]) + "?" + DRILL + "&format=csv",
     ):
         assert client.get(url).status_code == 404, url
+    drill = reverse("api_disagreements", args=[alpha.pk]) + "?" + DRILL
+    assert token_client(users[who]).get(drill).status_code == 404
     assert (
         token_client(users[who]).get(reverse("api_annotators", args=[alpha.pk])).status_code == 404
     )
@@ -117,6 +123,8 @@ def test_a_hired_worker_sees_nothing_of_it(invite: Invite, users: dict[str, User
     for url in (
         reverse("annotators", args=[project.pk]),
         reverse("annotators_table", args=[project.pk, "annotators", "json"]),
+        reverse("disagreements", args=[project.pk]) + "?" + DRILL + "&format=json",
+        reverse("api_disagreements", args=[project.pk]) + "?" + DRILL,
     ):
         assert client.get(url).status_code == 404
     assert (
@@ -141,3 +149,71 @@ def test_hired_workers_are_shown_by_pseudonym(invite: Invite, users: dict[str, U
     page = alice.get(reverse("annotators", args=[invite.project.pk])).content.decode()
     assert hire.membership.pseudonym in page
     assert "w-secret-id-77" not in page
+
+
+# --------------------------------------------------------------- disagreement drill-down
+# judged_comparisons (conftest CHOICES), as stored sides: item 1 bob a, carol b; item 2
+# both a; item 3 bob b, carol a; item 4 both a. So items 1 and 3 are the disagreements.
+
+
+@pytest.mark.parametrize(
+    "extra", ["", "&category=a", "&category=b", "&a={bob}&b={carol}", "&a={carol}&b={bob}"]
+)
+def test_drill_down_lists_the_units_behind_a_figure(
+    alpha: Project, judged_comparisons: list[Item], users: dict[str, User], extra: str
+) -> None:
+    items = sorted(judged_comparisons, key=lambda i: i.pk)
+    bob, carol = _pseudonym(alpha, users["bob"]), _pseudonym(alpha, users["carol"])
+    client = Client()
+    client.force_login(users["alice"])
+    url = (
+        reverse("disagreements", args=[alpha.pk]) + "?" + DRILL + extra.format(bob=bob, carol=carol)
+    )
+    data = json.loads(client.get(url + "&format=json").content)
+    rows = data["rows"]
+    assert [r["item"] for r in rows] == [items[0].pk, items[2].pk]
+    assert [(r[bob], r[carol]) for r in rows] == [("a", "b"), ("b", "a")]
+    for r in rows:
+        assert r["gold_provenance"]  # a tie of two: the kind's rule, said so
+        assert r["adjudication_url"].startswith(reverse("adjudication", args=[alpha.pk]))
+        assert f"#unit-{r['item']}-item-choice" in r["adjudication_url"]
+    page = client.get(url)
+    assert page.status_code == 200 and bob in page.content.decode()
+    csv = client.get(url + "&format=csv").content.decode().splitlines()
+    assert len(csv) == 3 and csv[0].startswith("item,unit,")
+    api = token_client(users["alice"]).get(
+        reverse("api_disagreements", args=[alpha.pk])
+        + "?"
+        + DRILL
+        + extra.format(bob=bob, carol=carol)
+    )
+    assert api.status_code == 200 and api.json()["rows"] == rows
+
+
+def test_drill_down_category_nobody_disputes_is_empty(
+    alpha: Project, judged_comparisons: list[Item], users: dict[str, User]
+) -> None:
+    client = Client()
+    client.force_login(users["alice"])
+    url = reverse("disagreements", args=[alpha.pk]) + "?kind=comparison&field=hard&category=maybe"
+    assert json.loads(client.get(url + "&format=json").content)["rows"] == []
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("kind=nope&field=choice", "kind"),
+        ("kind=comparison&field=justification", "field"),
+        ("kind=comparison&field=choice&a=someone", "a"),
+    ],
+)
+def test_drill_down_refuses_a_bad_figure(
+    alpha: Project, judged_comparisons: list[Item], users: dict[str, User], query: str, field: str
+) -> None:
+    client = Client()
+    client.force_login(users["alice"])
+    assert client.get(reverse("disagreements", args=[alpha.pk]) + "?" + query).status_code == 400
+    api = token_client(users["alice"]).get(
+        reverse("api_disagreements", args=[alpha.pk]) + "?" + query
+    )
+    assert api.status_code == 400 and api.json()["field"] == field
