@@ -151,20 +151,43 @@ def _frame(
     return frame, list(units), list(annotators)
 
 
-def _unit_estimates(
-    probas: pd.DataFrame,
-    unit_ids: list[Hashable],
-    labels: tuple[Label, ...],
-    counts: Mapping[Hashable, int],
-) -> dict[Hashable, UnitEstimate]:
+def _unit_estimates(probas: pd.DataFrame, data: _Data) -> dict[Hashable, UnitEstimate]:
     out = {}
     for task, row in probas.sort_index().iterrows():
+        labels = data.labels
         posterior = {labels[int(code)]: float(p) for code, p in sorted(row.items())}
         # crowd-kit's own choice (idxmax: a tie goes to the label first in category order)
         chosen = max(labels, key=lambda label: (posterior.get(label, 0.0), -labels.index(label)))
-        unit = unit_ids[int(task)]
-        out[unit] = UnitEstimate(chosen, posterior.get(chosen, 0.0), posterior, counts[unit])
+        unit = data.unit_ids[int(task)]
+        out[unit] = UnitEstimate(chosen, posterior.get(chosen, 0.0), posterior, data.counts[unit])
     return out
+
+
+@dataclass(frozen=True)
+class _Data:
+    """The labels checked and coded for crowd-kit (see `_frame`)."""
+
+    labels: tuple[Label, ...]
+    counts: dict[Hashable, int]  # labels per unit
+    per_annotator: dict[Hashable, int]  # labels per annotator
+    anchors: dict[Hashable, Label]
+    frame: pd.DataFrame
+    unit_ids: list[Hashable]
+    annotator_ids: list[Hashable]
+
+
+def _prepare(
+    labels: Iterable[LabelRow], known: Mapping[Any, Label] | None, method: str
+) -> _Data | None:
+    """The rows checked, known labels checked for `method`; None when there are none."""
+    rows = _rows(labels)
+    seen = order_categories({label for _, _, label in rows})
+    counts = _counts(rows)
+    anchors = _check_known(known, method, set(counts), set(seen))
+    if not rows:
+        return None
+    frame, unit_ids, annotator_ids = _frame(rows, seen)
+    return _Data(seen, counts, _per_annotator(rows), anchors, frame, unit_ids, annotator_ids)
 
 
 # --------------------------------------------------------------------------- methods
@@ -210,36 +233,33 @@ def dawid_skene(
     label through every EM step, so they anchor each annotator's confusion matrix."""
     from crowdkit.aggregation import DawidSkene
 
-    rows = _rows(labels)
-    seen = order_categories({label for _, _, label in rows})
-    counts = _counts(rows)
-    anchors = _check_known(known, DAWID_SKENE, set(counts), set(seen))
-    if not rows:
+    data = _prepare(labels, known, DAWID_SKENE)
+    if data is None:
         return CrowdEstimate(DAWID_SKENE, (), {}, {})
-    frame, unit_ids, annotator_ids = _frame(rows, seen)
+    seen, anchors = data.labels, data.anchors
     true_labels = None
     if anchors:
         import pandas as pd
 
-        code = {unit: i for i, unit in enumerate(unit_ids)}
+        code = {unit: i for i, unit in enumerate(data.unit_ids)}
         true_labels = pd.Series(
             {code[unit]: seen.index(label) for unit, label in anchors.items()}, dtype="int64"
         )
     with _library():
-        model = DawidSkene(n_iter=n_iter, tol=tol).fit(frame, true_labels)
+        model = DawidSkene(n_iter=n_iter, tol=tol).fit(data.frame, true_labels)
     assert model.probas_ is not None and model.errors_ is not None and model.priors_ is not None
     annotators = {}
-    per_annotator = _per_annotator(rows)
+    per_annotator = data.per_annotator
     for worker, matrix in model.errors_.groupby(level="worker"):
         table = matrix.droplevel("worker")  # rows: the label given; columns: the true label
         confusion = {
             seen[true]: {seen[given]: float(table.at[given, true]) for given in sorted(table.index)}
             for true in sorted(table.columns)
         }
-        annotator = annotator_ids[int(worker)]
+        annotator = data.annotator_ids[int(worker)]
         annotators[annotator] = Reliability(per_annotator[annotator], confusion=confusion)
     priors = {seen[int(label)]: float(p) for label, p in sorted(model.priors_.items())}
-    units = _unit_estimates(model.probas_, unit_ids, seen, counts)
+    units = _unit_estimates(model.probas_, data)
     return CrowdEstimate(DAWID_SKENE, seen, units, annotators, priors)
 
 
@@ -259,27 +279,23 @@ def mace(
     input, so `known` raises ValueError rather than being ignored."""
     from crowdkit.aggregation import MACE as MaceModel
 
-    rows = _rows(labels)
-    seen = order_categories({label for _, _, label in rows})
-    counts = _counts(rows)
-    _check_known(known, MACE, set(counts), set(seen))
-    if not rows:
+    data = _prepare(labels, known, MACE)
+    if data is None:
         return CrowdEstimate(MACE, (), {}, {})
-    frame, unit_ids, annotator_ids = _frame(rows, seen)
     with _library():
         model = MaceModel(
             n_restarts=n_restarts, n_iter=n_iter, method=method, random_state=random_state
-        ).fit(frame)
+        ).fit(data.frame)
     assert model.probas_ is not None
     # crowd-kit numbers workers by pd.factorize(data["worker"]): first appearance, which
     # is _frame's own numbering, so row i of spamming_ is annotator_ids[i].
-    per_annotator = _per_annotator(rows)
+    per_annotator = data.per_annotator
     annotators = {
         annotator: Reliability(per_annotator[annotator], competence=float(model.spamming_[i, 1]))
-        for i, annotator in enumerate(annotator_ids)
+        for i, annotator in enumerate(data.annotator_ids)
     }
-    units = _unit_estimates(model.probas_, unit_ids, seen, counts)
-    return CrowdEstimate(MACE, seen, units, annotators)
+    units = _unit_estimates(model.probas_, data)
+    return CrowdEstimate(MACE, data.labels, units, annotators)
 
 
 def glad(
@@ -294,26 +310,22 @@ def glad(
     such input, so `known` raises ValueError rather than being ignored."""
     from crowdkit.aggregation import GLAD as GladModel
 
-    rows = _rows(labels)
-    seen = order_categories({label for _, _, label in rows})
-    counts = _counts(rows)
-    _check_known(known, GLAD, set(counts), set(seen))
-    if not rows:
+    data = _prepare(labels, known, GLAD)
+    if data is None:
         return CrowdEstimate(GLAD, (), {}, {})
-    frame, unit_ids, annotator_ids = _frame(rows, seen)
     with _library():
-        model = GladModel(n_iter=n_iter, tol=tol).fit(frame)
+        model = GladModel(n_iter=n_iter, tol=tol).fit(data.frame)
     assert model.probas_ is not None
-    per_annotator = _per_annotator(rows)
+    per_annotator = data.per_annotator
     annotators = {
-        annotator_ids[int(worker)]: Reliability(
-            per_annotator[annotator_ids[int(worker)]],
+        data.annotator_ids[int(worker)]: Reliability(
+            per_annotator[data.annotator_ids[int(worker)]],
             alpha=float(alpha),
         )
         for worker, alpha in model.alphas_.items()
     }
-    units = _unit_estimates(model.probas_, unit_ids, seen, counts)
-    return CrowdEstimate(GLAD, seen, units, annotators)
+    units = _unit_estimates(model.probas_, data)
+    return CrowdEstimate(GLAD, data.labels, units, annotators)
 
 
 def estimate(
