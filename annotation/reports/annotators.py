@@ -17,6 +17,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from itertools import combinations
 
+from django.urls import reverse
+from django.utils.http import urlencode
+
 from .. import hiring, kinds, stats
 from ..hiring.services import careless_of
 from ..models import Answer, Assignment, Membership, Project
@@ -117,6 +120,7 @@ def annotator_tables(project: Project) -> list[Table]:
             )
         )
     kappa_rows = []
+    drill = reverse("disagreements", args=[project.pk])
     for kind, rows in sorted(labels.by_kind.items()):
         per: dict[str, dict[int, Hashable]] = defaultdict(dict)
         for item, name, label in rows:
@@ -126,7 +130,18 @@ def annotator_tables(project: Project) -> list[Table]:
             if not shared:
                 continue
             kappa = stats.cohen_kappa([per[a][i] for i in shared], [per[b][i] for i in shared])
-            kappa_rows.append((a, b, kind, len(shared), kappa.value, kappa.undefined_reason or ""))
+            query = urlencode({"kind": kind, "field": kinds.get(kind).main_field, "a": a, "b": b})
+            kappa_rows.append(
+                (
+                    a,
+                    b,
+                    kind,
+                    len(shared),
+                    kappa.value,
+                    kappa.undefined_reason or "",
+                    f"{drill}?{query}",
+                )
+            )
     return [
         Table(
             "annotators",
@@ -156,9 +171,20 @@ def annotator_tables(project: Project) -> list[Table]:
         Table(
             "annotator_kappa",
             "Cohen's kappa between annotators",
-            ("annotator_a", "annotator_b", "kind", "n_units", "kappa", "undefined_reason"),
+            (
+                "annotator_a",
+                "annotator_b",
+                "kind",
+                "n_units",
+                "kappa",
+                "undefined_reason",
+                "disagreements_url",
+            ),
             tuple(kappa_rows),
-            note="On the kind's main field, over the items both annotators answered.",
+            note=(
+                "On the kind's main field, over the items both annotators answered;"
+                " disagreements_url lists the items they answered differently."
+            ),
         ),
         Table(
             "annotator_confusion",

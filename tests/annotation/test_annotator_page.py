@@ -52,6 +52,10 @@ def test_tables_per_annotator(
     assert (row["n_units"], row["kind"]) == (4, "comparison")
     first, second = sorted([bob, carol])
     assert row["kappa"] == pytest.approx(cohen_kappa_score(labels[first], labels[second]))
+    assert row["disagreements_url"] == (
+        reverse("disagreements", args=[alpha.pk])
+        + f"?kind=comparison&field=choice&a={row['annotator_a']}&b={row['annotator_b']}"
+    )
     # Dawid-Skene: one row per (annotator, true, given); each true label's row sums to 1
     sums: dict[tuple[str, str], float] = {}
     for r in confusion.as_dicts():
@@ -68,6 +72,8 @@ def test_page_exports_and_api_for_the_researcher(
     page = client.get(reverse("annotators", args=[alpha.pk]))
     assert page.status_code == 200
     assert _pseudonym(alpha, users["bob"]) in page.content.decode()
+    drill = reverse("disagreements", args=[alpha.pk]) + "?kind=comparison&amp;field=choice"
+    assert f'<a href="{drill}' in page.content.decode()  # each pair: one click to its units
     assert "bob" not in page.content.decode().replace("bob-", "")  # pseudonyms, not names
     csv = client.get(reverse("annotators_table", args=[alpha.pk, "annotators", "csv"]))
     assert csv.status_code == 200 and csv.content.decode().startswith("annotator,items_done")
