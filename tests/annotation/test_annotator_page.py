@@ -223,3 +223,23 @@ def test_drill_down_refuses_a_bad_figure(
         reverse("api_disagreements", args=[alpha.pk]) + "?" + query
     )
     assert api.status_code == 400 and api.json()["field"] == field
+
+
+def test_drill_down_escapes_hostile_pseudonyms_in_the_query(
+    alpha: Project, judged_comparisons: list[Item], users: dict[str, User]
+) -> None:
+    client = Client()
+    client.force_login(users["alice"])
+    url = reverse("disagreements", args=[alpha.pk])
+    page = client.get(
+        url, {"kind": "comparison", "field": "choice", "a": "<script>x</script>", "b": "=1+1"}
+    )
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "<script>x</script>" not in body and "&lt;script&gt;" in body
+    data = json.loads(
+        client.get(
+            url, {"kind": "comparison", "field": "choice", "a": "x", "b": "y", "format": "json"}
+        ).content
+    )
+    assert data["rows"] == []  # nobody of those names: no units, not an error
