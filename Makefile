@@ -21,12 +21,15 @@ $(BIN)/python:
 
 # Versions come from requirements.lock (`make lock` rewrites it from the ranges in
 # pyproject.toml); the lock is a constraints file, so each target installs only what it needs.
+# The `crowd` extra (crowd-kit: Dawid-Skene, MACE, GLAD; it pulls pandas, pyarrow and
+# transformers, about 330 MB) is installed by every target here, demo and test included;
+# an install without it runs everything but the annotator models.
 $(VENV)/.installed: $(BIN)/python pyproject.toml requirements.lock
-	$(BIN)/pip install -q -c requirements.lock -e '.[postgres]'
+	$(BIN)/pip install -q -c requirements.lock -e '.[postgres,crowd]'
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/pip install -q -c requirements.lock -e '.[test,postgres]'
+	$(BIN)/pip install -q -c requirements.lock -e '.[test,postgres,crowd]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -34,7 +37,7 @@ install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
 $(VENV)/.installed-docs: $(VENV)/.installed
-	$(BIN)/pip install -q -c requirements.lock -e '.[docs,postgres]'
+	$(BIN)/pip install -q -c requirements.lock -e '.[docs,postgres,crowd]'
 	touch $@
 
 install-docs: $(VENV)/.installed-docs
@@ -96,7 +99,7 @@ lint: install-test
 
 lock: $(BIN)/python
 	$(BIN)/pip install -q uv
-	$(BIN)/uv pip compile pyproject.toml --extra test --extra postgres --extra redis --extra docs \
+	$(BIN)/uv pip compile pyproject.toml --extra test --extra postgres --extra redis --extra docs --extra crowd \
 		--python-version 3.12 -o requirements.lock
 
 clean:

@@ -5,7 +5,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 
 from .login_throttle import ThrottledAuthenticationForm
-from .views import adjudication, annotator, hiring, overlap, pipeline_runs, researcher, tokens
+from .views import (
+    adjudication,
+    annotator,
+    annotators,
+    hiring,
+    overlap,
+    pipeline_runs,
+    researcher,
+    tokens,
+)
 from .views import reports as report_views
 
 
@@ -44,6 +53,14 @@ urlpatterns = [
     path("join/<str:key>/", hiring.join, name="join"),
     path("me/<str:key>/", hiring.personal_login, name="hire_login"),
     path("p/<id:project_id>/hiring/", hiring.hiring_page, name="hiring"),
+    # the annotator page (issue 39): researchers only
+    path("p/<id:project_id>/annotators/", annotators.annotators_page, name="annotators"),
+    path(
+        "p/<id:project_id>/annotators/<slug:name>.<str:fmt>",
+        annotators.annotators_table,
+        name="annotators_table",
+    ),
+    path("p/<id:project_id>/disagreements/", annotators.disagreements, name="disagreements"),
     path("p/<id:project_id>/hiring/payments.csv", hiring.hiring_payments, name="hiring_payments"),
     path(
         "p/<id:project_id>/hiring/<id:membership_id>/data.json",

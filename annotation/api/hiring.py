@@ -23,6 +23,9 @@ from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import MAX_INVITE_DAYS, InviteForm, MarkManyForm, PolicyForm
 from ..login_throttle import client_address, join_wait
 from ..models import Assignment, Item, Membership
+from ..reports.annotators import annotator_tables
+from ..reports.disagreements import figure_table
+from ..reports.tables import table_json
 from .common import ERRORS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error
 
@@ -295,6 +298,51 @@ class QualityApi(APIView):
     )
     def get(self, request: Request, project_id: int) -> Response:
         return Response(hiring.quality_rows(researcher_project(request, project_id)))
+
+
+class QualityTableSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    title = serializers.CharField()
+    note = serializers.CharField()
+    columns = serializers.ListField(child=serializers.CharField())
+    rows = serializers.ListField(child=serializers.DictField())
+
+
+class AnnotatorsApi(APIView):
+    """The annotator page's tables (issue 39): researchers of the project only."""
+
+    @extend_schema(
+        operation_id="annotators_list",
+        responses={200: QualityTableSerializer(many=True), **READ_ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        return Response([table_json(t) for t in annotator_tables(project)])
+
+
+class DisagreementsApi(APIView):
+    """The units behind an agreement figure (issue 39): ?kind&field, and category or a and
+    b (pseudonyms). Researchers of the project only."""
+
+    @extend_schema(
+        operation_id="disagreements_list",
+        parameters=[
+            OpenApiParameter("kind", str, required=True),
+            OpenApiParameter("field", str, required=True),
+            OpenApiParameter("category", str),
+            OpenApiParameter("a", str),
+            OpenApiParameter("b", str),
+        ],
+        responses={200: QualityTableSerializer, 400: ErrorSerializer, **READ_ERRORS},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        try:
+            table = figure_table(project, request.query_params.dict())
+        except ValueError as e:
+            name, _, message = str(e).partition(": ")
+            raise ApiError(400, "invalid", message, field=name) from None
+        return Response(table_json(table))
 
 
 class QualityActionSerializer(serializers.Serializer):

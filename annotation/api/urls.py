@@ -124,6 +124,16 @@ urlpatterns = [
         name="api_quality_items",
     ),
     path("projects/<id:project_id>/quality/", hiring.QualityApi.as_view(), name="api_quality"),
+    path(
+        "projects/<id:project_id>/annotators/",
+        hiring.AnnotatorsApi.as_view(),
+        name="api_annotators",
+    ),
+    path(
+        "projects/<id:project_id>/disagreements/",
+        hiring.DisagreementsApi.as_view(),
+        name="api_disagreements",
+    ),
     path("projects/<id:project_id>/payments/", hiring.PaymentsApi.as_view(), name="api_payments"),
     path(
         "projects/<id:project_id>/quality/<id:membership_id>/data/",

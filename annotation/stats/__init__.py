@@ -17,6 +17,9 @@ is the one import callers need):
   against reference labels and McNemar's test;
 - `preference`: preferences between two methods per domain, position bias, Kendall's tau;
 - `planning`: units, comparisons and budget a study needs (module: `stats.planning`);
+- `crowd`: truth from a crowd: majority, Dawid-Skene, MACE, GLAD (crowd-kit, the `crowd`
+  extra, imported only when a model is fitted); used as a module:
+  `from annotation.stats import crowd`;
 - `careless`: the one definition of careless answering (too fast for the kind, the same
   label over a run of items), for the hiring rules and the annotator pages;
 - metric against metric, each used as a module (`from annotation.stats import
@@ -29,7 +32,7 @@ is the one import callers need):
 
 from __future__ import annotations
 
-from . import claim_lists, correlation, gwet, planning, resampling
+from . import claim_lists, correlation, crowd, gwet, planning, resampling
 from .careless import Careless, careless
 from .classification import (
     BINARY_LABELS,
@@ -170,6 +173,7 @@ __all__ = [
     "cohen_kappa_from_table",
     "coincidence_matrix",
     "contingency_table",
+    "crowd",
     "distance_matrix",
     "claim_lists",
     "correlation",
