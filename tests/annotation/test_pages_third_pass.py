@@ -1,0 +1,94 @@
+"""Issue 43's smaller defects, each with a test that fails on the main it was filed on."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Membership, PipelineRun, Project
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_table_cells_do_not_break_words_in_the_middle() -> None:
+    """Defect 2: `main { overflow-wrap: anywhere }` let a table cell shrink to one letter
+    per line ("Claim s", "Revok e"); break-word breaks only a word wider than its line."""
+    css = (REPO / "static/annotation/site.css").read_text()
+    rules = "".join(re.findall(r"^\s*main \{([^}]*)\}", css, re.M))
+    assert "overflow-wrap: break-word" in rules
+    assert "anywhere" not in rules
+
+
+def test_help_text_links_the_manual_not_a_repository_path(
+    alpha: Project, users: dict[str, User], client: Client, settings
+) -> None:  # type: ignore[no-untyped-def]
+    """Defect 10: "See docs/reference-mode.md" (a wrong path too): the manual's page,
+    through DOCS_URL, or its right file without it."""
+    client.force_login(users["alice"])
+    page = client.get(reverse("project", args=[alpha.pk])).content.decode()
+    assert "docs/reference-mode.md" not in page
+    assert "<code>docs/pipeline/reference-mode.md</code>" in page
+    settings.DOCS_URL = "https://manual.example/"
+    page = client.get(reverse("project", args=[alpha.pk])).content.decode()
+    assert '<a href="https://manual.example/pipeline/reference-mode/">Reference mode</a>' in page
+
+
+def test_a_member_who_never_opened_the_instructions_has_not_acknowledged_them(
+    alpha: Project, users: dict[str, User], client: Client
+) -> None:
+    """Defect 11: "instructions v0 acknowledged" for members who never opened them."""
+    client.force_login(users["alice"])
+    page = client.get(reverse("project", args=[alpha.pk])).content.decode()
+    assert "v0 acknowledged" not in page
+    assert page.count("instructions not acknowledged yet") == 2  # bob and carol
+    alpha.memberships.get(user=users["bob"]).acknowledge()
+    alpha.instructions_version = 2
+    alpha.save()
+    page = client.get(reverse("project", args=[alpha.pk])).content.decode()
+    assert "instructions v1 acknowledged, v2 not yet" in page
+
+
+def test_the_run_page_sums_up_undefined_taus_and_names_a_missing_model(
+    alpha: Project, users: dict[str, User], client: Client
+) -> None:
+    """Defect 12: fifteen lines of "Kendall's tau ... undefined" and blank Model cells."""
+    domains = ["a", "b", "c", "d", "e", "f"]
+    row = {
+        "model": "", "domain": "", "responses": 1, "abstained": 0, "incomplete": 0,
+        "k": 2.0, "veriscore": 50.0, "precision": 0.5, "recall": 0.5, "mean_claims": 2.0,
+        "unverified": 0,
+    }  # fmt: skip
+    pairs = [(a, b) for i, a in enumerate(domains) for b in domains[i + 1 :]]
+    assert len(pairs) == 15
+    scores = {
+        "k": {d: 2.0 for d in domains},
+        "k_rule": "upper median",
+        "responses": [],
+        "rows": [{**row, "domain": d} for d in domains],
+        "correlations": [
+            {
+                "domain_a": a,
+                "domain_b": b,
+                "models": 1,
+                "tau": None,
+                "p_value": None,
+                "note": "fewer than 2 models",
+            }
+            for a, b in pairs
+        ],  # fmt: skip
+        "incomplete": 0,
+        "unparsed": 0,
+    }
+    run = PipelineRun.objects.create(
+        project=alpha, config={"model": "m"}, status=PipelineRun.FINISHED, scores=scores
+    )
+    client.force_login(users["alice"])
+    page = client.get(reverse("pipeline_run", args=[alpha.pk, run.pk])).content.decode()
+    assert page.count("undefined") == 1
+    assert "undefined for 15 pair(s) (fewer than 2 models)" in page
+    assert "<tr><td></td>" not in page and page.count("(unknown model)") == 6
+    assert Membership.objects.filter(project=alpha).exists()
