@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from annotation import reports
 from annotation.ingest import import_file
+from annotation.management.commands.load_demo import DEMO_PROJECT
 from annotation.models import (
     ClaimList,
     Document,
@@ -145,3 +146,16 @@ def test_a_runs_verifier_is_scored_with_the_runs_fixed_k_and_its_claimless_lists
     assert two["K"]["Biography"] == 2
     note = report.table("veriscore-verifier-one-extractor-v-detail").note
     assert "1 response(s) without a claim" in note and "scored F1@K = 0" in note
+
+
+def test_the_demos_report_has_the_rows_of_its_run_page(db: None) -> None:
+    """The demo's run: its page had three rows, the report two with other values."""
+    call_command("load_demo")
+    project = Project.objects.get(name=DEMO_PROJECT)
+    run = PipelineRun.objects.get(project=project)
+    page = {(r["model"], r["domain"]): r for r in run.scores["rows"]}
+    report = {(r["model"], r["domain"]): r for r in detail(project, run)}
+    assert report.keys() == page.keys()
+    for key, row in page.items():
+        assert report[key]["responses"] == row["responses"]
+        assert report[key]["VERIScore"] == pytest.approx(row["veriscore"])
