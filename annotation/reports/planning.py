@@ -21,7 +21,7 @@ from django.db.models import Q
 
 from .. import hiring, kinds, stats
 from ..gold import fetch
-from ..models import AdaptiveOverlap, Assignment, Project
+from ..models import AdaptiveOverlap, Answer, Assignment, Project
 from ..stats import planning
 from .agreement import field_units
 from .preference import preference_rows
@@ -693,6 +693,27 @@ class PlanOptionsForm(forms.Form):
 # --------------------------------------------------------------------------- adaptive overlap
 
 
+def _finished_items(policy: AdaptiveOverlap, under: dict[int, list[tuple[int, str]]]) -> list[int]:
+    """Items of the policy whose answers are all in and get no more: m of them, or k or
+    more that agree by the kind's rule (operations.widen_overlap's test)."""
+    done = [i for i, a in under.items() if all(s == Assignment.SUBMITTED for _, s in a)]
+    spec = kinds.get(policy.kind)
+    answers: dict[int, dict[int, dict[tuple[str, str], str]]] = {i: {} for i in done}
+    for item, assignment, swapped, unit, field, value in fetch(
+        Answer.objects.filter(assignment__item__in=done).values_list(
+            "assignment__item_id", "assignment_id", "assignment__swapped", "unit", "field", "value"
+        )
+    ):
+        comparable = spec.comparable(field, value, bool(swapped))
+        answers[item].setdefault(assignment, {})[(unit, field)] = comparable
+    return sorted(
+        i
+        for i in done
+        if len(under[i]) >= policy.up_to
+        or not spec.disagrees(policy.field, list(answers[i].values()))
+    )
+
+
 def adaptive_overlap_section(data: ReportData) -> Section | None:
     """What the project's adaptive overlap did: the items it escalated, the answers and
     annotator-hours it used against fixed overlap m, and Fleiss' kappa on the first k
@@ -717,8 +738,16 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
     escalated = sorted(i for i, a in under.items() if len(a) > policy.start)
     answers = sum(1 for a in under.values() for _, status in a if status == Assignment.SUBMITTED)
     fixed = len(under) * policy.up_to
+    # hours saved over finished items only (every answer in, none more to come): an
+    # unfinished item may still get up to m answers (issue 43: the answers submitted so
+    # far compared with a finished fixed-overlap study)
+    finished = _finished_items(policy, under)
     seconds = median_seconds(data).get(policy.kind)
-    saved = None if seconds is None else (fixed - answers) * seconds / 3600
+    saved = (
+        None
+        if seconds is None
+        else sum(policy.up_to - len(under[i]) for i in finished) * seconds / 3600
+    )
 
     # Fleiss' kappa on the first k answers of each unit of the items (in the order the
     # item was assigned): the item itself, or each of its evidence, segments or facts
@@ -752,6 +781,7 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
             "items escalated",
             "answers",
             "answers at fixed m",
+            "items finished",
             "annotator-hours saved",
             "units with k answers",
             "Fleiss' kappa, first k answers",
@@ -768,6 +798,7 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
                 len(escalated),
                 answers,
                 fixed,
+                len(finished),
                 saved,
                 len(first),
                 None if kappa is None else kappa.value,
@@ -786,8 +817,10 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         f"Items of the {policy.kind} kind given {policy.start} annotators get one more while "
         f"their answers to {policy.field} disagree, up to {policy.up_to}. Items given fewer "
         "(outside the overlap fraction) are not counted.",
-        "Answers at fixed m: every item answered by m annotators. Hours saved: the "
-        "difference at the median active time per item.",
+        "Answers at fixed m: every item answered by m annotators. Hours saved: on the "
+        "finished items (every answer submitted and no more to come: m answers, or answers "
+        "that agree), the answers fixed overlap would have asked more, at the median active "
+        "time per item.",
         "Fleiss' kappa here uses the first k answers of every item, so the items that got "
         "more (those that disagreed) do not weigh more; the agreement section's figures "
         "use every answer.",

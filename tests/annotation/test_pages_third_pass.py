@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Membership, PipelineRun, Project
+from annotation import kinds, reports
+from annotation.models import AdaptiveOverlap, Item, Membership, PipelineRun, Project
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -92,3 +94,45 @@ def test_the_run_page_sums_up_undefined_taus_and_names_a_missing_model(
     assert "undefined for 15 pair(s) (fewer than 2 models)" in page
     assert "<tr><td></td>" not in page and page.count("(unknown model)") == 6
     assert Membership.objects.filter(project=alpha).exists()
+
+
+def _answers(choice: str) -> dict[tuple[str, str], str]:
+    return {
+        ("item", "choice"): choice,
+        ("item", "hard"): "no",
+        ("item", "justification"): "Because it covers more.",
+    }
+
+
+def test_adaptive_overlap_counts_hours_saved_on_finished_items_only(
+    alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
+    """Defect 7: with only first answers in, nothing is finished and nothing is saved yet
+    (main compared 4 answers with a finished fixed-overlap study: 8 answers "saved")."""
+    AdaptiveOverlap.objects.create(
+        project=alpha, kind="comparison", field="choice", start=2, up_to=3
+    )
+    spec = kinds.get("comparison")
+    for item in alpha_items:
+        first = item.assignments.order_by("pk").first()
+        assert first is not None
+        choice = next(c for c in "12" if spec.comparable("choice", c, first.swapped) == "a")
+        first.active_seconds = 360.0
+        first.save()
+        first.submit(_answers(choice), guideline_version=1)
+
+    def summary() -> dict:
+        report = reports.build_report(alpha, bootstrap=0)
+        return report.table("adaptive-overlap").as_dicts()[0]
+
+    assert summary()["annotator-hours saved"] == 0
+    assert summary()["items finished"] == 0
+    # the second answers agree on item 0: finished with 2 answers, 1 saved (6 minutes)
+    second = alpha_items[0].assignments.order_by("pk").last()
+    assert second is not None
+    choice = next(c for c in "12" if spec.comparable("choice", c, second.swapped) == "a")
+    second.active_seconds = 360.0
+    second.save()
+    second.submit(_answers(choice), guideline_version=1)
+    assert summary()["items finished"] == 1
+    assert summary()["annotator-hours saved"] == pytest.approx(0.1)
