@@ -55,6 +55,8 @@ class PlanOptions:
     kappa1: float | None = None  # the power family's alternative kappa
     n: int | None = None  # the fixed-n family's subjects
     sided: int | None = None  # None: kappaSize's (ci 2, power 2, fixedn 1)
+    # a pilot of fewer units is flagged (its own interval says little)
+    min_pilot_units: int = 10
 
 
 class PayRates(NamedTuple):
@@ -113,7 +115,9 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
     seconds = median_seconds(data)
     if options.method == "kappasize":
         return _kappasize_section(data, options, seconds, rate, check_rate, training)
-    agreement, unplanned = _agreement_rows(data, options, seconds, rate, check_rate, training)
+    agreement, unplanned, degenerate = _agreement_rows(
+        data, options, seconds, rate, check_rate, training
+    )
     preference = _preference_rows(data, options)
     if not agreement and not preference:
         return None
@@ -201,6 +205,11 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
             + ", ".join(unplanned)
             + ".",
         )
+    if degenerate:
+        notes += (
+            "Pilots not resampled as they are (the 'model' rows use the pilot's kappa, at "
+            "least 0, and shares; collect more pilot units): " + "; ".join(degenerate) + ".",
+        )
     return Section("planning", "Planning the study", notes, tuple(tables))
 
 
@@ -211,8 +220,11 @@ def _agreement_rows(
     rate: PayRates,
     check_rate: float,
     training: int,
-) -> tuple[list[tuple[Cell, ...]], list[str]]:
+) -> tuple[list[tuple[Cell, ...]], list[str], list[str]]:
+    """The rows, the fields not planned, and the pilots not resampled as they are (why)."""
     pilots, unplanned = _pilots(data, options)
+    degenerate: list[str] = []
+    small: list[str] = []
     out: list[tuple[Cell, ...]] = []
     for pilot in pilots:
         per_item = options.seconds_per_item or seconds.get(pilot.kind)
@@ -221,7 +233,13 @@ def _agreement_rows(
         source = pilot.source
         if pilot.model is not None:
             finite = kappa if math.isfinite(kappa) else None
-            plans.append(("pilot", pilot.current, finite, pilot.model))
+            why = _degenerate(pilot)
+            if why:
+                degenerate.append(f"{pilot.kind}.{pilot.field} ({why})")
+            else:
+                plans.append(("pilot", pilot.current, finite, pilot.model))
+                if pilot.units < options.min_pilot_units:
+                    small.append(f"{pilot.kind}.{pilot.field} ({pilot.units} units)")
             source = "model"
         model_kappa = min(max(kappa, 0.0), 0.99) if math.isfinite(kappa) else 0.0
         for m in options.raters:
@@ -254,7 +272,22 @@ def _agreement_rows(
                     money,
                 )
             )
-    return out, unplanned
+    if small:  # planned, flagged
+        degenerate.append(
+            f"small pilots, their rows to read with care (fewer than {options.min_pilot_units}"
+            f" units): {', '.join(small)}"
+        )
+    return out, unplanned, degenerate
+
+
+def _degenerate(pilot: _Pilot) -> str:
+    """Why the pilot's units, resampled as they are, cannot plan ('' when they can): units
+    all alike (every resample the same: an interval of zero width), or no kappa."""
+    if pilot.model is not None and len(pilot.model.patterns) < 2:
+        return f"its {pilot.units} units all have the same answers: an interval of zero width"
+    if not math.isfinite(pilot.kappa):
+        return "the pilot's kappa is undefined"
+    return ""
 
 
 def _head(pilot: _Pilot, source: str, raters: int) -> tuple[Cell, ...]:

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from annotation import kinds, reports
 from annotation.models import AdaptiveOverlap, Item, Membership, PipelineRun, Project
+from annotation.reports.planning import PlanOptions, plan_project
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -136,3 +137,28 @@ def test_adaptive_overlap_counts_hours_saved_on_finished_items_only(
     second.submit(_answers(choice), guideline_version=1)
     assert summary()["items finished"] == 1
     assert summary()["annotator-hours saved"] == pytest.approx(0.1)
+
+
+def test_plan_the_study_leaves_out_a_degenerate_pilot(
+    alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
+    """Defect 8: four comparisons, bob and carol always split: kappa -1, every unit
+    alike, so resampling gives an interval of zero width and main planned a handful of
+    units from it. The pilot's own row is left out and the note says why."""
+    spec = kinds.get("comparison")
+    for item in alpha_items:
+        for assignment, side in zip(item.assignments.order_by("pk"), "ab", strict=True):
+            choice = next(
+                c for c in "12" if spec.comparable("choice", c, assignment.swapped) == side
+            )
+            assignment.submit(_answers(choice), guideline_version=1)
+    section = plan_project(alpha, PlanOptions(studies=20, raters=(2,)))
+    assert section is not None
+    (table,) = [t for t in section.tables if t.name == "planning-agreement"]
+    rows = table.as_dicts()
+    choice_rows = [r for r in rows if r["task"] == "comparison" and r["field"] == "choice"]
+    assert choice_rows and all(r["source"] != "pilot" for r in choice_rows)
+    assert any(
+        "comparison.choice (its 4 units all have the same answers: an interval of zero width)" in n
+        for n in section.notes
+    )
