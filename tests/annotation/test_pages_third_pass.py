@@ -9,8 +9,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 
-from annotation import kinds, reports
+from annotation import hiring, kinds, reports
+from annotation.hiring import QualityItem
 from annotation.models import AdaptiveOverlap, Item, Membership, PipelineRun, Project
 from annotation.reports.planning import PlanOptions, plan_project
 
@@ -162,3 +164,25 @@ def test_plan_the_study_leaves_out_a_degenerate_pilot(
         "comparison.choice (its 4 units all have the same answers: an interval of zero width)" in n
         for n in section.notes
     )
+
+
+def test_training_feedback_shows_the_claim_and_labels_not_codes(
+    verification: list[Item], users: dict[str, User], client: Client
+) -> None:
+    """Defect 3: stored codes ("inconclusive-not-enough", "Part: item"), a note on
+    numbered lists on a verification item, and no claim."""
+    item = verification[0]  # bob answered "supported"
+    QualityItem.objects.create(
+        item=item,
+        role=hiring.TRAINING,
+        reference={"item.label": "inconclusive-not-enough", "evidence:2.stance": "inconclusive"},
+    )
+    mine = item.assignments.get(annotator=users["bob"])
+    client.force_login(users["bob"])
+    page = client.get(reverse("training_feedback", args=[mine.pk])).content.decode()
+    assert item.claim is not None
+    assert escape(item.claim.text) in page
+    assert "Inconclusive (not enough information)" in page and "<td>Supported</td>" in page
+    assert "inconclusive-not-enough" not in page and "<td>item</td>" not in page
+    assert "<td>Search result 2</td>" in page
+    assert "Lists are numbered" not in page
