@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
@@ -15,6 +17,7 @@ from annotation import hiring, kinds, reports
 from annotation.hiring import QualityItem
 from annotation.models import AdaptiveOverlap, Item, Membership, PipelineRun, Project
 from annotation.reports.planning import PlanOptions, plan_project
+from tests.conftest import canonical_line
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -186,3 +189,26 @@ def test_training_feedback_shows_the_claim_and_labels_not_codes(
     assert "inconclusive-not-enough" not in page and "<td>item</td>" not in page
     assert "<td>Search result 2</td>" in page
     assert "Lists are numbered" not in page
+
+
+def test_the_import_preview_is_a_readable_table(
+    alpha: Project, users: dict[str, User], client: Client
+) -> None:
+    """Defect 5: each record was one unwrapped line in a <pre> (a page 172,185 px wide):
+    now each record is a table of its fields, a long value cut, the whole kept below."""
+    record = json.loads(canonical_line(9))
+    record["response"] = "A long response. " * 200
+    client.force_login(users["alice"])
+    shown = client.post(
+        reverse("project_import", args=[alpha.pk]),
+        {
+            "file": SimpleUploadedFile("c.jsonl", json.dumps(record).encode()),
+            "format": "auto",
+            "dry_run": "on",
+        },
+    ).content.decode()
+    assert "Nothing was imported (preview)" in shown
+    table = shown.split('<table class="grid preview-record">', 1)[1].split("</table>", 1)[0]
+    assert '<th scope="row">response</th>' in table
+    assert "(3,400 characters)" in table and table.count("A long response.") < 40
+    assert '<pre class="wrap">' in shown  # the JSON Lines, wrapped
