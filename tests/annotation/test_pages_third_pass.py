@@ -212,3 +212,27 @@ def test_the_import_preview_is_a_readable_table(
     assert '<th scope="row">response</th>' in table
     assert "(3,400 characters)" in table and table.count("A long response.") < 40
     assert '<pre class="wrap">' in shown  # the JSON Lines, wrapped
+
+
+def test_landmarks_headings_and_messages_as_axe_wants_them(
+    alpha: Project, alpha_items: list[Item], users: dict[str, User], client: Client
+) -> None:
+    """Defect 4: role="status" on the messages' <ul> orphaned its <li>s; item pages had no
+    <h1> and two unnamed <nav>s; the home page's last column header was empty."""
+    client.force_login(users["alice"])
+    run = PipelineRun.objects.create(project=alpha, config={}, status=PipelineRun.FINISHED)
+    url = reverse("pipeline_run", args=[alpha.pk, run.pk])
+    page = client.post(url, {"action": "nonsense"}, follow=True).content.decode()
+    assert "Unknown action." in page
+    assert (
+        '<div role="status"><ul class="messages">' in page
+        and '<ul class="messages" role' not in page
+    )
+    home = client.get(reverse("home")).content.decode()
+    assert "<th></th>" not in home
+    client.force_login(users["bob"])
+    mine = alpha_items[0].assignments.get(annotator=users["bob"])
+    item = client.get(reverse("assignment", args=[mine.pk])).content.decode()
+    assert item.count("<h1") == 1
+    navs = re.findall(r"<nav[^>]*>", item)
+    assert len(navs) == 2 and all("aria-label=" in n for n in navs)
