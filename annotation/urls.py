@@ -5,7 +5,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 
 from .login_throttle import ThrottledAuthenticationForm
-from .views import adjudication, annotator, hiring, overlap, pipeline_runs, researcher, tokens
+from .views import (
+    adjudication,
+    annotator,
+    hiring,
+    overlap,
+    pipeline_runs,
+    preview,
+    researcher,
+    tokens,
+)
 from .views import reports as report_views
 
 
@@ -76,6 +85,9 @@ urlpatterns = [
     path("p/<id:project_id>/import/<id:job_id>/", researcher.import_job, name="import_job"),
     path("p/<id:project_id>/items/<str:kind>/", researcher.project_items, name="project_items"),
     path("p/<id:project_id>/adjudication/", adjudication.adjudication, name="adjudication"),
+    path(
+        "p/<id:project_id>/items/<id:item_id>/preview/", preview.item_preview, name="item_preview"
+    ),
     path(
         "p/<id:project_id>/export/answers.<str:fmt>",
         researcher.project_export,
