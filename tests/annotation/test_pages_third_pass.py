@@ -15,7 +15,7 @@ from django.utils.html import escape
 
 from annotation import hiring, kinds, reports
 from annotation.hiring import QualityItem
-from annotation.models import AdaptiveOverlap, Item, Membership, PipelineRun, Project
+from annotation.models import AdaptiveOverlap, Assignment, Item, Membership, PipelineRun, Project
 from annotation.reports.planning import PlanOptions, plan_project
 from tests.conftest import canonical_line
 
@@ -247,3 +247,26 @@ def test_landmarks_headings_and_messages_as_axe_wants_them(
     assert item.count("<h1") == 1
     navs = re.findall(r"<nav[^>]*>", item)
     assert len(navs) == 2 and all("aria-label=" in n for n in navs)
+
+
+def test_the_queue_filters_by_kind_for_someone_holding_several(
+    alpha: Project,
+    alpha_items: list[Item],
+    alpha_verification: list[Item],
+    users: dict[str, User],
+    client: Client,
+) -> None:
+    """Researchers' wish (issue 43): a queue filter by kind for annotators who hold
+    several kinds; the progress stays the whole queue's; an unknown kind shows all."""
+    client.force_login(users["bob"])
+    url = reverse("queue", args=[alpha.pk])
+    everything = client.get(url).content.decode()
+    assert 'aria-label="Kinds of item"' in everything
+    mine = Assignment.objects.filter(annotator=users["bob"], item__project=alpha)
+    only = client.get(url, {"kind": Item.VERIFICATION}).content.decode()
+    rows = only.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert rows.count("<tr>") == mine.filter(item__kind=Item.VERIFICATION).count() > 0
+    assert 'class="kind">Comparison' not in rows
+    shown = client.get(url, {"kind": "<script>"}).content.decode()
+    assert shown.split("<tbody>", 1)[1].count("<tr>") == mine.count()
+    assert "<script>" not in shown.split("<main>", 1)[1]
