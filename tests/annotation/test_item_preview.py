@@ -3,7 +3,6 @@ preview writes nothing; nobody else can preview."""
 
 from __future__ import annotations
 
-import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
@@ -11,20 +10,13 @@ from django.utils.html import escape
 
 from annotation.models import Answer, Assignment, Item, Project
 
-
-@pytest.fixture
-def every_kind(
-    alpha: Project,
-    alpha_items: list[Item],
-    alpha_verification: list[Item],
-    alpha_segments: list[Item],
-    alpha_atomic: list[Item],
-) -> Project:
-    return alpha
+from .test_browser_layout import every_kind  # noqa: F401  (a fixture: every kind of item)
 
 
 def test_a_preview_of_each_kind_shows_the_item_and_writes_nothing(
-    every_kind: Project, users: dict[str, User], client: Client
+    every_kind: Project,  # noqa: F811
+    users: dict[str, User],
+    client: Client,
 ) -> None:
     client.force_login(users["alice"])
     kinds_seen = set()
