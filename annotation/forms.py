@@ -4,10 +4,11 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.utils.html import format_html
 
 from pipeline.dataformats import FORMATS
 
-from . import endpoints
+from . import endpoints, manual
 from .kinds.base import form_name, unit_field
 from .models import AdaptiveOverlap, Item, Membership, Project
 
@@ -147,8 +148,6 @@ class PipelineRunForm(forms.Form):
             ("veriscore", "VeriScore as released (2.0.3): every request as its CLI makes it"),
             ("verifastscore", "VeriFastScore as released (0.1.5)"),
         ],
-        help_text="Requests and scores exactly as the released code (its templates, set up by "
-        "the operator); the method must match. See docs/reference-mode.md.",
     )
     endpoint = forms.ChoiceField(help_text="An endpoint the operator configured.")
     model = forms.CharField(max_length=200, help_text="Model name at the endpoint.")
@@ -190,6 +189,11 @@ class PipelineRunForm(forms.Form):
         self.fields["endpoint"].choices = endpoints.choices()  # type: ignore[attr-defined]
         self.fields["endpoint"].initial = endpoints.first()
         self.fields["model"].initial = endpoints.default_model()
+        self.fields["reference"].help_text = format_html(
+            "Requests and scores exactly as the released code (its templates, set up by the "
+            "operator); the method must match. See the manual: {}.",
+            manual.link("pipeline/reference-mode", "Reference mode"),
+        )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

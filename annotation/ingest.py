@@ -214,6 +214,9 @@ def _source(
     return source, fmt, options
 
 
+PREVIEW_CHARS = 600  # a preview's value longer than this is cut (the whole is imported)
+
+
 @dataclass
 class Preview:
     """A dry run: the file is valid; its first records as they would be stored."""
@@ -226,6 +229,21 @@ class Preview:
     @property
     def jsonl(self) -> str:
         return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.first)
+
+    @property
+    def fields(self) -> list[list[tuple[str, str]]]:
+        """Per first record, (field, value) to read as a table: text as it is, anything
+        else as compact JSON, each value cut at PREVIEW_CHARS characters."""
+        out = []
+        for record in self.first:
+            rows = []
+            for key, value in record.items():
+                text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                if len(text) > PREVIEW_CHARS:
+                    text = text[:PREVIEW_CHARS] + f"… ({len(text):,} characters)"
+                rows.append((key, text))
+            out.append(rows)
+        return out
 
     def __str__(self) -> str:
         text = (

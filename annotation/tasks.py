@@ -51,7 +51,6 @@ from pipeline.run import (
     Clients,
     build_clients,
     run_responses,
-    score_results,
     scores_metadata,
 )
 from pipeline.score import no_verdict_parsed
@@ -67,6 +66,7 @@ from pipeline.types import (
 from . import endpoints
 from .ingest import ingest_results
 from .models import MAX_RUN_ERRORS, Document, PipelineChunk, PipelineRun, Project, System
+from .reports.pipeline_scores import score_run
 
 HEARTBEAT_SECONDS = 2.0
 DEFAULT_CHUNK_SIZE = 10
@@ -512,9 +512,7 @@ def finalize(run: PipelineRun) -> None:
         System.objects.filter(
             project=run.project, name__in=[run.extractor_name, run.verifier_name]
         ).update(pipeline_run=run)
-    fixed_k = run.config.get("fixed_k")
-    mode = "reference" if run.config.get("reference") else "default"
-    table = score_results(results, fixed_k=float(fixed_k) if fixed_k else None, mode=mode)
+    table = score_run(results, run.config)  # as the report scores the run's verdicts
     run.scores = {"run": _scores_metadata(run.config), **scores_json(table)} if results else None
     run.status = PipelineRun.FINISHED
 

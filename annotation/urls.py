@@ -12,6 +12,7 @@ from .views import (
     hiring,
     overlap,
     pipeline_runs,
+    preview,
     researcher,
     tokens,
 )
@@ -93,6 +94,9 @@ urlpatterns = [
     path("p/<id:project_id>/import/<id:job_id>/", researcher.import_job, name="import_job"),
     path("p/<id:project_id>/items/<str:kind>/", researcher.project_items, name="project_items"),
     path("p/<id:project_id>/adjudication/", adjudication.adjudication, name="adjudication"),
+    path(
+        "p/<id:project_id>/items/<id:item_id>/preview/", preview.item_preview, name="item_preview"
+    ),
     path(
         "p/<id:project_id>/export/answers.<str:fmt>",
         researcher.project_export,

@@ -181,6 +181,7 @@ class AtomicFacts(KindSpec):
             ("s", "/", "n", "/", "i"),
             "the fact is supported / not supported by the knowledge source / irrelevant",
         ),
+        (("w",), "write why (the active fact's optional box; Esc leaves it)"),
     )
     verdict_field = "label"
     verdict_level = "fact"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+import dataclasses
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from pipeline import score as pipeline_score
 from pipeline.types import Claim as PipelineClaim
@@ -25,6 +28,76 @@ from .verifiers import slugify
 _BLANK_CLAIM = PipelineClaim("", 0, "")
 
 
+def score_run(
+    results: list[ResponseResult], config: dict[str, Any] | None, *, k_rule: str = "upper"
+) -> pipeline_score.ScoresTable:
+    """A run's responses scored as its run page scores them: with the run's mode and fixed
+    K (`config`, a PipelineRun's). None (verdicts imported, no run): the default mode, K by
+    `k_rule`. The run page (tasks.finalize) and the report's Pipeline scores both call it."""
+    config = config or {}
+    fixed_k = config.get("fixed_k")
+    return pipeline_score.score_results(
+        results,
+        fixed_k=float(fixed_k) if fixed_k else None,
+        k_rule=k_rule,
+        mode="reference" if config.get("reference") else "default",
+    )
+
+
+def _claimless(s: pipeline_score.ResponseScore) -> bool:
+    return not s.abstained and not s.incomplete and s.claims == 0
+
+
+def claimless_counts(
+    responses: Iterable[pipeline_score.ResponseScore],
+) -> Counter[tuple[str, str]]:
+    """Responses that did not abstain and have no claim, per (model, domain)."""
+    return Counter((s.model, s.domain) for s in responses if _claimless(s))
+
+
+def claimless_note(responses: Iterable[pipeline_score.ResponseScore]) -> str:
+    """How many responses without a claim the scores hold, and how they count."""
+    held = [s for s in responses if _claimless(s)]
+    if not held:
+        return "No response without a claim (that did not abstain)."
+    scored = sum(s.f1 is not None for s in held)
+    how = []
+    if scored:
+        how.append(f"{scored} scored F1@K = 0 (P = R = 0), in the means")
+    if len(held) - scored:
+        released = {getattr(s, "released", "") for s in held if s.f1 is None} - {""}
+        why = f" (released: {', '.join(sorted(released))})" if released else ""
+        how.append(f"{len(held) - scored} left out of the means{why}")
+    return (
+        f"{len(held)} response(s) without a claim (not abstained): their 0 claims count "
+        f"for K; {'; '.join(how)}."
+    )
+
+
+def stored_scores(scores: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A run's stored scores (scores_json) for its page: each row with its claimless
+    responses, and the note on how they count, as the report states them."""
+    if not scores:
+        return scores
+    names = {f.name for f in dataclasses.fields(pipeline_score.ResponseScore)}
+    responses = [
+        pipeline_score.ResponseScore(**{k: v for k, v in r.items() if k in names})
+        for r in scores.get("responses", [])
+    ]
+    counts = claimless_counts(responses)
+    rows = [{**r, "claimless": counts[(r["model"], r["domain"])]} for r in scores["rows"]]
+    undefined: dict[str, list[str]] = defaultdict(list)  # one line per reason, not per pair
+    for c in scores.get("correlations", []):
+        if c["tau"] is None:
+            undefined[c["note"]].append(f"{c['domain_a'] or '–'} vs {c['domain_b'] or '–'}")
+    return {
+        **scores,
+        "rows": rows,
+        "claimless_note": claimless_note(responses),
+        "undefined_taus": sorted(undefined.items()),
+    }
+
+
 def pipeline_section(data: ReportData) -> Section | None:
     project, filters, k_rule = data.project, data.filters, data.k_rule
     systems, rows = data.verdicts()
@@ -32,9 +105,20 @@ def pipeline_section(data: ReportData) -> Section | None:
     lists = ClaimList.objects.filter(document__project=project)
     if filters.domains:
         lists = lists.filter(document__domain__in=filters.domains)
-    # the lists scored: those with a verifier's verdict, and abstentions (no claim to verify)
+    # the lists scored: those with a verifier's verdict, abstentions and claimless lists
+    # (no claim to verify), as a run scores its responses
     verified = Verdict.objects.filter(system__in=list(verifiers), claim__isnull=False)
-    scored = lists.filter(Q(abstained=True) | Q(pk__in=verified.values("claim__claim_list_id")))
+    has_claims = Exists(Claim.objects.filter(claim_list=OuterRef("pk")))
+    scored = lists.filter(
+        Q(abstained=True) | ~has_claims | Q(pk__in=verified.values("claim__claim_list_id"))
+    )
+    # a verifier a run made is scored with the run's mode and K, as on its run page
+    configs: dict[str, dict[str, Any] | None] = {
+        verifiers[pk]: config
+        for pk, config in System.objects.filter(pk__in=list(verifiers)).values_list(
+            "pk", "pipeline_run__config"
+        )
+    }
     info = {  # plain tuples from the cursor; SQLite's booleans are 0 / 1
         pk: (external, model, domain, extractor, bool(abstained))
         for pk, external, model, domain, extractor, abstained in fetch(
@@ -76,32 +160,36 @@ def pipeline_section(data: ReportData) -> Section | None:
     shared: dict[str | None, ClaimResult] = {}  # claim objects, see _response
     scores_of: dict[tuple[str, str], pipeline_score.ScoresTable] = {}
     for verifier in sorted(labels):
+        config = configs.get(verifier)
+        # the run's extractor (veriscore, atomic...) as the run's own results name it
+        kind = str(config.get("extractor", "")) if config else ""
+        verified_lists = labels[verifier]
+        seen_extractors = {info[list_id][3] for list_id in verified_lists}
         by_extractor: dict[str, list[ResponseResult]] = defaultdict(list)
-        seen_extractors = set()
-        for list_id, verdict_labels in labels[verifier].items():
-            external, model, domain, extractor, abstained = info[list_id]
-            seen_extractors.add(extractor)
+        # in the lists' order (a run's order); abstained and claimless responses have no
+        # claim to verify but are responses of the extractor's lists, as in the run
+        for list_id, (external, model, domain, extractor, abstained) in sorted(info.items()):
+            if extractor not in seen_extractors:
+                continue
+            verdict_labels = verified_lists.get(list_id)
+            n_claims = sizes.get(list_id, 0)
+            if verdict_labels is None and not abstained and n_claims:
+                continue  # a list nobody verified is not a response of the table
             by_extractor[extractor].append(
                 _response(
                     external,
                     model,
                     domain,
                     abstained,
-                    sizes.get(list_id, 0),
-                    verdict_labels,
-                    extractor,
+                    0 if abstained else n_claims,
+                    verdict_labels or [],
+                    kind or extractor,
                     verifier,
                     shared,
                 )
             )
-        # Abstained responses have no claims to verify but still count as abstentions.
-        for list_id, (external, model, domain, extractor, abstained) in info.items():
-            if abstained and extractor in seen_extractors and list_id not in labels[verifier]:
-                by_extractor[extractor].append(
-                    _response(external, model, domain, True, 0, [], extractor, verifier, shared)
-                )
         for extractor, results in sorted(by_extractor.items()):
-            scores = pipeline_score.score_results(results, k_rule=k_rule)
+            scores = score_run(results, config, k_rule=k_rule)
             scores_of[(verifier, extractor)] = scores
             tables += _score_tables(verifier, extractor, scores)
     return Section(
@@ -109,8 +197,10 @@ def pipeline_section(data: ReportData) -> Section | None:
         "Pipeline scores (VERIScore)",
         (
             f"Per response P = S/|C|, R = min(S/K, 1), F1@K; K per domain is the {k_rule} median "
-            "claim count over every model (pipeline.score). Read from the verifiers' verdicts "
-            "stored in the project; annotator and date filters do not apply here.",
+            "claim count over every model (pipeline.score), or the run's fixed K; a verifier "
+            "a pipeline run made is scored with the run's mode and K, as on its run page. "
+            "Read from the verifiers' verdicts stored in the project; annotator and date "
+            "filters do not apply here.",
         ),
         tuple(tables),
         data=scores_of,
@@ -219,6 +309,8 @@ def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTa
         column = {m: cell[(m, d)] for m in models if (m, d) in cell}
         taus.append(stats.kendall_tau(column, averages).tau)  # type: ignore[arg-type]
     wide_rows.append(("Kendall's tau w/ Avg.", *taus, 1.0 if len(averages) > 1 else None))
+    claimless = claimless_counts(scores.responses)
+    how = f"K: {scores.k_rule}. {claimless_note(scores.responses)}"
     tables = [
         Table(
             f"veriscore-{slug}",
@@ -227,7 +319,7 @@ def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTa
             ("model", *[d or "(no domain)" for d in domains], "Avg."),
             tuple(wide_rows),
             note="VERIScore x100 per model and domain; the last row is Kendall's tau between "
-            "each domain's scores and the models' average.",
+            f"each domain's scores and the models' average. {how}",
             decimals=2,
         ),
         Table(
@@ -238,6 +330,7 @@ def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTa
                 "domain",
                 "responses",
                 "abstained",
+                "claimless",
                 "K",
                 "VERIScore",
                 "precision",
@@ -251,6 +344,7 @@ def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTa
                     r.domain,
                     r.responses,
                     r.abstained,
+                    claimless[(r.model, r.domain)],
                     r.k,
                     r.veriscore,
                     r.precision,
@@ -260,6 +354,7 @@ def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTa
                 )
                 for r in scores.rows
             ),
+            note=f"claimless: responses without a claim that did not abstain. {how}",
         ),
     ]
     if scores.correlations:

@@ -22,7 +22,7 @@ from django.db.models import Q
 
 from .. import hiring, kinds, stats
 from ..answers import FieldCodes, fetch
-from ..models import AdaptiveOverlap, Assignment, OverlapWait, Project
+from ..models import AdaptiveOverlap, Answer, Assignment, OverlapWait, Project
 from ..stats import planning
 from .agreement import field_codes
 from .preference import preference_rows
@@ -56,6 +56,8 @@ class PlanOptions:
     kappa1: float | None = None  # the power family's alternative kappa
     n: int | None = None  # the fixed-n family's subjects
     sided: int | None = None  # None: kappaSize's (ci 2, power 2, fixedn 1)
+    # a pilot of fewer units is flagged (its own interval says little)
+    min_pilot_units: int = 10
 
 
 class PayRates(NamedTuple):
@@ -114,7 +116,9 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
     seconds = median_seconds(data)
     if options.method == "kappasize":
         return _kappasize_section(data, options, seconds, rate, check_rate, training)
-    agreement, unplanned = _agreement_rows(data, options, seconds, rate, check_rate, training)
+    agreement, unplanned, degenerate = _agreement_rows(
+        data, options, seconds, rate, check_rate, training
+    )
     preference = _preference_rows(data, options)
     if not agreement and not preference:
         return None
@@ -202,6 +206,11 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
             + ", ".join(unplanned)
             + ".",
         )
+    if degenerate:
+        notes += (
+            "Pilots not resampled as they are (the 'model' rows use the pilot's kappa, at "
+            "least 0, and shares; collect more pilot units): " + "; ".join(degenerate) + ".",
+        )
     return Section("planning", "Planning the study", notes, tuple(tables))
 
 
@@ -212,8 +221,11 @@ def _agreement_rows(
     rate: PayRates,
     check_rate: float,
     training: int,
-) -> tuple[list[tuple[Cell, ...]], list[str]]:
+) -> tuple[list[tuple[Cell, ...]], list[str], list[str]]:
+    """The rows, the fields not planned, and the pilots not resampled as they are (why)."""
     pilots, unplanned = _pilots(data, options)
+    degenerate: list[str] = []
+    small: list[str] = []
     out: list[tuple[Cell, ...]] = []
     for pilot in pilots:
         per_item = options.seconds_per_item or seconds.get(pilot.kind)
@@ -222,7 +234,13 @@ def _agreement_rows(
         source = pilot.source
         if pilot.model is not None:
             finite = kappa if math.isfinite(kappa) else None
-            plans.append(("pilot", pilot.current, finite, pilot.model))
+            why = _degenerate(pilot)
+            if why:
+                degenerate.append(f"{pilot.kind}.{pilot.field} ({why})")
+            else:
+                plans.append(("pilot", pilot.current, finite, pilot.model))
+                if pilot.units < options.min_pilot_units:
+                    small.append(f"{pilot.kind}.{pilot.field} ({pilot.units} units)")
             source = "model"
         model_kappa = min(max(kappa, 0.0), 0.99) if math.isfinite(kappa) else 0.0
         for m in options.raters:
@@ -255,7 +273,22 @@ def _agreement_rows(
                     money,
                 )
             )
-    return out, unplanned
+    if small:  # planned, flagged
+        degenerate.append(
+            f"small pilots, their rows to read with care (fewer than {options.min_pilot_units}"
+            f" units): {', '.join(small)}"
+        )
+    return out, unplanned, degenerate
+
+
+def _degenerate(pilot: _Pilot) -> str:
+    """Why the pilot's units, resampled as they are, cannot plan ('' when they can): units
+    all alike (every resample the same: an interval of zero width), or no kappa."""
+    if pilot.model is not None and len(pilot.model.patterns) < 2:
+        return f"its {pilot.units} units all have the same answers: an interval of zero width"
+    if not math.isfinite(pilot.kappa):
+        return "the pilot's kappa is undefined"
+    return ""
 
 
 def _head(pilot: _Pilot, source: str, raters: int) -> tuple[Cell, ...]:
@@ -704,6 +737,27 @@ class PlanOptionsForm(forms.Form):
 # --------------------------------------------------------------------------- adaptive overlap
 
 
+def _finished_items(policy: AdaptiveOverlap, under: dict[int, list[tuple[int, str]]]) -> list[int]:
+    """Items of the policy whose answers are all in and get no more: m of them, or k or
+    more that agree by the kind's rule (operations.widen_overlap's test)."""
+    done = [i for i, a in under.items() if all(s == Assignment.SUBMITTED for _, s in a)]
+    spec = kinds.get(policy.kind)
+    answers: dict[int, dict[int, dict[tuple[str, str], str]]] = {i: {} for i in done}
+    for item, assignment, swapped, unit, field, value in fetch(
+        Answer.objects.filter(assignment__item__in=done).values_list(
+            "assignment__item_id", "assignment_id", "assignment__swapped", "unit", "field", "value"
+        )
+    ):
+        comparable = spec.comparable(field, value, bool(swapped))
+        answers[item].setdefault(assignment, {})[(unit, field)] = comparable
+    return sorted(
+        i
+        for i in done
+        if len(under[i]) >= policy.up_to
+        or not spec.disagrees(policy.field, list(answers[i].values()))
+    )
+
+
 def _first_answers(
     data: ReportData, policy: AdaptiveOverlap, under: dict[int, list[tuple[int, str]]]
 ) -> dict[Hashable, tuple[str | None, ...]]:
@@ -773,8 +827,16 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
     escalated = sorted(i for i, a in under.items() if len(a) > policy.start)
     answers = sum(1 for a in under.values() for _, status in a if status == Assignment.SUBMITTED)
     fixed = len(under) * policy.up_to
+    # hours saved over finished items only (every answer in, none more to come): an
+    # unfinished item may still get up to m answers (issue 43: the answers submitted so
+    # far compared with a finished fixed-overlap study)
+    finished = _finished_items(policy, under)
     seconds = median_seconds(data).get(policy.kind)
-    saved = None if seconds is None else (fixed - answers) * seconds / 3600
+    saved = (
+        None
+        if seconds is None
+        else sum(policy.up_to - len(under[i]) for i in finished) * seconds / 3600
+    )
 
     first = _first_answers(data, policy, under)
     kappa = _first_kappa(data, policy, first)
@@ -791,6 +853,7 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
             "items escalated",
             "answers",
             "answers at fixed m",
+            "items finished",
             "annotator-hours saved",
             "units with k answers",
             "Fleiss' kappa, first k answers",
@@ -808,6 +871,7 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
                 len(escalated),
                 answers,
                 fixed,
+                len(finished),
                 saved,
                 len(first),
                 None if kappa is None else kappa.value,
@@ -827,8 +891,10 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         f"Items of the {policy.kind} kind given {policy.start} annotators get one more while "
         f"their answers to {policy.field} disagree, up to {policy.up_to}. Items given fewer "
         "(outside the overlap fraction) are not counted.",
-        "Answers at fixed m: every item answered by m annotators. Hours saved: the "
-        "difference at the median active time per item.",
+        "Answers at fixed m: every item answered by m annotators. Hours saved: on the "
+        "finished items (every answer submitted and no more to come: m answers, or answers "
+        "that agree), the answers fixed overlap would have asked more, at the median active "
+        "time per item.",
         "Fleiss' kappa here uses the first k answers of every item, so the items that got "
         "more (those that disagreed) do not weigh more; the agreement section's figures "
         "use every answer.",

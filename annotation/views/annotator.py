@@ -78,13 +78,19 @@ def queue(request: HtmxRequest, project_id: int) -> HttpResponse:
         .select_related("item__document", "item__claim")
     )
     rows = [(a, kinds.get(a.item.kind).queue_text(a.item)) for a in assignments]
+    held = sorted({a.item.kind for a, _ in rows})  # the kinds this person holds
+    kind = request.GET.get("kind", "")
+    shown = [r for r in rows if r[0].item.kind == kind] if kind in held else rows
     return render(
         request,
         "annotation/queue.html",
         {
             "membership": membership,
             "project": membership.project,
-            "rows": rows,
+            "rows": shown,
+            "first": rows[0][0] if rows else None,
+            "kinds": held if len(held) > 1 else [],
+            "kind": kind if kind in held else "",
             "progress": _progress(membership, [a.status for a, _ in rows]),
             # a hire who may get no more items (screened out, returned, paused) is not
             # offered "Next item": the link says why instead

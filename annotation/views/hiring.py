@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from .. import hiring
+from .. import hiring, kinds
 from ..errors import posted_id
 from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
@@ -167,15 +167,44 @@ def training_feedback(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     quality = QualityItem.objects.filter(item=assignment.item, role=hiring.TRAINING).first()
     if quality is None or assignment.status != Assignment.SUBMITTED:
         raise Http404("No feedback for this item.")
+    spec = kinds.get(assignment.item.kind)
+    rows = [
+        {
+            **r,
+            "part": _part_name(r["unit"]),
+            "yours": _choice_label(spec, r["key"], r["yours"]),
+            "reference": _choice_label(spec, r["key"], r["reference"]),
+        }
+        for r in hiring.feedback_rows(assignment, quality)
+    ]
     return render(
         request,
         "annotation/training_feedback.html",
         {
             "project": assignment.item.project,
-            "rows": hiring.feedback_rows(assignment, quality),
+            "item": assignment.item,
+            "rows": rows,
+            "lists": spec.field("choice") is not None,  # kinds that number two lists
             "explanation": hiring.worker_numbering(assignment, quality.explanation),
         },
     )
+
+
+_PARTS = {"item": "The item", "evidence": "Search result", "segment": "Segment", "fact": "Fact"}
+
+
+def _part_name(unit: str) -> str:
+    """A unit as the item's page names it: "evidence:2" -> "Search result 2"."""
+    kind, _, number = unit.partition(":")
+    name = _PARTS.get(kind, kind.capitalize())
+    return f"{name} {number}" if number else name
+
+
+def _choice_label(spec: kinds.KindSpec, field: str, value: str) -> str:
+    """A stored value as the item's page labels it ("Inconclusive (not enough
+    information)", not "inconclusive-not-enough")."""
+    f = spec.field(field)
+    return dict(f.choices).get(value, value) if f else value
 
 
 # --- researchers ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods
 from ..forms import PipelineRunForm
 from ..models import PipelineChunk, PipelineRun
 from ..operations import NoDocuments, start_pipeline_run
+from ..reports.pipeline_scores import stored_scores
 from ..tasks import cancel_run, requeue_stale_chunks, retry_run
 from .common import HtmxRequest, project_for_researcher
 
@@ -74,7 +75,7 @@ def pipeline_run(request: HtmxRequest, project_id: int, run_id: int) -> HttpResp
             "chunks": run.chunks.all() if not run.is_over else None,
             "failed_chunks": run.chunks.filter(status=PipelineChunk.FAILED),
             "current": PipelineRun.current(project),
-            "scores": run.scores,
+            "scores": stored_scores(run.scores),
         },
     )
     if request.htmx and run.is_over and request.method == "GET":

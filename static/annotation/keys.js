@@ -35,6 +35,8 @@
     if (!el) return;
     e.preventDefault();
     if (isTyping(el)) {
+      var box = el.closest("details");
+      if (box && !box.open) box.open = true;  // the skip reason, a fact's Why? box
       el.focus();
       if (el.setSelectionRange) el.setSelectionRange(el.value.length, el.value.length);  // type after what is there
     } else {

@@ -66,6 +66,9 @@
   var tab = Math.random().toString(36).slice(2);
   var seq = Number(act.dataset.draftSeq || 0), base = seq, sentSeq = seq;
   var dirty = false, leaving = false;
+  // Refused once (a newer draft is stored, from another tab or browser): this page stays
+  // the older one until reloaded; its base never moves on to numbers it did not store.
+  var stale = false;
   function local() {
     try { return JSON.parse(localStorage.getItem(key) || "null"); } catch (err) { return null; }
   }
@@ -90,7 +93,7 @@
     var f = form(), held = local();
     if (!f) return;
     dirty = true;
-    base = Math.max(base, sentSeq);
+    if (!stale) base = Math.max(base, sentSeq);
     seq = Math.max(seq, held ? held.seq : 0) + 1;
     try {
       localStorage.setItem(key, JSON.stringify({ seq: seq, tab: tab, values: snapshot(f) }));
@@ -116,6 +119,7 @@
     if (e.key !== key || !e.newValue || !other) return;
     var held = JSON.parse(e.newValue);
     if (held.tab === tab || held.seq <= seq) return;
+    stale = true;
     other.textContent = "This item was changed in another tab or window: reload this page to continue "
       + "from that version (saving here would be refused).";
     other.hidden = false;
@@ -147,7 +151,9 @@
       Object.keys(params).forEach(function (k) { data.set(k, params[k]); });
       sent = active;
       dirty = false;
-      post(f.getAttribute("hx-post"), data, true).catch(function () {});
+      post(f.getAttribute("hx-post"), data, true)
+        .then(function (r) { if (r.status === 409) stale = true; })
+        .catch(function () {});
     } else {
       heartbeat(true);
     }
@@ -174,6 +180,8 @@
     }
   });
   document.addEventListener("htmx:beforeSwap", function (e) {
+    var p = e.detail.requestConfig && e.detail.requestConfig.parameters;
+    if (e.detail.xhr.status === 409 && p && p.action === "draft") stale = true;
     if (e.detail.xhr.status === 409) { e.detail.shouldSwap = true; e.detail.isError = false; }
   });
   function failed(e) {
