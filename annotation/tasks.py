@@ -530,13 +530,14 @@ def finalize(run: PipelineRun) -> None:
         run.status = PipelineRun.FAILED
         return
     if results:
-        ingest_results(
+        summary = ingest_results(
             project=run.project,
             results=results,
             extractor_name=run.extractor_name,
             verifier_name=run.verifier_name,
             config={k: v for k, v in run.config.items() if k != "chunk_size"},
         )
+        _add_errors(run, [f"warning: {w}" for w in summary.warnings])  # links not stored
         System.objects.filter(
             project=run.project, name__in=[run.extractor_name, run.verifier_name]
         ).update(pipeline_run=run)
