@@ -12,12 +12,47 @@ from . import endpoints, manual
 from .kinds.base import form_name, unit_field
 from .models import AdaptiveOverlap, Item, Membership, Project
 
+ANSWER_MAX_CHARS = 1_000_000  # the largest answer length limit a project may set
+ANSWER_DEFAULT = int(Project._meta.get_field("answer_max_chars").get_default())
+
+
+def answer_max_chars_field() -> forms.IntegerField:
+    return forms.IntegerField(
+        min_value=1,
+        max_value=ANSWER_MAX_CHARS,
+        initial=ANSWER_DEFAULT,
+        label="Longest free-text answer (characters)",
+        help_text="An annotator's free-text answer (a justification, a note) longer than "
+        f"this is refused with a message; 1 to {ANSWER_MAX_CHARS:,}.",
+    )
+
 
 class ProjectForm(forms.ModelForm):
+    answer_max_chars = answer_max_chars_field()
+
     class Meta:
         model = Project
-        fields = ["name", "description", "instructions"]
+        fields = ["name", "description", "instructions", "answer_max_chars"]
         widgets = {"instructions": forms.Textarea(attrs={"rows": 8})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["answer_max_chars"].required = False  # the default when left out
+
+    def clean_answer_max_chars(self) -> int:
+        value = self.cleaned_data.get("answer_max_chars")
+        return ANSWER_DEFAULT if value is None else int(value)
+
+
+class ProjectSettingsForm(forms.ModelForm):
+    """A project's settings after its creation (its instructions have their own versioned
+    form): the project settings page and PUT /api/projects/<id>/settings/."""
+
+    answer_max_chars = answer_max_chars_field()
+
+    class Meta:
+        model = Project
+        fields = ["name", "description", "answer_max_chars"]
 
 
 class InstructionsForm(forms.Form):

@@ -9,13 +9,17 @@ The worker holds a lock on the upload while it imports, and records the job's en
 the import's own transaction. A worker that dies (killed, crashed, its machine gone)
 loses the lock with its process: the job's page and API then see a running job whose
 upload nobody holds and mark it failed; its transaction died with it, so nothing of the
-file was written.
+file was written. Its task row (the database task backend's), which the dead worker
+never ended, is failed with it. A task row RUNNING for longer than IMPORT_WORKER_TIMEOUT
+whose worker never started the import (the job still queued) is failed and the job
+requeued (nothing was read); one whose job is over is failed (`sweep_imports`).
 """
 
 from __future__ import annotations
 
 import fcntl
 import uuid
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,7 @@ from django.db import transaction
 from django.tasks import task
 from django.utils import timezone
 
+from . import tasks
 from .ingest import ImportFailed, ImportSummary, import_file
 from .models import ImportJob, Project
 
@@ -125,35 +130,91 @@ def _save_end(job: ImportJob) -> None:
     job.save(update_fields=["status", "errors", "summary", "records", "finished_at"])
 
 
-def fail_if_abandoned(job: ImportJob) -> None:
+def fail_if_abandoned(job: ImportJob, *, now: datetime | None = None) -> None:
     """Mark a running job failed when no worker holds its upload any more (see the
-    module's docstring); `job` is refreshed. The job's page and API call it."""
-    if job.status != ImportJob.RUNNING:
-        return
+    module's docstring), with its task row; a queued job's stale task row goes through
+    `sweep_imports`. `job` is refreshed. The job's page and API call it."""
+    now = now or tasks.clock()
+    if job.status == ImportJob.QUEUED:
+        _sweep_job(job.pk, now)
+    elif job.status == ImportJob.RUNNING:
+        _fail_running(job, now)
+    job.refresh_from_db()
+
+
+def _fail_running(job: ImportJob, now: datetime) -> bool:
+    """A running job whose upload no worker holds: failed, its task row too, its upload
+    removed. False while its worker is at work."""
     try:
         f = open(job.path, "rb")
     except FileNotFoundError:
-        return  # its worker is finishing: it removes the upload after recording the end
+        return False  # its worker is finishing: it removes the upload after recording the end
     with f:
         if not _lock(f):
-            return  # its worker is at work
+            return False  # its worker is at work
         reason = (
             f"{job.file_name}: the import stopped during its {job.phase or 'read'} phase "
             "(its worker was killed or crashed); nothing was imported. Upload the file again."
         )
         # Only a job still running: its worker may have ended it since it was read.
-        if ImportJob.objects.filter(pk=job.pk, status=ImportJob.RUNNING).update(
-            status=ImportJob.FAILED, errors=[reason], finished_at=timezone.now()
-        ):
+        failed = ImportJob.objects.filter(pk=job.pk, status=ImportJob.RUNNING).update(
+            status=ImportJob.FAILED, errors=[reason], finished_at=now
+        )
+        if failed:
             Path(job.path).unlink(missing_ok=True)
-    job.refresh_from_db()
+    if failed:
+        tasks.fail_task_rows(run_import, [job.pk], reason, now=now)
+    return bool(failed)
+
+
+def sweep_imports(*, now: datetime | None = None) -> int:
+    """Fail the import task rows a killed worker left RUNNING for longer than
+    IMPORT_WORKER_TIMEOUT, and deal with their jobs (`_sweep_job`). Called when an import
+    starts and by a queued job's page; safe to call any time. Returns how many rows."""
+    now = now or tasks.clock()
+    started_before = now - timedelta(seconds=settings.IMPORT_WORKER_TIMEOUT)
+    stale = tasks.running_task_args(run_import, started_before=started_before)
+    return sum(_sweep_job(args[0], now) for args in stale if len(args) == 1)
+
+
+def _sweep_job(job_id: int, now: datetime) -> int:
+    """The stale task rows of one job: a running job's worker is gone when its upload's
+    lock is free (a live worker holds it however long the import takes); a queued job's
+    worker died before starting it, so nothing was read and the job is requeued as a new
+    task; an over job's worker died after recording its end."""
+    timeout = settings.IMPORT_WORKER_TIMEOUT
+    started_before = now - timedelta(seconds=timeout)
+    job = ImportJob.objects.filter(pk=job_id).first()
+    if job is not None and job.status == ImportJob.RUNNING:
+        return int(_fail_running(job, now))
+    if job is not None and job.status == ImportJob.QUEUED:
+        reason = (
+            f"{job.file_name}: the worker stopped reporting for more than {timeout} s "
+            "before starting the import; nothing was read and the import was requeued."
+        )
+        n = tasks.fail_task_rows(
+            run_import, [job_id], reason, now=now, started_before=started_before
+        )
+        if n:
+            run_import.enqueue(job_id)
+        return n
+    reason = (
+        f"The worker stopped reporting for more than {timeout} s after the import "
+        f"{'was deleted' if job is None else 'ended (' + job.status + ')'}."
+    )
+    n = tasks.fail_task_rows(run_import, [job_id], reason, now=now, started_before=started_before)
+    if job is not None:
+        Path(job.path).unlink(missing_ok=True)
+    return n
 
 
 def clean_uploads() -> int:
     """Remove the uploads no import will read again: a finished or failed job's (its
     worker was killed between recording the end and removing it), one no job names,
     and a running job's whose worker is gone (`fail_if_abandoned` fails the job).
-    Returns how many were removed."""
+    Returns how many were removed. The import task rows a killed worker left RUNNING go
+    first (`sweep_imports`)."""
+    sweep_imports()
     folder = Path(settings.VAR_DIR) / "imports"
     files = sorted(folder.glob("*.upload")) if folder.is_dir() else []
     jobs = {j.path: j for j in ImportJob.objects.filter(path__in=[str(f) for f in files])}

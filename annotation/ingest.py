@@ -34,6 +34,7 @@ from pipeline.dataformats import (
     iter_records,
     mapped,
     scan_file,
+    web_link,
 )
 from pipeline.dataformats.common import (
     MAX_LINK,
@@ -938,13 +939,19 @@ def _merge_document(doc: Document, r: DocRecord, update: bool, summary: ImportSu
             doc.save()
         return
     summary.documents_existing += 1
+    metadata = dict(doc.metadata)
     source, old = r.metadata.get(SOURCE), doc.metadata.get(SOURCE)
     if isinstance(source, dict) and isinstance(old, dict):
         merged = {**source, **old}
         merged["keys"] = list(dict.fromkeys([*old.get("keys", []), *source.get("keys", [])]))
-        if merged != old:
-            doc.metadata = {**doc.metadata, SOURCE: merged}
-            doc.save(update_fields=["metadata"])
+        metadata[SOURCE] = merged
+    refused, known = r.metadata.get(REFUSED_LINKS), doc.metadata.get(REFUSED_LINKS)
+    if isinstance(refused, list):  # a run's links not stored (result_record), each once
+        known = known if isinstance(known, list) else []
+        metadata[REFUSED_LINKS] = [*known, *(x for x in refused if x not in known)]
+    if metadata != doc.metadata:
+        doc.metadata = metadata
+        doc.save(update_fields=["metadata"])
 
 
 def _add_evidence_and_verdicts(
@@ -1022,17 +1029,43 @@ def _add_segments(
 # --- pipeline results -> models ------------------------------------------------------
 
 
-def result_record(r: ResponseResult, *, extractor: str, verifier: str) -> DocRecord:
+REFUSED_LINKS = "refused_links"  # a document's metadata: links not stored (result_record)
+
+
+def result_record(
+    r: ResponseResult, *, extractor: str, verifier: str, warnings: list[LineError] | None = None
+) -> DocRecord:
     """A pipeline result as the record a file import would give. Verdicts that are
     "error" (the search failed, so nothing was verified) are left out; "unparsed" ones
-    are kept. Links longer than the database keeps are cut (Serper's tracking URLs)."""
-    claims = []
-    for c in r.claims:
+    are kept. Links longer than the database keeps are cut (Serper's tracking URLs). A
+    search result's link that is not http(s) (`javascript:`, `data:`) is stored empty:
+    the original goes into the document's metadata (REFUSED_LINKS) and a warning into
+    `warnings` (a file import refuses the line; a search result is not the researcher's
+    to fix)."""
+    claims, refused = [], []
+    for i, c in enumerate(r.claims):
+        evidence = []
+        for rank, e in enumerate(c.evidence, 1):
+            link = e.link[:MAX_LINK]
+            if not web_link(e.link):
+                refused.append({"system": extractor, "claim": i, "rank": rank, "link": link})
+                if warnings is not None:
+                    warnings.append(
+                        LineError(
+                            f"result {r.id}",
+                            0,
+                            f"claims[{i}].evidence[{rank - 1}].link",
+                            f"must be an http(s) URL, not {e.link[:60]!r}: stored empty, "
+                            f"the original kept in the document's metadata ({REFUSED_LINKS})",
+                        )
+                    )
+                link = ""
+            evidence.append(EvidenceRecord(e.title, e.snippet, link))
         record = ClaimRecord(
             c.claim.text,
             c.claim.sentence_index if c.claim.sentence_index >= 0 else None,
             c.claim.sentence,
-            evidence=[EvidenceRecord(e.title, e.snippet, e.link[:MAX_LINK]) for e in c.evidence],
+            evidence=evidence,
         )
         if c.verdict is not None and c.verdict.label != ERROR:
             record.verdicts[verifier] = label(c.verdict.label)
@@ -1045,7 +1078,7 @@ def result_record(r: ResponseResult, *, extractor: str, verifier: str) -> DocRec
         r.question or "",
         r.domain,
         r.model,
-        r.metadata,
+        {**r.metadata, REFUSED_LINKS: refused} if refused else r.metadata,
         {extractor: ListRecord(claims, r.abstained)},
     )
 
@@ -1083,7 +1116,13 @@ def ingest_results(
             "config": {**(config or {}), "label_mode": first.label_mode},
         },
     }
-    records = [result_record(r, extractor=extractor_name, verifier=verifier_name) for r in results]
-    return save_records(
+    warnings: list[LineError] = []
+    records = [
+        result_record(r, extractor=extractor_name, verifier=verifier_name, warnings=warnings)
+        for r in results
+    ]
+    summary = save_records(
         project=project, records=records, fmt="pipeline", systems=systems, check_identity=False
     )
+    summary.warnings = warnings
+    return summary

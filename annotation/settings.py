@@ -214,6 +214,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 IMPORT_MAX_MB = int(os.getenv("IMPORT_MAX_MB", "200"))
 # Uploads above this size (MB) import as a background task with a progress page.
 IMPORT_BACKGROUND_MB = float(os.getenv("IMPORT_BACKGROUND_MB", "20"))
+# A background import's task row RUNNING this long (seconds) whose worker never started the
+# import, or whose import is over, was left by a killed worker: failed (the job requeued if
+# nothing was read). A running import's worker holds its upload: no timeout applies to it.
+IMPORT_WORKER_TIMEOUT = int(os.getenv("IMPORT_WORKER_TIMEOUT", "300"))
 
 REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with a WWW-Authenticate header.

@@ -236,27 +236,55 @@ def requeue_stale_chunks(run: PipelineRun, *, now: datetime | None = None) -> in
 
 
 def _fail_task_rows(chunk_id: int, worker: str, now: datetime) -> int:
-    """The task rows (the database task backend's) of a chunk whose worker stopped
-    reporting: failed, not RUNNING forever (a killed worker never ends its row); the
-    chunk's work is requeued as a new task."""
-    if "django_tasks_db" not in settings.INSTALLED_APPS:
-        return 0
-    from django_tasks_db.models import DBTaskResult
-
+    """The task rows of a chunk whose worker stopped reporting: failed, not RUNNING
+    forever (a killed worker never ends its row); the chunk's work is requeued as a new
+    task."""
     reason = (
         f"The worker {worker or '(unknown)'} stopped reporting for more than "
         f"{settings.PIPELINE_CHUNK_TIMEOUT} s; the chunk was requeued."
     )
-    return DBTaskResult.objects.filter(
-        status=TaskResultStatus.RUNNING,
-        task_path=process_chunk.module_path,
-        args_kwargs__args=[chunk_id],
-    ).update(
+    return fail_task_rows(process_chunk, [chunk_id], reason, now=now)
+
+
+class WorkerLost(Exception):
+    """Recorded on a task row whose worker died (`fail_task_rows`); never raised."""
+
+
+def fail_task_rows(
+    of: Any, args: list[Any], reason: str, *, now: datetime, started_before: datetime | None = None
+) -> int:
+    """Fail the RUNNING task rows (the database task backend's) of task `of` called with
+    `args`, started before `started_before` if given: a killed worker never ends its row.
+    One UPDATE ... WHERE status is RUNNING: a row its worker ended meanwhile stays as it
+    is. Shared by the chunks' sweep and the background imports'. Returns how many."""
+    if "django_tasks_db" not in settings.INSTALLED_APPS:
+        return 0
+    from django_tasks_db.models import DBTaskResult
+
+    rows = DBTaskResult.objects.filter(
+        status=TaskResultStatus.RUNNING, task_path=of.module_path, args_kwargs__args=args
+    )
+    if started_before is not None:
+        rows = rows.filter(started_at__lt=started_before)
+    return rows.update(
         status=TaskResultStatus.FAILED,
         finished_at=now,
-        exception_class_path="annotation.tasks.WorkerLost",
+        exception_class_path=f"{__name__}.{WorkerLost.__name__}",
         traceback=reason,
     )
+
+
+def running_task_args(of: Any, *, started_before: datetime) -> list[list[Any]]:
+    """The args of task `of`'s rows RUNNING since before `started_before` (none without
+    the database task backend)."""
+    if "django_tasks_db" not in settings.INSTALLED_APPS:
+        return []
+    from django_tasks_db.models import DBTaskResult
+
+    rows = DBTaskResult.objects.filter(
+        status=TaskResultStatus.RUNNING, task_path=of.module_path, started_at__lt=started_before
+    )
+    return [a.get("args", []) for a in rows.values_list("args_kwargs", flat=True)]
 
 
 def _inputs(chunk: PipelineChunk) -> list[ResponseInput]:
@@ -502,13 +530,14 @@ def finalize(run: PipelineRun) -> None:
         run.status = PipelineRun.FAILED
         return
     if results:
-        ingest_results(
+        summary = ingest_results(
             project=run.project,
             results=results,
             extractor_name=run.extractor_name,
             verifier_name=run.verifier_name,
             config={k: v for k, v in run.config.items() if k != "chunk_size"},
         )
+        _add_errors(run, [f"warning: {w}" for w in summary.warnings])  # links not stored
         System.objects.filter(
             project=run.project, name__in=[run.extractor_name, run.verifier_name]
         ).update(pipeline_run=run)

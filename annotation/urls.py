@@ -78,6 +78,7 @@ urlpatterns = [
     ),
     # researchers
     path("projects/new/", researcher.project_new, name="project_new"),
+    path("p/<id:project_id>/settings/", researcher.project_settings, name="project_settings"),
     path("p/<id:project_id>/", researcher.project_detail, name="project"),
     path("p/<id:project_id>/members/", researcher.project_members, name="project_members"),
     path(

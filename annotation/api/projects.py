@@ -35,6 +35,12 @@ class ProjectListApi(APIView):
         name = serializers.CharField(max_length=200)
         description = serializers.CharField(required=False, allow_blank=True, default="")
         instructions = serializers.CharField(required=False, allow_blank=True, default="")
+        answer_max_chars = serializers.IntegerField(
+            required=False,
+            default=forms.ANSWER_DEFAULT,
+            help_text="The longest free-text answer, in characters "
+            f"(1 to {forms.ANSWER_MAX_CHARS:,}).",
+        )
 
     @extend_schema_serializer(component_name="ProjectList")
     class OutputSerializer(serializers.Serializer):
@@ -43,6 +49,7 @@ class ProjectListApi(APIView):
         description = serializers.CharField()
         instructions = serializers.CharField()
         instructions_version = serializers.IntegerField()
+        answer_max_chars = serializers.IntegerField()
         role = serializers.CharField(allow_null=True)
 
     @staticmethod
@@ -55,6 +62,7 @@ class ProjectListApi(APIView):
                 "description": p.description,
                 "instructions": p.instructions,
                 "instructions_version": p.instructions_version,
+                "answer_max_chars": p.answer_max_chars,
                 "role": roles.get(p.pk),
             }
             for p in projects
@@ -86,6 +94,54 @@ class ProjectListApi(APIView):
         return Response(
             self._rows(user_of(request), Project.objects.filter(pk=project.pk))[0], status=201
         )
+
+
+class ProjectSettingsApi(APIView):
+    """A project's settings after its creation: name, description and the longest
+    free-text answer (`answer_max_chars`, 1 to 1,000,000 characters). PUT changes the
+    fields it names, validated as the settings page's form; researchers only."""
+
+    @extend_schema_serializer(component_name="ProjectSettingsInput")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200, required=False)
+        description = serializers.CharField(required=False, allow_blank=True)
+        answer_max_chars = serializers.IntegerField(required=False)
+
+    @extend_schema_serializer(component_name="ProjectSettings")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+        description = serializers.CharField()
+        answer_max_chars = serializers.IntegerField()
+
+    @staticmethod
+    def _row(project: Project) -> dict[str, Any]:
+        return {
+            "id": project.pk,
+            "name": project.name,
+            "description": project.description,
+            "answer_max_chars": project.answer_max_chars,
+        }
+
+    @extend_schema(
+        operation_id="project_settings_retrieve", responses={200: OutputSerializer, **ERRORS}
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        return Response(self._row(researcher_project(request, project_id)))
+
+    @extend_schema(
+        operation_id="project_settings_update",
+        request=InputSerializer,
+        responses={200: OutputSerializer, **ERRORS},
+    )
+    def put(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        data = {**self._row(project), **valid(self.InputSerializer, request.data)}
+        form = forms.ProjectSettingsForm(data, instance=project)
+        if not form.is_valid():
+            raise form_error(form)
+        form.save()
+        return Response(self._row(project))
 
 
 class MemberListApi(APIView):

@@ -29,6 +29,11 @@ urlpatterns = [
     path("projects/", projects.ProjectListApi.as_view(), name="api_projects"),
     path("projects/<id:project_id>/members/", projects.MemberListApi.as_view(), name="api_members"),
     path(
+        "projects/<id:project_id>/settings/",
+        projects.ProjectSettingsApi.as_view(),
+        name="api_project_settings",
+    ),
+    path(
         "projects/<id:project_id>/instructions/examples/",
         projects.InstructionExamplesApi.as_view(),
         name="api_instruction_examples",

@@ -14,7 +14,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import exports, kinds, operations
-from ..forms import ImportForm, InstructionsForm, MemberForm, PipelineRunForm, ProjectForm
+from ..forms import (
+    ImportForm,
+    InstructionsForm,
+    MemberForm,
+    PipelineRunForm,
+    ProjectForm,
+    ProjectSettingsForm,
+)
 from ..import_jobs import fail_if_abandoned
 from ..ingest import ImportFailed, preview_upload
 from ..members import CREATE_PROJECTS, MemberError, add_member
@@ -143,6 +150,19 @@ def project_instructions(request: HtmxRequest, project_id: int) -> HttpResponse:
                 "annotators will acknowledge them again.",
             )
     return redirect("project", project_id=project.pk)
+
+
+@login_required
+def project_settings(request: HtmxRequest, project_id: int) -> HttpResponse:
+    """A project's name, description and answer length limit (its instructions have their
+    own versioned form on the project page)."""
+    project = project_for_researcher(request, project_id)
+    form = ProjectSettingsForm(request.POST or None, instance=project)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, "Project settings saved.")
+        return redirect("project_settings", project_id=project.pk)
+    return render(request, "annotation/project_settings.html", {"project": project, "form": form})
 
 
 @login_required

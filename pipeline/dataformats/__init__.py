@@ -59,6 +59,7 @@ __all__ = [
     "iter_records",
     "parse_file",
     "scan_file",
+    "web_link",
 ]
 
 

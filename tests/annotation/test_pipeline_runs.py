@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -586,3 +587,33 @@ def test_a_killed_workers_task_row_is_failed_and_its_chunk_requeued(servers, bio
     )
     assert fresh.count() == 1
     assert not DBTaskResult.objects.filter(status="RUNNING").exists()
+
+
+def test_a_search_results_javascript_link_is_never_stored(servers, bios: Project) -> None:  # type: ignore[no-untyped-def]
+    """Issue 38 (low): a search result's link reaches Evidence.link through the one write
+    path (ingest); one that is not http(s) is stored empty, kept in the document's
+    metadata, and the finished run says so."""
+    from annotation.ingest import REFUSED_LINKS
+
+    llm, serper = servers
+    answer = serper.answer
+
+    def hostile(path: str, headers: dict[str, str], data: dict[str, Any]) -> tuple[int, Any]:
+        status, body = answer(path, headers, data)
+        if status == 200 and body.get("organic"):
+            first = {**body["organic"][0], "link": "javascript:alert(document.cookie)"}
+            body = {**body, "organic": [first, *body["organic"][1:]]}
+        return status, body
+
+    serper.answer = hostile
+    run = start_run(project=bios, user=None, config=config_for(llm, chunk_size=6))
+    drain()
+    run.refresh_from_db()
+    assert run.status == PipelineRun.FINISHED, run.errors
+    assert Evidence.objects.filter(claim__claim_list__system__pipeline_run=run).exists()
+    assert not Evidence.objects.filter(link__istartswith="javascript:").exists()
+    assert Evidence.objects.filter(link="").exists()
+    assert run.errors and all(e.startswith("warning: result ") for e in run.errors)
+    assert "must be an http(s) URL, not 'javascript:alert(document.cookie)'" in run.errors[0]
+    noted = [d.metadata[REFUSED_LINKS] for d in bios.documents.all() if REFUSED_LINKS in d.metadata]
+    assert noted and all(x["link"].startswith("javascript:") for n in noted for x in n)
