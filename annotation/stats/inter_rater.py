@@ -647,7 +647,9 @@ def _point_estimates(
 
     rated_counts = counts[counts.sum(axis=1) >= 1]
     sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
-    if single_category:
+    # P_e = sum_j p_j^2 is 1 only when every rating of every rated unit is one category
+    # (p_j counts the units with one rating too, so a second category there makes it < 1)
+    if int((rated_counts.sum(axis=0) > 0).sum()) == 1:
         result["fleiss"] = make("fleiss", None, undefined_reason=one_category_reason)
     elif len(sizes) == 1:
         value = float(fleiss_kappa(rated_counts, method="fleiss"))
