@@ -687,6 +687,13 @@ def _point_estimates(
 
     if single_category:
         result["alpha"] = make("alpha", None, undefined_reason=one_category_reason)
+    elif distance is not None and not float(observed["d_e"][0]) > 0:
+        result["alpha"] = make(
+            "alpha",
+            None,
+            undefined_reason="the distance puts every pair of the categories used at 0: "
+            "expected disagreement D_e is 0, so alpha = 1 - D_o / D_e is 0/0",
+        )
     elif distance is not None:
         value = float(
             krippendorff.alpha(

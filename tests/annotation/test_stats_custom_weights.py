@@ -219,3 +219,16 @@ def test_alpha_parts_are_krippendorffs_example():
     d_o = (o * d).sum() / parts.pairable
     d_e = (np.outer(n_c, n_c) * d).sum() / (parts.pairable * (parts.pairable - 1))
     assert 1 - d_o / d_e == pytest.approx(report.krippendorff_alpha.value, abs=1e-12)
+
+
+def test_alpha_with_a_distance_of_zero_between_the_categories_used_is_undefined():
+    # Krippendorff (2011): alpha = 1 - D_o / D_e. A distance that puts the two categories
+    # used at 0 makes D_e 0: alpha is 0/0, undefined with its reason, not NaN as a value
+    # (found by the property test against stats/reference.py)
+    report = stats.agreement(
+        [["a", "b"], ["a", "a"]], categories=["a", "b"], distance=[[0, 0], [0, 0]], bootstrap=50
+    )
+    alpha = report.krippendorff_alpha
+    assert alpha.value is None and alpha.ci_low is None
+    assert "D_e is 0" in (alpha.undefined_reason or "")
+
