@@ -142,6 +142,14 @@ def cohen_kappa_from_table(
     reason = _undefined(counts)
     if reason:
         return Coefficient(title, None, undefined_reason=reason, n_units=n)
+    if matrix is not None and np.isclose(_weighted_parts(counts, matrix)[1], 1, rtol=0, atol=1e-12):
+        return Coefficient(
+            title,
+            None,
+            undefined_reason="with these agreement weights every pair of the raters' "
+            "categories counts as full agreement: expected agreement is 1, so kappa is 0/0",
+            n_units=n,
+        )
     if matrix is not None:
         # statsmodels takes disagreement weights (0 on the diagonal)
         result = sm_cohens_kappa(counts, weights=1 - matrix)
