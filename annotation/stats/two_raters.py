@@ -158,7 +158,9 @@ def cohen_kappa_from_table(
         result = sm_cohens_kappa(counts, wt=weights)
         agree = _agreement_matrix(len(counts), weights)  # type: ignore[arg-type]
     observed, expected = _weighted_parts(counts, agree)
-    se = float(result.std_kappa)
+    # the variance is a difference of sums: 0 can come out a rounding error below 0,
+    # whose square root statsmodels gives as NaN
+    se = float(np.sqrt(max(float(result.var_kappa), 0.0)))
     half = float(scipy_stats.norm.ppf(1 - (1 - confidence) / 2)) * se
     return Coefficient(
         title,
