@@ -104,8 +104,11 @@ def check_point_values(categories: tuple[str, ...], rows: Rows) -> None:
             for fast_row, ref_row in zip(report.alpha_parts.coincidences, o, strict=True)
             for x, y in zip(fast_row, ref_row, strict=True)
         )
+        for j, per_category in enumerate(report.per_category):  # each category against the rest
+            binary = [[row[j], sum(row) - row[j]] for row in table]
+            assert same(per_category.kappa, ref.fleiss_kappa(binary))
     else:
-        assert ref.percent_agreement(table) is None
+        assert ref.percent_agreement(table) is None and not report.per_category
     for pair, (a, b) in zip(report.pairwise, pairs_of(rows, categories), strict=True):
         assert pair.n_units == len(a)
         assert same(pair.kappa, ref.cohen_kappa(a, b, len(categories)))
