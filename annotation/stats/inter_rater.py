@@ -647,9 +647,11 @@ def _point_estimates(
 
     rated_counts = counts[counts.sum(axis=1) >= 1]
     sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
-    # P_e = sum_j p_j^2 is 1 only when every rating of every rated unit is one category
-    # (p_j counts the units with one rating too, so a second category there makes it < 1)
-    if int((rated_counts.sum(axis=0) > 0).sum()) == 1:
+    # Fleiss' P_e = sum_j p_j^2 (and Conger's) is 1 only when every rating of every rated
+    # unit is one category (the shares count the units with one rating too, so a second
+    # category there makes it < 1)
+    one_category_rated = int((rated_counts.sum(axis=0) > 0).sum()) == 1
+    if one_category_rated:
         result["fleiss"] = make("fleiss", None, undefined_reason=one_category_reason)
     elif len(sizes) == 1:
         value = float(fleiss_kappa(rated_counts, method="fleiss"))
@@ -673,7 +675,7 @@ def _point_estimates(
             undefined_reason="the raters are anonymous (counts per category), and Conger's "
             "kappa needs each rater's own category shares",
         )
-    elif single_category:
+    elif one_category_rated:
         result["conger"] = make("conger", None, undefined_reason=one_category_reason)
     else:
         parts = gwet.conger_kappa(code_rows[0], len(categories), code_rows[1])

@@ -786,3 +786,16 @@ def test_fleiss_kappa_with_one_category_pairable_and_another_in_a_single_rating(
     assert report.krippendorff_alpha.value is None  # alpha: only "a" is pairable, D_e 0
     every = stats.agreement([["a", "a"], ["a", None]], categories=["a", "b"], bootstrap=0)
     assert every.fleiss_kappa.value is None  # every rating "a": P_e is 1
+
+
+def test_conger_kappa_with_one_category_pairable_and_another_in_a_single_rating() -> None:
+    # Conger (1980) with Gwet's (2014) missing ratings: each rater's shares over the units
+    # it rated (rater 0: a 1/2, b 1/2; rater 1: a 1), p_k their mean (3/4, 1/4),
+    # s2_k = sum_g (p_gk - p_k)^2 / (R - 1) = (1/8, 1/8), P_e = sum_k p_k^2 - s2_k / R =
+    # 10/16 - 2/16 = 1/2, P_a = 1: kappa 1. It used to be reported undefined ("expected
+    # agreement is 1"); gwet.conger_kappa gave 1 all along
+    report = stats.agreement([["a", "a"], ["b", None]], categories=["a", "b"], bootstrap=20)
+    assert report.conger_kappa.value == approx(1.0, 12)
+    assert report.conger_kappa.p_e == approx(0.5, 12)
+    every = stats.agreement([["a", "a"], ["a", None]], categories=["a", "b"], bootstrap=0)
+    assert every.conger_kappa.value is None  # every rating "a": P_e is 1
