@@ -6,10 +6,10 @@ function here of the same name on random data, ties, missing scores and one-unit
 included (tests/annotation/test_stats_reference.py, hypothesis); these are checked against scipy
 and numpy where those have the same formula. The agreement section's (`inter_rater`,
 `gwet`, `two_raters`: percent agreement, Fleiss' kappa with its parts, Krippendorff's
-alpha with its coincidences, Gwet's AC1, Cohen's kappa weighted or not, their bootstrap
-intervals), the Wilson interval, McNemar's test and the per-class scores of
-`classification` are checked in tests/annotation/test_stats_reference_agreement.py, alpha
-also against the `krippendorff` library. A fast path without its reference here is
+alpha with its coincidences, Gwet's AC1, Conger's kappa, Cohen's kappa weighted or not,
+their bootstrap intervals), the Wilson interval, McNemar's test and the per-class scores
+of `classification` are checked in tests/annotation/test_stats_reference_agreement.py,
+alpha also against the `krippendorff` library. A fast path without its reference here is
 not merged (docs/development.md, "Performance policy").
 
 The random draws are the fast paths' own (numpy's default_rng(seed), the same calls in
@@ -386,16 +386,59 @@ def agreement_draws(
     draws them: the distinct count rows in lexicographic order, and per resample how often
     each is drawn, default_rng(seed).multinomial(n, each row's share of the units,
     bootstrap) (the same distribution as drawing n units uniformly)."""
-    rated = [tuple(row) for row in table if sum(row) >= 1]
+    return _draw_rows(table, bootstrap, np.random.default_rng(seed))
+
+
+def _draw_rows[Row: Sequence[int]](
+    rows: Sequence[Row], bootstrap: int, rng: np.random.Generator
+) -> list[list[list[int]]]:
+    """Resamples of the rows with at least one rating (an entry > 0 of a count row, >= 0
+    of a code row): the distinct rows in lexicographic order, rng.multinomial(n, each
+    one's share, bootstrap), each resample written out."""
+    rated = [tuple(row) for row in rows if any(x > 0 for x in row)]
     distinct = sorted(set(rated))
     shares = np.array([rated.count(row) for row in distinct], dtype=np.float64)
-    drawn = np.random.default_rng(seed).multinomial(
-        len(rated), shares / shares.sum(), size=bootstrap
-    )
+    drawn = rng.multinomial(len(rated), shares / shares.sum(), size=bootstrap)
     return [
         [list(row) for row, k in zip(distinct, counts, strict=True) for _ in range(k)]
         for counts in drawn.tolist()
     ]
+
+
+def conger_kappa(codes: Sequence[Sequence[int]], q: int) -> float | None:
+    """Conger's (1980) kappa from units x raters category indices (-1 missing), missing
+    ratings as Gwet (2014, sec. 2.5; irrCAC conger.kappa.raw): over the units with a
+    rating and the raters with a rating there (R of them), p_gk is rater g's share of
+    category k among the units it rated, p_k = sum_g p_gk / R,
+    s2_k = sum_g (p_gk - p_k)^2 / (R - 1), P_e = sum_k (p_k^2 - s2_k / R), and
+    kappa = (P-bar - P_e) / (1 - P_e) with P-bar the percent agreement. None when no
+    unit has two ratings or P_e = 1."""
+    rated = [row for row in codes if any(x >= 0 for x in row)]
+    p_bar = percent_agreement([[sum(1 for x in row if x == k) for k in range(q)] for row in rated])
+    if p_bar is None:
+        return None
+    raters = [g for g in range(len(rated[0])) if any(row[g] >= 0 for row in rated)]
+    shares = []
+    for g in raters:
+        given = [row[g] for row in rated if row[g] >= 0]
+        shares.append([given.count(k) / len(given) for k in range(q)])
+    r = len(raters)
+    p_k = [sum(s[k] for s in shares) / r for k in range(q)]
+    s2 = [sum((s[k] - p_k[k]) ** 2 for s in shares) / (r - 1) for k in range(q)]
+    p_e = sum(p_k[k] ** 2 - s2[k] / r for k in range(q))
+    return (p_bar - p_e) / (1 - p_e) if not math.isclose(p_e, 1, abs_tol=1e-12) else None
+
+
+def conger_draws(
+    codes: Sequence[Sequence[int]], q: int, *, bootstrap: int, seed: int
+) -> list[list[list[int]]]:
+    """Conger's kappa's resamples: the rated units' rows of codes (who said what), drawn
+    as `_draw_rows` draws the count rows, from the same generator right after the
+    agreement resamples (`agreement_draws`) took theirs."""
+    rng = np.random.default_rng(seed)
+    _draw_rows([[sum(1 for x in row if x == k) for k in range(q)] for row in codes], bootstrap, rng)
+    shifted = _draw_rows([[x + 1 for x in row] for row in codes], bootstrap, rng)  # -1 -> 0
+    return [[[x - 1 for x in row] for row in resample] for resample in shifted]
 
 
 def pair_draws(

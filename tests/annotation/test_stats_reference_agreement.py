@@ -72,6 +72,12 @@ def pairs_of(rows: Rows, categories: tuple[str, ...]) -> list[tuple[list[int], l
     return out
 
 
+def codes_of(rows: Rows, categories: tuple[str, ...]) -> list[list[int]]:
+    """Units x raters category indices, -1 missing."""
+    index = {c: i for i, c in enumerate(categories)}
+    return [[-1 if x is None else index[x] for x in row] for row in rows]
+
+
 # --------------------------------------------------------------------------- point values
 
 
@@ -109,6 +115,7 @@ def check_point_values(categories: tuple[str, ...], rows: Rows) -> None:
             assert same(per_category.kappa, ref.fleiss_kappa(binary))
     else:
         assert ref.percent_agreement(table) is None and not report.per_category
+    assert same(report.conger_kappa, ref.conger_kappa(codes_of(rows, categories), len(categories)))
     for pair, (a, b) in zip(report.pairwise, pairs_of(rows, categories), strict=True):
         assert pair.n_units == len(a)
         assert same(pair.kappa, ref.cohen_kappa(a, b, len(categories)))
@@ -166,6 +173,13 @@ def test_agreement_intervals_are_those_of_the_resamples_written_out(
     ):
         values = [nan_if_none(formula(t)) for t in resamples]
         assert same_interval(fast, ref.percentile_interval(values)), fast.name
+    conger = [
+        nan_if_none(ref.conger_kappa(resample, len(categories)))
+        for resample in ref.conger_draws(
+            codes_of(rows, categories), len(categories), bootstrap=bootstrap, seed=seed
+        )
+    ]
+    assert same_interval(report.conger_kappa, ref.percentile_interval(conger))
     rng = np.random.default_rng(seed)
     for pair, (a, b) in zip(report.pairwise, pairs_of(rows, categories), strict=True):
         if ref.cohen_kappa(a, b, len(categories)) is None:
