@@ -313,6 +313,23 @@ def gwet_ac1(table: Sequence[Sequence[int]]) -> float | None:
     return (p_bar - p_e) / (1 - p_e)
 
 
+def brennan_prediger(table: Sequence[Sequence[int]]) -> float | None:
+    """Brennan & Prediger's (1981) kappa (Bennett et al.'s S): chance agreement 1 / q,
+    (P-bar - 1/q) / (1 - 1/q). None when no unit has two ratings or q < 2."""
+    p_bar = percent_agreement(table)
+    q = len(table[0]) if table else 0
+    return (p_bar - 1 / q) / (1 - 1 / q) if p_bar is not None and q >= 2 else None
+
+
+def full_agreement(table: Sequence[Sequence[int]]) -> float | None:
+    """The share of the units with two or more ratings on which every rating is the same
+    category. None without such a unit."""
+    pairable = [row for row in table if sum(row) >= 2]
+    if not pairable:
+        return None
+    return sum(1 for row in pairable if max(row) == sum(row)) / len(pairable)
+
+
 def coincidences(table: Sequence[Sequence[int]]) -> list[list[float]]:
     """Krippendorff's coincidence matrix (Krippendorff 2011, "Computing Krippendorff's
     alpha-reliability", sec. C): o_ck = sum over units u with m_u >= 2 values of the

@@ -87,6 +87,8 @@ def check_point_values(categories: tuple[str, ...], rows: Rows) -> None:
     assert same(report.percent_agreement, ref.percent_agreement(table))
     assert same(report.fleiss_kappa, ref.fleiss_kappa(table))
     assert same(report.gwet_ac1, ref.gwet_ac1(table))
+    assert same(report.brennan_prediger, ref.brennan_prediger(table))
+    assert same(report.full_agreement, ref.full_agreement(table))
     alpha, d_o, d_e = ref.krippendorff_alpha(table)
     assert same(report.krippendorff_alpha, alpha)
     if alpha is not None:
@@ -169,6 +171,8 @@ def test_agreement_intervals_are_those_of_the_resamples_written_out(
         (report.percent_agreement, ref.percent_agreement),
         (report.fleiss_kappa, ref.fleiss_kappa),
         (report.gwet_ac1, ref.gwet_ac1),
+        (report.brennan_prediger, ref.brennan_prediger),
+        (report.full_agreement, ref.full_agreement),
         (report.krippendorff_alpha, lambda t: ref.krippendorff_alpha(t)[0]),
     ):
         values = [nan_if_none(formula(t)) for t in resamples]
