@@ -647,7 +647,11 @@ def _point_estimates(
 
     rated_counts = counts[counts.sum(axis=1) >= 1]
     sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
-    if single_category:
+    # Fleiss' P_e = sum_j p_j^2 (and Conger's) is 1 only when every rating of every rated
+    # unit is one category (the shares count the units with one rating too, so a second
+    # category there makes it < 1)
+    one_category_rated = int((rated_counts.sum(axis=0) > 0).sum()) == 1
+    if one_category_rated:
         result["fleiss"] = make("fleiss", None, undefined_reason=one_category_reason)
     elif len(sizes) == 1:
         value = float(fleiss_kappa(rated_counts, method="fleiss"))
@@ -671,7 +675,7 @@ def _point_estimates(
             undefined_reason="the raters are anonymous (counts per category), and Conger's "
             "kappa needs each rater's own category shares",
         )
-    elif single_category:
+    elif one_category_rated:
         result["conger"] = make("conger", None, undefined_reason=one_category_reason)
     else:
         parts = gwet.conger_kappa(code_rows[0], len(categories), code_rows[1])
@@ -685,6 +689,13 @@ def _point_estimates(
 
     if single_category:
         result["alpha"] = make("alpha", None, undefined_reason=one_category_reason)
+    elif distance is not None and not float(observed["d_e"][0]) > 0:
+        result["alpha"] = make(
+            "alpha",
+            None,
+            undefined_reason="the distance puts every pair of the categories used at 0: "
+            "expected disagreement D_e is 0, so alpha = 1 - D_o / D_e is 0/0",
+        )
     elif distance is not None:
         value = float(
             krippendorff.alpha(

@@ -768,3 +768,34 @@ def test_percentile_intervals_at_once_equal_each_alone() -> None:
         at_once = percentile_cis(arrays, confidence)
         assert at_once == {k: percentile_ci(v, confidence) for k, v in arrays.items()}
     assert at_once["nan"][2] and at_once["k0"][2] is None
+
+
+def test_fleiss_kappa_with_one_category_pairable_and_another_in_a_single_rating() -> None:
+    # Gwet's (2014) generalisation (irrCAC fleiss.kappa.raw): P-bar over the units with two
+    # ratings (here 1: the one pairable unit agrees), p_j over every rated unit (a: 1/2,
+    # b: 1/2), P_e = 1/4 + 1/4 = 1/2, kappa = (1 - 1/2) / (1 - 1/2) = 1. It used to be
+    # reported undefined ("expected agreement is 1"), which holds only when every rating of
+    # every rated unit is one category (found by the property test against
+    # stats/reference.py; gwet.fleiss_kappa, checked against irrCAC's printed values, agrees)
+    from annotation.stats import gwet
+
+    report = stats.agreement([["a", "a"], ["b", None]], categories=["a", "b"], bootstrap=20)
+    assert report.fleiss_kappa.value == approx(1.0, 12)
+    assert report.fleiss_kappa.p_e == approx(0.5, 12)
+    assert gwet.fleiss_kappa([[2, 0], [0, 1]]).value == approx(1.0, 12)
+    assert report.krippendorff_alpha.value is None  # alpha: only "a" is pairable, D_e 0
+    every = stats.agreement([["a", "a"], ["a", None]], categories=["a", "b"], bootstrap=0)
+    assert every.fleiss_kappa.value is None  # every rating "a": P_e is 1
+
+
+def test_conger_kappa_with_one_category_pairable_and_another_in_a_single_rating() -> None:
+    # Conger (1980) with Gwet's (2014) missing ratings: each rater's shares over the units
+    # it rated (rater 0: a 1/2, b 1/2; rater 1: a 1), p_k their mean (3/4, 1/4),
+    # s2_k = sum_g (p_gk - p_k)^2 / (R - 1) = (1/8, 1/8), P_e = sum_k p_k^2 - s2_k / R =
+    # 10/16 - 2/16 = 1/2, P_a = 1: kappa 1. It used to be reported undefined ("expected
+    # agreement is 1"); gwet.conger_kappa gave 1 all along
+    report = stats.agreement([["a", "a"], ["b", None]], categories=["a", "b"], bootstrap=20)
+    assert report.conger_kappa.value == approx(1.0, 12)
+    assert report.conger_kappa.p_e == approx(0.5, 12)
+    every = stats.agreement([["a", "a"], ["a", None]], categories=["a", "b"], bootstrap=0)
+    assert every.conger_kappa.value is None  # every rating "a": P_e is 1

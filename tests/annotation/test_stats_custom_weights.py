@@ -219,3 +219,27 @@ def test_alpha_parts_are_krippendorffs_example():
     d_o = (o * d).sum() / parts.pairable
     d_e = (np.outer(n_c, n_c) * d).sum() / (parts.pairable * (parts.pairable - 1))
     assert 1 - d_o / d_e == pytest.approx(report.krippendorff_alpha.value, abs=1e-12)
+
+
+def test_alpha_with_a_distance_of_zero_between_the_categories_used_is_undefined():
+    # Krippendorff (2011): alpha = 1 - D_o / D_e. A distance that puts the two categories
+    # used at 0 makes D_e 0: alpha is 0/0, undefined with its reason, not NaN as a value
+    # (found by the property test against stats/reference.py)
+    report = stats.agreement(
+        [["a", "b"], ["a", "a"]], categories=["a", "b"], distance=[[0, 0], [0, 0]], bootstrap=50
+    )
+    alpha = report.krippendorff_alpha
+    assert alpha.value is None and alpha.ci_low is None
+    assert "D_e is 0" in (alpha.undefined_reason or "")
+
+
+def test_weighted_kappa_with_full_agreement_weights_between_the_categories_used_is_undefined():
+    # Cohen (1968): kappa_w = (p_o - p_e) / (1 - p_e) with p_e = sum w_ij p_i. p_.j. Weights
+    # that count rater A's "b" against rater B's "a" as full agreement make p_e 1 here:
+    # kappa is 0/0, undefined with its reason, not NaN as a value (found by the property
+    # test against stats/reference.py)
+    result = stats.cohen_kappa(["b"], ["a"], labels=["a", "b"], weights=[[1, 0], [1, 1]])
+    assert result.value is None and result.se is None
+    assert "expected agreement is 1" in (result.undefined_reason or "")
+    still = stats.cohen_kappa(["b", "a"], ["a", "a"], labels=["a", "b"], weights=[[1, 0], [1, 1]])
+    assert still.value is None  # p_e: rows (.5, .5), columns (1, 0): 1 x .5 + 1 x .5 = 1

@@ -113,3 +113,16 @@ def test_bad_two_rater_input_says_what_and_where() -> None:
         stats.cohen_kappa(["a", "b"], ["a", "b"], weights="linear", weights_over="used")  # type: ignore[arg-type]
     one = stats.cohen_kappa(["a", "a"], ["a", "a"])
     assert one.value is None and "expected agreement is 1" in one.undefined_reason
+
+
+def test_kappa_standard_error_of_zero_is_zero_not_nan() -> None:
+    # Fleiss, Cohen & Everitt (1969): var = [sum_i p_ii (1 - (p_i. + p_.i)(1 - k))^2
+    # + (1 - k)^2 sum_{i != j} p_ij (p_.i + p_j.)^2 - (k - p_e (1 - k))^2] / (n (1 - p_e)^2).
+    # Rater A: a a b, rater B: a a a: k = 0, p_e = 2/3, and the bracket is
+    # 8/27 + 4/27 - 4/9 = 0. statsmodels' sum rounds below 0 and its square root was
+    # reported as a NaN standard error (and NaN Wald bounds).
+    result = stats.cohen_kappa(["a", "a", "b"], ["a", "a", "a"], labels=["a", "b"])
+    assert result.value == pytest.approx(0.0, abs=1e-12)
+    assert result.se == pytest.approx(0.0, abs=1e-7)
+    assert result.wald_low == pytest.approx(0.0, abs=1e-6)
+    assert result.wald_high == pytest.approx(0.0, abs=1e-6)
