@@ -23,6 +23,8 @@ def test_the_settings_page_sets_the_answer_length_limit(
     page = Client()
     page.force_login(users["alice"])
     url = reverse("project_settings", args=[alpha.pk])
+    project_page = page.get(reverse("project", args=[alpha.pk])).content.decode()
+    assert f'href="{url}"' in project_page  # the project page links to its settings
     assert 'name="answer_max_chars" value="10000"' in page.get(url).content.decode()
     form = {"name": "alpha", "description": "", "answer_max_chars": "500"}
     saved = page.post(url, form, follow=True)
