@@ -182,3 +182,13 @@ class HiringPolicyAdmin(admin.ModelAdmin):
 @admin.register(models.AdaptiveOverlap)
 class AdaptiveOverlapAdmin(admin.ModelAdmin):
     list_display = ("project", "kind", "field", "start", "up_to")
+
+
+@admin.register(models.OverlapWait)
+class OverlapWaitAdmin(admin.ModelAdmin):
+    list_display = ("item",)
+
+
+@admin.register(models.ThrottleCounter)
+class ThrottleCounterAdmin(admin.ModelAdmin):
+    list_display = ("key", "count", "until")

@@ -189,7 +189,7 @@ class Answers(NamedTuple):
     domains: dict[int, str]  # item -> its document's domain, for the items with answers
 
     def of_kind(self, kind: str) -> list[FieldCodes]:
-        return [f for f in self.fields.values() if f.kind == kind]
+        return [f for key, f in self.fields.items() if key[0] == kind]
 
     def where(self, codes: FieldCodes) -> FieldCodes:
         """`codes`, on the units its field is asked on (`Field.only_when`: the error type

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ImproperlyConfigured
 
 from . import schema
-from .base import ITEM, KindSpec, unit_type
+from .base import ITEM, KindSpec, unit_label, unit_type
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -35,6 +35,7 @@ __all__ = [
     "categorical_fields",
     "get",
     "names",
+    "unit_label",
     "unit_type",
 ]
 

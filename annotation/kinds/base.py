@@ -50,6 +50,21 @@ def unit_type(unit: str) -> str:
     return unit.split(":", 1)[0]
 
 
+_UNIT_NAMES = {
+    "item": "The item",
+    "evidence": "Search result",
+    "segment": "Segment",
+    "fact": "Fact",
+}
+
+
+def unit_label(unit: str) -> str:
+    """A unit as the item's page names it: "evidence:2" -> "Search result 2"."""
+    kind, _, number = unit.partition(":")
+    name = _UNIT_NAMES.get(kind, kind.capitalize())
+    return f"{name} {number}" if number else name
+
+
 def unit_index(unit: str) -> int | None:
     try:
         return int(unit.split(":", 1)[1])

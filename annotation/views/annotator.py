@@ -80,7 +80,8 @@ def queue(request: HtmxRequest, project_id: int) -> HttpResponse:
     rows = [(a, kinds.get(a.item.kind).queue_text(a.item)) for a in assignments]
     held = sorted({a.item.kind for a, _ in rows})  # the kinds this person holds
     kind = request.GET.get("kind", "")
-    shown = [r for r in rows if r[0].item.kind == kind] if kind in held else rows
+    wanted = {kind} if kind in held else set(held)  # a kind chosen, or every kind
+    shown = [r for r in rows if r[0].item.kind in wanted]
     return render(
         request,
         "annotation/queue.html",

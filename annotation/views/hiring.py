@@ -171,7 +171,7 @@ def training_feedback(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     rows = [
         {
             **r,
-            "part": _part_name(r["unit"]),
+            "part": kinds.unit_label(r["unit"]),
             "yours": _choice_label(spec, r["key"], r["yours"]),
             "reference": _choice_label(spec, r["key"], r["reference"]),
         }
@@ -188,16 +188,6 @@ def training_feedback(request: HtmxRequest, assignment_id: int) -> HttpResponse:
             "explanation": hiring.worker_numbering(assignment, quality.explanation),
         },
     )
-
-
-_PARTS = {"item": "The item", "evidence": "Search result", "segment": "Segment", "fact": "Fact"}
-
-
-def _part_name(unit: str) -> str:
-    """A unit as the item's page names it: "evidence:2" -> "Search result 2"."""
-    kind, _, number = unit.partition(":")
-    name = _PARTS.get(kind, kind.capitalize())
-    return f"{name} {number}" if number else name
 
 
 def _choice_label(spec: kinds.KindSpec, field: str, value: str) -> str:
