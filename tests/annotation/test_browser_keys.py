@@ -226,7 +226,12 @@ def test_segment_keys(page, demo: Project, annotator1: User, width: int, height:
 def test_atomic_fact_keys(page, annotator1: User, width: int, height: int) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     user = annotator1
     a = pick(user, Item.ATOMIC, "item__list_a__claims")
-    assert documented(Item.ATOMIC) == {*"jksni", "[", "]", "Control+Enter"}
+    assert documented(Item.ATOMIC) == {
+        *"jksniw",
+        "[",
+        "]",
+        "Control+Enter",
+    }  # w: the Why? box (issue 43)
     start(page, a, width, height)
     prev_and_next(page)
     scopes = page.eval_on_selector_all("[data-key-scope]", "ns => ns.map(n => '#' + n.id)")
