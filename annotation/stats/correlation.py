@@ -384,9 +384,6 @@ class ScoreTable:
             present = np.zeros(len(index), dtype=bool)
             present[order] = True
             self.order[name], self.values[name], self.present[name] = order, column, present
-        self._systems: dict[
-            int, tuple[Mapping[Hashable, str], npt.NDArray[np.intp], list[str]]
-        ] = {}
         self._parts: dict[tuple[str, bytes], SystemParts] = {}
 
     def both(self, a: str, b: str) -> npt.NDArray[np.intp]:
@@ -396,12 +393,9 @@ class ScoreTable:
 
     def systems(self, systems: Mapping[Hashable, str]) -> tuple[npt.NDArray[np.intp], list[str]]:
         """Each response's system as its index in the sorted system names (-1: none)."""
-        if id(systems) not in self._systems:
-            names = sorted(set(systems.values()))
-            code = {name: i for i, name in enumerate(names)}
-            codes = np.array([code.get(systems.get(k), -1) for k in self.keys], dtype=np.intp)  # type: ignore[arg-type]
-            self._systems[id(systems)] = (systems, codes, names)  # kept: the id stays its own
-        _, codes, names = self._systems[id(systems)]
+        names = sorted(set(systems.values()))
+        code = {name: i for i, name in enumerate(names)}
+        codes = np.array([code.get(systems.get(k), -1) for k in self.keys], dtype=np.intp)  # type: ignore[arg-type]
         return codes, names
 
     def system_parts(
