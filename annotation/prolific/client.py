@@ -20,7 +20,6 @@ tests never wait on the wall clock.
 from __future__ import annotations
 
 import json
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -126,7 +125,7 @@ class Client:
             last = attempt == self.retries
             try:
                 status, payload, retry_after = self._once(method, path, body)
-            except (urllib.error.URLError, TimeoutError, socket.timeout, ConnectionError) as e:
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
                 if not safe or last:
                     raise Unanswered(0, f"no answer ({e})") from None
                 self.sleep(self.backoff * 2**attempt)
