@@ -7,7 +7,8 @@ A ProlificBonus is written **before** Prolific is asked to pay (state `pending`)
 `sent` with its bulk bonus id before the pay call, and `paid` after it; a process killed
 in between leaves `sent`, and `services.reconcile` reads the submission's bonus payments
 back from Prolific before anything is paid again. `covers_to` (the hire's bonus total with
-this one) is unique per hire: two requests racing to pay the same amount write one record.
+this one) is unique per hire among the bonuses not void: two requests racing to pay the
+same amount write one record.
 """
 
 from __future__ import annotations
@@ -66,5 +67,9 @@ class ProlificBonus(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["hire", "covers_to"], name="one_bonus_per_hire_total")
+            models.UniqueConstraint(
+                fields=["hire", "covers_to"],
+                condition=~models.Q(state="void"),
+                name="one_bonus_per_hire_total",
+            )
         ]

@@ -24,9 +24,9 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import URLValidator
 
 from .client import BASE_URL, Client
+from .fake import TOKEN as FAKE_TOKEN  # the demo fake's: not a secret, not Prolific's
 
 FAKE = "fake"
-FAKE_TOKEN = "fake-prolific-token"  # the demo fake's token: not a secret, not Prolific's
 DEFAULT_MAX_BONUS = Decimal("20.00")
 
 
