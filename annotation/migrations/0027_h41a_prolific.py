@@ -7,64 +7,149 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0026_throttles_join_expiry_answer_limit'),
+        ("annotation", "0026_throttles_join_expiry_answer_limit"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='hiringpolicy',
-            name='prolific_workspace',
+            model_name="hiringpolicy",
+            name="prolific_workspace",
             field=models.CharField(blank=True, max_length=100),
         ),
         migrations.CreateModel(
-            name='ProlificStudy',
+            name="ProlificStudy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('workspace', models.CharField(max_length=100)),
-                ('study_id', models.CharField(max_length=64)),
-                ('status', models.CharField(default='UNPUBLISHED', max_length=30)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('synced_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('invite', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='prolific', to='annotation.invite')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("workspace", models.CharField(max_length=100)),
+                ("study_id", models.CharField(max_length=64)),
+                ("status", models.CharField(default="UNPUBLISHED", max_length=30)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("synced_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "invite",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="prolific",
+                        to="annotation.invite",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ProlificSubmission',
+            name="ProlificSubmission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('submission_id', models.CharField(max_length=64, unique=True)),
-                ('participant_id', models.CharField(max_length=64)),
-                ('status', models.CharField(max_length=30)),
-                ('study_code', models.CharField(blank=True, max_length=100)),
-                ('started_at', models.CharField(blank=True, max_length=40)),
-                ('completed_at', models.CharField(blank=True, max_length=40)),
-                ('hire', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='prolific_submissions', to='annotation.hire')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to='annotation.prolificstudy')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("submission_id", models.CharField(max_length=64, unique=True)),
+                ("participant_id", models.CharField(max_length=64)),
+                ("status", models.CharField(max_length=30)),
+                ("study_code", models.CharField(blank=True, max_length=100)),
+                ("started_at", models.CharField(blank=True, max_length=40)),
+                ("completed_at", models.CharField(blank=True, max_length=40)),
+                (
+                    "hire",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="prolific_submissions",
+                        to="annotation.hire",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="submissions",
+                        to="annotation.prolificstudy",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ProlificBonus',
+            name="ProlificBonus",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('submission_id', models.CharField(max_length=64)),
-                ('participant_id', models.CharField(max_length=64)),
-                ('amount', models.DecimalField(decimal_places=2, max_digits=8)),
-                ('covers_to', models.DecimalField(decimal_places=2, max_digits=10)),
-                ('state', models.CharField(choices=[('pending', 'recorded, not sent to pay'), ('sent', 'sent to pay, not confirmed'), ('paid', 'paid'), ('void', 'not paid (refused or never sent)')], default='pending', max_length=10)),
-                ('bulk_id', models.CharField(blank=True, max_length=64)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('paid_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('hire', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='prolific_bonuses', to='annotation.hire')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='bonuses', to='annotation.prolificstudy')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("submission_id", models.CharField(max_length=64)),
+                ("participant_id", models.CharField(max_length=64)),
+                ("amount", models.DecimalField(decimal_places=2, max_digits=8)),
+                ("covers_to", models.DecimalField(decimal_places=2, max_digits=10)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("pending", "recorded, not sent to pay"),
+                            ("sent", "sent to pay, not confirmed"),
+                            ("paid", "paid"),
+                            ("void", "not paid (refused or never sent)"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("bulk_id", models.CharField(blank=True, max_length=64)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("paid_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "hire",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="prolific_bonuses",
+                        to="annotation.hire",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="bonuses",
+                        to="annotation.prolificstudy",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(condition=models.Q(('state', 'void'), _negated=True), fields=('hire', 'covers_to'), name='one_bonus_per_hire_total')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("state", "void"), _negated=True),
+                        fields=("hire", "covers_to"),
+                        name="one_bonus_per_hire_total",
+                    )
+                ],
             },
         ),
     ]
