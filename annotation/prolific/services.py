@@ -495,3 +495,104 @@ def reconcile(study: ProlificStudy, client: Client | None = None) -> dict[str, i
                     pk=record.pk, state=ProlificBonus.SENT
                 ).update(state=ProlificBonus.PAID, paid_at=timezone.now())
     return {"void": voided, "paid": confirmed, "unconfirmed": len(sent) - confirmed}
+
+
+def release(study: ProlificStudy, confirmed: bool = False) -> int:
+    """Void the bonuses sent and still unconfirmed after `reconcile`, once the researcher
+    has checked on Prolific that they were not paid (its pay call failed before paying):
+    they can then be paid again. Without `confirmed`, nothing changes; returns how many."""
+    sent = study.bonuses.filter(state=ProlificBonus.SENT)
+    if not confirmed:
+        return sent.count()
+    return sent.update(state=ProlificBonus.VOID, error="released: not paid on Prolific")
+
+
+ACTIONS = (
+    "create",
+    "publish",
+    "pause",
+    "start",
+    "pull",
+    "approve",
+    "reject",
+    "return",
+    "bonus",
+    "reconcile",
+    "release",
+)
+
+
+def study_of(invite: Invite) -> ProlificStudy:
+    study = ProlificStudy.objects.filter(invite=invite).exclude(study_id="").first()
+    if study is None:
+        raise ValueError("This invite has no Prolific study yet: create the draft first.")
+    return study
+
+
+def act(invite: Invite, action: str, params: dict[str, Any], *, by: User, url: str) -> Any:
+    """One researcher's action on the invite's study, as the page and the API both ask:
+    `params` holds the action's inputs (the forms' and the serializer's names). Raises
+    ValueError for a refused input, ProlificError for Prolific's refusal or silence."""
+    if action == "create":
+        return create_study(
+            invite,
+            url,
+            name=params["name"],
+            description=params["description"],
+            reward_cents=params["reward_cents"],
+            places=params.get("places"),
+            minutes=params.get("estimated_minutes"),
+            by=by,
+        )
+    study = study_of(invite)
+    if action in TRANSITIONS:
+        return transition(study, action)
+    if action == "pull":
+        return len(pull(study))
+    if action == "approve":
+        return approve(study)
+    if action in ("reject", "return"):
+        return refuse(
+            study,
+            params.get("submissions") or [],
+            action=action,
+            category=params.get("category", ""),
+            message=params.get("message", ""),
+            reasons=params.get("reasons") or [],
+            confirmed=bool(params.get("confirm")),
+        )
+    if action == "bonus":
+        return pay_bonuses(study, by)
+    if action == "reconcile":
+        return reconcile(study)
+    if action == "release":
+        return release(study, bool(params.get("confirm")))
+    raise ValueError(f"Choose one of {', '.join(ACTIONS)}.")
+
+
+def state(invite: Invite) -> dict[str, Any]:
+    """What the page and the API show of the invite's study: the study, its submissions
+    (review_rows) and the bonus records."""
+    study = ProlificStudy.objects.filter(invite=invite).first()
+    if study is None:
+        return {"study": None, "submissions": [], "bonuses": []}
+    return {
+        "study": {
+            "study_id": study.study_id,
+            "status": study.status,
+            "workspace": study.workspace,
+            "synced_at": study.synced_at,
+        },
+        "submissions": review_rows(study),
+        "bonuses": [
+            {
+                "annotator": b.hire.membership.pseudonym,
+                "participant_id": b.participant_id,
+                "amount": b.amount,
+                "state": b.state,
+                "paid_at": b.paid_at,
+                "error": b.error,
+            }
+            for b in study.bonuses.select_related("hire__membership").order_by("pk")
+        ],
+    }
