@@ -257,6 +257,8 @@ SPECTACULAR_SETTINGS = {
         "QualityActionEnum": ["pause", "resume", "let_through"],
         "QualityItemRoleEnum": "annotation.hiring.models.QualityItem.ROLES",
         "InviteMarketEnum": "annotation.hiring.markets.CHOICES",
+        "ProlificActionEnum": "annotation.prolific.services.ACTIONS",
+        "ProlificRejectionCategoryEnum": "annotation.prolific.services.REJECTION_CATEGORIES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
