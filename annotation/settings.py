@@ -258,7 +258,7 @@ SPECTACULAR_SETTINGS = {
         "QualityItemRoleEnum": "annotation.hiring.models.QualityItem.ROLES",
         "InviteMarketEnum": "annotation.hiring.markets.CHOICES",
         "ProlificActionEnum": "annotation.prolific.services.ACTIONS",
-        "ProlificRejectionCategoryEnum": "annotation.prolific.services.REJECTION_CATEGORIES",
+        "ProlificRejectionCategoryEnum": "annotation.prolific.client.REJECTION_CATEGORIES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

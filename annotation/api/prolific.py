@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from ..hiring import HiringPolicy, Invite
 from ..prolific import services, workspaces
-from ..prolific.client import ProlificError, WrongToken
+from ..prolific.client import REJECTION_CATEGORIES, ProlificError, WrongToken
 from ..prolific.models import ProlificStudy
 from ..prolific.urls import study_url
 from .common import ERRORS, READ_ERRORS, researcher_project, user_of, valid
@@ -81,7 +81,7 @@ class ActionSerializer(serializers.Serializer):
         child=serializers.CharField(max_length=64), required=False, default=list, max_length=1000
     )
     category = serializers.ChoiceField(
-        choices=list(services.REJECTION_CATEGORIES), required=False, default=""
+        choices=list(REJECTION_CATEGORIES), required=False, default=""
     )
     message = serializers.CharField(required=False, max_length=5000, default="")
     reasons = serializers.ListField(

@@ -28,6 +28,21 @@ from typing import Any
 
 BASE_URL = "https://api.prolific.com/api/v1/"
 MAX_RETRY_AFTER = 300.0  # seconds: a longer Retry-After is an error, not a wait
+# a rejection's `rejection_category` (pyrolific models/submission_transition_rejection_category.py)
+REJECTION_CATEGORIES = (
+    "TOO_QUICKLY",
+    "TOO_SLOWLY",
+    "FAILED_INSTRUCTIONS",
+    "INCOMP_LONGITUDINAL",
+    "FAILED_CHECK",
+    "LOW_EFFORT",
+    "MALINGERING",
+    "NO_CODE",
+    "BAD_CODE",
+    "NO_DATA",
+    "UNSUPP_DEVICE",
+    "OTHER",
+)
 
 
 class ProlificError(Exception):

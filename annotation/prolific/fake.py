@@ -31,6 +31,8 @@ from decimal import Decimal, InvalidOperation
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .client import REJECTION_CATEGORIES
+
 TOKEN = "fake-prolific-token"
 STUDY_FIELDS = (
     "name",
@@ -41,20 +43,6 @@ STUDY_FIELDS = (
     "estimated_completion_time",
     "reward",
 )
-REJECTION_CATEGORIES = {
-    "TOO_QUICKLY",
-    "TOO_SLOWLY",
-    "FAILED_INSTRUCTIONS",
-    "INCOMP_LONGITUDINAL",
-    "FAILED_CHECK",
-    "LOW_EFFORT",
-    "MALINGERING",
-    "NO_CODE",
-    "BAD_CODE",
-    "NO_DATA",
-    "UNSUPP_DEVICE",
-    "OTHER",
-}
 TRANSITIONS = {
     ("PUBLISH", "UNPUBLISHED"): "ACTIVE",
     ("PAUSE", "ACTIVE"): "PAUSED",

@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from . import services
+from .client import REJECTION_CATEGORIES
 
 
 class ActionForm(forms.Form):
@@ -38,7 +39,7 @@ class ActionForm(forms.Form):
     submissions = forms.MultipleChoiceField(required=False)  # choices: the study's
     category = forms.ChoiceField(
         required=False,
-        choices=[("", "–")] + [(c, c) for c in services.REJECTION_CATEGORIES],
+        choices=[("", "–")] + [(c, c) for c in REJECTION_CATEGORIES],
         label="Rejection category",
     )
     message = forms.CharField(

@@ -32,7 +32,7 @@ from .. import hiring
 from ..hiring.markets import PROLIFIC, same_id
 from ..hiring.models import Hire, HiringPolicy, Invite, regular
 from ..models import Assignment, Project
-from .client import Client, ProlificError, Unanswered
+from .client import REJECTION_CATEGORIES, Client, ProlificError, Unanswered
 from .models import ProlificBonus, ProlificStudy, ProlificSubmission
 from .workspaces import Workspace, get
 
@@ -40,20 +40,6 @@ AWAITING = "AWAITING REVIEW"
 MAX_REWARD_CENTS = 10_000  # a study's reward per place: more is refused as a typo
 MAX_PLACES = 10_000
 MIN_REJECTION_MESSAGE = 100  # Prolific: "It must be at least 100 chars long"
-REJECTION_CATEGORIES = (
-    "TOO_QUICKLY",
-    "TOO_SLOWLY",
-    "FAILED_INSTRUCTIONS",
-    "INCOMP_LONGITUDINAL",
-    "FAILED_CHECK",
-    "LOW_EFFORT",
-    "MALINGERING",
-    "NO_CODE",
-    "BAD_CODE",
-    "NO_DATA",
-    "UNSUPP_DEVICE",
-    "OTHER",
-)
 
 
 def workspace_of(project: Project) -> Workspace:
