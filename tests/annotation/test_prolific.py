@@ -256,3 +256,35 @@ def _study_body() -> dict[str, Any]:
         "estimated_completion_time": 1,
         "reward": 10,
     }
+
+
+def test_workspaces_are_the_operators_and_the_demo_fake_needs_no_token(
+    fake: FakeProlific, settings: Any
+) -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    from annotation.prolific import workspaces
+
+    settings.PROLIFIC_WORKSPACES = []
+    settings.PROLIFIC_DEMO_FAKE = f"127.0.0.1:{fake.port}"  # as `make demo` sets it
+    demo = workspaces.get("fake")
+    with pytest.raises(ProlificError, match="404"):
+        demo.client().get_study("nope")  # the fake's token was accepted: a 404, not a 401
+    assert workspaces.choices() == [
+        ("", "none (the manual path)"),
+        ("fake", "fake: a fake Prolific server for the demo: nobody is recruited or paid"),
+    ]
+    settings.PROLIFIC_DEMO_FAKE = ""
+    for bad, says in (
+        ([{"name": "x"}], "token_env"),
+        ([{"name": "x", "token_env": "T", "base_url": "file:///etc"}], "not an http"),
+        ([{"name": "x", "token_env": "T", "max_bonus": "-1"}], "positive"),
+        ([{"name": "x", "token_env": "T", "token": "secret"}], "unknown key"),
+    ):
+        settings.PROLIFIC_WORKSPACES = bad
+        with pytest.raises(ImproperlyConfigured, match=says):
+            workspaces.workspaces()
+        assert workspaces.check_workspaces()[0].id == "annotation.E002"
+    settings.PROLIFIC_WORKSPACES = []
+    with pytest.raises(ValueError, match="uses no Prolific workspace"):
+        workspaces.get("")
