@@ -161,9 +161,10 @@ def create_study(
     minutes = minutes or pilot_minutes(invite)
     workspace = workspace_of(invite.project)
     try:
-        record = ProlificStudy.objects.create(
-            invite=invite, workspace=workspace.name, study_id="", created_by=by
-        )
+        with transaction.atomic():  # a savepoint: the caller's transaction survives
+            record = ProlificStudy.objects.create(
+                invite=invite, workspace=workspace.name, study_id="", created_by=by
+            )
     except IntegrityError:
         raise ValueError("This invite has a Prolific study already.") from None
     body = study_body(
@@ -376,7 +377,9 @@ def bonuses_due(
 def pay_bonuses(
     study: ProlificStudy, by: User | None = None, client: Client | None = None
 ) -> dict[str, Any]:
-    """Pay the bonuses due (bonuses_due) through one bulk bonus, exactly once."""
+    """Pay the bonuses due (bonuses_due) through one bulk bonus, exactly once. Call it in
+    autocommit (as the page, the API and the command do): each record must be committed
+    before the call it guards."""
     c = _client(study, client)
     reconcile(study, c)
     if study.bonuses.filter(state=ProlificBonus.SENT).exists():
