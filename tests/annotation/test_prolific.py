@@ -212,6 +212,36 @@ def test_an_unanswered_pay_call_is_never_repeated_and_reconciles(
     with pytest.raises(ValueError, match="not confirmed paid yet"):
         services.pay_bonuses(study)  # nothing more is paid while it is unknown
     assert lab.paid == []
+    # the researcher checked on Prolific that it was not paid, and confirms the release
+    assert services.release(study) == 1 and record.__class__.objects.get().state == "sent"
+    assert services.release(study, confirmed=True) == 1
+    assert services.pay_bonuses(study)["paid"] == [f"{done.worker_id}: 1.00"]
+    assert lab.paid == [(done.worker_id, 100)]
+
+
+def test_a_record_left_before_any_call_and_a_refused_bonus_pay_nothing_twice(
+    pinvite: Invite, lab: FakeProlific
+) -> None:
+    study = make_study(pinvite)
+    done = take(lab, study, pinvite, passes=True)
+    sub = services.pull(study)[0]
+    # a process died after writing its record and before asking Prolific anything
+    ProlificBonus.objects.create(
+        hire=done,
+        study=study,
+        submission_id=sub.submission_id,
+        participant_id=sub.participant_id,
+        amount=Decimal("1.00"),
+        covers_to=Decimal("1.00"),
+    )
+    lab.fail("bonus-payments", 400)  # then Prolific refuses the next bulk bonus
+    with pytest.raises(ProlificError, match="400"):
+        services.pay_bonuses(study)  # reconciled first: the old record is void
+    assert lab.paid == []
+    assert sorted(ProlificBonus.objects.values_list("state", flat=True)) == ["void", "void"]
+    assert services.pay_bonuses(study)["paid"] == [f"{done.worker_id}: 1.00"]
+    assert services.pay_bonuses(study)["paid"] == []
+    assert lab.paid == [(done.worker_id, 100)]
 
 
 # --- the client alone ---------------------------------------------------------------------
