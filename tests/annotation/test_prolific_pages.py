@@ -91,6 +91,9 @@ def test_the_page_flow_with_a_confirmation_before_rejecting(
         alice.post(page(pinvite), {"action": "bonus"})
     assert lab.paid == [(done.worker_id, 100)]
     assert ProlificBonus.objects.get().state == ProlificBonus.PAID
+    body = alice.get(page(pinvite)).content.decode()
+    assert "Bonuses paid through the API" in body and done.worker_id in body
+    assert body.count('type="checkbox"') == 2 and " disabled>" in body  # done's: disabled
 
 
 def test_the_api_flow_replays_and_absurd_amounts(
