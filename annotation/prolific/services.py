@@ -31,6 +31,7 @@ from django.utils import timezone
 from .. import hiring
 from ..hiring.markets import PROLIFIC, same_id
 from ..hiring.models import Hire, HiringPolicy, Invite, regular
+from ..hiring.services import Progress, progress
 from ..models import Assignment, Project
 from .client import REJECTION_CATEGORIES, Client, ProlificError, Unanswered
 from .models import ProlificBonus, ProlificStudy, ProlificSubmission
@@ -233,8 +234,10 @@ def pull(study: ProlificStudy, client: Client | None = None) -> list[ProlificSub
 
 def review_rows(study: ProlificStudy) -> list[dict[str, Any]]:
     """Per stored submission: Prolific's status, the hire it matched, their status here,
-    and whether approving pays a completed hire (`payable`)."""
-    payable = {h.pk for h in hiring.payable_hires(study.invite.project)}
+    and whether approving pays a completed hire (`payable`). Progress is counted once."""
+    project = study.invite.project
+    payable = {h.pk for h in hiring.payable_hires(project)}
+    counted = progress(project)
     rows = []
     for s in study.submissions.select_related("hire__membership", "hire__invite").order_by("pk"):
         rows.append(
@@ -243,7 +246,9 @@ def review_rows(study: ProlificStudy) -> list[dict[str, Any]]:
                 "participant_id": s.participant_id,
                 "status": s.status,
                 "annotator": s.hire.membership.pseudonym if s.hire else "",
-                "here": hiring.status(s.hire) if s.hire else "no hire with this id",
+                "here": hiring.status(s.hire, counted.get(s.hire.membership.user_id, Progress()))
+                if s.hire
+                else "no hire with this id",
                 "payable": s.hire_id in payable,
             }
         )
