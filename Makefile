@@ -45,7 +45,8 @@ install-docs: $(VENV)/.installed-docs
 # Beside the server, `make demo` runs a pipeline worker and the project's fake provider
 # (pipeline/fakes.py: a deterministic fake OpenAI server on FAKE_PORT and a fake Serper on
 # FAKE_PORT+1, not a model), so a run on the endpoint "fake" finishes without any key.
-# Without SERPER_API_KEY the demo's searches go to the fake Serper too. All stop with the server.
+# Without SERPER_API_KEY the demo's searches go to the fake Serper too. A fake Prolific on
+# FAKE_PORT+2 is the workspace "fake" (annotation/prolific/fake.py). All stop with the server.
 demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
@@ -53,9 +54,11 @@ demo: install
 	export PIPELINE_DEMO_FAKE=127.0.0.1:$(FAKE_PORT); \
 	if [ -z "$${SERPER_API_KEY:-}" ]; then \
 		export PIPELINE_SERPER_URL=http://127.0.0.1:$$(($(FAKE_PORT) + 1)) SERPER_API_KEY=none-for-the-fake; fi; \
+	export PROLIFIC_DEMO_FAKE=127.0.0.1:$$(($(FAKE_PORT) + 2)); \
 	$(BIN)/python -m pipeline.fakes --port $(FAKE_PORT) --serper-port $$(($(FAKE_PORT) + 1)) & fakes=$$!; \
+	$(BIN)/python -m annotation.prolific.fake --port $$(($(FAKE_PORT) + 2)) & prolific=$$!; \
 	$(BIN)/python manage.py db_worker --no-reload --no-startup-delay --worker-id demo & worker=$$!; \
-	trap 'kill $$fakes $$worker 2>/dev/null' EXIT; \
+	trap 'kill $$fakes $$prolific $$worker 2>/dev/null' EXIT; \
 	$(BIN)/python manage.py runserver --insecure $(HOST):$(PORT)
 
 # The production server: gunicorn against the configured database (DATABASE_URL, or the

@@ -8,6 +8,7 @@ from django.db.models import F
 from django.db.models.signals import post_save
 
 from . import hiring, models
+from .prolific.models import ProlificBonus, ProlificStudy, ProlificSubmission
 
 
 def admin_changed(sender: type[LogEntry], **kwargs: Any) -> None:
@@ -192,3 +193,25 @@ class OverlapWaitAdmin(admin.ModelAdmin):
 @admin.register(models.ThrottleCounter)
 class ThrottleCounterAdmin(admin.ModelAdmin):
     list_display = ("key", "count", "until")
+
+
+# Prolific (annotation/prolific/models.py): bonus records are the payment ledger, read-only
+@admin.register(ProlificStudy)
+class ProlificStudyAdmin(admin.ModelAdmin):
+    list_display = ("id", "invite", "workspace", "study_id", "status")
+
+
+@admin.register(ProlificSubmission)
+class ProlificSubmissionAdmin(admin.ModelAdmin):
+    list_display = ("submission_id", "study", "status", "hire")
+
+
+@admin.register(ProlificBonus)
+class ProlificBonusAdmin(admin.ModelAdmin):
+    list_display = ("id", "hire", "amount", "state", "bulk_id", "paid_at")
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return False

@@ -14,6 +14,8 @@ class AnnotationConfig(AppConfig):
         # The hiring package's models belong to this app but live below `models.py`
         # (models.py never imports them back): loaded with the app's models.
         import_module(f"{self.name}.hiring.models")
+        import_module(f"{self.name}.prolific.models")
 
     def ready(self) -> None:
         from . import endpoints, login_throttle  # noqa: F401  (system check, signal receiver)
+        from .prolific import workspaces  # noqa: F401  (system check)

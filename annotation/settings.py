@@ -257,6 +257,8 @@ SPECTACULAR_SETTINGS = {
         "QualityActionEnum": ["pause", "resume", "let_through"],
         "QualityItemRoleEnum": "annotation.hiring.models.QualityItem.ROLES",
         "InviteMarketEnum": "annotation.hiring.markets.CHOICES",
+        "ProlificActionEnum": "annotation.prolific.services.ACTIONS",
+        "ProlificRejectionCategoryEnum": "annotation.prolific.client.REJECTION_CATEGORIES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -275,6 +277,13 @@ PIPELINE_ENDPOINTS = json.loads(os.getenv("PIPELINE_ENDPOINTS") or "[]")
 # host:port of the demo's fake provider (`python -m pipeline.fakes`, started by `make demo`):
 # adds the endpoint "fake", a deterministic fake server, not a model (annotation/endpoints.py).
 PIPELINE_DEMO_FAKE = os.getenv("PIPELINE_DEMO_FAKE", "")
+# Prolific workspaces a project may use (annotation/prolific/workspaces.py), a JSON list of
+# {"name", "token_env", "base_url" (default Prolific's), "max_bonus", "description"}: the
+# token is read from the environment variable `token_env` at call time and never stored.
+PROLIFIC_WORKSPACES = json.loads(os.getenv("PROLIFIC_WORKSPACES") or "[]")
+# host:port of the demo's fake Prolific (`python -m annotation.prolific.fake`): adds the
+# workspace "fake"
+PROLIFIC_DEMO_FAKE = os.getenv("PROLIFIC_DEMO_FAKE", "")
 PIPELINE_CACHE_PATH = os.getenv("PIPELINE_CACHE_PATH", str(VAR_DIR / "pipeline-cache.sqlite"))
 PIPELINE_SERPER_URL = os.getenv("PIPELINE_SERPER_URL", "https://google.serper.dev")
 PIPELINE_BM25_CORPUS = os.getenv("PIPELINE_BM25_CORPUS", "")

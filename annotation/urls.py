@@ -13,6 +13,7 @@ from .views import (
     overlap,
     pipeline_runs,
     preview,
+    prolific,
     researcher,
     tokens,
 )
@@ -63,6 +64,17 @@ urlpatterns = [
     ),
     path("p/<id:project_id>/disagreements/", annotators.disagreements, name="disagreements"),
     path("p/<id:project_id>/hiring/payments.csv", hiring.hiring_payments, name="hiring_payments"),
+    # Prolific through its API (issue 41)
+    path(
+        "p/<id:project_id>/hiring/prolific/",
+        prolific.prolific_workspace,
+        name="hiring_prolific_workspace",
+    ),
+    path(
+        "p/<id:project_id>/hiring/prolific/<id:invite_id>/",
+        prolific.prolific_study,
+        name="hiring_prolific",
+    ),
     path(
         "p/<id:project_id>/hiring/<id:membership_id>/data.json",
         hiring.hiring_worker_data,

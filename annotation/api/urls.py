@@ -9,7 +9,7 @@ from drf_spectacular.views import (
     SpectacularSwaggerSplitView,
 )
 
-from . import assignments, documents, hiring, items, pipeline_runs, projects, results
+from . import assignments, documents, hiring, items, pipeline_runs, projects, prolific, results
 
 inline_styles = csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]
 
@@ -149,6 +149,17 @@ urlpatterns = [
         "projects/<id:project_id>/quality/<id:membership_id>/",
         hiring.QualityMemberApi.as_view(),
         name="api_quality_member",
+    ),
+    # Prolific through its API (issue 41)
+    path(
+        "projects/<id:project_id>/prolific/",
+        prolific.ProlificWorkspaceApi.as_view(),
+        name="api_prolific_workspace",
+    ),
+    path(
+        "projects/<id:project_id>/invites/<id:invite_id>/prolific/",
+        prolific.ProlificStudyApi.as_view(),
+        name="api_prolific_study",
     ),
     path("join/<str:key>/", hiring.JoinApi.as_view(), name="api_join"),
     path(

@@ -90,6 +90,9 @@ class HiringPolicy(models.Model):
     join_expiry_minutes = models.PositiveIntegerField(null=True, blank=True, default=30)
     # a hire who completed cannot change their submitted answers any more
     lock_at_completion = models.BooleanField(default=False)
+    # the operator's Prolific workspace this project's studies use (prolific/workspaces.py,
+    # by name; empty: the manual path only)
+    prolific_workspace = models.CharField(max_length=100, blank=True)
 
     @classmethod
     def of(cls, project: Project) -> HiringPolicy:

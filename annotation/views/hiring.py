@@ -21,6 +21,7 @@ from ..hiring import Hire, HiringPolicy, Invite, QualityItem
 from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
 from ..login_throttle import client_address, join_wait
 from ..models import Assignment, Item, Membership, Project
+from ..prolific import workspaces as prolific_workspaces
 from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
 
 HIRING_PAGE_ROWS = 200  # rows of the annotators' and payments tables per page
@@ -323,6 +324,7 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
             "payments": payments.get_page(page.number).object_list,
             "page": page,
             "marked": QualityItem.objects.filter(item__project=project).order_by("item_id"),
+            "prolific_workspaces": prolific_workspaces.choices(),  # the Prolific section
             "check_problems": [
                 p
                 for i in project.invites.filter(revoked=False)
