@@ -9,6 +9,7 @@ hiring page and API share. The report's "Annotator quality" section is
 
 from __future__ import annotations
 
+from .links import placeholder, study_url
 from .markets import CHOICES as MARKET_CHOICES
 from .markets import MARKETS, same_id
 from .models import (
@@ -139,7 +140,9 @@ __all__ = [
     "score",
     "screened_out",
     "set_state",
+    "placeholder",
     "status",
+    "study_url",
     "suspicions",
     "training_score",
     "worker_numbering",

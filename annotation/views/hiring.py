@@ -301,7 +301,7 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
                     messages.success(request, f"Item {item.pk} marked.{_new_version(project)}")
                 return redirect("hiring", project_id=project.pk)
     invites = [
-        (i, request.build_absolute_uri(reverse("join", kwargs={"key": i.key})))
+        (i, hiring.study_url(i, request.build_absolute_uri(reverse("join", kwargs={"key": i.key}))))
         for i in project.invites.annotate(n_hires=Count("hires")).order_by("-created_at")
     ]
     # the tables in pages of HIRING_PAGE_ROWS (one page number for both)
