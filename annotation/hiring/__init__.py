@@ -9,7 +9,7 @@ hiring page and API share. The report's "Annotator quality" section is
 
 from __future__ import annotations
 
-from .links import placeholder, study_url
+from .links import PILOT_ITEMS, StudyTerms, placeholder, study_terms, study_url
 from .markets import CHOICES as MARKET_CHOICES
 from .markets import MARKETS, same_id
 from .models import (
@@ -142,7 +142,10 @@ __all__ = [
     "set_state",
     "placeholder",
     "status",
+    "study_terms",
     "study_url",
+    "StudyTerms",
+    "PILOT_ITEMS",
     "suspicions",
     "training_score",
     "worker_numbering",

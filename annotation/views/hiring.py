@@ -48,7 +48,11 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
             if problem := invite.problem():
                 raise hiring.JoinRefused(problem)
             hiring.join_params(invite, carried)
-            return render(request, "annotation/join.html", {"invite": invite, "carried": carried})
+            return render(
+                request,
+                "annotation/join.html",
+                {"invite": invite, "carried": carried, "terms": hiring.study_terms(invite)},
+            )
         if wait := join_wait(request, invite.key):
             response = render(
                 request,
