@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -21,7 +21,7 @@ from .. import hiring, kinds
 from ..forms import AnswerForm, SkipForm
 from ..kinds import answer_form
 from ..models import Assignment, Membership, Project, visible_projects
-from ..operations import Action, Result, answer, retry_waiting
+from ..operations import WITHDRAWN, WITHDRAWN_MESSAGE, Action, Result, answer, retry_waiting
 from . import hiring as hiring_views
 from .common import HtmxRequest, assignment_for_annotator, membership_for
 
@@ -34,7 +34,10 @@ NEWER_DRAFT = (
 @login_required
 def home(request: HtmxRequest) -> HttpResponse:
     memberships = (
-        Membership.objects.filter(user=request.user).select_related("project").order_by("project")
+        Membership.objects.filter(user=request.user, project__deleted_at=None)
+        .exclude(role=Membership.REMOVED)
+        .select_related("project")
+        .order_by("project")
     )
     rows = []
     for m in memberships:
@@ -191,7 +194,14 @@ def _context(assignment: Assignment, membership: Membership, form: AnswerForm) -
 
 @login_required
 def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
-    assignment = assignment_for_annotator(request, assignment_id)
+    try:
+        assignment = assignment_for_annotator(request, assignment_id)
+    except Http404:
+        if request.method != "POST" or request.htmx:
+            raise
+        # an answer to an item no longer in the queue (withdrawn): said, never silent
+        messages.error(request, WITHDRAWN_MESSAGE)
+        return redirect("home")
     project = assignment.item.project
     membership = membership_for(request, project.pk, Membership.ANNOTATOR)
     if not membership.has_acknowledged:
@@ -213,6 +223,8 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         action = Action.RESUBMIT if request.POST.get("editing") == "1" else Action.SUBMIT
     outcome = answer(assignment, membership, request.POST, Action(action), touch=False)
     if outcome.result == Result.REFUSED:
+        if outcome.reason == WITHDRAWN:
+            messages.error(request, WITHDRAWN_MESSAGE)
         return redirect("next_item", project_id=project.pk)
     if outcome.stored and action != Action.DRAFT:  # an unchanged one is a double click
         return _go_next(request, project.pk, hiring_views.after_answer(assignment))

@@ -20,7 +20,7 @@ def membership_for(request: HtmxRequest, project_id: int, role: str) -> Membersh
     membership = (
         # The hire (hiring.hire_of) with it: every annotator page asks for it.
         Membership.objects.select_related("project", "hire")
-        .filter(project_id=project_id, user=request.user, role=role)
+        .filter(project_id=project_id, user=request.user, role=role, project__deleted_at=None)
         .first()
     )
     if membership is None:

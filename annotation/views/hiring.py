@@ -38,7 +38,7 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
     """An invite link: GET shows a Start button (so link previews create nobody), POST
     makes the account, logs this browser in and shows the personal URL once. A worker id
     with an account already is told how to come back, never let in by the id."""
-    invite = get_object_or_404(Invite, key=key)
+    invite = get_object_or_404(Invite, key=key, project__deleted_at=None)
     params = request.POST if request.method == "POST" else request.GET
     carried = {p: params[p] for p in invite.params() if p in params}
     if (mine := hiring.joined_here(request.user, invite, carried)) is not None:
