@@ -192,8 +192,8 @@ def answer(
 
 WITHDRAWN = "withdrawn"  # Outcome.reason: a researcher took the item back; nothing stored
 WITHDRAWN_MESSAGE = (
-    "A researcher took this item back from you: what you sent was not saved. Nothing"
-    " else was lost; carry on with your next item."
+    "This item is not in your queue (a researcher may have taken it back from you): what"
+    " you sent was not saved. Your other answers are kept; carry on with your next item."
 )
 
 

@@ -21,12 +21,12 @@ from .errors import ApiError
 MAX_IDS = 100_000
 
 
-class RemovedSerializer(serializers.Serializer):
+class MemberRemovedSerializer(serializers.Serializer):
     member = serializers.CharField(help_text="the pseudonym, kept with their answers")
     freed = serializers.IntegerField(help_text="unsubmitted items back to the pool")
 
 
-class WithdrawSerializer(serializers.Serializer):
+class AssignmentWithdrawSerializer(serializers.Serializer):
     member = serializers.IntegerField(help_text="the membership id whose items are taken")
     items = serializers.ListField(
         child=serializers.IntegerField(min_value=1),
@@ -41,19 +41,19 @@ class WithdrawSerializer(serializers.Serializer):
     )
 
 
-class WithdrawnSerializer(serializers.Serializer):
+class AssignmentWithdrawnSerializer(serializers.Serializer):
     withdrawn = serializers.IntegerField()
     reassigned = serializers.IntegerField()
     kept = serializers.IntegerField(help_text="submitted or skipped: never taken")
 
 
-class DeleteItemsSerializer(serializers.Serializer):
+class ItemDeleteSerializer(serializers.Serializer):
     items = serializers.ListField(
         child=serializers.IntegerField(min_value=1), min_length=1, max_length=MAX_IDS
     )
 
 
-class DeletionSerializer(serializers.Serializer):
+class ProjectDeletionSerializer(serializers.Serializer):
     id = serializers.IntegerField(allow_null=True, help_text="null: nothing left to delete")
     whole_project = serializers.BooleanField()
     at = serializers.DateTimeField(allow_null=True)
@@ -61,7 +61,7 @@ class DeletionSerializer(serializers.Serializer):
     summary = serializers.DictField(child=serializers.IntegerField())
 
 
-class RestoredSerializer(serializers.Serializer):
+class ProjectRestoredSerializer(serializers.Serializer):
     restored = serializers.BooleanField(help_text="false: restored already, nothing changed")
 
 
@@ -86,7 +86,9 @@ def _member(project: Project, pk: int, field: str) -> Membership:
 
 class RemoveMemberApi(APIView):
     @extend_schema(
-        operation_id="members_remove", request=None, responses={200: RemovedSerializer, **ERRORS}
+        operation_id="members_remove",
+        request=None,
+        responses={200: MemberRemovedSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: int, membership_id: int) -> Response:
         project = researcher_project(request, project_id)
@@ -101,12 +103,12 @@ class RemoveMemberApi(APIView):
 class WithdrawApi(APIView):
     @extend_schema(
         operation_id="items_withdraw",
-        request=WithdrawSerializer,
-        responses={200: WithdrawnSerializer, **ERRORS},
+        request=AssignmentWithdrawSerializer,
+        responses={200: AssignmentWithdrawnSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = researcher_project(request, project_id)
-        data = valid(WithdrawSerializer, request.data)
+        data = valid(AssignmentWithdrawSerializer, request.data)
         member = _member(project, data["member"], "member")
         to = _member(project, data["to"], "to") if data["to"] is not None else None
         try:
@@ -118,18 +120,20 @@ class WithdrawApi(APIView):
 class DeleteItemsApi(APIView):
     @extend_schema(
         operation_id="items_delete",
-        request=DeleteItemsSerializer,
-        responses={200: DeletionSerializer, **ERRORS},
+        request=ItemDeleteSerializer,
+        responses={200: ProjectDeletionSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = researcher_project(request, project_id)
-        ids = valid(DeleteItemsSerializer, request.data)["items"]
+        ids = valid(ItemDeleteSerializer, request.data)["items"]
         return Response(_row(manage.delete_items(project, ids, user_of(request))))
 
 
 class DeleteProjectApi(APIView):
     @extend_schema(
-        operation_id="projects_delete", request=None, responses={200: DeletionSerializer, **ERRORS}
+        operation_id="projects_delete",
+        request=None,
+        responses={200: ProjectDeletionSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = researcher_project(request, project_id)
@@ -139,7 +143,7 @@ class DeleteProjectApi(APIView):
 class DeletionListApi(APIView):
     @extend_schema(
         operation_id="deletions_list",
-        responses={200: DeletionSerializer(many=True), **READ_ERRORS},
+        responses={200: ProjectDeletionSerializer(many=True), **READ_ERRORS},
     )
     def get(self, request: Request, project_id: int) -> Response:
         project = _any_project(request, project_id)
@@ -159,7 +163,7 @@ class RestoreApi(APIView):
     @extend_schema(
         operation_id="deletions_restore",
         request=None,
-        responses={200: RestoredSerializer, **ERRORS},
+        responses={200: ProjectRestoredSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: int, deletion_id: int) -> Response:
         project = _any_project(request, project_id)

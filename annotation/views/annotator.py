@@ -199,9 +199,11 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     except Http404:
         if request.method != "POST" or request.htmx:
             raise
-        # an answer to an item no longer in the queue (withdrawn): said, never silent
-        messages.error(request, WITHDRAWN_MESSAGE)
-        return redirect("home")
+        # an answer to an item not in the queue (withdrawn meanwhile, or never theirs:
+        # one answer for both, 404): said, never silent
+        return render(
+            request, "annotation/not_in_queue.html", {"message": WITHDRAWN_MESSAGE}, status=404
+        )
     project = assignment.item.project
     membership = membership_for(request, project.pk, Membership.ANNOTATOR)
     if not membership.has_acknowledged:
