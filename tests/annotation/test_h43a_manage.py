@@ -113,6 +113,8 @@ def test_removing_a_member_frees_their_open_items_and_keeps_their_answers(
     assert {r["annotator"] for r in rows if r["item"] == alpha_items[0].pk} >= {bob.pseudonym}
     page = c.get(reverse("manage", args=[alpha.pk])).content.decode()
     assert "removed member" in page and "answers kept" in page
+    page = c.get(reverse("annotators", args=[alpha.pk])).content.decode()
+    assert f"{bob.pseudonym} (removed member)" in page
     # no access any more: queue, item page, API
     gone = _client(users["bob"])
     assert gone.get(reverse("next_item", args=[alpha.pk])).status_code == 404
