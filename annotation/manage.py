@@ -80,7 +80,7 @@ def withdraw(
         mine = mine.filter(item_id__in=item_ids)
     with transaction.atomic():
         # the rows locked: a submission in flight waits, then finds its row gone
-        taken = list(mine.open().select_for_update().values_list("pk", "item_id"))
+        taken = list(mine.open().select_for_update(of=("self",)).values_list("pk", "item_id"))
         Assignment.objects.filter(pk__in=[pk for pk, _ in taken]).open().delete()
         given = _give(project, to, [item for _, item in taken]) if to is not None else 0
         if taken:
