@@ -75,11 +75,15 @@ class ProjectQuerySet(QuerySet["Project"]):
         return live.filter(memberships__user=user, memberships__role=Membership.RESEARCHER)
 
     def visible_to(self, user: User) -> ProjectQuerySet:
-        """The projects the user is a member of (all of them for a superuser), not deleted."""
+        """The projects the user is a member of, not removed (all of them for a superuser),
+        not deleted."""
         live = self.filter(deleted_at__isnull=True)
         if user.is_superuser:
             return live
-        return live.filter(memberships__user=user).distinct()
+        return live.filter(
+            memberships__user=user,
+            memberships__role__in=[Membership.RESEARCHER, Membership.ANNOTATOR],
+        ).distinct()
 
 
 class Project(models.Model):

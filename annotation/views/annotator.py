@@ -6,6 +6,9 @@ annotator may see (never system names, other people's answers or verdicts).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -192,18 +195,28 @@ def _context(assignment: Assignment, membership: Membership, form: AnswerForm) -
     return context
 
 
+def _gone_said(view: Callable[[HtmxRequest, int], HttpResponse]) -> Callable[..., HttpResponse]:
+    """An answer posted to an item not in the queue (withdrawn meanwhile, or never theirs:
+    one answer for both, 404) is told that nothing was saved, never dropped silently."""
+
+    @wraps(view)
+    def wrapped(request: HtmxRequest, assignment_id: int) -> HttpResponse:
+        try:
+            return view(request, assignment_id)
+        except Http404:
+            if request.method != "POST" or request.htmx:
+                raise
+            return render(
+                request, "annotation/not_in_queue.html", {"message": WITHDRAWN_MESSAGE}, status=404
+            )
+
+    return wrapped
+
+
 @login_required
+@_gone_said
 def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
-    try:
-        assignment = assignment_for_annotator(request, assignment_id)
-    except Http404:
-        if request.method != "POST" or request.htmx:
-            raise
-        # an answer to an item not in the queue (withdrawn meanwhile, or never theirs:
-        # one answer for both, 404): said, never silent
-        return render(
-            request, "annotation/not_in_queue.html", {"message": WITHDRAWN_MESSAGE}, status=404
-        )
+    assignment = assignment_for_annotator(request, assignment_id)
     project = assignment.item.project
     membership = membership_for(request, project.pk, Membership.ANNOTATOR)
     if not membership.has_acknowledged:

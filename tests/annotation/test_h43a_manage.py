@@ -120,6 +120,8 @@ def test_removing_a_member_frees_their_open_items_and_keeps_their_answers(
     assert gone.get(reverse("next_item", args=[alpha.pk])).status_code == 404
     assert gone.get(reverse("assignment", args=[mine.get().pk])).status_code == 404
     assert _api(users["bob"]).get(f"/api/assignments/{mine.get().pk}/").status_code == 404
+    assert _api(users["bob"]).get("/api/projects/").json()["results"] == []
+    assert reverse("queue", args=[alpha.pk]) not in gone.get(reverse("home")).content.decode()
     # twice: nothing more happens
     r = _api(users["alice"]).post(f"/api/projects/{alpha.pk}/members/{bob.pk}/remove/")
     assert r.status_code == 200 and r.json() == {"member": bob.pseudonym, "freed": 0}
