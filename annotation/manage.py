@@ -161,6 +161,17 @@ def delete_project(project: Project, by: User) -> Deletion:
     return deletion
 
 
+def archive_project(project: Project, archived: bool) -> bool:
+    """Close the project to its annotators and joins (`archived`), or open it again;
+    its researchers keep every page, report and export. Returns whether it changed."""
+    field = "archived_at__isnull"
+    changed = Project.objects.filter(pk=project.pk, **{field: archived}).update(
+        archived_at=timezone.now() if archived else None
+    )
+    project.refresh_from_db(fields=["archived_at"])
+    return bool(changed)
+
+
 def restore(deletion_id: int, project: Project) -> Deletion | None:
     """Undo a deletion of `project` (its items, or the project itself). None when it is
     not there any more (restored or purged already: a repeated request changes nothing)."""

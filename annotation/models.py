@@ -114,6 +114,9 @@ class Project(models.Model):
     # Deleted by a researcher (manage.delete_project): hidden from every page, API and
     # worker, restorable until its Deletion is purged (settings.DELETED_KEEP_DAYS).
     deleted_at = models.DateTimeField(null=True, blank=True)
+    # Archived (manage.archive_project): closed to annotators and joins, kept whole for
+    # its researchers (pages, reports, exports) until unarchived
+    archived_at = models.DateTimeField(null=True, blank=True)
 
     objects = ProjectQuerySet.as_manager()
 
@@ -521,6 +524,7 @@ class AssignmentQuerySet(QuerySet["Assignment"]):
             item__project__memberships__role=Membership.ANNOTATOR,
             item__deletion__isnull=True,
             item__project__deleted_at__isnull=True,
+            item__project__archived_at__isnull=True,
         )
 
     def for_annotator(self, user: User) -> AssignmentQuerySet:

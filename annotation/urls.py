@@ -82,6 +82,7 @@ urlpatterns = [
     path("p/<id:project_id>/settings/", researcher.project_settings, name="project_settings"),
     path("p/<id:project_id>/manage/", manage.manage_page, name="manage"),
     path("p/<id:project_id>/manage/delete/", manage.manage_delete, name="manage_delete"),
+    path("p/<id:project_id>/manage/archive/", manage.manage_archive, name="manage_archive"),
     path(
         "p/<id:project_id>/manage/remove/<id:membership_id>/",
         manage.manage_remove,

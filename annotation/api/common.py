@@ -47,6 +47,7 @@ def annotator_membership(request: Request, project_id: int) -> Membership:
         user=user_of(request),
         role=Membership.ANNOTATOR,
         project__deleted_at=None,
+        project__archived_at=None,
     )
 
 

@@ -159,6 +159,28 @@ def _any_project(request: Request, project_id: int) -> Project:
     )
 
 
+class ProjectArchiveSerializer(serializers.Serializer):
+    archived = serializers.BooleanField(help_text="true: closed to annotators and joins")
+
+
+class ProjectArchivedSerializer(serializers.Serializer):
+    archived = serializers.BooleanField()
+    changed = serializers.BooleanField(help_text="false: it was so already")
+
+
+class ArchiveApi(APIView):
+    @extend_schema(
+        operation_id="projects_archive",
+        request=ProjectArchiveSerializer,
+        responses={200: ProjectArchivedSerializer, **ERRORS},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = researcher_project(request, project_id)
+        archived = valid(ProjectArchiveSerializer, request.data)["archived"]
+        changed = manage.archive_project(project, archived)
+        return Response({"archived": project.archived_at is not None, "changed": changed})
+
+
 class RestoreApi(APIView):
     @extend_schema(
         operation_id="deletions_restore",

@@ -119,6 +119,11 @@ urlpatterns = [
         name="api_items_delete",
     ),
     path(
+        "projects/<id:project_id>/archive/",
+        manage.ArchiveApi.as_view(),
+        name="api_project_archive",
+    ),
+    path(
         "projects/<id:project_id>/delete/",
         manage.DeleteProjectApi.as_view(),
         name="api_project_delete",

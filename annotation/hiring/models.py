@@ -142,6 +142,8 @@ class Invite(models.Model):
         """Why nobody may join through this link now, or None."""
         if self.revoked:
             return "This invite link was revoked."
+        if self.project.archived_at is not None:
+            return "This study is closed."
         if self.expires_at is not None and timezone.now() >= self.expires_at:
             return "This invite link has expired."
         if self.cap is not None and self.places_taken() >= self.cap:

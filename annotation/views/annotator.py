@@ -39,6 +39,7 @@ def home(request: HtmxRequest) -> HttpResponse:
     memberships = (
         Membership.objects.filter(user=request.user, project__deleted_at=None)
         .exclude(role=Membership.REMOVED)
+        .exclude(role=Membership.ANNOTATOR, project__archived_at__isnull=False)
         .select_related("project")
         .order_by("project")
     )

@@ -102,6 +102,21 @@ def manage_page(request: HtmxRequest, project_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
+def manage_archive(request: HtmxRequest, project_id: int) -> HttpResponse:
+    """Archive (archived=1) or reopen (archived=0) the project; the same twice: said."""
+    project = project_for_researcher(request, project_id)
+    archived = request.POST.get("archived") == "1"
+    if not manage.archive_project(project, archived):
+        messages.info(request, "Nothing changed: the project was so already.")
+    elif archived:
+        messages.success(request, "Archived: closed to annotators and joins; yours as before.")
+    else:
+        messages.success(request, "Reopened: annotators and invite links work again.")
+    return redirect("manage", project_id=project.pk)
+
+
+@login_required
+@require_POST
 def manage_remove(request: HtmxRequest, project_id: int, membership_id: int) -> HttpResponse:
     project = project_for_researcher(request, project_id)
     member = get_object_or_404(Membership, project=project, pk=membership_id)

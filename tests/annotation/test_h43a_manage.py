@@ -353,3 +353,35 @@ def test_erasing_a_workers_personal_data_stays_a_real_deletion(
     for d in Deletion.objects.all():
         manage.restore(d.pk, alpha)
     assert hiring.Hire.objects.get(pk=hire.pk).worker_id == ""
+
+
+def test_an_archived_project_is_closed_to_annotators_and_joins_not_to_researchers(
+    alpha: Project, alpha_items: list[Item], users: dict[str, User]
+) -> None:
+    invite = hiring.Invite.objects.create(project=alpha, items_per_person=1)
+    c = _client(users["alice"])
+    r = c.post(reverse("manage_archive", args=[alpha.pk]), {"archived": "1"}, follow=True)
+    assert "Archived: closed to annotators" in r.content.decode()
+    bob = _client(users["bob"])
+    a = Assignment.objects.filter(annotator=users["bob"]).first()
+    assert a is not None
+    assert bob.get(reverse("next_item", args=[alpha.pk])).status_code == 404
+    assert bob.get(reverse("assignment", args=[a.pk])).status_code == 404
+    assert _api(users["bob"]).get(f"/api/assignments/{a.pk}/").status_code == 404
+    assert reverse("queue", args=[alpha.pk]) not in bob.get(reverse("home")).content.decode()
+    page = Client().get(reverse("join", args=[invite.key]) + "?PROLIFIC_PID=w1")
+    assert page.status_code == 410 and "This study is closed." in page.content.decode()
+    for name in ("project", "report", "manage", "hiring"):
+        assert c.get(reverse(name, args=[alpha.pk])).status_code == 200, name
+    api = _api(users["alice"])
+    url = f"/api/projects/{alpha.pk}/archive/"
+    assert api.post(url, {"archived": True}, format="json").json() == {
+        "archived": True,
+        "changed": False,
+    }
+    assert _api(users["bob"]).post(url, {"archived": False}, format="json").status_code == 404
+    assert api.post(url, {"archived": False}, format="json").json() == {
+        "archived": False,
+        "changed": True,
+    }
+    assert bob.get(reverse("assignment", args=[a.pk])).status_code in (200, 302)
