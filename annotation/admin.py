@@ -4,8 +4,9 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin.models import LogEntry
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.db.models.signals import post_save
+from django.http import HttpRequest
 
 from . import hiring, models
 from .prolific.models import ProlificBonus, ProlificStudy, ProlificSubmission
@@ -23,7 +24,7 @@ post_save.connect(admin_changed, sender=LogEntry, dispatch_uid="admin-data-versi
 
 @admin.register(models.Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["name", "instructions_version", "created_at"]
+    list_display = ["name", "instructions_version", "created_at", "deleted_at"]
 
 
 @admin.register(models.Membership)
@@ -75,8 +76,17 @@ class VerdictAdmin(admin.ModelAdmin):
 
 @admin.register(models.Item)
 class ItemAdmin(admin.ModelAdmin):
-    list_display = ["id", "project", "kind", "document"]
+    list_display = ["id", "project", "kind", "document", "deletion"]
     list_filter = ["project", "kind"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[models.Item]:
+        return models.Item.all_objects.all()  # deleted items too (restorable)
+
+
+@admin.register(models.Deletion)
+class DeletionAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "whole_project", "by", "at"]
+    list_filter = ["whole_project"]
 
 
 class AnswerInline(admin.TabularInline):

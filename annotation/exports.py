@@ -55,7 +55,7 @@ def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, A
         hiring.QualityItem.objects.filter(item__project=project).values_list("item_id", "role")
     )
     answers = (
-        Answer.objects.filter(assignment__item__project=project)
+        Answer.objects.filter(assignment__item__project=project, assignment__item__deletion=None)
         .exclude(assignment__item__quality__role=hiring.EXAMPLE)  # shown, never work
         .select_related(
             "assignment__annotator",

@@ -225,6 +225,7 @@ def felm_records(
     golds = {(g.item, g.unit, g.field): g for g in gold.gold_values(project) if g.kind in judging}
     for a in Answer.objects.filter(
         assignment__item__project=project,
+        assignment__item__deletion=None,
         assignment__item__kind__in=judging,
         assignment__status=Assignment.SUBMITTED,
         field__in=["reason", "links"],

@@ -138,7 +138,7 @@ def adjudications(
     project: Project, fields: list[str] | None = None
 ) -> dict[UnitKey, tuple[str, str]]:
     """(item, unit, field) -> the researcher's (value, note), of `fields` or all."""
-    which = Adjudication.objects.filter(item__project=project)
+    which = Adjudication.objects.filter(item__project=project, item__deletion=None)
     if fields is not None:
         which = which.filter(field__in=fields)
     return {

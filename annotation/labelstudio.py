@@ -159,7 +159,7 @@ def import_annotations(project: Project, export: list[dict[str, Any]]) -> PullSu
     with transaction.atomic():
         for task in export:
             meta = (task.get("data") or {}).get("meta") or {}
-            item = Item.objects.filter(project=project, pk=meta.get("item")).first()  # type: ignore[misc]
+            item = Item.objects.filter(project=project, pk=meta.get("item")).first()
             if item is None:
                 summary.errors.append(
                     f"task {task.get('id')}: no item {meta.get('item')!r} in {project}"

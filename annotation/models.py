@@ -66,17 +66,24 @@ def validate_agreement_weights(value: object) -> None:
 
 
 class ProjectQuerySet(QuerySet["Project"]):
-    def for_researcher(self, user: User) -> ProjectQuerySet:
-        """The projects the user researches (all of them for a superuser)."""
+    def for_researcher(self, user: User, *, deleted: bool = False) -> ProjectQuerySet:
+        """The projects the user researches (all of them for a superuser); a deleted
+        one (`Project.deleted_at`, restorable) only with `deleted=True`."""
+        live = self.filter(deleted_at__isnull=not deleted)
         if user.is_superuser:
-            return self.all()
-        return self.filter(memberships__user=user, memberships__role=Membership.RESEARCHER)
+            return live
+        return live.filter(memberships__user=user, memberships__role=Membership.RESEARCHER)
 
     def visible_to(self, user: User) -> ProjectQuerySet:
-        """The projects the user is a member of (all of them for a superuser)."""
+        """The projects the user is a member of, not removed (all of them for a superuser),
+        not deleted."""
+        live = self.filter(deleted_at__isnull=True)
         if user.is_superuser:
-            return self.all()
-        return self.filter(memberships__user=user).distinct()
+            return live
+        return live.filter(
+            memberships__user=user,
+            memberships__role__in=[Membership.RESEARCHER, Membership.ANNOTATOR],
+        ).distinct()
 
 
 class Project(models.Model):
@@ -104,6 +111,12 @@ class Project(models.Model):
     # Bumped in the same transaction as every write a report reads (bump_data_version):
     # the report cache's key, so a cached report is never served after a change.
     data_version = models.PositiveBigIntegerField(default=0, editable=False)
+    # Deleted by a researcher (manage.delete_project): hidden from every page, API and
+    # worker, restorable until its Deletion is purged (settings.DELETED_KEEP_DAYS).
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    # Archived (manage.archive_project): closed to annotators and joins, kept whole for
+    # its researchers (pages, reports, exports) until unarchived
+    archived_at = models.DateTimeField(null=True, blank=True)
 
     objects = ProjectQuerySet.as_manager()
 
@@ -163,12 +176,12 @@ class Project(models.Model):
                 },
             )
             if not created and m.role != role:
-                m.role = role
+                m.role, m.removed_at = role, None  # a removed member added again
                 # A researcher made annotator gets an annotator's pseudonym; an annotator
                 # keeps theirs whatever their role, since their answers are filed under it.
                 if role == Membership.ANNOTATOR and not m.pseudonym.startswith("A"):
                     m.pseudonym = self._next_pseudonym(role)
-                m.save(update_fields=["role", "pseudonym"])
+                m.save(update_fields=["role", "pseudonym", "removed_at"])
         return m
 
     def _next_number(self) -> int:
@@ -188,7 +201,10 @@ class Project(models.Model):
 class Membership(models.Model):
     RESEARCHER = "researcher"
     ANNOTATOR = "annotator"
-    ROLES = [(RESEARCHER, "Researcher"), (ANNOTATOR, "Annotator")]
+    # removed by a researcher (manage.remove_member): no access, no new work; the
+    # answers they submitted stay under their pseudonym, marked as a removed member's
+    REMOVED = "removed"
+    ROLES = [(RESEARCHER, "Researcher"), (ANNOTATOR, "Annotator"), (REMOVED, "Removed")]
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="memberships")
     user = models.ForeignKey(User, models.CASCADE, related_name="memberships")
@@ -201,6 +217,7 @@ class Membership(models.Model):
     pseudonym = models.CharField(max_length=20)
     acknowledged_version = models.PositiveIntegerField(default=0)
     acknowledged_at = models.DateTimeField(null=True, blank=True)
+    removed_at = models.DateTimeField(null=True, blank=True)  # role REMOVED since
 
     class Meta:
         constraints = [
@@ -426,6 +443,36 @@ class ItemQuerySet(QuerySet["Item"]):
         )
 
 
+class Deletion(models.Model):
+    """What a researcher deleted at once: items (`Item.deletion`) or the whole project
+    (`whole_project`, with `Project.deleted_at`). Hidden everywhere from then on and
+    restorable (manage.restore) until settings.DELETED_KEEP_DAYS have passed; then
+    manage.purge deletes it for good (the purge_deleted command)."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="deletions")
+    whole_project = models.BooleanField(default=False)
+    by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
+    at = models.DateTimeField(default=timezone.now)
+    summary = models.JSONField(default=dict)  # what went, counted when it was deleted
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+
+    def __str__(self) -> str:
+        what = "project" if self.whole_project else "items"
+        return f"{what} of {self.project_id} deleted {self.at:%Y-%m-%d %H:%M}"
+
+
+_ItemManager = models.Manager.from_queryset(ItemQuerySet)
+
+
+class LiveItemManager(_ItemManager):
+    """Items not deleted (Item.objects; Item.all_objects has the deleted ones too)."""
+
+    def get_queryset(self) -> ItemQuerySet:
+        return ItemQuerySet(self.model, using=self._db).filter(deletion__isnull=True)
+
+
 class Item(KindNames, models.Model):
     project = models.ForeignKey(Project, models.CASCADE, related_name="items")
     # a registered kind (kinds/schema.py): validated, not choices, so a new kind needs
@@ -439,8 +486,13 @@ class Item(KindNames, models.Model):
     # verification: the claim whose evidence is judged
     claim = models.ForeignKey(Claim, models.CASCADE, null=True, blank=True, related_name="items")
     created_at = models.DateTimeField(default=timezone.now)
+    # deleted with others (restorable until the Deletion is purged): hidden everywhere
+    deletion = models.ForeignKey(
+        Deletion, models.CASCADE, null=True, blank=True, related_name="items"
+    )
 
-    objects = ItemQuerySet.as_manager()
+    objects = LiveItemManager()
+    all_objects = ItemQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]
@@ -464,18 +516,23 @@ class NewerDraft(Exception):
 
 class AssignmentQuerySet(QuerySet["Assignment"]):
     def visible_to(self, user: User) -> AssignmentQuerySet:
-        """The user's own assignments, only in projects where they are still an annotator."""
+        """The user's own assignments, only in projects where they are still an annotator,
+        of items and projects not deleted."""
         return self.filter(
             annotator=user,
             item__project__memberships__user=user,
             item__project__memberships__role=Membership.ANNOTATOR,
+            item__deletion__isnull=True,
+            item__project__deleted_at__isnull=True,
+            item__project__archived_at__isnull=True,
         )
 
     def for_annotator(self, user: User) -> AssignmentQuerySet:
         return self.filter(annotator=user)
 
     def in_project(self, project: Project) -> AssignmentQuerySet:
-        return self.filter(item__project=project)
+        """The project's assignments of items not deleted."""
+        return self.filter(item__project=project, item__deletion__isnull=True)
 
     def open(self) -> AssignmentQuerySet:
         return self.filter(status__in=[Assignment.PENDING, Assignment.DRAFT])
@@ -1092,6 +1149,7 @@ PROJECT_OF: dict[type[models.Model], Any] = {
     Document: lambda o: o.project_id,
     System: lambda o: o.project_id,
     Item: lambda o: o.project_id,
+    Deletion: lambda o: o.project_id,
     PipelineRun: lambda o: o.project_id,
     ClaimList: lambda o: project_of(Document, o.document_id, "project_id"),
     Segment: lambda o: project_of(Document, o.document_id, "project_id"),

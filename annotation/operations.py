@@ -184,6 +184,27 @@ def answer(
         held = hiring.edit_refused(membership)
     if held:
         return Outcome(Result.REFUSED, reason=held)
+    try:
+        return _answer(assignment, membership, data, action, touch=touch)
+    except Assignment.DoesNotExist:  # withdrawn from this person meanwhile (manage.withdraw)
+        return Outcome(Result.REFUSED, reason=WITHDRAWN)
+
+
+WITHDRAWN = "withdrawn"  # Outcome.reason: a researcher took the item back; nothing stored
+WITHDRAWN_MESSAGE = (
+    "This item is not in your queue (a researcher may have taken it back from you): what"
+    " you sent was not saved. Your other answers are kept; carry on with your next item."
+)
+
+
+def _answer(
+    assignment: Assignment,
+    membership: Membership,
+    data: Mapping[str, Any],
+    action: Action,
+    *,
+    touch: bool,
+) -> Outcome:
     version = membership.project.instructions_version
     form: forms.Form
     if action == Action.SKIP:

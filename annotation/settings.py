@@ -205,6 +205,9 @@ JOIN_RATE_PER_INVITE = os.getenv("JOIN_RATE_PER_INVITE", "300/hour")
 # in the payments export as perhaps one person; 0 turns it off (a lab where everyone joins
 # from one address, or a proxy that hides the client's address)
 HIRING_FLAG_SAME_ADDRESS = os.getenv("HIRING_FLAG_SAME_ADDRESS", "1") == "1"
+# Deleted items and projects stay restorable this many days; then the purge_deleted
+# command (run it daily) deletes them for good
+DELETED_KEEP_DAYS = int(os.getenv("DELETED_KEEP_DAYS", "30"))
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"

@@ -10,6 +10,7 @@ from .views import (
     annotator,
     annotators,
     hiring,
+    manage,
     overlap,
     pipeline_runs,
     preview,
@@ -91,6 +92,20 @@ urlpatterns = [
     # researchers
     path("projects/new/", researcher.project_new, name="project_new"),
     path("p/<id:project_id>/settings/", researcher.project_settings, name="project_settings"),
+    path("p/<id:project_id>/manage/", manage.manage_page, name="manage"),
+    path("p/<id:project_id>/manage/delete/", manage.manage_delete, name="manage_delete"),
+    path("p/<id:project_id>/manage/archive/", manage.manage_archive, name="manage_archive"),
+    path(
+        "p/<id:project_id>/manage/remove/<id:membership_id>/",
+        manage.manage_remove,
+        name="manage_remove",
+    ),
+    path(
+        "p/<id:project_id>/manage/restore/<id:deletion_id>/",
+        manage.manage_restore,
+        name="manage_restore",
+    ),
+    path("deleted/", manage.trash, name="trash"),
     path("p/<id:project_id>/", researcher.project_detail, name="project"),
     path("p/<id:project_id>/members/", researcher.project_members, name="project_members"),
     path(

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from .. import hiring, kinds
 from ..kinds.base import api_name
 from ..models import Assignment, Membership
-from ..operations import Action, Result, answer, answers_data
+from ..operations import WITHDRAWN, WITHDRAWN_MESSAGE, Action, Result, answer, answers_data
 from .common import ERRORS, PAGE_PARAMS, READ_ERRORS, annotator_membership, user_of, valid
 from .errors import ApiError, ErrorSerializer, form_error, page_of, paginated
 
@@ -115,6 +115,8 @@ def _answer(
     """operations.answer, its outcome as the API's response."""
     outcome = answer(assignment, membership, data, action)
     if outcome.result == Result.REFUSED:
+        if outcome.reason == WITHDRAWN:
+            raise ApiError(409, WITHDRAWN, WITHDRAWN_MESSAGE)
         raise _held(outcome.reason)
     if outcome.result == Result.INVALID:
         assert outcome.form is not None

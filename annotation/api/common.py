@@ -46,6 +46,8 @@ def annotator_membership(request: Request, project_id: int) -> Membership:
         project_id=project_id,
         user=user_of(request),
         role=Membership.ANNOTATOR,
+        project__deleted_at=None,
+        project__archived_at=None,
     )
 
 

@@ -400,7 +400,7 @@ class JoinApi(APIView):
         },
     )
     def post(self, request: Request, key: str) -> Response:
-        invite = get_object_or_404(Invite, key=key)
+        invite = get_object_or_404(Invite, key=key, project__deleted_at=None)
         # the body is read before a refusal: a 429 sent over an unread body reaches the
         # client as a reset connection, not as 429
         data = request.data if isinstance(request.data, dict) else {}

@@ -9,7 +9,17 @@ from drf_spectacular.views import (
     SpectacularSwaggerSplitView,
 )
 
-from . import assignments, documents, hiring, items, pipeline_runs, projects, prolific, results
+from . import (
+    assignments,
+    documents,
+    hiring,
+    items,
+    manage,
+    pipeline_runs,
+    projects,
+    prolific,
+    results,
+)
 
 inline_styles = csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]
 
@@ -105,6 +115,38 @@ urlpatterns = [
         "projects/<id:project_id>/pipeline-runs/<id:run_id>/retry/",
         pipeline_runs.PipelineRunRetryApi.as_view(),
         name="api_pipeline_run_retry",
+    ),
+    # managing a running study: members, withdrawals, deletions
+    path(
+        "projects/<id:project_id>/members/<id:membership_id>/remove/",
+        manage.RemoveMemberApi.as_view(),
+        name="api_member_remove",
+    ),
+    path("projects/<id:project_id>/withdraw/", manage.WithdrawApi.as_view(), name="api_withdraw"),
+    path(
+        "projects/<id:project_id>/delete-items/",
+        manage.DeleteItemsApi.as_view(),
+        name="api_items_delete",
+    ),
+    path(
+        "projects/<id:project_id>/archive/",
+        manage.ArchiveApi.as_view(),
+        name="api_project_archive",
+    ),
+    path(
+        "projects/<id:project_id>/delete/",
+        manage.DeleteProjectApi.as_view(),
+        name="api_project_delete",
+    ),
+    path(
+        "projects/<id:project_id>/deletions/",
+        manage.DeletionListApi.as_view(),
+        name="api_deletions",
+    ),
+    path(
+        "projects/<id:project_id>/deletions/<id:deletion_id>/restore/",
+        manage.RestoreApi.as_view(),
+        name="api_deletion_restore",
     ),
     # hiring: invite links, quality policy, training / known-answer items, quality table
     path("projects/<id:project_id>/invites/", hiring.InviteListApi.as_view(), name="api_invites"),

@@ -9,6 +9,7 @@ hiring page and API share. The report's "Annotator quality" section is
 
 from __future__ import annotations
 
+from .links import PILOT_ITEMS, StudyTerms, placeholder, study_terms, study_url
 from .markets import CHOICES as MARKET_CHOICES
 from .markets import MARKETS, same_id
 from .models import (
@@ -139,7 +140,12 @@ __all__ = [
     "score",
     "screened_out",
     "set_state",
+    "placeholder",
     "status",
+    "study_terms",
+    "study_url",
+    "StudyTerms",
+    "PILOT_ITEMS",
     "suspicions",
     "training_score",
     "worker_numbering",

@@ -4,7 +4,9 @@ policy and an invite link."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
+from typing import Any
 
 from django import forms
 
@@ -31,6 +33,42 @@ MAX_CHECK_RATE = 0.5  # more, and a queue is mostly checks
 class PolicyForm(forms.ModelForm):
     class Meta:
         model = HiringPolicy
+        labels = {
+            "pass_mark": "Training pass mark",
+            "check_rate": "Share of known-answer checks",
+            "pause_below": "Pause below check accuracy",
+            "pause_after": "Checks before a pause can happen",
+            "pay_per_item": "Bonus per real item",
+            "pay_per_correct_check": "Bonus per correct check",
+            "training_per_person": "Training items per person",
+            "careless_action": "When answers look careless",
+            "careless_fast_share": "Too fast: share of the median time",
+            "careless_same_share": "Same label: share of a run",
+            "careless_run": "Same label: run length (items)",
+            "min_seconds_per_item": "Minimum seconds per item",
+            "join_expiry_minutes": "Minutes to start after joining",
+            "lock_at_completion": "Lock answers at completion",
+        }
+        help_texts = {
+            "pass_mark": "share of training units answered like the reference (0 to 1)",
+            "check_rate": f"share of a new queue that are known-answer checks (0 to"
+            f" {MAX_CHECK_RATE})",
+            "pause_below": "a person whose check accuracy falls below this (0 to 1) is"
+            " paused; empty: never",
+            "pause_after": "checks a person answers before the pause rule applies",
+            "pay_per_item": "the payments export's bonus for each real item submitted",
+            "pay_per_correct_check": "the bonus for each known-answer unit answered right",
+            "training_per_person": "drawn at random from the training items; 0 = every"
+            " training item",
+            "careless_fast_share": "faster than this share of the project's median time"
+            " per item counts as too fast (above 0, at most 1)",
+            "careless_same_share": "the same label on this share (0.5 to 1) ...",
+            "careless_run": "... of this many items in a row counts as careless",
+            "min_seconds_per_item": "an item answered faster counts as careless; 0 = no minimum",
+            "join_expiry_minutes": "a person who submits nothing this long after joining"
+            " is returned and frees their place; empty: never",
+            "lock_at_completion": "a person who completed cannot change their answers",
+        }
         fields = [
             "pass_mark",
             "check_rate",
@@ -81,11 +119,79 @@ class PolicyForm(forms.ModelForm):
 MAX_INVITE_DAYS = 36500
 
 
+class ParamNamesField(forms.CharField):
+    """URL parameter names: typed as "STUDY_ID, SESSION_ID" (commas or spaces), or a
+    list (the API's body; a JSON list as text, as older pages posted it)."""
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return value
+        text = (super().to_python(value) or "").strip()
+        if text.startswith("["):
+            try:
+                return json.loads(text)
+            except ValueError as e:
+                raise forms.ValidationError("Give parameter names separated by commas.") from e
+        return [v for v in re.split(r"[\s,]+", text) if v]
+
+    def prepare_value(self, value: Any) -> Any:
+        return ", ".join(value) if isinstance(value, list) else value
+
+
 class InviteForm(forms.ModelForm):
-    expires_in_days = forms.IntegerField(required=False, min_value=1, max_value=MAX_INVITE_DAYS)
+    expires_in_days = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_INVITE_DAYS,
+        label="Expires after (days)",
+        help_text="empty: never",
+    )
+    extra_params = ParamNamesField(
+        required=False,
+        label="Other URL parameters to store",
+        help_text="names separated by commas, e.g. GROUP, SOURCE: their values are stored"
+        " with the worker id; a Prolific link stores STUDY_ID and SESSION_ID anyway",
+    )
 
     class Meta:
         model = Invite
+        labels = {
+            "note": "Note (for you)",
+            "cap": "At most this many people",
+            "worker_param": "Worker id parameter",
+            "items_per_person": "Real items per person",
+            "completion_code": "Completion code",
+            "completion_url": "Completion URL",
+            "screened_out_code": "Screened-out code",
+            "screened_out_url": "Screened-out URL",
+            "skips_allowed": "Skips allowed",
+            "time_limit_minutes": "Time limit (minutes)",
+            "market": "Market",
+            "study_id": "Study id",
+        }
+        help_texts = {
+            "note": "seen by researchers only",
+            "cap": "empty: no limit",
+            "worker_param": "the URL parameter holding the worker's id (Prolific:"
+            " PROLIFIC_PID, MTurk: workerId, taken from the market when left as"
+            " PROLIFIC_PID); empty: no id asked, every Start makes a new account",
+            "items_per_person": "real items each person gets on joining (the least"
+            " covered ones), besides training and known-answer checks; 0 = no real items"
+            " (training and checks only)",
+            "completion_code": "shown when the person has done their items (Prolific's"
+            " completion code)",
+            "completion_url": "where a person who is done is sent instead of seeing the"
+            " code, e.g. https://app.prolific.com/submissions/complete?cc=CODE",
+            "screened_out_code": "shown when training fails or checks pause the person",
+            "screened_out_url": "where a screened-out person is sent instead of seeing the code",
+            "skips_allowed": "skipped items that still count as done",
+            "time_limit_minutes": "minutes from joining; a person not finished by then"
+            " is returned (their open items go back to the pool); empty: no limit",
+            "market": "whose ids the link takes: each market's ids are checked in their"
+            " documented form",
+            "study_id": "the market's id of the study (Prolific's STUDY_ID): a join"
+            " naming another study is refused; empty: not checked",
+        }
         fields = [
             "note",
             "cap",
@@ -129,7 +235,9 @@ class InviteForm(forms.ModelForm):
         if not isinstance(value, list) or not all(
             isinstance(v, str) and PARAM.fullmatch(v) for v in value
         ):
-            raise forms.ValidationError('Give a list of parameter names, e.g. ["STUDY_ID"].')
+            raise forms.ValidationError(
+                "Give parameter names (letters, digits, _) separated by commas, e.g. GROUP, SOURCE."
+            )
         return value
 
     def __init__(self, *args: object, **kwargs: object) -> None:

@@ -83,7 +83,12 @@ def _seconds(project: Project) -> dict[int, list[float]]:
 def annotator_tables(project: Project) -> list[Table]:
     """The page's three tables: `annotators` (one row per annotator), `annotator_kappa`
     (Cohen's kappa per pair and kind) and `annotator_confusion` (Dawid-Skene's matrices)."""
-    members = list(project.memberships.filter(role=Membership.ANNOTATOR).order_by("pseudonym"))
+    # a removed member's answers stay: their row too, marked
+    members = list(
+        project.memberships.filter(role__in=[Membership.ANNOTATOR, Membership.REMOVED]).order_by(
+            "pseudonym"
+        )
+    )
     labels = main_field_labels(project)
     seconds = _seconds(project)
     confusion_rows: list[tuple[str, str, str, str, float]] = []
@@ -105,7 +110,7 @@ def annotator_tables(project: Project) -> list[Table]:
         careless = careless_of(m)
         summary.append(
             (
-                m.pseudonym,
+                m.pseudonym + (" (removed member)" if m.role == Membership.REMOVED else ""),
                 len(own),
                 statistics.median(own) if own else None,
                 quartiles[0] if quartiles else None,

@@ -6,11 +6,14 @@ annotator may see (never system names, other people's answers or verdicts).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -21,7 +24,7 @@ from .. import hiring, kinds
 from ..forms import AnswerForm, SkipForm
 from ..kinds import answer_form
 from ..models import Assignment, Membership, Project, visible_projects
-from ..operations import Action, Result, answer, retry_waiting
+from ..operations import WITHDRAWN, WITHDRAWN_MESSAGE, Action, Result, answer, retry_waiting
 from . import hiring as hiring_views
 from .common import HtmxRequest, assignment_for_annotator, membership_for
 
@@ -34,7 +37,11 @@ NEWER_DRAFT = (
 @login_required
 def home(request: HtmxRequest) -> HttpResponse:
     memberships = (
-        Membership.objects.filter(user=request.user).select_related("project").order_by("project")
+        Membership.objects.filter(user=request.user, project__deleted_at=None)
+        .exclude(role=Membership.REMOVED)
+        .exclude(role=Membership.ANNOTATOR, project__archived_at__isnull=False)
+        .select_related("project")
+        .order_by("project")
     )
     rows = []
     for m in memberships:
@@ -189,7 +196,26 @@ def _context(assignment: Assignment, membership: Membership, form: AnswerForm) -
     return context
 
 
+def _gone_said(view: Callable[[HtmxRequest, int], HttpResponse]) -> Callable[..., HttpResponse]:
+    """An answer posted to an item not in the queue (withdrawn meanwhile, or never theirs:
+    one answer for both, 404) is told that nothing was saved, never dropped silently."""
+
+    @wraps(view)
+    def wrapped(request: HtmxRequest, assignment_id: int) -> HttpResponse:
+        try:
+            return view(request, assignment_id)
+        except Http404:
+            if request.method != "POST" or request.htmx:
+                raise
+            return render(
+                request, "annotation/not_in_queue.html", {"message": WITHDRAWN_MESSAGE}, status=404
+            )
+
+    return wrapped
+
+
 @login_required
+@_gone_said
 def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
     assignment = assignment_for_annotator(request, assignment_id)
     project = assignment.item.project
@@ -213,6 +239,8 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         action = Action.RESUBMIT if request.POST.get("editing") == "1" else Action.SUBMIT
     outcome = answer(assignment, membership, request.POST, Action(action), touch=False)
     if outcome.result == Result.REFUSED:
+        if outcome.reason == WITHDRAWN:
+            messages.error(request, WITHDRAWN_MESSAGE)
         return redirect("next_item", project_id=project.pk)
     if outcome.stored and action != Action.DRAFT:  # an unchanged one is a double click
         return _go_next(request, project.pk, hiring_views.after_answer(assignment))

@@ -17,12 +17,13 @@ class HtmxRequest(HttpRequest):
 
 def membership_for(request: HtmxRequest, project_id: int, role: str) -> Membership:
     """The user's membership with the given role in the project, or 404."""
-    membership = (
-        # The hire (hiring.hire_of) with it: every annotator page asks for it.
-        Membership.objects.select_related("project", "hire")
-        .filter(project_id=project_id, user=request.user, role=role)
-        .first()
+    memberships = Membership.objects.filter(
+        project_id=project_id, user=request.user, role=role, project__deleted_at=None
     )
+    if role == Membership.ANNOTATOR:  # an archived project is closed to its annotators
+        memberships = memberships.filter(project__archived_at=None)
+    # The hire (hiring.hire_of) with it: every annotator page asks for it.
+    membership = memberships.select_related("project", "hire").first()
     if membership is None:
         raise Http404("No such project.")
     return membership

@@ -22,6 +22,7 @@ from ..hiring.forms import InviteForm, MarkManyForm, PolicyForm
 from ..login_throttle import client_address, join_wait
 from ..models import Assignment, Item, Membership, Project
 from ..prolific import workspaces as prolific_workspaces
+from ..prolific.urls import study_url
 from .common import HtmxRequest, assignment_for_annotator, project_for_researcher
 
 HIRING_PAGE_ROWS = 200  # rows of the annotators' and payments tables per page
@@ -39,7 +40,7 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
     """An invite link: GET shows a Start button (so link previews create nobody), POST
     makes the account, logs this browser in and shows the personal URL once. A worker id
     with an account already is told how to come back, never let in by the id."""
-    invite = get_object_or_404(Invite, key=key)
+    invite = get_object_or_404(Invite, key=key, project__deleted_at=None)
     params = request.POST if request.method == "POST" else request.GET
     carried = {p: params[p] for p in invite.params() if p in params}
     if (mine := hiring.joined_here(request.user, invite, carried)) is not None:
@@ -49,7 +50,11 @@ def join(request: HtmxRequest, key: str) -> HttpResponse:
             if problem := invite.problem():
                 raise hiring.JoinRefused(problem)
             hiring.join_params(invite, carried)
-            return render(request, "annotation/join.html", {"invite": invite, "carried": carried})
+            return render(
+                request,
+                "annotation/join.html",
+                {"invite": invite, "carried": carried, "terms": hiring.study_terms(invite)},
+            )
         if wait := join_wait(request, invite.key):
             response = render(
                 request,
@@ -302,7 +307,7 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
                     messages.success(request, f"Item {item.pk} marked.{_new_version(project)}")
                 return redirect("hiring", project_id=project.pk)
     invites = [
-        (i, request.build_absolute_uri(reverse("join", kwargs={"key": i.key})))
+        (i, study_url(i, request))
         for i in project.invites.annotate(n_hires=Count("hires")).order_by("-created_at")
     ]
     # the tables in pages of HIRING_PAGE_ROWS (one page number for both)
