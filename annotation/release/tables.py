@@ -291,7 +291,7 @@ def metric_rows(project: Project, ids: ReleaseIds) -> Iterator[Row]:
     )
     for pk, document, extractor, position, text in claims.iterator(chunk_size=CHUNK):
         ext = meta[extractor]
-        for judged_by, label in verdicts.get(pk) or [(None, None)]:
+        for judged_by, verdict in verdicts.get(pk) or [(None, None)]:
             ver = meta[judged_by] if judged_by else {}
             yield {
                 "document": document,
@@ -305,7 +305,7 @@ def metric_rows(project: Project, ids: ReleaseIds) -> Iterator[Row]:
                 "verifier_kind": ver.get("kind"),
                 "verification_model": ver.get("model"),
                 "verification_prompt_version": ver.get("prompt_version"),
-                "verdict": label,
+                "verdict": verdict,
                 "mode": ver.get("mode") or ext["mode"],
                 "templates": ver.get("templates") or ext["templates"],
                 "label_mode": ver.get("label_mode"),
