@@ -112,7 +112,11 @@ def _design(study: Study) -> str:
     training, checks = roles.get("training", 0), roles.get("check", 0)
     lines.append(
         f"Training items: {training}"
-        + (f" (pass mark: {study.pass_mark:.0%} of units like the reference)" if training else "")
+        + (
+            f" (pass mark: {study.pass_mark:.0%} of units like the reference)"
+            if training and study.pass_mark is not None
+            else ""
+        )
         + f". Known-answer check items: {checks}"
         + (
             f", mixed into {study.check_rate:.0%} of a new queue"

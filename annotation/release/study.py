@@ -91,7 +91,8 @@ def _hired(project: Project) -> dict[str, int]:
 
 
 def read_study(project: Project) -> Study:
-    policy = hiring.HiringPolicy.objects.filter(project=project).first()
+    # the policy in force: its defaults where the project never saved one
+    policy = hiring.HiringPolicy.objects.filter(project=project).first() or hiring.HiringPolicy()
     roles = Counter(
         hiring.QualityItem.objects.filter(item__project=project).values_list("role", flat=True)
     )
@@ -108,13 +109,13 @@ def read_study(project: Project) -> Study:
         annotators=people,
         per_item=spread,
         median_seconds=median,
-        pay_per_item=policy.pay_per_item if policy else Decimal(0),
-        pay_per_check=policy.pay_per_correct_check if policy else Decimal(0),
-        pass_mark=policy.pass_mark if policy and has_training else None,
-        check_rate=policy.check_rate if policy else 0.0,
-        pause_below=policy.pause_below if policy else None,
+        pay_per_item=policy.pay_per_item,
+        pay_per_check=policy.pay_per_correct_check,
+        pass_mark=policy.pass_mark if has_training else None,
+        check_rate=policy.check_rate,
+        pause_below=policy.pause_below,
         hired=_hired(project),
-        careless_action=policy.careless_action if policy else "",
+        careless_action=policy.careless_action,
         systems=[
             {
                 "name": s.name,

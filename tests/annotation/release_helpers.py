@@ -8,9 +8,21 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-from annotation import kinds
+from django.contrib.auth.models import User
+
+from annotation import hiring, kinds
 from annotation.kinds.base import ItemInfo
-from annotation.models import Assignment, Item, Project
+from annotation.models import (
+    Assignment,
+    Claim,
+    ClaimList,
+    Document,
+    Evidence,
+    Item,
+    Project,
+    System,
+    Verdict,
+)
 
 
 def answer_everything(project: Project, *, seed: int = 0, limit: int | None = None) -> int:
@@ -47,3 +59,39 @@ def release_texts(folder: Path) -> dict[str, str]:
         for p in sorted(folder.rglob("*"))
         if p.is_file()
     }
+
+
+def verification_study(project: Project, annotators: list[User], *, n: int = 6) -> list[Item]:
+    """`n` verification items (two search results each, one verifier's verdicts), the
+    first a known-answer check and the second a training item, every one assigned to
+    every annotator."""
+    extractor = System.objects.create(
+        project=project, name="extractor-x", origin="import:veriscore"
+    )
+    verifier = System.objects.create(
+        project=project, name="verifier-x", kind=System.VERIFIER, model="gpt-4o-mini"
+    )
+    items = []
+    for i in range(n):
+        doc = Document.objects.create(
+            project=project, external_id=f"doc-{i}", domain="Biography", response=f"Text {i}."
+        )
+        claim_list = ClaimList.objects.create(document=doc, system=extractor)
+        claim = Claim.objects.create(claim_list=claim_list, position=0, text=f"Claim {i}.")
+        for rank in (1, 2):
+            Evidence.objects.create(
+                claim=claim,
+                rank=rank,
+                title=f"Result {rank}",
+                link=f"https://example.org/{i}/{rank}",
+            )
+        Verdict.objects.create(claim=claim, system=verifier, label="supported")
+        items.append(
+            Item.objects.create(project=project, kind=Item.VERIFICATION, document=doc, claim=claim)
+        )
+    hiring.mark(items[0], hiring.CHECK, {"item.label": "supported"})
+    hiring.mark(items[1], hiring.TRAINING, {"item.label": "supported"}, "It says so.")
+    for position, item in enumerate(items):
+        for user in annotators:
+            Assignment.objects.create(item=item, annotator=user, position=position)
+    return items
