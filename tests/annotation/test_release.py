@@ -46,7 +46,8 @@ def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _parquet_rows(folder: Path, table: str) -> list[dict[str, Any]]:
-    return pq.read_table(folder / "data" / f"{table}.parquet").to_pylist()
+    rows: list[dict[str, Any]] = pq.read_table(folder / "data" / f"{table}.parquet").to_pylist()
+    return rows
 
 
 def _plain(value: Any) -> Any:
@@ -176,10 +177,9 @@ def test_nothing_personal_in_any_file(db: None, tmp_path: Path) -> None:
 def test_free_text_naming_a_member_is_refused(db: None, tmp_path: Path) -> None:
     project, _ = _hired_project()
     for part in ("summary", "limitations", "source_data", "demographics", "citation"):
+        named: dict[str, Any] = {part: "thanks to Bartholomew1"}
         with pytest.raises(ReleaseRefused, match="nothing personal"):
-            build_release(
-                project, tmp_path / part, ReleaseOptions(**{part: "thanks to Bartholomew1"})
-            )
+            build_release(project, tmp_path / part, ReleaseOptions(**named))
         assert not (tmp_path / part).exists()
 
 
