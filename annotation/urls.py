@@ -13,6 +13,7 @@ from .views import (
     overlap,
     pipeline_runs,
     preview,
+    release,
     researcher,
     tokens,
 )
@@ -79,6 +80,7 @@ urlpatterns = [
     # researchers
     path("projects/new/", researcher.project_new, name="project_new"),
     path("p/<id:project_id>/settings/", researcher.project_settings, name="project_settings"),
+    path("p/<id:project_id>/release/", release.project_release, name="project_release"),
     path("p/<id:project_id>/", researcher.project_detail, name="project"),
     path("p/<id:project_id>/members/", researcher.project_members, name="project_members"),
     path(

@@ -9,7 +9,7 @@ from drf_spectacular.views import (
     SpectacularSwaggerSplitView,
 )
 
-from . import assignments, documents, hiring, items, pipeline_runs, projects, results
+from . import assignments, documents, hiring, items, pipeline_runs, projects, release, results
 
 inline_styles = csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]
 
@@ -32,6 +32,11 @@ urlpatterns = [
         "projects/<id:project_id>/settings/",
         projects.ProjectSettingsApi.as_view(),
         name="api_project_settings",
+    ),
+    path(
+        "projects/<id:project_id>/release/",
+        release.ReleaseApi.as_view(),
+        name="api_release",
     ),
     path(
         "projects/<id:project_id>/instructions/examples/",

@@ -9,7 +9,15 @@ Hub's YAML header) and croissant.json (Croissant 1.0 with its Responsible-AI fie
 
 from __future__ import annotations
 
-from .build import Release, ReleaseRefused, build_release, personal_terms, zip_folder
+from .build import (
+    Release,
+    ReleaseRefused,
+    build_release,
+    personal_terms,
+    release_zip,
+    zip_folder,
+)
+from .forms import ReleaseForm
 from .options import FREE_TEXT, LICENCES, TASK_CATEGORIES, ReleaseOptions, card_defaults
 from .schema import TABLES
 from .study import available_licences
@@ -20,11 +28,13 @@ __all__ = [
     "TABLES",
     "TASK_CATEGORIES",
     "Release",
+    "ReleaseForm",
     "ReleaseOptions",
     "ReleaseRefused",
     "available_licences",
     "build_release",
     "card_defaults",
     "personal_terms",
+    "release_zip",
     "zip_folder",
 ]

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -154,6 +155,16 @@ def build_release(
     if make_zip:
         release.zip = zip_folder(out, out.with_suffix(".zip"))
     return release
+
+
+def release_zip(project: Project, options: ReleaseOptions) -> tuple[BinaryIO, str]:
+    """The zip of a release built in a temporary folder, open for reading (the folder is
+    gone once it is open), with its file name."""
+    name = f"project-{project.pk}-release"
+    with tempfile.TemporaryDirectory(prefix="release-") as tmp:
+        built = build_release(project, Path(tmp) / name, options, make_zip=True)
+        assert built.zip is not None
+        return open(built.zip, "rb"), f"{name}.zip"
 
 
 def zip_folder(folder: Path, target: Path) -> Path:

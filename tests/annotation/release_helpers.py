@@ -74,7 +74,10 @@ def verification_study(project: Project, annotators: list[User], *, n: int = 6) 
     items = []
     for i in range(n):
         doc = Document.objects.create(
-            project=project, external_id=f"doc-{i}", domain="Biography", response=f"Text {i}."
+            project=project,
+            external_id=f"release-doc-{i}",
+            domain="Biography",
+            response=f"Text {i}.",
         )
         claim_list = ClaimList.objects.create(document=doc, system=extractor)
         claim = Claim.objects.create(claim_list=claim_list, position=0, text=f"Claim {i}.")
