@@ -140,7 +140,7 @@ def build_release(
         "annotations": tables.annotation_rows(project, ids),
         "gold": tables.gold_rows(project, ids),
         "metric_outputs": tables.metric_rows(project, ids),
-        "agreement": tables.agreement_rows(sections),
+        "agreement": tables.agreement_rows(sections, ids),
     }
     rows = {spec.name: write_table(out, spec, readers[spec.name], progress) for spec in TABLES}
     study = read_study(project)

@@ -10,6 +10,7 @@ names, emails, crowd worker ids, addresses and who adjudicated are never read he
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -47,6 +48,33 @@ class ReleaseIds:
         }
         self.names = member_names(project, real_names=False)
 
+        self.project = project
+        self._targets: dict[tuple[str, int], str] | None = None
+
+    def target(self, pk: int, unit: str) -> str | None:
+        """A claim's or a segment's database id (the report's verifier disagreements name
+        them so; `unit` says which: a segment unit's is a segment) as a name fixed by the
+        data: "<document> <system> claim <position>", "<document> segment <position>"."""
+        if self._targets is None:
+            claims = Claim.objects.filter(claim_list__document__project=self.project)
+            segments = Segment.objects.filter(document__project=self.project)
+            self._targets = {
+                ("claim", pk): f"{doc} {system} claim {position}"
+                for pk, doc, system, position in claims.values_list(
+                    "pk",
+                    "claim_list__document__external_id",
+                    "claim_list__system__name",
+                    "position",
+                ).iterator(chunk_size=CHUNK)
+            }
+            self._targets.update(
+                (("segment", pk), f"{doc} segment {position}")
+                for pk, doc, position in segments.values_list(
+                    "pk", "document__external_id", "position"
+                ).iterator(chunk_size=CHUNK)
+            )
+        return self._targets.get(("segment" if unit_type(unit) == "segment" else "claim", pk))
+
     def role(self, item: int) -> str:
         q = self.quality.get(item)
         return q.role if q else REGULAR
@@ -75,7 +103,8 @@ def _evidence(claim_ids: set[int]) -> dict[int, list[dict[str, Any]]]:
 
 def _segments(documents: set[int]) -> dict[int, list[dict[str, Any]]]:
     found: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    rows = Segment.objects.shown().filter(document__in=documents).order_by("document", "position")
+    # every segment, an empty one too (never a unit, but it keeps the positions)
+    rows = Segment.objects.filter(document__in=documents).order_by("document", "position")
     for doc, position, text in rows.values_list("document_id", "position", "text").iterator(
         chunk_size=CHUNK
     ):
@@ -104,6 +133,8 @@ ITEM_COLUMNS = (
     "document__source_model",
     "claim_id",
     "claim__text",
+    "claim__claim_list__system__name",
+    "claim__position",
     "list_a_id",
     "list_a__system__name",
     "list_b_id",
@@ -119,13 +150,14 @@ def item_rows(project: Project, ids: ReleaseIds) -> Iterator[Row]:
     infos = ItemInfo.read(items)
     expected = _expected(project, infos)
     rows = list(items.values_list(*ITEM_COLUMNS).iterator(chunk_size=CHUNK))
-    lists = _claim_texts({r[10] for r in rows if r[10]} | {r[12] for r in rows if r[12]})
+    lists = _claim_texts({r[12] for r in rows if r[12]} | {r[14] for r in rows if r[14]})
     evidence = _evidence({r[8] for r in rows if r[8]})
     with_segments = {
         r[2] for r in rows if any(unit_type(u) == "segment" for u, _ in expected.get(r[0], []))
     }
     segments = _segments(with_segments)
-    for pk, kind, doc, ext, domain, question, response, model, claim, text, la, sa, lb, sb in rows:
+    for pk, kind, doc, ext, domain, question, response, model, claim, *rest in rows:
+        text, claim_system, claim_position, la, sa, lb, sb = rest
         q = ids.quality.get(pk)
         yield {
             "item": ids.number[pk],
@@ -137,6 +169,8 @@ def item_rows(project: Project, ids: ReleaseIds) -> Iterator[Row]:
             "response": response,
             "source_model": model,
             "claim": text,
+            "claim_system": claim_system,
+            "claim_position": claim_position,
             "evidence": _json(evidence.get(claim, [])) if claim else None,
             "list_a_system": sa,
             "list_a_claims": _json(lists.get(la, [])) if la else None,
@@ -255,16 +289,17 @@ def _system_meta(project: Project) -> dict[int, dict[str, Any]]:
     for s in System.objects.filter(project=project).select_related("pipeline_run"):
         run = s.pipeline_run
         recorded = (run.scores or {}).get("run", {}) if run else {}
+        config = s.config if isinstance(s.config, dict) else {}
         meta[s.pk] = {
             "name": s.name,
             "kind": s.kind,
             "origin": s.origin,
             "model": s.model or None,
             "prompt_version": s.prompt_version or None,
-            "mode": recorded.get("mode") or (s.config or {}).get("reference") or None,
-            "templates": recorded.get("templates"),
-            "splitter": recorded.get("splitter"),
-            "label_mode": recorded.get("label_mode") or (s.config or {}).get("label_mode"),
+            # a run's scores record these; an imported release's systems keep them in config
+            "mode": recorded.get("mode") or config.get("mode") or config.get("reference"),
+            "templates": recorded.get("templates") or config.get("templates"),
+            "label_mode": recorded.get("label_mode") or config.get("label_mode"),
         }
     return meta
 
@@ -303,6 +338,7 @@ def metric_rows(project: Project, ids: ReleaseIds) -> Iterator[Row]:
                 "claim": text,
                 "verifier": ver.get("name"),
                 "verifier_kind": ver.get("kind"),
+                "verifier_origin": ver.get("origin"),
                 "verification_model": ver.get("model"),
                 "verification_prompt_version": ver.get("prompt_version"),
                 "verdict": verdict,
@@ -343,12 +379,33 @@ def _cell(value: Any) -> str | None:
     return str(value)
 
 
-def agreement_rows(sections: list[Section]) -> Iterator[Row]:
+ITEM_CELL = re.compile(r"^(\d+)(/.*)?$")  # the report names a unit "<item id>/<unit>"
+ITEM_COLUMNS_OF_REPORTS = ("item", "unit")
+TARGET_COLUMN = "claim or segment id"  # reports.verifiers' disagreements
+
+
+def _renumbered(column: str, value: str | None, unit: str, ids: ReleaseIds) -> str | None:
+    """A database id in a report's cell as the release names the thing: an item by its
+    number, a claim or segment by its document, list and position."""
+    if value is not None and column == TARGET_COLUMN and value.isdigit():
+        return ids.target(int(value), unit) or value
+    if value is None or column not in ITEM_COLUMNS_OF_REPORTS:
+        return value
+    found = ITEM_CELL.match(value)
+    if not found or int(found[1]) not in ids.number:
+        return value
+    return f"{ids.number[int(found[1])]}{found[2] or ''}"
+
+
+def agreement_rows(sections: list[Section], ids: ReleaseIds) -> Iterator[Row]:
     """The tables of `sections` in long form: one row per cell (every coefficient with
-    its interval columns as the report shows them), values as text."""
+    its interval columns as the report shows them), values as text, items by their
+    number in the release."""
     for section in sections:
         for table in section.tables:
+            unit_at = table.columns.index("unit") if "unit" in table.columns else None
             for r, row in enumerate(table.rows):
+                unit = str(row[unit_at]) if unit_at is not None else ""
                 for column, value in zip(table.columns, row, strict=True):
                     yield {
                         "section": section.title,
@@ -356,6 +413,6 @@ def agreement_rows(sections: list[Section]) -> Iterator[Row]:
                         "table_title": table.title,
                         "row": r,
                         "column": column,
-                        "value": _cell(value),
+                        "value": _renumbered(column, _cell(value), unit, ids),
                         "note": table.note,
                     }
