@@ -17,13 +17,14 @@ from typing import Any
 
 from .. import gold, hiring, kinds
 from ..answers import read_answers
-from ..kinds.base import ItemInfo, unit_type
+from ..kinds.base import ItemInfo
 from ..models import Answer, Assignment, Claim, Evidence, Item, Project, Segment, System, Verdict
 from ..reports import SECTIONS
 from ..reports.queries import member_names, report_data
 from ..reports.tables import Filters, Section, isolated
 
 REGULAR = "regular"
+SEGMENT_UNIT = "segment:"  # a unit of the response's segments: "segment:<position>"
 CHUNK = 20_000
 
 Row = dict[str, Any]
@@ -49,7 +50,7 @@ class ReleaseIds:
         self.names = member_names(project, real_names=False)
 
         self.project = project
-        self._targets: dict[tuple[str, int], str] | None = None
+        self._targets: dict[tuple[bool, int], str] | None = None  # (a segment?, id)
 
     def target(self, pk: int, unit: str) -> str | None:
         """A claim's or a segment's database id (the report's verifier disagreements name
@@ -59,7 +60,7 @@ class ReleaseIds:
             claims = Claim.objects.filter(claim_list__document__project=self.project)
             segments = Segment.objects.filter(document__project=self.project)
             self._targets = {
-                ("claim", pk): f"{doc} {system} claim {position}"
+                (False, pk): f"{doc} {system} claim {position}"
                 for pk, doc, system, position in claims.values_list(
                     "pk",
                     "claim_list__document__external_id",
@@ -68,12 +69,12 @@ class ReleaseIds:
                 ).iterator(chunk_size=CHUNK)
             }
             self._targets.update(
-                (("segment", pk), f"{doc} segment {position}")
+                ((True, pk), f"{doc} segment {position}")
                 for pk, doc, position in segments.values_list(
                     "pk", "document__external_id", "position"
                 ).iterator(chunk_size=CHUNK)
             )
-        return self._targets.get(("segment" if unit_type(unit) == "segment" else "claim", pk))
+        return self._targets.get((unit.startswith(SEGMENT_UNIT), pk))
 
     def role(self, item: int) -> str:
         q = self.quality.get(item)
@@ -153,7 +154,7 @@ def item_rows(project: Project, ids: ReleaseIds) -> Iterator[Row]:
     lists = _claim_texts({r[12] for r in rows if r[12]} | {r[14] for r in rows if r[14]})
     evidence = _evidence({r[8] for r in rows if r[8]})
     with_segments = {
-        r[2] for r in rows if any(unit_type(u) == "segment" for u, _ in expected.get(r[0], []))
+        r[2] for r in rows if any(u.startswith(SEGMENT_UNIT) for u, _ in expected.get(r[0], []))
     }
     segments = _segments(with_segments)
     for pk, kind, doc, ext, domain, question, response, model, claim, *rest in rows:
