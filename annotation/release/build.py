@@ -28,6 +28,7 @@ from .schema import TABLES, TableSpec
 from .study import available_licences, read_study
 
 BATCH = 50_000
+ENCODER = json.JSONEncoder(ensure_ascii=False)  # one for every row (json.dumps makes one each)
 ARROW = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
 Progress = Callable[[str, int], None]  # (table, rows written so far)
 
@@ -60,7 +61,7 @@ def write_table(
     with pq.ParquetWriter(parquet, schema) as writer, open(jsonl, "w", encoding="utf-8") as out:
         while batch := list(islice(it, BATCH)):
             writer.write_table(pa.table({n: [r[n] for r in batch] for n in names}, schema=schema))
-            out.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in batch)
+            out.writelines(ENCODER.encode(r) + "\n" for r in batch)
             count += len(batch)
             if progress:
                 progress(spec.name, count)
@@ -130,7 +131,8 @@ def build_release(
     make_zip: bool = False,
 ) -> Release:
     """Write the release of `project` into the folder `out` (new or empty)."""
-    options = (options or ReleaseOptions()).with_defaults(project)
+    study = read_study(project)
+    options = (options or ReleaseOptions()).with_defaults(project, study)
     check_free_text(project, options)
     _prepare(out)
     ids = tables.ReleaseIds(project)
@@ -140,10 +142,9 @@ def build_release(
         "annotations": tables.annotation_rows(project, ids),
         "gold": tables.gold_rows(project, ids),
         "metric_outputs": tables.metric_rows(project, ids),
-        "agreement": tables.agreement_rows(sections, ids),
+        "agreement": tables.agreement_rows(sections),
     }
     rows = {spec.name: write_table(out, spec, readers[spec.name], progress) for spec in TABLES}
-    study = read_study(project)
     method = tables.gold_method(project)
     licences = _licences(out, options.source_licences)
     text = card.body(study, options, rows, sections, method, licences)

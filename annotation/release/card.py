@@ -13,6 +13,7 @@ from ..reports.tables import Section, Table
 from .options import ReleaseOptions
 from .schema import TABLES, TableSpec
 from .study import Study, kind_titles
+from .tables import released_tables
 
 CARD_ROWS = 25  # rows of a report table the card shows (the agreement config has all)
 SIZES: tuple[tuple[int, str], ...] = (
@@ -188,7 +189,7 @@ def _agreement(sections: list[Section]) -> str:
     for section in sections:
         if section.error:
             out.append(f"{section.title}: could not be computed ({section.error}).")
-        for table in section.tables:
+        for table in released_tables(section):
             out.append(_report_table(table))
     return "\n\n".join(out) or "No agreement could be computed (too few overlapping answers)."
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..models import Project
+from .study import Study, kind_titles, read_study
 
 # licence ids the Hub knows (its `license:` metadata)
 LICENCES = (
@@ -49,10 +50,10 @@ class ReleaseOptions:
     source_licences: tuple[str, ...] = ()  # licence files under fixtures/ to copy
     bootstrap: int = 1000  # resamples of the agreement intervals
 
-    def with_defaults(self, project: Project) -> ReleaseOptions:
+    def with_defaults(self, project: Project, study: Study | None = None) -> ReleaseOptions:
         """Empty free-text parts filled with the project's defaults (demographics and
         the citation stay empty unless supplied)."""
-        defaults = card_defaults(project)
+        defaults = card_defaults(project, study)
         filled: dict[str, Any] = {
             f.name: defaults[f.name]
             for f in fields(self)
@@ -61,11 +62,9 @@ class ReleaseOptions:
         return replace(self, **filled)
 
 
-def card_defaults(project: Project) -> dict[str, str]:
+def card_defaults(project: Project, study: Study | None = None) -> dict[str, str]:
     """The card's free-text parts as written from the project, for the researcher to edit."""
-    from .study import kind_titles, read_study
-
-    study = read_study(project)
+    study = study or read_study(project)
     titles = kind_titles()
     made = ", ".join(
         f"{n} {titles.get(k, k).lower()} items" for k, n in sorted(study.kinds.items())

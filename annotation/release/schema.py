@@ -116,7 +116,8 @@ METRIC_OUTPUTS = TableSpec(
 
 AGREEMENT = TableSpec(
     "agreement",
-    "The report's agreement and verifier tables, one row per cell, with their intervals.",
+    "The report's agreement and verifier tables, one row per cell, with their intervals "
+    "(its listings of single units are left out: they follow from annotations and gold).",
     (
         Column("section", S, "the report's section"),
         Column("table", S, "the table's name"),

@@ -10,7 +10,6 @@ names, emails, crowd worker ids, addresses and who adjudicated are never read he
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -21,7 +20,7 @@ from ..kinds.base import ItemInfo
 from ..models import Answer, Assignment, Claim, Evidence, Item, Project, Segment, System, Verdict
 from ..reports import SECTIONS
 from ..reports.queries import member_names, report_data
-from ..reports.tables import Filters, Section, isolated
+from ..reports.tables import Filters, Section, Table, isolated
 
 REGULAR = "regular"
 SEGMENT_UNIT = "segment:"  # a unit of the response's segments: "segment:<position>"
@@ -48,33 +47,6 @@ class ReleaseIds:
             )
         }
         self.names = member_names(project, real_names=False)
-
-        self.project = project
-        self._targets: dict[tuple[bool, int], str] | None = None  # (a segment?, id)
-
-    def target(self, pk: int, unit: str) -> str | None:
-        """A claim's or a segment's database id (the report's verifier disagreements name
-        them so; `unit` says which: a segment unit's is a segment) as a name fixed by the
-        data: "<document> <system> claim <position>", "<document> segment <position>"."""
-        if self._targets is None:
-            claims = Claim.objects.filter(claim_list__document__project=self.project)
-            segments = Segment.objects.filter(document__project=self.project)
-            self._targets = {
-                (False, pk): f"{doc} {system} claim {position}"
-                for pk, doc, system, position in claims.values_list(
-                    "pk",
-                    "claim_list__document__external_id",
-                    "claim_list__system__name",
-                    "position",
-                ).iterator(chunk_size=CHUNK)
-            }
-            self._targets.update(
-                ((True, pk), f"{doc} segment {position}")
-                for pk, doc, position in segments.values_list(
-                    "pk", "document__external_id", "position"
-                ).iterator(chunk_size=CHUNK)
-            )
-        return self._targets.get((unit.startswith(SEGMENT_UNIT), pk))
 
     def role(self, item: int) -> str:
         q = self.quality.get(item)
@@ -380,33 +352,23 @@ def _cell(value: Any) -> str | None:
     return str(value)
 
 
-ITEM_CELL = re.compile(r"^(\d+)(/.*)?$")  # the report names a unit "<item id>/<unit>"
-ITEM_COLUMNS_OF_REPORTS = ("item", "unit")
-TARGET_COLUMN = "claim or segment id"  # reports.verifiers' disagreements
+# a report's listings of single units (Fleiss' P_i per unit, the units where a system and
+# the gold label disagree): they follow from `annotations` and `gold`, and at 100,000
+# items they were 1.4 of the 1.6 million cells (900 MB of JSON lines)
+PER_UNIT_COLUMNS = ("unit", "claim or segment id")
 
 
-def _renumbered(column: str, value: str | None, unit: str, ids: ReleaseIds) -> str | None:
-    """A database id in a report's cell as the release names the thing: an item by its
-    number, a claim or segment by its document, list and position."""
-    if value is not None and column == TARGET_COLUMN and value.isdigit():
-        return ids.target(int(value), unit) or value
-    if value is None or column not in ITEM_COLUMNS_OF_REPORTS:
-        return value
-    found = ITEM_CELL.match(value)
-    if not found or int(found[1]) not in ids.number:
-        return value
-    return f"{ids.number[int(found[1])]}{found[2] or ''}"
+def released_tables(section: Section) -> list[Table]:
+    """The section's tables a release keeps: all but the listings of single units."""
+    return [t for t in section.tables if not set(PER_UNIT_COLUMNS) & set(t.columns)]
 
 
-def agreement_rows(sections: list[Section], ids: ReleaseIds) -> Iterator[Row]:
-    """The tables of `sections` in long form: one row per cell (every coefficient with
-    its interval columns as the report shows them), values as text, items by their
-    number in the release."""
+def agreement_rows(sections: list[Section]) -> Iterator[Row]:
+    """The tables of `sections` (`released_tables`) in long form: one row per cell (every
+    coefficient with its interval columns as the report shows them), values as text."""
     for section in sections:
-        for table in section.tables:
-            unit_at = table.columns.index("unit") if "unit" in table.columns else None
+        for table in released_tables(section):
             for r, row in enumerate(table.rows):
-                unit = str(row[unit_at]) if unit_at is not None else ""
                 for column, value in zip(table.columns, row, strict=True):
                     yield {
                         "section": section.title,
@@ -414,6 +376,6 @@ def agreement_rows(sections: list[Section], ids: ReleaseIds) -> Iterator[Row]:
                         "table_title": table.title,
                         "row": r,
                         "column": column,
-                        "value": _renumbered(column, _cell(value), unit, ids),
+                        "value": _cell(value),
                         "note": table.note,
                     }
