@@ -146,7 +146,7 @@ def _pay(study: Study, demographics: str) -> str:
     if study.pay_per_item:
         hourly = study.hourly_pay
         lines.append(
-            f"Pay: {study.pay_per_item} per item"
+            f"Pay (in the currency of the hiring policy): {study.pay_per_item} per item"
             + (
                 f", a bonus of {study.pay_per_check} per correct check"
                 if study.pay_per_check

@@ -80,12 +80,12 @@ def card_defaults(project: Project, study: Study | None = None) -> dict[str, str
         ).strip(),
         "limitations": (
             "The annotators are few and not a sample of any population; their agreement "
-            "(below) bounds how far the gold labels can be trusted. Search results are "
+            "(see Agreement) bounds how far the gold labels can be trusted. Search results are "
             "snapshots from the time of the study: the linked pages may have changed. "
             "Gold labels decided by a tie rule or with low confidence deserve a second look."
         ),
         "source_data": (
-            "Items were imported from: "
+            "The documents, claims and labels come from: "
             + (", ".join(origins) if origins else "files of the researchers")
             + ". The source data keeps its own licence (see LICENSES/ when present)."
         ),
