@@ -257,6 +257,8 @@ SPECTACULAR_SETTINGS = {
         "QualityActionEnum": ["pause", "resume", "let_through"],
         "QualityItemRoleEnum": "annotation.hiring.models.QualityItem.ROLES",
         "InviteMarketEnum": "annotation.hiring.markets.CHOICES",
+        "ProjectReleaseLicenseEnum": "annotation.release.options.LICENCES",
+        "ProjectReleaseTaskCategoryEnum": "annotation.release.options.TASK_CATEGORIES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

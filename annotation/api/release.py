@@ -23,7 +23,7 @@ class ReleaseApi(APIView):
     choose from. POST: the release's zip (application/zip): items, annotations, gold,
     metric_outputs and agreement in Parquet and JSON lines, README.md and croissant.json."""
 
-    @extend_schema_serializer(component_name="ReleaseInput")
+    @extend_schema_serializer(component_name="ProjectReleaseInput")
     class InputSerializer(serializers.Serializer):
         license = serializers.ChoiceField(choices=release.LICENCES, required=False)
         languages = serializers.CharField(required=False, help_text="ISO 639, comma-separated")
@@ -39,7 +39,7 @@ class ReleaseApi(APIView):
         source_licences = serializers.ListField(child=serializers.CharField(), required=False)
         bootstrap = serializers.IntegerField(required=False, min_value=0, max_value=10_000)
 
-    @extend_schema_serializer(component_name="ReleaseDefaults")
+    @extend_schema_serializer(component_name="ProjectReleaseDefaults")
     class DefaultsSerializer(serializers.Serializer):
         defaults = serializers.DictField(child=serializers.CharField())
         licences = serializers.ListField(child=serializers.CharField())
