@@ -85,7 +85,9 @@ def _segments(documents: set[int]) -> dict[int, list[dict[str, Any]]]:
     return found
 
 
-def _expected(project: Project, infos: dict[int, ItemInfo]) -> dict[int, list[tuple[str, str]]]:
+def expected_units(
+    project: Project, infos: dict[int, ItemInfo]
+) -> dict[int, list[tuple[str, str]]]:
     by_kind: dict[str, dict[int, ItemInfo]] = defaultdict(dict)
     for pk, info in infos.items():
         by_kind[info.kind][pk] = info
@@ -121,7 +123,7 @@ def item_rows(project: Project, ids: ReleaseIds) -> Iterator[Row]:
     asks, its role and, for a training, check or example item, the reference answer."""
     items = Item.objects.filter(project=project).order_by("pk")
     infos = ItemInfo.read(items)
-    expected = _expected(project, infos)
+    expected = expected_units(project, infos)
     rows = list(items.values_list(*ITEM_COLUMNS).iterator(chunk_size=CHUNK))
     lists = _claim_texts({r[12] for r in rows if r[12]} | {r[14] for r in rows if r[14]})
     evidence = _evidence({r[8] for r in rows if r[8]})

@@ -5,7 +5,6 @@ text), as a page would store them."""
 from __future__ import annotations
 
 import random
-from collections import defaultdict
 from pathlib import Path
 
 from django.contrib.auth.models import User
@@ -23,19 +22,13 @@ from annotation.models import (
     System,
     Verdict,
 )
+from annotation.release.tables import expected_units
 
 
 def answer_everything(project: Project, *, seed: int = 0, limit: int | None = None) -> int:
     """Submit every unsubmitted assignment of `project` (at most `limit`); returns how many."""
     rng = random.Random(seed)
-    items = Item.objects.filter(project=project)
-    infos = ItemInfo.read(items)
-    by_kind: dict[str, dict[int, ItemInfo]] = defaultdict(dict)
-    for pk, info in infos.items():
-        by_kind[info.kind][pk] = info
-    expected: dict[int, list[tuple[str, str]]] = {}
-    for name, of_kind in by_kind.items():
-        expected.update(kinds.get(name).expected(project, of_kind))
+    expected = expected_units(project, ItemInfo.read(Item.objects.filter(project=project)))
     done = 0
     open_ = Assignment.objects.filter(item__project=project).exclude(status=Assignment.SUBMITTED)
     for a in open_.select_related("item").order_by("pk")[:limit]:
