@@ -149,7 +149,6 @@ def croissant(
         "name": options.pretty_name,
         "description": options.summary.strip() or options.pretty_name,
         "license": options.license,
-        "url": "https://huggingface.co/datasets",
         "inLanguage": list(options.languages),
         "datePublished": published,
         "distribution": files,
