@@ -12,9 +12,11 @@ operations live in their own modules: `members.add_member`, `tasks.start_run`/
 from __future__ import annotations
 
 import random
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from django import forms
@@ -23,6 +25,9 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import Count, Q
+
+from pipeline.dataformats import ARCHIVE_FORMATS
+from pipeline.dataformats.common import ImportFailed, LineError
 
 from . import hiring, kinds, stats
 from .dbstats import analyze_after_rows
@@ -46,6 +51,7 @@ from .models import (
     check_policy,
     validate_agreement_weights,
 )
+from .release.load import LoadSummary, import_release
 from .tasks import run_config, start_run
 
 # --- import ------------------------------------------------------------------------------
@@ -77,15 +83,28 @@ def import_data(
     upload: UploadedFile | None = None,
     text: str = "",
     filename: str = "upload.jsonl",
-) -> ImportSummary | ImportJob:
+) -> ImportSummary | ImportJob | LoadSummary:
     """Import an upload (or text): at once, or as a background job when the upload is
-    large (`IMPORT_BACKGROUND_MB`). ImportFailed says what is wrong, with file and line."""
+    large (`IMPORT_BACKGROUND_MB`). ImportFailed says what is wrong, with file and line.
+    A release (format `release`, a zip) imports at once into a new project."""
+    if options.get("fmt") in ARCHIVE_FORMATS:
+        return _import_release(project, user, upload)
     if upload is None:
         return import_file(project=project, text=text, file=filename, **options)
     if is_large(upload):
         check_upload_size(upload)
         return start_import(project=project, user=user, upload=upload, options=options)
     return import_upload(project=project, upload=upload, **options)
+
+
+def _import_release(project: Project, user: User, upload: UploadedFile | None) -> LoadSummary:
+    if upload is None:
+        raise ImportFailed([LineError("release", 0, "", "a release is a zip: upload the file")])
+    with tempfile.NamedTemporaryFile(suffix=".zip") as held:
+        for chunk in upload.chunks():
+            held.write(chunk)
+        held.flush()
+        return import_release(project, Path(held.name), user=user)
 
 
 # --- answers -------------------------------------------------------------------------------

@@ -262,6 +262,8 @@ SPECTACULAR_SETTINGS = {
         "InviteMarketEnum": "annotation.hiring.markets.CHOICES",
         "ProlificActionEnum": "annotation.prolific.services.ACTIONS",
         "ProlificRejectionCategoryEnum": "annotation.prolific.client.REJECTION_CATEGORIES",
+        "ProjectReleaseLicenseEnum": "annotation.release.options.LICENCES",
+        "ProjectReleaseTaskCategoryEnum": "annotation.release.options.TASK_CATEGORIES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

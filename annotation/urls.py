@@ -15,6 +15,7 @@ from .views import (
     pipeline_runs,
     preview,
     prolific,
+    release,
     researcher,
     tokens,
 )
@@ -106,6 +107,7 @@ urlpatterns = [
         name="manage_restore",
     ),
     path("deleted/", manage.trash, name="trash"),
+    path("p/<id:project_id>/release/", release.project_release, name="project_release"),
     path("p/<id:project_id>/", researcher.project_detail, name="project"),
     path("p/<id:project_id>/members/", researcher.project_members, name="project_members"),
     path(

@@ -18,6 +18,7 @@ from . import (
     pipeline_runs,
     projects,
     prolific,
+    release,
     results,
 )
 
@@ -42,6 +43,11 @@ urlpatterns = [
         "projects/<id:project_id>/settings/",
         projects.ProjectSettingsApi.as_view(),
         name="api_project_settings",
+    ),
+    path(
+        "projects/<id:project_id>/release/",
+        release.ReleaseApi.as_view(),
+        name="api_release",
     ),
     path(
         "projects/<id:project_id>/instructions/examples/",

@@ -12,7 +12,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from . import canonical, factscore, felm, mapped, safe, veriscore
+from . import canonical, factscore, felm, mapped, release, safe, veriscore
 from .common import (
     MAX_DOMAIN,
     MAX_ERRORS,
@@ -46,10 +46,14 @@ PARSERS: dict[str, Callable[[Line], DocRecord | None]] = {
     safe.NAME: safe.parse,
     mapped.NAME: mapped.parse,
 }
-FORMATS = tuple(PARSERS)
+# read whole from a folder or a zip, not line by line: the platform imports them on a
+# path of their own (a release of a study: annotation/release/load.py)
+ARCHIVE_FORMATS = (release.NAME,)
+FORMATS = (*PARSERS, *ARCHIVE_FORMATS)
 SEEN_BATCH = 1000  # records whose ids are looked up at once
 
 __all__ = [
+    "ARCHIVE_FORMATS",
     "FORMATS",
     "DocRecord",
     "ImportFailed",
@@ -121,6 +125,11 @@ def iter_records(
 
 
 def _reader(file: str, fmt: str, options: dict[str, str]) -> Reader:
+    if fmt in ARCHIVE_FORMATS:
+        raise ImportFailed(
+            [LineError(file, 0, "", f"a {fmt} is read whole from its folder or zip: import it "
+                       "as such (it has no dry run)")]
+        )  # fmt: skip
     if fmt != "auto" and fmt not in PARSERS:
         raise ImportFailed(
             [LineError(file, 0, "", f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")]

@@ -58,6 +58,8 @@ def researcher_endpoints(project: Project) -> list[tuple[str, str, Any]]:
             },
         ),
         ("get", f"/api/projects/{p}/quality/", None),
+        ("get", f"/api/projects/{p}/release/", None),
+        ("post", f"/api/projects/{p}/release/", {"bootstrap": 0}),
         (
             "post",
             f"/api/projects/{p}/quality/{project.memberships.get(number=3).pk}/",

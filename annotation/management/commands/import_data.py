@@ -6,7 +6,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from pipeline.dataformats import ARCHIVE_FORMATS
+
 from ...ingest import FORMATS, ImportFailed, import_file, preview_file
+from ...models import Project
+from ...release.load import import_release
 from ._project import find_project
 
 
@@ -47,9 +51,24 @@ class Command(BaseCommand):
             "with annotators' answers)",
         )
 
+    def _release(self, project: Project, path: Path, *, dry_run: bool) -> None:
+        """A release (folder or zip) into a new project (annotation/release/load.py)."""
+        if dry_run:
+            raise CommandError("a release has no dry run: import it into a new project")
+        if not path.exists():
+            raise CommandError(f"{path}: cannot read the release (no such file or folder).")
+        try:
+            summary = import_release(project, path)
+        except ImportFailed as e:
+            raise CommandError(str(e), returncode=2) from e
+        self.stdout.write(self.style.SUCCESS(f"{path}: {summary}"))
+
     def handle(self, *args: Any, **opts: Any) -> None:
         project = find_project(opts["project"])
         path: Path = opts["file"]
+        if opts["format"] in ARCHIVE_FORMATS:
+            self._release(project, path, dry_run=opts["dry_run"])
+            return
         if not path.is_file():
             raise CommandError(f"{path}: cannot read the file (no such file).")
         mapping = ""

@@ -1,0 +1,40 @@
+"""A project released as a dataset (issue 40): a folder the Hub's `datasets` library reads
+without a loading script, one configuration per table (items, annotations, gold,
+metric_outputs, agreement) in Parquet and JSON lines, a dataset card (README.md with the
+Hub's YAML header) and croissant.json (Croissant 1.0 with its Responsible-AI fields).
+
+`tables.py` reads the rows (pseudonyms only), `study.py` what the card says of the study,
+`card.py` and `croissant.py` write the metadata, `build.py` the files.
+"""
+
+from __future__ import annotations
+
+from .build import (
+    Release,
+    ReleaseRefused,
+    build_release,
+    personal_terms,
+    release_zip,
+    zip_folder,
+)
+from .forms import ReleaseForm
+from .options import FREE_TEXT, LICENCES, TASK_CATEGORIES, ReleaseOptions, card_defaults
+from .schema import TABLES
+from .study import available_licences
+
+__all__ = [
+    "FREE_TEXT",
+    "LICENCES",
+    "TABLES",
+    "TASK_CATEGORIES",
+    "Release",
+    "ReleaseForm",
+    "ReleaseOptions",
+    "ReleaseRefused",
+    "available_licences",
+    "build_release",
+    "card_defaults",
+    "personal_terms",
+    "release_zip",
+    "zip_folder",
+]
