@@ -31,6 +31,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
+
 from .inter_rater import TIE
 from .inter_rater import majority as majority_vote
 from .ratings import Label, is_missing, order_categories
@@ -346,6 +349,66 @@ def estimate(
         raise ValueError(f"unknown aggregation method {method!r}; one of {', '.join(METHODS)}")
     result: CrowdEstimate = functions[method](labels, known, **options)
     return result
+
+
+MODELS = (DAWID_SKENE, MACE, GLAD)  # the annotator models (`posteriors`)
+
+
+def posteriors(
+    method: str,
+    units: npt.NDArray[np.int64],
+    annotators: npt.NDArray[np.int64],
+    labels: npt.NDArray[np.int64],
+    n_labels: int,
+    known: Mapping[int, int] | None = None,
+    **options: Any,
+) -> npt.NDArray[np.float64]:
+    """The posterior of each label on each unit under an annotator model (`MODELS`), for
+    labels already coded as integers: one label per entry of the three equal-length
+    arrays (unit 0..n-1, annotator, label 0..n_labels-1; a unit may have several labels
+    by one annotator). Returns units x n_labels (a unit with no label: a row of zeros).
+    `known`: unit -> its true label code, which anchors Dawid-Skene only (MACE and GLAD
+    refuse it, as `mace` and `glad` do). The same crowd-kit models and defaults as
+    `dawid_skene`, `mace`, `glad`; no per-row Python work, for 100,000-unit fields."""
+    import pandas as pd
+    from crowdkit.aggregation import GLAD as GladModel
+    from crowdkit.aggregation import MACE as MaceModel
+    from crowdkit.aggregation import DawidSkene
+
+    if method not in MODELS:
+        raise ValueError(f"unknown annotator model {method!r}; one of {', '.join(MODELS)}")
+    if known and method not in ANCHORED:
+        raise ValueError(
+            f"{method} cannot take known true labels (crowd-kit's {method.upper()} has no"
+            " such input); only Dawid-Skene is anchored by them"
+        )
+    n_units = int(units.max(initial=-1)) + 1
+    out = np.zeros((n_units, n_labels))
+    if not len(units):
+        return out
+    frame = pd.DataFrame({"task": units, "worker": annotators, "label": labels})
+    with _library():
+        if method == DAWID_SKENE:
+            truth = pd.Series(dict(known), dtype="int64") if known else None
+            model: Any = DawidSkene(
+                n_iter=options.get("n_iter", 100), tol=options.get("tol", 1e-5)
+            ).fit(frame, truth)
+        elif method == MACE:
+            model = MaceModel(
+                n_restarts=options.get("n_restarts", 10),
+                n_iter=options.get("n_iter", 50),
+                method=options.get("method", "vb"),
+                random_state=options.get("random_state", 0),
+            ).fit(frame)
+        else:
+            model = GladModel(n_iter=options.get("n_iter", 100), tol=options.get("tol", 1e-5)).fit(
+                frame
+            )
+    probas = model.probas_
+    rows = probas.index.to_numpy(dtype=np.int64)
+    columns = probas.columns.to_numpy(dtype=np.int64)
+    out[np.ix_(rows, columns)] = probas.to_numpy(dtype=np.float64)
+    return out
 
 
 ADJUDICATED = "adjudicated"
