@@ -230,6 +230,12 @@ class ReportApi(APIView):
                 OpenApiTypes.STR,
                 description="simulation (default) or kappasize (Rotondi & Donner, as kappaSize)",
             ),
+            OpenApiParameter(
+                "gold",
+                OpenApiTypes.STR,
+                description="gold method: majority, dawid_skene, mace or glad (default: the"
+                " project's)",
+            ),
         ],
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )

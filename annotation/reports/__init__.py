@@ -163,7 +163,9 @@ def build_report(
     with_charts: bool = True,
     plan: bool = False,
     plan_method: str = "simulation",
+    gold: str | None = None,
 ) -> Report:
+    """The report; `gold`: the gold method (`gold.METHODS`), by default the project's."""
     filters = filters or Filters()
     names = member_names(project, real_names=real_names)
     sections: list[Section] = []
@@ -179,6 +181,7 @@ def build_report(
             seed=seed,
             k_rule=k_rule,
             with_charts=with_charts,
+            gold=gold,
         )
         for slug, (title, build) in SECTIONS.items():
             if slug in OPT_IN and not plan:
@@ -254,6 +257,7 @@ def _key(project: Project, options: dict[str, Any]) -> tuple[str, dict[str, Any]
         "with_charts": True,
         "plan": False,
         "plan_method": "simulation",
+        "gold": None,
     } | options
     digest = hashlib.sha256(repr(sorted(full.items())).encode()).hexdigest()
     # "tables:": entries of the earlier layout (a plain Report) are never read as CachedReport

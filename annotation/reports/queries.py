@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from .. import kinds
 from ..answers import Answers, collector_paused, fetch, read_answers
-from ..gold import Gold, adjudications, golds_of
+from ..gold import Gold, adjudications, golds_of, project_method
 from ..kinds import KindSpec
 from ..kinds.base import Target
 from ..models import Membership, Project, System, Verdict
@@ -135,12 +135,16 @@ def report_data(
     seed: int,
     k_rule: str,
     with_charts: bool,
+    gold: str | None = None,
 ) -> ReportData:
+    """`gold`: the gold method's name (the project's by default)."""
     with collector_paused():
         answers = read_answers(project, where=assignment_filter(filters))
         # the fields whose gold labels a report uses
         fields = [s.verdict_field for s in kinds.all_specs() if s.verdict_field]
-        golds = golds_of(answers, adjudications(project, fields), set(fields))
+        adjudicated = adjudications(project, fields)
+        method = project_method(project, adjudicated, gold)
+        golds = golds_of(answers, adjudicated, set(fields), method)
     return ReportData(
         project=project,
         filters=filters,

@@ -51,6 +51,11 @@ class Command(BaseCommand):
             help="how to plan: simulation (default) or kappasize (Rotondi & Donner's closed form)",
         )
         parser.add_argument(
+            "--gold",
+            metavar="METHOD",
+            help="gold method: majority, dawid_skene, mace or glad (default: the project's)",
+        )
+        parser.add_argument(
             "--annotator",
             action="append",
             default=[],
@@ -79,6 +84,7 @@ class Command(BaseCommand):
                 "seed": opts["seed"],
                 "plan": opts["plan"],
                 "plan_method": opts["plan_method"],
+                "gold": opts["gold"],
             },
             project=project,
         )
