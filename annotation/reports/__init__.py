@@ -29,6 +29,7 @@ from ..answers import collector_paused
 from ..models import Project
 from .agreement import agreement_sections
 from .effort import effort_section
+from .gold_models import PENDING_SLUG, notice_section, resolve
 from .metrics import metric_sections
 from .options import DEFAULT_BOOTSTRAP
 from .pipeline_scores import factscore_section, pipeline_section
@@ -172,6 +173,9 @@ def build_report(
     # The report makes hundreds of thousands of small objects and no reference cycle: the
     # collector's passes over them would cost as much as making them; its numpy products
     # are small, so BLAS threads would only spin on the other cores.
+    gold_name, method, fit = resolve(project, filters, gold)
+    if fit is not None:
+        sections.append(notice_section(fit))
     with collector_paused(), threadpool_limits(limits=1, user_api="blas"):
         data = report_data(
             project,
@@ -181,7 +185,8 @@ def build_report(
             seed=seed,
             k_rule=k_rule,
             with_charts=with_charts,
-            gold=gold,
+            gold=method,
+            gold_name=gold_name,
         )
         for slug, (title, build) in SECTIONS.items():
             if slug in OPT_IN and not plan:
@@ -276,6 +281,8 @@ def _cached(
     # hit or miss, the same report: without the sections' stats objects (`data`)
     report = build_report(project, **full).without_data()
     entry = CachedReport.of(report)
+    if any(s.slug == PENDING_SLUG for s in report.sections):
+        return entry, report  # a model still being fitted: built again until it is done
     cache.set(key, entry, CACHE_SECONDS)
     # A long table's CSV rendered now, with the report (60,000 rows: ~0.13 s; a shorter
     # one renders in under 50 ms): its first download is then served as fast as the next
@@ -316,7 +323,8 @@ def cached_table_text(project: Project, name: str, fmt: str, **options: Any) -> 
     if text is None:
         entry, _ = _cached(project, options, keyed)
         text = table_text(entry.table(name), fmt)
-        cache.set(key, text, CACHE_SECONDS)
+        if not any(s.slug == PENDING_SLUG for s in entry.report.sections):
+            cache.set(key, text, CACHE_SECONDS)
     return text
 
 
