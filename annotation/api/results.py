@@ -249,6 +249,12 @@ class ReportApi(APIView):
                 description="gold method: majority, dawid_skene, mace or glad (default: the"
                 " project's)",
             ),
+            OpenApiParameter(
+                "sensitivity",
+                OpenApiTypes.BOOL,
+                description="add the sensitivity section: the headline figures under each gold"
+                " method (default off; the models are fitted by the task worker)",
+            ),
         ],
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )

@@ -29,7 +29,7 @@ from ..answers import collector_paused
 from ..models import Project
 from .agreement import agreement_sections
 from .effort import effort_section
-from .gold_models import PENDING_SLUG, notice_section, resolve
+from .gold_models import notice_section, pending, resolve
 from .metrics import metric_sections
 from .options import DEFAULT_BOOTSTRAP
 from .pipeline_scores import factscore_section, pipeline_section
@@ -37,6 +37,7 @@ from .planning import adaptive_overlap_section, planning_section
 from .preference import preference_section
 from .quality import quality_section
 from .queries import ReportData, annotator_choices, domains_of, member_names, report_data
+from .sensitivity import sensitivity_section
 from .tables import (
     DISPLAY_LIMIT,
     Cell,
@@ -133,8 +134,11 @@ SECTIONS: dict[str, SectionBuilder] = {
     "annotator-quality": SectionBuilder("Annotator quality", quality_section),
     "adaptive-overlap": SectionBuilder("Adaptive overlap", adaptive_overlap_section),
     "planning": SectionBuilder("Planning the study", planning_section),
+    "sensitivity": SectionBuilder("Sensitivity to the gold method", sensitivity_section),
 }
-OPT_IN = {"planning"}  # slow sections built only when asked for (`build_report(plan=True)`)
+# slow sections built only when asked for (`build_report(plan=True)`, `sensitivity=True`:
+# it has the task worker fit every annotator model)
+OPT_IN = {"planning", "sensitivity"}
 
 # --------------------------------------------------------------------------- report
 
@@ -165,8 +169,10 @@ def build_report(
     plan: bool = False,
     plan_method: str = "simulation",
     gold: str | None = None,
+    sensitivity: bool = False,
 ) -> Report:
-    """The report; `gold`: the gold method (`gold.METHODS`), by default the project's."""
+    """The report; `gold`: the gold method (`gold.METHODS`), by default the project's;
+    `sensitivity`: add the section comparing the headline figures across gold methods."""
     filters = filters or Filters()
     names = member_names(project, real_names=real_names)
     sections: list[Section] = []
@@ -189,7 +195,7 @@ def build_report(
             gold_name=gold_name,
         )
         for slug, (title, build) in SECTIONS.items():
-            if slug in OPT_IN and not plan:
+            if slug in OPT_IN and not {"planning": plan, "sensitivity": sensitivity}[slug]:
                 continue
             if slug == "planning":
                 build = functools.partial(planning_section, method=plan_method)
@@ -263,6 +269,7 @@ def _key(project: Project, options: dict[str, Any]) -> tuple[str, dict[str, Any]
         "plan": False,
         "plan_method": "simulation",
         "gold": None,
+        "sensitivity": False,
     } | options
     digest = hashlib.sha256(repr(sorted(full.items())).encode()).hexdigest()
     # "tables:": entries of the earlier layout (a plain Report) are never read as CachedReport
@@ -279,9 +286,10 @@ def _cached(
     if entry is not None:
         return entry, None
     # hit or miss, the same report: without the sections' stats objects (`data`)
-    report = build_report(project, **full).without_data()
+    built = build_report(project, **full)
+    report = built.without_data()
     entry = CachedReport.of(report)
-    if any(s.slug == PENDING_SLUG for s in report.sections):
+    if pending(built):
         return entry, report  # a model still being fitted: built again until it is done
     cache.set(key, entry, CACHE_SECONDS)
     # A long table's CSV rendered now, with the report (60,000 rows: ~0.13 s; a shorter
@@ -323,7 +331,7 @@ def cached_table_text(project: Project, name: str, fmt: str, **options: Any) -> 
     if text is None:
         entry, _ = _cached(project, options, keyed)
         text = table_text(entry.table(name), fmt)
-        if not any(s.slug == PENDING_SLUG for s in entry.report.sections):
+        if cache.has_key(keyed[0]):  # not a report waiting on a model's fit
             cache.set(key, text, CACHE_SECONDS)
     return text
 

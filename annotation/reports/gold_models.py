@@ -33,7 +33,7 @@ from ..answers import FieldCodes, FieldKey, read_answers
 from ..gold import MODELS, GoldColumn, GoldMethod, adjudications, project_method
 from ..models import Project
 from .queries import assignment_filter
-from .tables import Filters, Section
+from .tables import Filters, Report, Section
 
 QUEUED, RUNNING, DONE, FAILED, STALE = "queued", "running", "done", "failed", "stale"
 CACHE_SECONDS = 7 * 24 * 3600  # a key names the data version: an entry is never stale
@@ -67,9 +67,16 @@ def clock() -> datetime:
     return timezone.now()
 
 
-def verdict_fields() -> list[str]:
-    """The fields whose gold a report uses (each kind's verdict field)."""
-    return [s.verdict_field for s in kinds.all_specs() if s.verdict_field]
+def report_fields() -> list[str]:
+    """The fields whose gold a report uses: each kind's verdict field, and the main field
+    of the kinds with a preference section (the sensitivity section's gold choices)."""
+    fields = [s.verdict_field for s in kinds.all_specs() if s.verdict_field]
+    fields += [
+        s.main_field
+        for s in kinds.all_specs()
+        if "preference" in s.report_sections and s.main_field and s.main_field not in fields
+    ]
+    return fields
 
 
 def _filters_json(filters: Filters) -> dict[str, Any]:
@@ -132,7 +139,7 @@ def fit_columns(
     """The model's GoldColumn per verdict field of the report's answers (anchored as
     `gold.project_method` anchors it), one field at a time."""
     answers = read_answers(project, where=assignment_filter(filters))
-    fields = verdict_fields()
+    fields = report_fields()
     adjudicated = adjudications(project, fields)
     chosen = project_method(project, adjudicated, method)
     todo = [(key, codes) for key, codes in answers.fields.items() if codes.field in fields]
@@ -193,6 +200,15 @@ def fit_gold(project_id: int, method: str, filters: dict[str, Any], version: int
 
 
 PENDING_SLUG = "gold-computing"  # a report with this section is not cached
+
+
+def pending(report: Report) -> bool:
+    """Whether the report waits on a model's fit (then it is not cached): its gold
+    method's, or one the sensitivity section compares."""
+    return any(
+        s.slug == PENDING_SLUG or (isinstance(s.data, dict) and s.data.get("pending"))
+        for s in report.sections
+    )
 
 
 def resolve(

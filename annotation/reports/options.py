@@ -2,7 +2,8 @@
 annotators, domains and dates, real names or pseudonyms, bootstrap resamples, seed, and
 whether to plan the study (the slow planning section, off by default) and how
 (`plan_method`: simulation, the default, or kappaSize's closed form), and the gold method
-(`gold`: the project's by default; majority, dawid_skene, mace or glad)."""
+(`gold`: the project's by default; majority, dawid_skene, mace or glad), and whether to
+compare the headline figures across gold methods (`sensitivity`, off by default)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,9 @@ class ReportOptionsForm(forms.Form):
         required=False,
         label="Planning method",
     )
+    sensitivity = forms.BooleanField(
+        required=False, label="Compare the gold methods (fits every annotator model)"
+    )
     gold = forms.ChoiceField(
         choices=[("", "the project's")]
         + [(m, gold_rules.METHOD_TITLES[m]) for m in gold_rules.METHODS],
@@ -82,6 +86,7 @@ class ReportOptionsForm(forms.Form):
             "plan": bool(data.get("plan")),
             "plan_method": data.get("plan_method") or "simulation",
             "gold": data.get("gold") or None,
+            "sensitivity": bool(data.get("sensitivity")),
         }
 
     def problems(self) -> str:

@@ -56,6 +56,12 @@ class Command(BaseCommand):
             help="gold method: majority, dawid_skene, mace or glad (default: the project's)",
         )
         parser.add_argument(
+            "--sensitivity",
+            action="store_true",
+            help="add the sensitivity section: the headline figures under each gold method"
+            " (the annotator models are fitted by the task worker, manage.py db_worker)",
+        )
+        parser.add_argument(
             "--annotator",
             action="append",
             default=[],
@@ -85,6 +91,7 @@ class Command(BaseCommand):
                 "plan": opts["plan"],
                 "plan_method": opts["plan_method"],
                 "gold": opts["gold"],
+                "sensitivity": opts["sensitivity"],
             },
             project=project,
         )
