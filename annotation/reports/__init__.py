@@ -27,7 +27,7 @@ from threadpoolctl import threadpool_limits
 from .. import kinds
 from ..answers import collector_paused
 from ..models import Project
-from .agreement import agreement_sections
+from .drilldown import linked_agreement_sections
 from .effort import effort_section
 from .gold_models import notice_section, pending, resolve
 from .metrics import metric_sections
@@ -124,7 +124,7 @@ class SectionBuilder(NamedTuple):
 # slug -> builder, in the report's order. Each builder queries what it needs beyond
 # ReportData, computes with `stats`, and returns tables (None or [] when it has no data).
 SECTIONS: dict[str, SectionBuilder] = {
-    "agreement": SectionBuilder("Inter-annotator agreement", agreement_sections),
+    "agreement": SectionBuilder("Inter-annotator agreement", linked_agreement_sections),
     "kinds": SectionBuilder("Sections of the item kinds", kind_sections),
     "verifiers": SectionBuilder("Verifiers against human labels", verifier_sections),
     "pipeline": SectionBuilder("Pipeline scores", pipeline_section),
