@@ -229,13 +229,15 @@ class CachedReport:
     report: Report  # its sections without their tables
     layout: tuple[tuple[str, ...], ...]  # each section's table names
     tables: dict[str, bytes]  # table name -> the pickled Table
+    waiting: bool = False  # on a model's fit (gold_models.pending): never cached
 
     @classmethod
-    def of(cls, report: Report) -> CachedReport:
+    def of(cls, report: Report, *, waiting: bool = False) -> CachedReport:
         return cls(
             replace(report, sections=tuple(replace(s, tables=()) for s in report.sections)),
             tuple(tuple(t.name for t in s.tables) for s in report.sections),
             {t.name: pickle.dumps(t, pickle.HIGHEST_PROTOCOL) for t in report.tables()},
+            waiting,
         )
 
     def table(self, name: str) -> Table:
@@ -288,8 +290,8 @@ def _cached(
     # hit or miss, the same report: without the sections' stats objects (`data`)
     built = build_report(project, **full)
     report = built.without_data()
-    entry = CachedReport.of(report)
-    if pending(built):
+    entry = CachedReport.of(report, waiting=pending(built))
+    if entry.waiting:
         return entry, report  # a model still being fitted: built again until it is done
     cache.set(key, entry, CACHE_SECONDS)
     # A long table's CSV rendered now, with the report (60,000 rows: ~0.13 s; a shorter
@@ -331,7 +333,7 @@ def cached_table_text(project: Project, name: str, fmt: str, **options: Any) -> 
     if text is None:
         entry, _ = _cached(project, options, keyed)
         text = table_text(entry.table(name), fmt)
-        if cache.has_key(keyed[0]):  # not a report waiting on a model's fit
+        if not entry.waiting:
             cache.set(key, text, CACHE_SECONDS)
     return text
 
