@@ -34,8 +34,8 @@ ACCURACY = (0.9, 0.75, 0.6)
 
 
 def yardstick() -> float:
-    """CPU seconds of a fixed pure-Python loop (about 0.5 s on a quiet core of this
-    machine)."""
+    """CPU seconds of a fixed pure-Python loop (0.34-0.40 s on this machine's shared cores
+    at load 18-21, 28 Nov 2026): figures taken at other times compare through it."""
     start = time.process_time()
     total = 0
     for i in range(5_000_000):
