@@ -130,6 +130,17 @@ def fit_of(project: Project, filters: Filters, method: str) -> Fit:
     return fit
 
 
+def fit_here(project: Project, filters: Filters, method: str) -> Fit:
+    """`fit_of`, fitted in this process when not done yet (the command line, which has no
+    page to come back to): the same task body, the same cache entry."""
+    fit = fit_of(project, filters, method)
+    if fit.state != DONE:
+        version = Project.objects.filter(pk=project.pk).values_list("data_version", flat=True)
+        fit_gold.call(project.pk, method, _filters_json(filters), version.get())
+        fit = fit_of(project, filters, method)
+    return fit
+
+
 def fit_columns(
     project: Project,
     filters: Filters,

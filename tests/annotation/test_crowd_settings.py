@@ -108,8 +108,19 @@ def test_the_report_option_and_the_command_choose_the_method(
     assert 'name="gold"' in shown
     out = io.StringIO()
     call_command(
-        "agreement_report", "alpha", "--gold", "dawid_skene", "--bootstrap", "0", stdout=out
+        "agreement_report",
+        "alpha",
+        "--gold",
+        "dawid_skene",
+        "--sensitivity",
+        "--bootstrap",
+        "0",
+        stdout=out,
     )
-    assert json.loads(out.getvalue())["sections"]
+    # the command fits the models itself: no "computing", every column filled
+    sections = {s["slug"]: s for s in json.loads(out.getvalue())["sections"]}
+    assert "gold-method" in sections and "gold-computing" not in sections
+    [table] = sections["sensitivity"]["tables"]
+    assert table["rows"] and all(r["MACE"] is not None for r in table["rows"])
     with pytest.raises(CommandError, match="Unknown gold method wisdom; one of " + CHOICES):
         call_command("agreement_report", "alpha", "--gold", "wisdom", stdout=io.StringIO())

@@ -8,8 +8,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import exports, reports
+from ... import exports, gold, reports
 from ...models import Membership
+from ...reports import gold_models
 from ...reports.html import standalone_html
 from ...reports.options import MAX_BOOTSTRAP, ReportOptionsForm
 from ._project import find_project
@@ -59,7 +60,7 @@ class Command(BaseCommand):
             "--sensitivity",
             action="store_true",
             help="add the sensitivity section: the headline figures under each gold method"
-            " (the annotator models are fitted by the task worker, manage.py db_worker)",
+            " (the annotator models are fitted here, as the task worker would)",
         )
         parser.add_argument(
             "--annotator",
@@ -98,6 +99,12 @@ class Command(BaseCommand):
         if not form.is_valid():
             raise CommandError(form.problems())
         options = form.options()
+        # the annotator models this report uses, fitted here (no worker needed)
+        methods = {options["gold"] or project.gold_method}
+        if options["sensitivity"]:
+            methods |= set(gold.MODELS)
+        for method in sorted(methods & set(gold.MODELS)):
+            gold_models.fit_here(project, options["filters"], method)
         fmt = opts["format"]
         if fmt == "wide":
             text = exports.wide_csv(
