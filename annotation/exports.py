@@ -38,6 +38,8 @@ LONG_FIELDS = [
     "answered_at",
     "gold",
     "gold_provenance",
+    "gold_method",
+    "gold_confidence",
     "item_role",
 ]
 
@@ -47,6 +49,9 @@ def _iso(value: Any) -> str | None:
 
 
 def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, Any]]:
+    """One row per answer, with its unit's gold by the project's gold method
+    (`gold_method`: the method or "adjudicated"; `gold_confidence`: the value's vote share
+    or posterior, 1 when adjudicated)."""
     names = pseudonyms(project)
     golds = {(g.item, g.unit, g.field): g for g in gold_values(project)}
     # training and known-answer items: their answers are listed, marked, and left out of
@@ -102,6 +107,8 @@ def long_rows(project: Project, *, real_names: bool = False) -> list[dict[str, A
                 "answered_at": _iso(answer.updated_at),
                 "gold": gold_value,
                 "gold_provenance": gold.provenance if gold else None,
+                "gold_method": gold.method if gold else None,
+                "gold_confidence": gold.confidence if gold else None,
                 "item_role": roles.get(item.pk, ""),
             }
         )

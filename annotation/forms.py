@@ -13,6 +13,8 @@ from .kinds.base import form_name, unit_field
 from .models import AdaptiveOverlap, Item, Membership, Project
 
 ANSWER_MAX_CHARS = 1_000_000  # the largest answer length limit a project may set
+GOLD_METHODS = tuple(value for value, _ in Project._meta.get_field("gold_method").choices or ())
+GOLD_METHOD_ERROR = "Unknown gold method %(value)s; one of " + ", ".join(GOLD_METHODS) + "."
 ANSWER_DEFAULT = int(Project._meta.get_field("answer_max_chars").get_default())
 
 
@@ -52,7 +54,15 @@ class ProjectSettingsForm(forms.ModelForm):
 
     class Meta:
         model = Project
-        fields = ["name", "description", "answer_max_chars"]
+        fields = ["name", "description", "answer_max_chars", "gold_method"]
+        error_messages = {"gold_method": {"invalid_choice": GOLD_METHOD_ERROR}}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["gold_method"].required = False  # left out: unchanged
+
+    def clean_gold_method(self) -> str:
+        return str(self.cleaned_data.get("gold_method") or self.instance.gold_method)
 
 
 class InstructionsForm(forms.Form):

@@ -2,12 +2,20 @@
 place (`field_golds`) from the answers' codes (`answers.FieldCodes`).
 
 Gold is: the adjudicated value when a researcher set one; otherwise the project's gold
-method on the answers of the unit. The method is a function of a field's codes that
-decides once per distinct row of answers (`GoldMethod`); today's is `majority_gold`: the
-unanimous or majority value, its vote share as confidence; a tie takes the kind's tie
-value (a verification claim label: "inconclusive-not-enough", VeriScore's rule) until
-adjudicated; other ties have no gold. A model of the annotators (Dawid-Skene, MACE,
-GLAD) plugs in as another GoldMethod: its posterior is one per distinct row as well.
+method on the answers of the unit (`Project.gold_method`, or the one a caller names).
+The method is a function of a field's codes that decides once per distinct row of
+answers (`GoldMethod`). `majority_gold` (the default): the unanimous or majority value,
+its vote share as confidence; a tie takes the kind's tie value (a verification claim
+label: "inconclusive-not-enough", VeriScore's rule) until adjudicated; other ties have
+no gold. `model_gold`: a model of the annotators (Dawid-Skene, MACE, GLAD; crowd-kit via
+`stats.crowd.posteriors`) fitted on the field's answers; the value is the label of
+highest posterior, the posterior its confidence (an exact tie: the kind's tie rule, as
+for majority). The posterior of a unit depends only on its row of answers, so it is read
+once per distinct row, on a unit of that row no adjudication anchors. Adjudicated values
+and known-answer (check) items' references anchor Dawid-Skene (crowd-kit holds those
+units at their known label through EM); MACE and GLAD cannot take known labels. Every
+gold value carries its method (`Gold.method`: the method's name, or "adjudicated") and
+its confidence (1 for an adjudicated value).
 """
 
 from __future__ import annotations
@@ -16,18 +24,31 @@ from collections import defaultdict
 from collections.abc import Callable, Container, Mapping
 from typing import NamedTuple
 
+import numpy as np
 from django.db.models import Model, Q
 
 from . import kinds
-from .answers import Answers, FieldCodes, UnitKey, collector_paused, read_answers
-from .models import Adjudication, Project
-from .stats import majority
+from .answers import Answers, FieldCodes, FieldKey, UnitKey, collector_paused, read_answers
+from .hiring.models import CHECK, QualityItem
+from .kinds import unit_type
+from .models import Adjudication, Answer, Assignment, Project
+from .stats import crowd, majority
 
 UNANIMOUS = "unanimous"
 MAJORITY = "majority"
 ADJUDICATED = "adjudicated"
 TIE_RULE = "tie-rule"  # a tie read by the kind's rule (a claim label: inconclusive)
 TIE = "tie"  # no gold until adjudicated
+
+METHOD_MAJORITY = crowd.MAJORITY
+METHODS = crowd.METHODS  # majority, dawid_skene, mace, glad
+METHOD_TITLES = {
+    crowd.MAJORITY: "Majority vote",
+    crowd.DAWID_SKENE: "Dawid-Skene",
+    crowd.MACE: "MACE",
+    crowd.GLAD: "GLAD",
+}
+MODELS = crowd.MODELS  # the methods that fit a model of the annotators
 
 
 class LabelRow(NamedTuple):
@@ -55,6 +76,7 @@ class Gold(NamedTuple):
     votes: dict[str, int]  # read only: golds of the same answers share one dict
     note: str = ""
     confidence: float | None = None  # the method's (majority: the value's vote share)
+    method: str = METHOD_MAJORITY  # the gold method, or ADJUDICATED
 
     @property
     def disagreement(self) -> float:
@@ -70,6 +92,7 @@ class GoldColumn(NamedTuple):
     confidences: list[float | None]
     provenances: list[str]
     votes: list[dict[str, int]]  # value -> answers, most given first
+    method: str = METHOD_MAJORITY
 
 
 GoldMethod = Callable[[FieldCodes], GoldColumn]
@@ -97,16 +120,157 @@ def majority_gold(codes: FieldCodes) -> GoldColumn:
     return out
 
 
-METHOD: GoldMethod = majority_gold  # the project's gold method
+class CheckAnswers(NamedTuple):
+    """The answers to known-answer (check) items' reference units, which anchor
+    Dawid-Skene: per (kind, level, field), (unit key, annotator, value as compared) rows,
+    and each check unit's known value."""
+
+    answers: dict[FieldKey, list[tuple[UnitKey, int, str]]]
+    truth: dict[UnitKey, str]
+
+
+def check_answers(project: Project) -> CheckAnswers:
+    """The submitted answers to the reference units of the project's check items."""
+    truth = {
+        (q.item_id, unit, fld): value
+        for q in QualityItem.objects.filter(item__project=project, role=CHECK)
+        for (unit, fld), value in q.reference_pairs().items()
+    }
+    answers: dict[FieldKey, list[tuple[UnitKey, int, str]]] = defaultdict(list)
+    rows = Answer.objects.filter(
+        assignment__item__project=project,
+        assignment__item__quality__role=CHECK,
+        assignment__status=Assignment.SUBMITTED,
+    ).values_list(
+        "assignment__item_id",
+        "assignment__item__kind",
+        "assignment__annotator_id",
+        "assignment__swapped",
+        "unit",
+        "field",
+        "value",
+    )
+    for item, kind, annotator, swapped, unit, fld, value in rows.order_by("pk"):
+        if (item, unit, fld) in truth:
+            compared = kinds.get(kind).comparable(fld, value, swapped)
+            answers[kind, unit_type(unit), fld].append(((item, unit, fld), annotator, compared))
+    return CheckAnswers(dict(answers), truth)
+
+
+def model_gold(
+    method: str,
+    known: Mapping[UnitKey, str] | None = None,
+    checks: CheckAnswers | None = None,
+) -> GoldMethod:
+    """The GoldMethod of an annotator model (`MODELS`). `known` (adjudicated values) and
+    `checks` anchor Dawid-Skene only; MACE and GLAD are fitted on the answers alone (an
+    adjudicated value still wins in `field_golds`)."""
+    if method not in MODELS:
+        raise ValueError(f"unknown annotator model {method!r}; one of {', '.join(MODELS)}")
+    anchored = method in crowd.ANCHORED
+
+    def gold(codes: FieldCodes) -> GoldColumn:
+        code_of = {v: i for i, v in enumerate(codes.values)}
+        units, columns = np.nonzero(codes.codes >= 0)
+        annotators, labels = codes.annotators[columns], codes.codes[units, columns]
+        anchors: dict[int, int] = {}
+        if anchored and known:
+            for i, key in enumerate(codes.keys()):
+                if (value := known.get(key)) is not None and value in code_of:
+                    anchors[i] = code_of[value]
+        if anchored and checks:
+            extra = _check_rows(codes, checks, code_of, anchors)
+            units, annotators, labels = (
+                np.concatenate(p) for p in zip((units, annotators, labels), extra, strict=True)
+            )
+        post = crowd.posteriors(method, units, annotators, labels, len(codes.values), anchors)
+        return _column(codes, post, _representatives(codes, anchors), method)
+
+    return gold
+
+
+def _check_rows(
+    codes: FieldCodes, checks: CheckAnswers, code_of: dict[str, int], anchors: dict[int, int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The check answers of `codes`' field as (unit, annotator, label) arrays, their units
+    numbered after the field's own; their references added to `anchors`. A value no
+    regular answer gave is left out (the model has no such category)."""
+    index: dict[UnitKey, int] = {}
+    rows = []
+    for key, annotator, value in checks.answers.get((codes.kind, codes.level, codes.field), ()):
+        truth = checks.truth[key]
+        if value not in code_of or truth not in code_of:
+            continue
+        if (unit := index.get(key)) is None:
+            unit = index[key] = len(codes.units) + len(index)
+            anchors[unit] = code_of[truth]
+        rows.append((unit, annotator, code_of[value]))
+    table = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    return table[:, 0], table[:, 1], table[:, 2]
+
+
+def _representatives(codes: FieldCodes, anchors: Mapping[int, int]) -> np.ndarray:
+    """Per distinct row: its first unit that no known label anchors (else its first)."""
+    n = len(codes.units)
+    _, first = np.unique(codes.row_of, return_index=True)
+    free = np.ones(n, dtype=bool)
+    free[[u for u in anchors if u < n]] = False
+    index = np.flatnonzero(free)[::-1]
+    rep = first.copy()
+    rep[codes.row_of[index]] = index  # written last to first: the first free unit stays
+    return rep
+
+
+def _column(codes: FieldCodes, post: np.ndarray, rep: np.ndarray, method: str) -> GoldColumn:
+    """A model's GoldColumn from its posteriors (units x values) read at each distinct
+    row's representative unit; the votes as majority counts them."""
+    tie_value = kinds.get(codes.kind).tie_value(codes.field)
+    votes = majority_gold(codes).votes
+    out = GoldColumn([], [], [], votes, method)
+    for p in post[rep].tolist():
+        order = sorted(range(len(p)), key=lambda c: -p[c])
+        top = order[0] if order else None
+        if top is None or p[top] <= 0:
+            value, confidence, provenance = None, None, TIE
+        elif len(order) > 1 and abs(p[order[1]] - p[top]) < 1e-12:
+            value = tie_value
+            provenance = TIE if tie_value is None else TIE_RULE
+            code = codes.values.index(tie_value) if tie_value in codes.values else None
+            confidence = None if tie_value is None else (p[code] if code is not None else 0.0)
+        else:
+            value, confidence, provenance = codes.values[top], p[top], method
+        out.values.append(value)
+        out.confidences.append(confidence)
+        out.provenances.append(provenance)
+    return out
+
+
+def gold_method(
+    name: str,
+    adjudicated: Mapping[UnitKey, tuple[str, str]] | None = None,
+    checks: CheckAnswers | None = None,
+) -> GoldMethod:
+    """The GoldMethod called `name` (`METHODS`; ValueError naming them otherwise);
+    adjudicated values and `checks` anchor Dawid-Skene."""
+    if name == METHOD_MAJORITY:
+        return majority_gold
+    if name not in METHODS:
+        raise ValueError(f"unknown gold method {name!r}; one of {', '.join(METHODS)}")
+    known = {key: value for key, (value, _) in (adjudicated or {}).items()}
+    return model_gold(name, known, checks)
 
 
 def field_golds(
-    codes: FieldCodes, adjudicated: Mapping[UnitKey, tuple[str, str]] | None = None
+    codes: FieldCodes,
+    adjudicated: Mapping[UnitKey, tuple[str, str]] | None = None,
+    method: str | GoldMethod = METHOD_MAJORITY,
 ) -> list[Gold]:
     """The gold of each unit of `codes`: its (value, note) in `adjudicated`, else the
-    project's method, decided once per distinct row of answers. The one place gold is
-    decided."""
-    column = METHOD(codes)
+    gold method's (a name in `METHODS`, or a GoldMethod), decided once per distinct row
+    of answers. The one place gold is decided."""
+    if isinstance(method, str):
+        method = gold_method(method, adjudicated)
+    column = method(codes)
     kind, fld, adjudicated = codes.kind, codes.field, adjudicated or {}
     golds = []
     for item, unit, row in zip(
@@ -115,7 +279,18 @@ def field_golds(
         if adjudicated and (adjudication := adjudicated.get((item, unit, fld))) is not None:
             value, note = adjudication
             golds.append(
-                Gold(item, kind, unit, fld, value, ADJUDICATED, column.votes[row], note, 1.0)
+                Gold(
+                    item,
+                    kind,
+                    unit,
+                    fld,
+                    value,
+                    ADJUDICATED,
+                    column.votes[row],
+                    note,
+                    1.0,
+                    ADJUDICATED,
+                )
             )
             continue
         golds.append(
@@ -129,6 +304,7 @@ def field_golds(
                 column.votes[row],
                 "",
                 column.confidences[row],
+                column.method,
             )
         )
     return golds
@@ -149,15 +325,32 @@ def adjudications(
     }
 
 
+def project_method(
+    project: Project,
+    adjudicated: Mapping[UnitKey, tuple[str, str]] | None = None,
+    name: str | None = None,
+) -> GoldMethod:
+    """The GoldMethod called `name`, by default the project's (`Project.gold_method`),
+    anchored for Dawid-Skene by `adjudicated` and the project's check items."""
+    name = name or project.gold_method
+    checks = check_answers(project) if name in MODELS and name in crowd.ANCHORED else None
+    return gold_method(name, adjudicated, checks)
+
+
 def golds_of(
-    answers: Answers, adjudicated: Mapping[UnitKey, tuple[str, str]], fields: Container[str]
+    answers: Answers,
+    adjudicated: Mapping[UnitKey, tuple[str, str]],
+    fields: Container[str],
+    method: str | GoldMethod = METHOD_MAJORITY,
 ) -> dict[str, list[Gold]]:
     """kind -> the golds of its units' `fields`, in (item, unit, field) order."""
+    if isinstance(method, str):
+        method = gold_method(method, adjudicated)
     found: dict[str, list[Gold]] = defaultdict(list)
     parts: dict[str, int] = defaultdict(int)
     for codes in answers.fields.values():
         if codes.field in fields:
-            found[codes.kind] += field_golds(codes, adjudicated)
+            found[codes.kind] += field_golds(codes, adjudicated, method)
             parts[codes.kind] += 1
     for kind, n in parts.items():
         if n > 1:
@@ -192,14 +385,22 @@ def label_rows(
 
 @collector_paused()
 def gold_values(
-    project: Project, *, kind: str | None = None, answers: Answers | None = None
+    project: Project,
+    *,
+    kind: str | None = None,
+    answers: Answers | None = None,
+    method: str | None = None,
 ) -> list[Gold]:
-    """Gold of every answered unit, in (item, unit, field) order; pass `answers` (from
-    read_answers) when you have them."""
+    """Gold of every answered unit, in (item, unit, field) order, by `method` (a name in
+    METHODS; default the project's `gold_method`); pass `answers` (from read_answers)
+    when you have them. Each Gold carries value, method and confidence."""
     if answers is None:
         answers = read_answers(project, kind=kind)
     adjudicated = adjudications(project)
-    golds = [g for codes in answers.fields.values() for g in field_golds(codes, adjudicated)]
+    chosen = project_method(project, adjudicated, method)
+    golds = [
+        g for codes in answers.fields.values() for g in field_golds(codes, adjudicated, chosen)
+    ]
     golds.sort(key=lambda g: (g.item, g.unit, g.field))
     return golds
 

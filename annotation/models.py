@@ -106,6 +106,20 @@ class Project(models.Model):
     agreement_weights = models.JSONField(
         default=dict, blank=True, validators=[validate_agreement_weights]
     )
+    # How gold is decided where no researcher adjudicated (gold.METHODS): majority vote,
+    # or a model of the annotators (Dawid-Skene, MACE, GLAD).
+    gold_method = models.CharField(
+        max_length=20,
+        default="majority",
+        choices=[
+            ("majority", "Majority vote"),
+            ("dawid_skene", "Dawid-Skene"),
+            ("mace", "MACE"),
+            ("glad", "GLAD"),
+        ],
+        help_text="How gold is decided where no one adjudicated: majority vote (a few"
+        " careful annotators) or a model that learns each annotator's reliability (crowds).",
+    )
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
     # Bumped in the same transaction as every write a report reads (bump_data_version):

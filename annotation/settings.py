@@ -215,6 +215,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 # Largest file the upload page and the API import (MB); larger: manage.py import_data.
 IMPORT_MAX_MB = int(os.getenv("IMPORT_MAX_MB", "200"))
+# An annotator model's fit for a report (reports/gold_models.py) queued or running this
+# long (seconds) was left by a killed worker: enqueued again.
+GOLD_FIT_SECONDS = int(os.getenv("GOLD_FIT_SECONDS", "3600"))
 # Uploads above this size (MB) import as a background task with a progress page.
 IMPORT_BACKGROUND_MB = float(os.getenv("IMPORT_BACKGROUND_MB", "20"))
 # A background import's task row RUNNING this long (seconds) whose worker never started the
@@ -256,7 +259,17 @@ SPECTACULAR_SETTINGS = {
         "PipelineRunRetrieverEnum": ["serper", "bm25"],
         "DocumentImportFormatEnum": "annotation.api.documents.IMPORT_FORMATS",
         "ItemsCreateStratifyEnum": ["domain", "source_model"],
-        "GoldProvenanceEnum": ["unanimous", "majority", "adjudicated", "tie-rule", "tie"],
+        "GoldProvenanceEnum": [
+            "unanimous",
+            "majority",
+            "adjudicated",
+            "tie-rule",
+            "tie",
+            "dawid_skene",
+            "mace",
+            "glad",
+        ],
+        "GoldMethodEnum": ["majority", "dawid_skene", "mace", "glad", "adjudicated"],
         "QualityActionEnum": ["pause", "resume", "let_through"],
         "QualityItemRoleEnum": "annotation.hiring.models.QualityItem.ROLES",
         "InviteMarketEnum": "annotation.hiring.markets.CHOICES",

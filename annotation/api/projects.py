@@ -97,8 +97,9 @@ class ProjectListApi(APIView):
 
 
 class ProjectSettingsApi(APIView):
-    """A project's settings after its creation: name, description and the longest
-    free-text answer (`answer_max_chars`, 1 to 1,000,000 characters). PUT changes the
+    """A project's settings after its creation: name, description, the longest
+    free-text answer (`answer_max_chars`, 1 to 1,000,000 characters) and the gold method
+    (`gold_method`: majority, dawid_skene, mace or glad). PUT changes the
     fields it names, validated as the settings page's form; researchers only."""
 
     @extend_schema_serializer(component_name="ProjectSettingsInput")
@@ -106,6 +107,12 @@ class ProjectSettingsApi(APIView):
         name = serializers.CharField(max_length=200, required=False)
         description = serializers.CharField(required=False, allow_blank=True)
         answer_max_chars = serializers.IntegerField(required=False)
+        gold_method = serializers.CharField(
+            required=False,
+            help_text="How gold is decided where no one adjudicated: one of "
+            + ", ".join(forms.GOLD_METHODS)
+            + " (majority vote, Dawid-Skene, MACE, GLAD).",
+        )
 
     @extend_schema_serializer(component_name="ProjectSettings")
     class OutputSerializer(serializers.Serializer):
@@ -113,6 +120,7 @@ class ProjectSettingsApi(APIView):
         name = serializers.CharField()
         description = serializers.CharField()
         answer_max_chars = serializers.IntegerField()
+        gold_method = serializers.CharField()
 
     @staticmethod
     def _row(project: Project) -> dict[str, Any]:
@@ -121,6 +129,7 @@ class ProjectSettingsApi(APIView):
             "name": project.name,
             "description": project.description,
             "answer_max_chars": project.answer_max_chars,
+            "gold_method": project.gold_method,
         }
 
     @extend_schema(

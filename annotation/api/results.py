@@ -65,6 +65,8 @@ class AnswerListApi(APIView):
         answered_at = serializers.DateTimeField(allow_null=True)
         gold = serializers.CharField(allow_null=True)
         gold_provenance = serializers.CharField(allow_null=True)
+        gold_method = serializers.CharField(allow_null=True)  # the method, or "adjudicated"
+        gold_confidence = serializers.FloatField(allow_null=True)
         # "training" or "check": answers left out of gold and every statistic; "" otherwise
         item_role = serializers.CharField(allow_blank=True)
 
@@ -108,7 +110,9 @@ def filter_rows(rows: list[dict[str, Any]], params: Any) -> list[dict[str, Any]]
 
 
 class GoldListApi(APIView):
-    """The gold value of every unit and field, with where it comes from."""
+    """The gold value of every unit and field, with where it comes from, by the project's
+    gold method (`method`: the method's name or "adjudicated"; `confidence`: the chosen
+    value's vote share under majority, its posterior under a model, 1 when adjudicated)."""
 
     @extend_schema_serializer(component_name="GoldList")
     class OutputSerializer(serializers.Serializer):
@@ -118,11 +122,20 @@ class GoldListApi(APIView):
         field = serializers.CharField()
         value = serializers.CharField(allow_null=True)
         provenance = serializers.ChoiceField(
-            choices=[gold.UNANIMOUS, gold.MAJORITY, gold.ADJUDICATED, gold.TIE_RULE, gold.TIE]
+            choices=[
+                gold.UNANIMOUS,
+                gold.MAJORITY,
+                gold.ADJUDICATED,
+                gold.TIE_RULE,
+                gold.TIE,
+                *gold.MODELS,
+            ]
         )
         votes = serializers.DictField(child=serializers.IntegerField())
         disagreement = serializers.FloatField()
         note = serializers.CharField()
+        method = serializers.ChoiceField(choices=[*gold.METHODS, gold.ADJUDICATED])
+        confidence = serializers.FloatField(allow_null=True)
 
     @extend_schema(
         operation_id="gold_list",
@@ -229,6 +242,18 @@ class ReportApi(APIView):
                 "plan_method",
                 OpenApiTypes.STR,
                 description="simulation (default) or kappasize (Rotondi & Donner, as kappaSize)",
+            ),
+            OpenApiParameter(
+                "gold",
+                OpenApiTypes.STR,
+                description="gold method: majority, dawid_skene, mace or glad (default: the"
+                " project's)",
+            ),
+            OpenApiParameter(
+                "sensitivity",
+                OpenApiTypes.BOOL,
+                description="add the sensitivity section: the headline figures under each gold"
+                " method (default off; the models are fitted by the task worker)",
             ),
         ],
         responses={200: OpenApiTypes.OBJECT, **ERRORS},

@@ -27,8 +27,9 @@ from threadpoolctl import threadpool_limits
 from .. import kinds
 from ..answers import collector_paused
 from ..models import Project
-from .agreement import agreement_sections
+from .drilldown import linked_agreement_sections
 from .effort import effort_section
+from .gold_models import notice_section, pending, resolve
 from .metrics import metric_sections
 from .options import DEFAULT_BOOTSTRAP
 from .pipeline_scores import factscore_section, pipeline_section
@@ -36,6 +37,7 @@ from .planning import adaptive_overlap_section, planning_section
 from .preference import preference_section
 from .quality import quality_section
 from .queries import ReportData, annotator_choices, domains_of, member_names, report_data
+from .sensitivity import sensitivity_section
 from .tables import (
     DISPLAY_LIMIT,
     Cell,
@@ -122,7 +124,7 @@ class SectionBuilder(NamedTuple):
 # slug -> builder, in the report's order. Each builder queries what it needs beyond
 # ReportData, computes with `stats`, and returns tables (None or [] when it has no data).
 SECTIONS: dict[str, SectionBuilder] = {
-    "agreement": SectionBuilder("Inter-annotator agreement", agreement_sections),
+    "agreement": SectionBuilder("Inter-annotator agreement", linked_agreement_sections),
     "kinds": SectionBuilder("Sections of the item kinds", kind_sections),
     "verifiers": SectionBuilder("Verifiers against human labels", verifier_sections),
     "pipeline": SectionBuilder("Pipeline scores", pipeline_section),
@@ -132,8 +134,11 @@ SECTIONS: dict[str, SectionBuilder] = {
     "annotator-quality": SectionBuilder("Annotator quality", quality_section),
     "adaptive-overlap": SectionBuilder("Adaptive overlap", adaptive_overlap_section),
     "planning": SectionBuilder("Planning the study", planning_section),
+    "sensitivity": SectionBuilder("Sensitivity to the gold method", sensitivity_section),
 }
-OPT_IN = {"planning"}  # slow sections built only when asked for (`build_report(plan=True)`)
+# slow sections built only when asked for (`build_report(plan=True)`, `sensitivity=True`:
+# it has the task worker fit every annotator model)
+OPT_IN = {"planning", "sensitivity"}
 
 # --------------------------------------------------------------------------- report
 
@@ -163,13 +168,20 @@ def build_report(
     with_charts: bool = True,
     plan: bool = False,
     plan_method: str = "simulation",
+    gold: str | None = None,
+    sensitivity: bool = False,
 ) -> Report:
+    """The report; `gold`: the gold method (`gold.METHODS`), by default the project's;
+    `sensitivity`: add the section comparing the headline figures across gold methods."""
     filters = filters or Filters()
     names = member_names(project, real_names=real_names)
     sections: list[Section] = []
     # The report makes hundreds of thousands of small objects and no reference cycle: the
     # collector's passes over them would cost as much as making them; its numpy products
     # are small, so BLAS threads would only spin on the other cores.
+    gold_name, method, fit = resolve(project, filters, gold)
+    if fit is not None:
+        sections.append(notice_section(fit))
     with collector_paused(), threadpool_limits(limits=1, user_api="blas"):
         data = report_data(
             project,
@@ -179,9 +191,11 @@ def build_report(
             seed=seed,
             k_rule=k_rule,
             with_charts=with_charts,
+            gold=method,
+            gold_name=gold_name,
         )
         for slug, (title, build) in SECTIONS.items():
-            if slug in OPT_IN and not plan:
+            if slug in OPT_IN and not {"planning": plan, "sensitivity": sensitivity}[slug]:
                 continue
             if slug == "planning":
                 build = functools.partial(planning_section, method=plan_method)
@@ -215,13 +229,15 @@ class CachedReport:
     report: Report  # its sections without their tables
     layout: tuple[tuple[str, ...], ...]  # each section's table names
     tables: dict[str, bytes]  # table name -> the pickled Table
+    waiting: bool = False  # on a model's fit (gold_models.pending): never cached
 
     @classmethod
-    def of(cls, report: Report) -> CachedReport:
+    def of(cls, report: Report, *, waiting: bool = False) -> CachedReport:
         return cls(
             replace(report, sections=tuple(replace(s, tables=()) for s in report.sections)),
             tuple(tuple(t.name for t in s.tables) for s in report.sections),
             {t.name: pickle.dumps(t, pickle.HIGHEST_PROTOCOL) for t in report.tables()},
+            waiting,
         )
 
     def table(self, name: str) -> Table:
@@ -254,6 +270,8 @@ def _key(project: Project, options: dict[str, Any]) -> tuple[str, dict[str, Any]
         "with_charts": True,
         "plan": False,
         "plan_method": "simulation",
+        "gold": None,
+        "sensitivity": False,
     } | options
     digest = hashlib.sha256(repr(sorted(full.items())).encode()).hexdigest()
     # "tables:": entries of the earlier layout (a plain Report) are never read as CachedReport
@@ -270,8 +288,11 @@ def _cached(
     if entry is not None:
         return entry, None
     # hit or miss, the same report: without the sections' stats objects (`data`)
-    report = build_report(project, **full).without_data()
-    entry = CachedReport.of(report)
+    built = build_report(project, **full)
+    report = built.without_data()
+    entry = CachedReport.of(report, waiting=pending(built))
+    if entry.waiting:
+        return entry, report  # a model still being fitted: built again until it is done
     cache.set(key, entry, CACHE_SECONDS)
     # A long table's CSV rendered now, with the report (60,000 rows: ~0.13 s; a shorter
     # one renders in under 50 ms): its first download is then served as fast as the next
@@ -312,7 +333,8 @@ def cached_table_text(project: Project, name: str, fmt: str, **options: Any) -> 
     if text is None:
         entry, _ = _cached(project, options, keyed)
         text = table_text(entry.table(name), fmt)
-        cache.set(key, text, CACHE_SECONDS)
+        if not entry.waiting:
+            cache.set(key, text, CACHE_SECONDS)
     return text
 
 

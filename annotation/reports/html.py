@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib.staticfiles import finders
 from django.http import HttpRequest
 from django.template.loader import render_to_string
@@ -20,6 +22,13 @@ def site_css() -> str:
 
 
 def standalone_html(project: Project, report: Report, request: HttpRequest | None = None) -> str:
+    report = replace(  # no link back to the site (the drill-down's)
+        report,
+        sections=tuple(
+            replace(s, tables=tuple(replace(t, links=()) for t in s.tables))
+            for s in report.sections
+        ),
+    )
     return render_to_string(
         "annotation/report_file.html",
         {"project": project, "report": report, "css": site_css(), "standalone": True},

@@ -1,7 +1,9 @@
 """One report-options form for the report pages, the API and `agreement_report`: which
 annotators, domains and dates, real names or pseudonyms, bootstrap resamples, seed, and
 whether to plan the study (the slow planning section, off by default) and how
-(`plan_method`: simulation, the default, or kappaSize's closed form)."""
+(`plan_method`: simulation, the default, or kappaSize's closed form), and the gold method
+(`gold`: the project's by default; majority, dawid_skene, mace or glad), and whether to
+compare the headline figures across gold methods (`sensitivity`, off by default)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 
 from django import forms
 
+from .. import gold as gold_rules
 from ..models import Project
 from .queries import annotator_choices, domains_of
 from .tables import Filters
@@ -43,6 +46,20 @@ class ReportOptionsForm(forms.Form):
         required=False,
         label="Planning method",
     )
+    sensitivity = forms.BooleanField(
+        required=False, label="Compare the gold methods (fits every annotator model)"
+    )
+    gold = forms.ChoiceField(
+        choices=[("", "the project's")]
+        + [(m, gold_rules.METHOD_TITLES[m]) for m in gold_rules.METHODS],
+        required=False,
+        label="Gold method",
+        error_messages={
+            "invalid_choice": "Unknown gold method %(value)s; one of "
+            + ", ".join(gold_rules.METHODS)
+            + "."
+        },
+    )
 
     def __init__(self, data: Any = None, *, project: Project) -> None:
         super().__init__(data)
@@ -68,6 +85,8 @@ class ReportOptionsForm(forms.Form):
             "seed": 0 if seed is None else seed,
             "plan": bool(data.get("plan")),
             "plan_method": data.get("plan_method") or "simulation",
+            "gold": data.get("gold") or None,
+            "sensitivity": bool(data.get("sensitivity")),
         }
 
     def problems(self) -> str:

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from .. import kinds
 from ..answers import Answers, collector_paused, fetch, read_answers
-from ..gold import Gold, adjudications, golds_of
+from ..gold import Gold, GoldMethod, adjudications, golds_of, project_method
 from ..kinds import KindSpec
 from ..kinds.base import Target
 from ..models import Membership, Project, System, Verdict
@@ -98,6 +98,7 @@ class ReportData:
     with_charts: bool
     answers: Answers
     golds_of: dict[str, list[Gold]]  # kind -> the golds of its units' verdict fields
+    gold_method: str = "majority"  # the gold method's name (gold.METHODS)
     # kind -> its verdict targets (`verdict_targets`), computed when first asked for
     _targets: dict[str, list[Target]] = field(
         default_factory=dict, init=False, compare=False, repr=False
@@ -135,12 +136,18 @@ def report_data(
     seed: int,
     k_rule: str,
     with_charts: bool,
+    gold: str | GoldMethod | None = None,
+    gold_name: str = "majority",
 ) -> ReportData:
+    """`gold`: the gold method (its name, by default the project's, or a GoldMethod);
+    `gold_name`: its name, as the report tells it."""
     with collector_paused():
         answers = read_answers(project, where=assignment_filter(filters))
         # the fields whose gold labels a report uses
         fields = [s.verdict_field for s in kinds.all_specs() if s.verdict_field]
-        golds = golds_of(answers, adjudications(project, fields), set(fields))
+        adjudicated = adjudications(project, fields)
+        method = gold if callable(gold) else project_method(project, adjudicated, gold)
+        golds = golds_of(answers, adjudicated, set(fields), method)
     return ReportData(
         project=project,
         filters=filters,
@@ -151,4 +158,5 @@ def report_data(
         with_charts=with_charts,
         answers=answers,
         golds_of=golds,
+        gold_method=gold_name,
     )

@@ -57,6 +57,8 @@ class Table:
     rows: tuple[tuple[Cell, ...], ...]
     note: str = ""
     decimals: int = 3  # for display and LaTeX; CSV and JSON keep full precision
+    # per row: a page link for its first cell ("" for none); the page only, not exported
+    links: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         if len(set(self.columns)) != len(self.columns):
@@ -92,10 +94,12 @@ class Table:
         rows = self.page_rows
         if not rows:
             return format_html('<tr><td colspan="{}">No rows.</td></tr>', len(self.columns))
+        cells: list[list[str]] = [[escape(v) for v in row] for row in rows]
+        for row, link in zip(cells, self.links, strict=False):
+            if link:  # the first cell opens the figure's units (reports.drilldown)
+                row[0] = format_html('<a href="{}">{}</a>', link, mark_safe(row[0]))  # noqa: S308
         return mark_safe(  # noqa: S308 - every cell escaped here
-            "".join(
-                "<tr>" + "".join([f"<td>{escape(v)}</td>" for v in row]) + "</tr>" for row in rows
-            )
+            "".join("<tr>" + "".join([f"<td>{v}</td>" for v in row]) + "</tr>" for row in cells)
         )
 
     @property

@@ -1,4 +1,5 @@
-"""Researchers settle disagreements: units ordered hardest first, answers under pseudonyms."""
+"""Researchers settle disagreements: units ordered hardest first (or, `order=uncertain`,
+the gold method's least confident first), answers under pseudonyms."""
 
 from __future__ import annotations
 
@@ -29,10 +30,17 @@ def adjudication(request: HtmxRequest, project_id: int) -> HttpResponse:
     kind = request.GET.get("kind", "")
     field = request.GET.get("field", "")
     reveal = request.GET.get("reveal") == "1"
+    order = request.GET.get("order", "")
+    if order not in ORDERS:
+        return HttpResponse(
+            f"Unknown order {order!r}; one of: {', '.join(repr(o) for o in ORDERS)}.",
+            status=400,
+            content_type="text/plain",
+        )
     if request.method == "POST":
         return _set_gold(request, project_id, reveal=reveal)
 
-    golds = _disputed(project, kind=kind, field=field)
+    golds = _disputed(project, kind=kind, field=field, order=order)
     page = Paginator(golds, PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -46,6 +54,7 @@ def adjudication(request: HtmxRequest, project_id: int) -> HttpResponse:
             "kind": kind,
             "field": field,
             "reveal": reveal,
+            "order": order,
             "page": page,
             "query": query.urlencode(),
             "kinds": [(spec.name, spec.title) for spec in kinds.all_specs()],
@@ -54,13 +63,29 @@ def adjudication(request: HtmxRequest, project_id: int) -> HttpResponse:
     )
 
 
-def _disputed(project: Project, *, kind: str = "", field: str = "") -> list[Gold]:
-    """Units where submitted answers differ (or a researcher decided), hardest first."""
+ORDERS = ("", "uncertain")  # hardest first; the gold method's least confident first
+
+
+def _disputed(project: Project, *, kind: str = "", field: str = "", order: str = "") -> list[Gold]:
+    """Units where submitted answers differ (or a researcher decided), hardest first (the
+    most disagreement), or with `order="uncertain"` by the project's gold method's
+    confidence, lowest first (no gold value: first of all); adjudicated units last."""
     golds = [
         g
         for g in gold_values(project, kind=kind or None)
         if (len(g.votes) > 1 or g.provenance == "adjudicated") and (not field or g.field == field)
     ]
+    if order == "uncertain":
+        golds.sort(
+            key=lambda g: (
+                g.provenance == "adjudicated",
+                -1.0 if g.value is None or g.confidence is None else g.confidence,
+                g.item,
+                g.unit,
+                g.field,
+            )
+        )
+        return golds
     golds.sort(
         key=lambda g: (g.provenance == "adjudicated", -g.disagreement, g.item, g.unit, g.field)
     )

@@ -69,6 +69,7 @@ def test_the_api_reads_and_changes_the_answer_length_limit(
         "name": "alpha",
         "description": "",
         "answer_max_chars": 10_000,
+        "gold_method": "majority",
     }
     r = api.put(url, {"answer_max_chars": 2_000}, format="json")
     assert r.status_code == 200, r.content

@@ -8,8 +8,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import exports, reports
+from ... import exports, gold, reports
 from ...models import Membership
+from ...reports import gold_models
 from ...reports.html import standalone_html
 from ...reports.options import MAX_BOOTSTRAP, ReportOptionsForm
 from ._project import find_project
@@ -51,6 +52,17 @@ class Command(BaseCommand):
             help="how to plan: simulation (default) or kappasize (Rotondi & Donner's closed form)",
         )
         parser.add_argument(
+            "--gold",
+            metavar="METHOD",
+            help="gold method: majority, dawid_skene, mace or glad (default: the project's)",
+        )
+        parser.add_argument(
+            "--sensitivity",
+            action="store_true",
+            help="add the sensitivity section: the headline figures under each gold method"
+            " (the annotator models are fitted here, as the task worker would)",
+        )
+        parser.add_argument(
             "--annotator",
             action="append",
             default=[],
@@ -79,12 +91,20 @@ class Command(BaseCommand):
                 "seed": opts["seed"],
                 "plan": opts["plan"],
                 "plan_method": opts["plan_method"],
+                "gold": opts["gold"],
+                "sensitivity": opts["sensitivity"],
             },
             project=project,
         )
         if not form.is_valid():
             raise CommandError(form.problems())
         options = form.options()
+        # the annotator models this report uses, fitted here (no worker needed)
+        methods = {options["gold"] or project.gold_method}
+        if options["sensitivity"]:
+            methods |= set(gold.MODELS)
+        for method in sorted(methods & set(gold.MODELS)):
+            gold_models.fit_here(project, options["filters"], method)
         fmt = opts["format"]
         if fmt == "wide":
             text = exports.wide_csv(
