@@ -214,8 +214,8 @@ def annotation_rows(project: Project, ids: ReleaseIds) -> Iterator[Row]:
 
 
 def gold_method(project: Project) -> str:
-    """The project's gold method, as the gold seam names it (today: majority)."""
-    return "majority"
+    """The project's gold method, as the gold seam names it (`Project.gold_method`)."""
+    return project.gold_method
 
 
 def unit_golds(project: Project) -> list[gold.Gold]:
@@ -236,7 +236,6 @@ def gold_rows(project: Project, ids: ReleaseIds) -> Iterator[Row]:
         )
     )
     specs = {spec.name: spec for spec in kinds.all_specs()}
-    method = gold_method(project)
     for g in unit_golds(project):
         value = g.value
         shown = specs[g.kind].export_value(g.field, value, systems[g.item]) if value else value
@@ -248,7 +247,7 @@ def gold_rows(project: Project, ids: ReleaseIds) -> Iterator[Row]:
             "value": shown,
             "value_code": value,
             "decided_by": g.provenance,
-            "method": g.provenance if g.provenance == gold.ADJUDICATED else method,
+            "method": g.method,
             "confidence": g.confidence,
             "votes": _json(g.votes),
             "annotations": sum(g.votes.values()),
