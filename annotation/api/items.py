@@ -136,7 +136,8 @@ class ItemsCreateApi(APIView):
     the items, one elsewhere. comparison: one item per document with lists from both
     systems (system_a, system_b); verification: a seeded sample of n claims with search
     results of one system (system, n, stratify); segment: one item per document; atomic:
-    one item per claim list of one system (system)."""
+    one item per claim list of one system (system). Every kind takes n: a seeded sample
+    of at most n of the items not made yet."""
 
     InputSerializer = extend_schema_serializer(component_name="ItemsCreateInput")(_items_input())
 
