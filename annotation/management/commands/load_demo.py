@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from ... import endpoints, hiring
+from ... import endpoints, hiring, reports
 from ...ingest import import_file
 from ...kinds.atomic import atomic_items
 from ...kinds.comparison import comparison_items
@@ -15,6 +15,7 @@ from ...kinds.segment import segment_items
 from ...kinds.verification import verification_items
 from ...members import researchers_group
 from ...models import Document, Item, Membership, Project, System, assign
+from ...reports.options import ReportOptionsForm
 
 DEMO_PROJECT = "Demo: claim extraction and verification"
 RESEARCHER = ("researcher", "demo-researcher")
@@ -120,6 +121,10 @@ class Command(BaseCommand):
         annotators = [_user(u, p) for u, p in ANNOTATORS]
         if not Project.objects.filter(name=DEMO_PROJECT).exists():
             self._build(researcher, annotators)
+        # the report as its page first asks for it, computed now and cached (until the data
+        # changes): the first visit after the server starts reads it, it waits on no build
+        project = Project.objects.get(name=DEMO_PROJECT)
+        reports.cached_report(project, **ReportOptionsForm(None, project=project).options())
         url = f"http://{opts['host']}:{opts['port']}/"
         self.stdout.write(self.style.SUCCESS(f"Demo logins ({url}):"))
         for username, password in [RESEARCHER, *ANNOTATORS]:
