@@ -226,14 +226,21 @@ class ItemPreviewApi(APIView):
     questions asked. Never a system, a verdict or anyone's answer. Researchers of the
     project only; it writes nothing (no assignment, no answer, no draft)."""
 
-    @extend_schema_serializer(component_name="ItemPreviewField")
-    class FieldSerializer(serializers.Serializer):
-        unit = serializers.CharField(help_text='"item", "evidence:<rank>", "segment:<n>"...')
-        field = serializers.CharField()
-        label = serializers.CharField()
-        choices = serializers.ListField(
-            child=serializers.CharField(), help_text="the values; empty: free text"
+    # built with type(): a declared `label` would shadow Serializer.label
+    FieldSerializer = extend_schema_serializer(component_name="ItemPreviewField")(
+        type(
+            "FieldSerializer",
+            (serializers.Serializer,),
+            {
+                "unit": serializers.CharField(help_text='"item", "evidence:<rank>", "fact:<n>"'),
+                "field": serializers.CharField(),
+                "label": serializers.CharField(help_text="the question as the page asks it"),
+                "choices": serializers.ListField(
+                    child=serializers.CharField(), help_text="the values; empty: free text"
+                ),
+            },
         )
+    )
 
     # plus what the kinds let annotators see (KindSpec.view_keys); null for other kinds
     OutputSerializer = extend_schema_serializer(component_name="ItemPreview")(
