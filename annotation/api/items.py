@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from .. import kinds, operations
 from ..forms import AdaptiveOverlapForm
 from ..kinds.base import unit_field
-from ..models import AdaptiveOverlap, Assignment, Item, Project
+from ..models import AdaptiveOverlap, Item, Project
 from .common import ERRORS, PAGE_PARAMS, researcher_project, valid
 from .errors import ApiError, form_error, page_of, paginated
 
@@ -266,14 +266,8 @@ class ItemPreviewApi(APIView):
     @extend_schema(operation_id="items_preview", responses={200: OutputSerializer, **ERRORS})
     def get(self, request: Request, project_id: int, item_id: int) -> Response:
         project = researcher_project(request, project_id)  # 404 for everyone else
-        item = get_object_or_404(
-            Item.objects.select_related("document", "list_a", "list_b", "claim"),
-            project=project,
-            pk=item_id,
-        )
-        spec = kinds.get(item.kind)
-        shown = Assignment(item=item, swapped=False)  # never saved: the stored order
-        form = spec.form(item, None, {})
+        item = get_object_or_404(kinds.preview_items(project), pk=item_id)
+        _spec, view, form = kinds.preview(item)  # writes nothing
         body: dict[str, Any] = {
             "id": item.pk,
             "project": project.pk,
@@ -283,7 +277,7 @@ class ItemPreviewApi(APIView):
             "fields": [_asked(name, field) for name, field in form.fields.items()],
         }
         body.update({key: None for s in kinds.all_specs() for key in s.view_keys})
-        body.update(kinds.view(shown))
+        body.update(view)
         return Response(body)
 
 
