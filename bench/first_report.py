@@ -10,10 +10,11 @@ starts the server as `make serve` does (migrate, collectstatic, `gunicorn annota
 --preload --workers WEB_CONCURRENCY`, SQLITE_TIMEOUT=5), waits until every worker has
 booted (gunicorn says so; no request is sent before the measured one), requests the demo
 report once as a browser opens it (the researcher's session, made in the database, so the
-report is the server's first request; Sec-Fetch-Mode: navigate), and stops the server. With `--cache empty` (the default) the
-cache table is emptied before each start (the data changed since the report was last
-computed: the page shows progress, then fills in); with `--cache kept` the cache stays as
-`load_demo` (which computes the demo's report) or an earlier server left it.
+report is the server's first request; Sec-Fetch-Mode: navigate), and stops the server.
+With `--cache empty` (the default) the cache table is emptied before each start (the data
+changed since the report was last computed: the page shows progress, then fills in); with
+`--cache kept` the cache stays as `load_demo` (which computes the demo's report) or an
+earlier server left it.
 
 Printed: each request's time (from sending to the last byte) and status, the median,
 what the first response held (the finished report or the progress page), the load
