@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.db.models import Count
 from django.urls import reverse
 
@@ -143,6 +144,35 @@ def test_annotator_researcher_and_hired_worker_pages_have_no_axe_violation(
         walk_hired_worker(page, demo, invite, training, problems)
         page.context.clear_cookies()
         login(page, *RESEARCHER)
+        report_in_progress(page, demo, problems)
         for url in researcher_pages(demo, job):
             check(page, url, problems, axe=True)
     assert problems == [], "\n".join(problems)
+
+
+def report_in_progress(page, demo: Project, problems: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """The report page while its report is computed (not in the cache): the request for
+    its body is held until axe has looked at the progress note, then let through."""
+    cache.clear()
+    held: list[object] = []
+    released = False
+
+    def hold(route) -> None:  # type: ignore[no-untyped-def]
+        if route.request.headers.get("hx-request") and not released:
+            held.append(route)
+        else:
+            route.continue_()
+
+    def body(url: str) -> bool:
+        return "/report/" in url
+
+    page.route(body, hold)
+    url = reverse("report", args=[demo.pk])
+    page.goto(url)
+    page.wait_for_selector("#report-progress")
+    look(page, f"{url} (computing)", problems, axe=True)
+    released = True
+    for route in held:
+        route.continue_()  # type: ignore[attr-defined]
+    page.wait_for_selector("#report-progress", state="detached")
+    page.unroute(body, hold)
