@@ -114,6 +114,17 @@ class ImportForm(forms.Form):
     )
 
 
+def sample_size() -> forms.IntegerField:
+    """The items forms' sample size: at most n new items, drawn with the policy's seed."""
+    return forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="Sample size",
+        help_text="At most this many new items, drawn at random with the seed below (the "
+        "same seed draws the same items); empty: every one.",
+    )
+
+
 class PolicyForm(forms.Form):
     """How items are spread over annotators (models.assignment_plan). The rules on k and
     f live in models.check_policy, which operations.create_items applies."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 import random
 import secrets
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -909,6 +910,16 @@ def assign(
     Assignment.objects.bulk_create(rows)
     bump_data_version(project.pk)
     return len(rows)
+
+
+def sample_ids(ids: Iterable[int], *, n: int | None, seed: int) -> list[int]:
+    """A seeded sample of `n` of the ids, sorted (all of them when `n` is None or not
+    smaller): the same ids, n and seed draw the same sample. Items of every kind are
+    sampled by it (verification items per stratum: `sample_claims`)."""
+    unique = sorted(set(ids))
+    if n is None or n >= len(unique):
+        return unique
+    return sample_claims([(i, "") for i in unique], n=n, seed=seed)
 
 
 def sample_claims(claims: list[tuple[int, str]], *, n: int, seed: int) -> list[int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers
@@ -14,6 +15,7 @@ from rest_framework.views import APIView
 
 from .. import kinds, operations
 from ..forms import AdaptiveOverlapForm
+from ..kinds.base import unit_field
 from ..models import AdaptiveOverlap, Item, Project
 from .common import ERRORS, PAGE_PARAMS, researcher_project, valid
 from .errors import ApiError, form_error, page_of, paginated
@@ -134,7 +136,8 @@ class ItemsCreateApi(APIView):
     the items, one elsewhere. comparison: one item per document with lists from both
     systems (system_a, system_b); verification: a seeded sample of n claims with search
     results of one system (system, n, stratify); segment: one item per document; atomic:
-    one item per claim list of one system (system)."""
+    one item per claim list of one system (system). Every kind takes n: a seeded sample
+    of at most n of the items not made yet."""
 
     InputSerializer = extend_schema_serializer(component_name="ItemsCreateInput")(_items_input())
 
@@ -215,3 +218,76 @@ class AdaptiveOverlapApi(APIView):
         project = researcher_project(request, project_id)
         AdaptiveOverlap.objects.filter(project=project).delete()
         return Response(status=204)
+
+
+class ItemPreviewApi(APIView):
+    """An item as its annotators see it (the page and the assignment API show the same):
+    the document's question and response, what its kind lets annotators see, and the
+    questions asked. Never a system, a verdict or anyone's answer. Researchers of the
+    project only; it writes nothing (no assignment, no answer, no draft)."""
+
+    # built with type(): a declared `label` would shadow Serializer.label
+    FieldSerializer = extend_schema_serializer(component_name="ItemPreviewField")(
+        type(
+            "FieldSerializer",
+            (serializers.Serializer,),
+            {
+                "unit": serializers.CharField(help_text='"item", "evidence:<rank>", "fact:<n>"'),
+                "field": serializers.CharField(),
+                "label": serializers.CharField(help_text="the question as the page asks it"),
+                "choices": serializers.ListField(
+                    child=serializers.CharField(), help_text="the values; empty: free text"
+                ),
+            },
+        )
+    )
+
+    # plus what the kinds let annotators see (KindSpec.view_keys); null for other kinds
+    OutputSerializer = extend_schema_serializer(component_name="ItemPreview")(
+        type(
+            "OutputSerializer",
+            (serializers.Serializer,),
+            {
+                "id": serializers.IntegerField(),
+                "project": serializers.IntegerField(),
+                "kind": serializers.CharField(),
+                "question": serializers.CharField(),
+                "response": serializers.CharField(),
+                "fields": FieldSerializer(many=True),
+                **{
+                    key: serializers.JSONField(allow_null=True, help_text=text)
+                    for spec in kinds.all_specs()
+                    for key, text in spec.view_keys.items()
+                },
+            },
+        )
+    )
+
+    @extend_schema(operation_id="items_preview", responses={200: OutputSerializer, **ERRORS})
+    def get(self, request: Request, project_id: int, item_id: int) -> Response:
+        project = researcher_project(request, project_id)  # 404 for everyone else
+        item = get_object_or_404(kinds.preview_items(project), pk=item_id)
+        _spec, view, form = kinds.preview(item)  # writes nothing
+        body: dict[str, Any] = {
+            "id": item.pk,
+            "project": project.pk,
+            "kind": item.kind,
+            "question": item.document.question,
+            "response": item.document.response,
+            "fields": [_asked(name, field) for name, field in form.fields.items()],
+        }
+        body.update({key: None for s in kinds.all_specs() for key in s.view_keys})
+        body.update(view)
+        return Response(body)
+
+
+def _asked(name: str, field: Any) -> dict[str, Any]:
+    """One question of an answer form as the preview lists it."""
+    unit, field_name = unit_field(name)
+    choices = getattr(field, "choices", None) or []
+    return {
+        "unit": unit,
+        "field": field_name,
+        "label": str(field.label or field_name),
+        "choices": [str(value) for value, _ in choices if value != ""],
+    }

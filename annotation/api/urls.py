@@ -84,6 +84,11 @@ urlpatterns = [
     ),
     path("projects/<id:project_id>/items/", items.ItemListApi.as_view(), name="api_items"),
     path(
+        "projects/<id:project_id>/items/<id:item_id>/preview/",
+        items.ItemPreviewApi.as_view(),
+        name="api_item_preview",
+    ),
+    path(
         "projects/<id:project_id>/items/<str:kind>/",
         items.ItemsCreateApi.as_view(),
         name="api_items_create",

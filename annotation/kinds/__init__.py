@@ -21,11 +21,11 @@ from .base import ITEM, KindSpec, unit_label, unit_type
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from django.db.models import Model
+    from django.db.models import Model, QuerySet
 
     from ..forms import AnswerForm
     from ..gold import Gold
-    from ..models import Assignment, Project
+    from ..models import Assignment, Item, Project
 
 __all__ = [
     "ITEM",
@@ -86,6 +86,25 @@ def answer_form(assignment: Assignment, data: Any = None) -> AnswerForm:
 def view(assignment: Assignment) -> dict[str, Any]:
     """What this annotator may see of the item (KindSpec.view), in their order."""
     return get(assignment.item.kind).view(assignment.item, swapped=assignment.swapped)
+
+
+def preview(item: Item) -> tuple[KindSpec, dict[str, Any], AnswerForm]:
+    """The item as an annotator would see it, in its stored order, with its empty form:
+    the researchers' preview (page and API). Nothing is saved: no assignment, no answer."""
+    from ..models import Assignment
+
+    spec = get(item.kind)
+    shown = Assignment(item=item, swapped=False)  # never saved
+    return spec, spec.view(item, swapped=shown.swapped), spec.form(item, None, {})
+
+
+def preview_items(project: Project) -> QuerySet[Item]:
+    """The project's items with what a preview reads of them."""
+    from ..models import Item
+
+    return Item.objects.filter(project=project).select_related(
+        "document", "list_a", "list_b", "claim"
+    )
 
 
 def judging(model: type[Model]) -> list[KindSpec]:

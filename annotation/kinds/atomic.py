@@ -14,9 +14,19 @@ from django import forms
 from django.db import transaction
 from django.db.models import Count, Model, QuerySet
 
-from ..forms import AnswerForm, PolicyForm
+from ..forms import AnswerForm, PolicyForm, sample_size
 from ..gold import Gold
-from ..models import Claim, ClaimList, Document, Evidence, Item, Project, System, Verdict
+from ..models import (
+    Claim,
+    ClaimList,
+    Document,
+    Evidence,
+    Item,
+    Project,
+    System,
+    Verdict,
+    sample_ids,
+)
 from .base import (
     ITEM,
     NO_TEXT,
@@ -122,38 +132,49 @@ def sentence_pieces(
 
 class AtomicItemsForm(PolicyForm):
     system = forms.ModelChoiceField(queryset=System.objects.none(), label="Facts of")
-    field_order = ["system"]
+    n = sample_size()
+    field_order = ["system", "n"]
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.fields["system"].queryset = project.systems.filter(kind=System.EXTRACTOR)  # type: ignore[attr-defined]
 
     def make(self, project: Project) -> list[Item]:
-        return atomic_items(project=project, system=self.cleaned_data["system"])
+        data = self.cleaned_data
+        return atomic_items(
+            project=project, system=data["system"], n=data.get("n"), seed=data["seed"]
+        )
 
 
 def atomic_items(
-    *, project: Project, system: System, documents: QuerySet[Document] | None = None
+    *,
+    project: Project,
+    system: System,
+    documents: QuerySet[Document] | None = None,
+    n: int | None = None,
+    seed: int = 0,
 ) -> list[Item]:
-    """One item per claim list of the system that has facts (in `documents`, if given)."""
+    """One item per claim list of the system that has facts (in `documents`, if given).
+    With `n`: a seeded sample of n of the lists that have no item yet."""
     lists = (
         ClaimList.objects.filter(system=system, document__project=project)
         .annotate(n=Count("claims"))
         .filter(n__gt=0)
-        .order_by("document_id")
     )
     if documents is not None:
         lists = lists.filter(document__in=documents)
+    if not lists.exists():
+        raise ValueError(f"{system.name} has no claim list with facts in this project")
+    made = Item.objects.filter(project=project, kind=ATOMIC).values("list_a_id")
+    chosen = sample_ids(lists.exclude(pk__in=made).values_list("pk", flat=True), n=n, seed=seed)
     created = []
     with transaction.atomic():
-        for cl in lists:
+        for cl in ClaimList.objects.filter(pk__in=chosen).order_by("document_id"):
             item, was_created = Item.objects.get_or_create(
                 project=project, kind=ATOMIC, list_a=cl, defaults={"document_id": cl.document_id}
             )
             if was_created:
                 created.append(item)
-    if not lists:
-        raise ValueError(f"{system.name} has no claim list with facts in this project")
     return created
 
 
@@ -324,9 +345,10 @@ class AtomicFacts(KindSpec):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("system", help="the system whose claim lists hold the facts")
+        parser.add_argument("--n", type=int, help="a seeded sample of this many items")
 
     def cli_data(self, opts: dict[str, Any], system: Callable[[str], int]) -> dict[str, Any]:
-        return {"system": system(opts["system"])}
+        return {"system": system(opts["system"]), "n": opts.get("n")}
 
     def ls_slots(self, items: list[Item]) -> int:
         return max(i.list_a.claims.count() for i in items if i.list_a)

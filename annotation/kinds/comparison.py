@@ -12,8 +12,8 @@ from django import forms
 from django.db import transaction
 from django.db.models import Count
 
-from ..forms import AnswerForm, PolicyForm
-from ..models import Assignment, ClaimList, Item, Project, System
+from ..forms import AnswerForm, PolicyForm, sample_size
+from ..models import Assignment, ClaimList, Item, Project, System, sample_ids
 from .base import ITEM, Agreement, Field, ItemInfo, KindSpec, ls_choices, ls_text, ls_textarea
 from .schema import COMPARISON
 
@@ -62,7 +62,8 @@ class ComparisonItemsForm(PolicyForm):
         label="Also documents where both lists have no claim",
         help_text="Left out by default: two empty or abstained lists leave nothing to compare.",
     )
-    field_order = ["system_a", "system_b", "include_empty"]
+    n = sample_size()
+    field_order = ["system_a", "system_b", "include_empty", "n"]
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -82,14 +83,23 @@ class ComparisonItemsForm(PolicyForm):
             system_a=self.cleaned_data["system_a"],
             system_b=self.cleaned_data["system_b"],
             include_empty=self.cleaned_data.get("include_empty", False),
+            n=self.cleaned_data.get("n"),
+            seed=self.cleaned_data["seed"],
         )
 
 
 def comparison_items(
-    *, project: Project, system_a: System, system_b: System, include_empty: bool = False
+    *,
+    project: Project,
+    system_a: System,
+    system_b: System,
+    include_empty: bool = False,
+    n: int | None = None,
+    seed: int = 0,
 ) -> list[Item]:
     """One comparison item per document that has a claim list from both systems; not for
-    a document where both lists have no claim (empty or abstained) unless include_empty."""
+    a document where both lists have no claim (empty or abstained) unless include_empty.
+    With `n`: a seeded sample of n of the documents that have no such item yet."""
     if system_a == system_b:
         raise ValueError("pick two different systems")
 
@@ -99,17 +109,26 @@ def comparison_items(
         )
 
     lists_b = {cl.document_id: cl for cl in lists(system_b)}
+    pairs = {
+        cl_a.document_id: (cl_a, cl_b)
+        for cl_a in lists(system_a)
+        if (cl_b := lists_b.get(cl_a.document_id)) is not None
+        and (include_empty or cl_a.n_claims or cl_b.n_claims)
+    }
+    made = set(
+        Item.objects.filter(kind=COMPARISON, list_a__system=system_a, list_b__system=system_b)
+        .filter(document__project=project)
+        .values_list("document_id", flat=True)
+    )
     created = []
     with transaction.atomic():
-        for cl_a in lists(system_a):
-            cl_b = lists_b.get(cl_a.document_id)
-            if cl_b is None or (not include_empty and not (cl_a.n_claims or cl_b.n_claims)):
-                continue
+        for document in sample_ids(set(pairs) - made, n=n, seed=seed):
+            cl_a, cl_b = pairs[document]
             item, was_created = Item.objects.get_or_create(
                 kind=COMPARISON,
                 list_a=cl_a,
                 list_b=cl_b,
-                defaults={"project": project, "document_id": cl_a.document_id},
+                defaults={"project": project, "document_id": document},
             )
             if was_created:
                 created.append(item)
@@ -228,12 +247,14 @@ class Comparison(KindSpec):
             action="store_true",
             help="also documents where both lists have no claim (left out by default)",
         )
+        parser.add_argument("--n", type=int, help="a seeded sample of this many items")
 
     def cli_data(self, opts: dict[str, Any], system: Callable[[str], int]) -> dict[str, Any]:
         return {
             "system_a": system(opts["system_a"]),
             "system_b": system(opts["system_b"]),
             "include_empty": opts.get("include_empty", False),
+            "n": opts.get("n"),
         }
 
     def label_config(self, slots: int, project: Project) -> str:

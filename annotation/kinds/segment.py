@@ -3,8 +3,9 @@ a reason and reference links; per response keep or remove (FELM App. B, Fig. 5).
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django import forms
@@ -13,9 +14,9 @@ from django.db import transaction
 from django.db.models import Max, Model, QuerySet
 
 from ..answers import fetch
-from ..forms import AnswerForm, PolicyForm
+from ..forms import AnswerForm, PolicyForm, sample_size
 from ..gold import Gold
-from ..models import DEFAULT_ERROR_TYPES, Document, Item, Project, Segment, Verdict
+from ..models import DEFAULT_ERROR_TYPES, Document, Item, Project, Segment, Verdict, sample_ids
 from .base import (
     ITEM,
     Agreement,
@@ -108,22 +109,35 @@ class SegmentForm(AnswerForm):
 
 
 class SegmentItemsForm(PolicyForm):
+    n = sample_size()
+
     def __init__(self, *args: Any, project: Project, **kwargs: Any):
         super().__init__(*args, **kwargs)
 
     def make(self, project: Project) -> list[Item]:
-        return segment_items(project=project)
+        data = self.cleaned_data
+        return segment_items(project=project, n=data.get("n"), seed=data["seed"])
 
 
-def segment_items(*, project: Project, documents: QuerySet[Document] | None = None) -> list[Item]:
+def segment_items(
+    *,
+    project: Project,
+    documents: QuerySet[Document] | None = None,
+    n: int | None = None,
+    seed: int = 0,
+) -> list[Item]:
     """One segment item per document; documents without segments are split into
-    sentences by the pipeline's splitter."""
+    sentences by the pipeline's splitter. With `n`: a seeded sample of n of the documents
+    that have no segment item yet."""
     from pipeline.split import split_sentences  # plain Python, no Django
 
     documents = documents if documents is not None else project.documents.all()
+    made = Item.objects.filter(project=project, kind=SEGMENT).values("document_id")
+    free = documents.filter(project=project).exclude(pk__in=made).values_list("pk", flat=True)
+    chosen = sample_ids(free, n=n, seed=seed)
     created = []
     with transaction.atomic():
-        for doc in documents.filter(project=project).prefetch_related("segments"):
+        for doc in Document.objects.filter(pk__in=chosen).prefetch_related("segments"):
             if not doc.segments.exists():
                 Segment.objects.bulk_create(
                     Segment(document=doc, position=i, text=text)
@@ -279,6 +293,12 @@ class Segments(KindSpec):
 
     def items_form(self, project: Project, data: Mapping[str, Any] | None = None) -> PolicyForm:
         return SegmentItemsForm(data, project=project)
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--n", type=int, help="a seeded sample of this many items")
+
+    def cli_data(self, opts: dict[str, Any], system: Callable[[str], int]) -> dict[str, Any]:
+        return {"n": opts.get("n")}
 
     def ls_slots(self, items: list[Item]) -> int:
         return max((i.document.segments.aggregate(n=Max("position"))["n"] or -1) + 1 for i in items)

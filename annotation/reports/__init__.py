@@ -307,6 +307,12 @@ def _cached(
     return entry, report
 
 
+def is_cached(project: Project, **options: Any) -> bool:
+    """Whether `cached_report(project, **options)` would be served from the cache, without
+    building anything (the report page shows progress instead of waiting on a build)."""
+    return bool(cache.has_key(_key(project, options)[0]))
+
+
 def cached_report(project: Project, **options: Any) -> Report:
     """`build_report`, served from the cache when the project's data has not changed since
     a report with the same options was built. The cached report has no `Section.data`

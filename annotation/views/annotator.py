@@ -23,7 +23,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from .. import hiring, kinds
 from ..forms import AnswerForm, SkipForm
 from ..kinds import answer_form
-from ..models import Assignment, Membership, Project, visible_projects
+from ..models import Assignment, Item, Membership, Project, visible_projects
 from ..operations import WITHDRAWN, WITHDRAWN_MESSAGE, Action, Result, answer, retry_waiting
 from . import hiring as hiring_views
 from .common import HtmxRequest, assignment_for_annotator, membership_for
@@ -113,10 +113,12 @@ def instructions(request: HtmxRequest, project_id: int) -> HttpResponse:
     if request.method == "POST":
         membership.acknowledge()
         return redirect("next_item", project_id=project_id)
-    mine = set(
-        Assignment.objects.in_project(membership.project)
-        .for_annotator(request.user)
-        .values_list("item__kind", flat=True)
+    # the keys of the kinds this project has (a worker reads them before any item is theirs)
+    present = set(
+        Item.objects.filter(project=membership.project)
+        .order_by()
+        .values_list("kind", flat=True)
+        .distinct()
     )
     return render(
         request,
@@ -124,7 +126,7 @@ def instructions(request: HtmxRequest, project_id: int) -> HttpResponse:
         {
             "membership": membership,
             "project": membership.project,
-            "kind_specs": [spec for spec in kinds.all_specs() if spec.name in mine],
+            "kind_specs": [spec for spec in kinds.all_specs() if spec.name in present],
             "examples": _examples(membership.project),
         },
     )

@@ -11,7 +11,6 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
 
 from .. import kinds
-from ..models import Assignment, Item
 from .common import HtmxRequest, project_for_researcher
 
 
@@ -19,21 +18,15 @@ from .common import HtmxRequest, project_for_researcher
 @require_GET
 def item_preview(request: HtmxRequest, project_id: int, item_id: int) -> HttpResponse:
     project = project_for_researcher(request, project_id)  # 404 for annotators and others
-    item = get_object_or_404(
-        Item.objects.select_related("document", "list_a", "list_b", "claim"),
-        project=project,
-        pk=item_id,
-    )
-    spec = kinds.get(item.kind)
-    shown = Assignment(item=item, swapped=False)  # never saved: the stored order
-    form = spec.form(item, None, {})
+    item = get_object_or_404(kinds.preview_items(project), pk=item_id)
+    spec, view, form = kinds.preview(item)  # writes nothing
     context = {
         "project": project,
         "document": item.document,
         "form": form,
         "example": "Preview: the item as an annotator sees it (nothing is saved)",
         "idp": "preview-",
-        **spec.page_context(kinds.view(shown), form),
+        **spec.page_context(view, form),
     }
     form.auto_id = "preview-id_%s"
     return render(

@@ -47,17 +47,25 @@ def _download(content: str, *, content_type: str, filename: str) -> HttpResponse
 @login_required
 @csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]  # the <style> in report*.html
 def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
-    project, form, report = _report(request, project_id)
+    """The report. A browser opening it while the report is not in the cache gets the page
+    at once with a progress note, and the page asks for the report's body (htmx; this view
+    again), built then; other clients (scripts, curl) get the whole page as before."""
+    project = project_for_researcher(request, project_id)
+    form, options = _options(request, project)
+    context = {"project": project, "form": form, "query": request.GET.urlencode()}
+    if request.htmx:
+        report = reports.cached_report(project, **options)
+        return render(
+            request,
+            "annotation/_report_body.html",
+            {**context, "report": report, "standalone": False},
+        )
+    navigation = request.headers.get("Sec-Fetch-Mode") == "navigate"
+    if navigation and not reports.is_cached(project, **options):
+        return render(request, "annotation/report.html", {**context, "pending": True})
+    report = reports.cached_report(project, **options)
     return render(
-        request,
-        "annotation/report.html",
-        {
-            "project": project,
-            "form": form,
-            "report": report,
-            "query": request.GET.urlencode(),
-            "standalone": False,
-        },
+        request, "annotation/report.html", {**context, "report": report, "standalone": False}
     )
 
 

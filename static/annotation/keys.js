@@ -114,3 +114,13 @@
   document.addEventListener("htmx:afterSettle", bars);
 
 })();
+// The report page fills in its body once computed (htmx): a failure says so instead of
+// leaving the progress note up.
+document.addEventListener("htmx:responseError", function (e) {
+  var target = e.detail && e.detail.elt;
+  if (!target || target.id !== "report-body") return;
+  var note = target.querySelector("[role=status]");
+  if (note) note.textContent = "The report could not be computed (error " + e.detail.xhr.status + "). Reload the page to try again.";
+  var bar = target.querySelector("progress");
+  if (bar) bar.remove();
+});

@@ -48,7 +48,8 @@ def test_the_demo_loads_once_and_prints_the_logins(db: None, capsys) -> None:  #
     kinds = Counter(Item.objects.filter(project=project).values_list("kind", flat=True))
     # 3 x 30 biographies + Figure 5; 25 claims of the VeriScore sample run + 9 demos + the
     # 5 claims of Tables 8 and 9; 3 biographies + FELM's Figure 5
-    assert kinds == {"comparison": 91, "verification": 39, "segment": 4, "atomic": 3}
+    # and the worked examples: the Lanny Flaherty biography as segments and as facts
+    assert kinds == {"comparison": 91, "verification": 39, "segment": 5, "atomic": 4}
     verdicts = Verdict.objects.filter(claim__claim_list__document__project=project)
     assert verdicts.filter(system__name="veriscore-human-labels").count() == 13
     assert Evidence.objects.filter(claim__claim_list__document__project=project).count() > 250

@@ -270,7 +270,9 @@ def test_an_example_is_not_in_the_queue_and_not_openable_as_work(
 
 def demo_examples(demo: Project) -> list[kinds.KindSpec]:
     """One example per kind of the demo (real data), its reference every asked unit's
-    first choice; returns the kinds in the order the page shows them."""
+    first choice; returns the kinds in the order the page shows them. The demo's own
+    worked examples (load_demo) are unmarked first: these take their place."""
+    hiring.QualityItem.objects.filter(item__project=demo).delete()
     items = [demo.items.filter(kind=k).order_by("pk").first() for k in kinds.names()]
     marked = []
     for item in items:

@@ -7,14 +7,15 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from ... import endpoints
+from ... import endpoints, hiring, reports
 from ...ingest import import_file
 from ...kinds.atomic import atomic_items
 from ...kinds.comparison import comparison_items
 from ...kinds.segment import segment_items
 from ...kinds.verification import verification_items
 from ...members import researchers_group
-from ...models import Document, Membership, Project, System, assign
+from ...models import Document, Item, Membership, Project, System, assign
+from ...reports.options import ReportOptionsForm
 
 DEMO_PROJECT = "Demo: claim extraction and verification"
 RESEARCHER = ("researcher", "demo-researcher")
@@ -57,6 +58,48 @@ not about the person asked about), so it is not checked.
 "Why?" opens a box for an optional reason."""
 
 
+# The worked examples under the instructions, one per kind: the reference answer comes from
+# the published source (FActScore's and VeriScore's human labels, FELM's and VeriScore's
+# figures), the explanation says why.
+COMPARISON_WHY = """The response is a personal story: List 1 turns it into claims about the \
+writer's private life ("I am currently in 9th grade", "I had a geometry test"), which no \
+search could check. List 2 is empty, which is right here: the response states no \
+verifiable fact about the world (the VeriScore paper's Figure 5). So List 2 covers the \
+verifiable content better, and it is not hard to decide."""
+VERIFICATION_WHY = """Search results 1 to 7 all give Mount Katahdin's height as 5,267 to \
+5,269 feet (about 1,606 m), not 6,288.2 feet: each contradicts the claim. Result 8 (a \
+video of a climb) gives no height: inconclusive. Part of the claim is contradicted and \
+nothing supports it, so the claim is contradicted."""
+SEGMENT_WHY = """Every sentence states something Lanny Flaherty's Wikipedia article does \
+not support (FActScore's annotators labelled those facts NS: see the atomic-fact \
+example): the birth date, the roles in The Closer, Rizzoli & Isles and American Pie, the \
+other shows named, a career start in 1995, directing. So each segment is incorrect, a \
+knowledge error (a statement about the world the source does not bear out), and a \
+response with an error in every sentence is not kept."""
+ATOMIC_WHY = """FActScore's annotators checked each fact against Lanny Flaherty's \
+Wikipedia article. That he is an American actor who has appeared in many films and \
+television shows is in it: S. His birth date and most of the roles named are not: NS \
+(the article does not support them). "The Closer is a television series" is not about \
+Lanny Flaherty: IR, not checked."""
+
+
+def _example(item: Item, reference: dict[str, str], why: str, **source: System) -> None:
+    """Mark a demo item as a worked example under the instructions (never work)."""
+    hiring.mark(item, hiring.EXAMPLE, reference, why, **source)
+
+
+def _incorrect(positions: range) -> dict[str, str]:
+    """A segment reference: each of these segments incorrect, a knowledge error."""
+    return {
+        key: value
+        for p in positions
+        for key, value in (
+            (f"segment:{p}.correct", "false"),
+            (f"segment:{p}.error_type", "knowledge error"),
+        )
+    }
+
+
 def _user(username: str, password: str, **extra: Any) -> User:
     user, _ = User.objects.get_or_create(username=username, defaults=extra)
     user.set_password(password)
@@ -78,6 +121,10 @@ class Command(BaseCommand):
         annotators = [_user(u, p) for u, p in ANNOTATORS]
         if not Project.objects.filter(name=DEMO_PROJECT).exists():
             self._build(researcher, annotators)
+        # the report as its page first asks for it, computed now and cached (until the data
+        # changes): the first visit after the server starts reads it, it waits on no build
+        project = Project.objects.get(name=DEMO_PROJECT)
+        reports.cached_report(project, **ReportOptionsForm(None, project=project).options())
         url = f"http://{opts['host']}:{opts['port']}/"
         self.stdout.write(self.style.SUCCESS(f"Demo logins ({url}):"))
         for username, password in [RESEARCHER, *ANNOTATORS]:
@@ -115,10 +162,14 @@ class Command(BaseCommand):
             project=project,
             system_a=systems["factscore-model-facts"],
             system_b=systems["factscore-human-facts"],
-        ) + comparison_items(
+        )
+        # VeriScore's Figure 5 (SAFE's claims against VeriScore's): a worked example
+        [figure5] = comparison_items(
             project=project, system_a=systems["safe"], system_b=systems["veriscore"]
         )
+        _example(figure5, {"item.choice": "b", "item.hard": "no"}, COMPARISON_WHY)  # VeriScore
         assign(items, project=project, k=len(annotators), fraction=0.2, seed=0)
+        items.append(figure5)
         self.stdout.write(f"Created {DEMO_PROJECT!r} with {len(items)} comparison items.")
         self._verification_and_segments(project, len(annotators))
         self._pipeline_run(project, researcher)  # pipeline run (see _pipeline_run)
@@ -137,7 +188,15 @@ class Command(BaseCommand):
         items = []
         for name in ("veriscore", "veriscore-paper-examples"):
             items += verification_items(project=project, system=systems[name], n=100, seed=0)
-        assign(items, project=project, k=n_annotators, fraction=0.2, seed=0)
+        katahdin = next(i for i in items if i.claim and i.claim.text.startswith("Mount Katahdin"))
+        stances = {f"evidence:{rank}.stance": "contradicts" for rank in range(1, 8)}
+        _example(
+            katahdin,
+            {**stances, "evidence:8.stance": "inconclusive", "item.label": "contradicted"},
+            VERIFICATION_WHY,
+        )
+        work = [i for i in items if i != katahdin]
+        assign(work, project=project, k=n_annotators, fraction=0.2, seed=0)
         bios = Document.objects.filter(project=project, external_id__startswith="InstructGPT:")
         documents = Document.objects.filter(
             pk__in=[
@@ -150,10 +209,19 @@ class Command(BaseCommand):
         segments = segment_items(project=project, documents=documents)
         assign(segments, project=project, k=n_annotators, fraction=1.0, seed=0)
         # FActScore's human atomic facts of the same biographies, to label S / NS / IR
-        facts = atomic_items(
-            project=project, system=systems["factscore-human-facts"], documents=documents
-        )
+        human_facts = systems["factscore-human-facts"]
+        facts = atomic_items(project=project, system=human_facts, documents=documents)
         assign(facts, project=project, k=n_annotators, fraction=1.0, seed=0)
+        # FActScore's Lanny Flaherty biography, its facts labelled by its annotators: the
+        # worked example of both kinds
+        flaherty = bios.filter(external_id="InstructGPT:Lanny Flaherty")
+        [lanny] = atomic_items(project=project, system=human_facts, documents=flaherty)
+        _example(lanny, {}, ATOMIC_WHY, system=systems["factscore-human-labels"])
+        [segmented] = segment_items(project=project, documents=flaherty)
+        wrong = range(segmented.document.segments.count())
+        _example(segmented, {**_incorrect(wrong), "item.keep": "remove"}, SEGMENT_WHY)
+        segments.append(segmented)
+        facts.append(lanny)
         self.stdout.write(
             f"Added {len(items)} verification, {len(segments)} segment and "
             f"{len(facts)} atomic-fact items."
