@@ -487,12 +487,15 @@ def _correlations(
     draws: dict[
         tuple[int, int, tuple[int, ...]], list[resampling.FloatArray]
     ] = {}  # shared resamples
+    responses: resampling.Draws = {}  # the same for the example level
     table = correlation.ScoreTable(scores)
     for a, b in itertools.combinations(sorted(scores), 2):
         if not table.present[b][table.order[a]].any():
             continue
         pairings[(a, b)] = [
-            correlation.example_pairing(table, a, b, bootstrap=bootstrap, seed=seed),
+            correlation.example_pairing(
+                table, a, b, bootstrap=bootstrap, seed=seed, draws=responses
+            ),
             *(
                 correlation.system_pairing(
                     table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws

@@ -26,7 +26,7 @@ from pipeline.score import f1_at_k, median_k
 
 from .classification import SUPPORTED, UNSUPPORTED, normalise_verdict
 from .inter_rater import percentile_cis
-from .resampling import CONFIDENCE, FloatArray, draw_counts
+from .resampling import CONFIDENCE, Draws, FloatArray, draw_counts, seeded_chunks
 
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
 
@@ -556,8 +556,8 @@ def example_correlation(
     seed: int = 0,
 ) -> Correlation:
     """Per response, on the responses both scorings scored. A resample draws the responses
-    with replacement: how often it draws each distinct (x, y) point is a multinomial draw
-    over the points, each with its share of the responses (reference.example_draws)."""
+    with replacement: default_rng(seed).integers(0, n, (bootstrap, n)), the same draws
+    for every pair with as many responses (reference.example_draws)."""
     return example_correlation_of(
         ScoreTable({"x": x, "y": y}), "x", "y", bootstrap=bootstrap, seed=seed
     )
@@ -571,32 +571,44 @@ def example_correlation_of(
 
 
 def example_pairing(
-    table: ScoreTable, a: str, b: str, *, bootstrap: int = 1000, seed: int = 0
+    table: ScoreTable,
+    a: str,
+    b: str,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    draws: Draws | None = None,
 ) -> Pairing:
-    """What `correlate_many` takes for `example_correlation_of`."""
+    """What `correlate_many` takes for `example_correlation_of`. `draws` keeps the
+    responses' resample counts for the next pair with as many responses (the same
+    counts as a fresh draw: resampling.seeded_chunks)."""
     rows = table.both(a, b)
     xv, yv = table.values[a][rows], table.values[b][rows]
     replicates = None
     if bootstrap and len(rows) >= MIN_POINTS:
-        # the distinct (x, y) points in order of first appearance, with their counts
+        # the distinct (x, y) points in order of first appearance, each response's point
         _, ix = np.unique(xv, return_inverse=True)
         uy, iy = np.unique(yv, return_inverse=True)
-        _, first, freq_int = np.unique(
-            ix.ravel() * len(uy) + iy.ravel(), return_index=True, return_counts=True
+        _, first, inverse, freq = np.unique(
+            ix.ravel() * len(uy) + iy.ravel(),
+            return_index=True,
+            return_inverse=True,
+            return_counts=True,
         )
         if len(first) <= MAX_KENDALL_POINTS:
             by_appearance = np.argsort(first)
-            a_, b_ = xv[first[by_appearance]], yv[first[by_appearance]]
-            freq = freq_int[by_appearance].astype(np.float64)
-            # a resample draws the responses with replacement: how often it draws each
-            # distinct point is multinomial, its responses' share of the responses
-            rng = np.random.default_rng(seed)
-            draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
-            # the observed points (each counted as often as it occurs) as a last row, rows
-            # in C order (a row's sums as numpy adds a row's contiguous elements)
-            w = np.empty((bootstrap + 1, len(freq)))
-            w[:-1], w[-1] = draws, freq
-            both = _replicates(w, a_, b_)
+            number = np.empty(len(first), dtype=np.intp)
+            number[by_appearance] = np.arange(len(first))
+            point = number[inverse.ravel()]
+            order = np.argsort(point, kind="stable")  # the responses, point by point
+            starts = np.searchsorted(point[order], np.arange(len(first)))
+            # how often each point is drawn: its responses' counts summed (whole numbers,
+            # exact); the observed points, each counted as often as it occurs, last
+            w = np.empty((bootstrap + 1, len(first)))
+            for start, counts in seeded_chunks(seed, len(rows), bootstrap, draws):
+                w[start : start + len(counts)] = np.add.reduceat(counts[:, order], starts, axis=1)
+            w[-1] = freq[by_appearance]
+            both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
             replicates = (
                 {name: values[-1:] for name, values in both.items()},
                 {name: values[:-1] for name, values in both.items()},
