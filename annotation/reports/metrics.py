@@ -217,93 +217,9 @@ def _extraction_section(
     similarities = _similarities(ex, bootstrap=bootstrap, seed=seed, draws=draws)
     densities = _densities(ex, bootstrap=bootstrap, seed=seed, draws=draws)
     data: dict[str, Any] = {"pairs": similarities, "density": densities}
-    pair_rows: list[tuple[Cell, ...]] = [
-        (
-            a,
-            b,
-            level,
-            r.documents,
-            r.units,
-            r.both_empty,
-            *_ci(r.exact_match),
-            r.exact_match_with_claims.value,
-            *_ci(r.rouge_l),
-            r.a_claims_per_unit.value,
-            r.b_claims_per_unit.value,
-            _pct(r.a_empty_share.value),
-            _pct(r.b_empty_share.value),
-        )
-        for (a, b, level), r in similarities.items()
-    ]
-    density_rows: list[tuple[Cell, ...]] = [
-        (
-            name,
-            "all" if d.domain is None else d.domain or "(no domain)",
-            d.responses,
-            d.sentences,
-            d.claims,
-            *_ci(d.ratio),
-            d.aligned_responses,
-            _pct(d.empty_share.value),
-            _pct(d.empty_share.ci_low),
-            _pct(d.empty_share.ci_high),
-        )
-        for (name, _), d in densities.items()
-    ]
-    tables = []
-    if pair_rows:
-        tables.append(
-            Table(
-                "extractor-similarity",
-                "Claim lists of two extractors (VeriScore App. F: exact match and ROUGE-L)",
-                (
-                    "system A",
-                    "system B",
-                    "unit",
-                    "documents",
-                    "units",
-                    "units both empty",
-                    "exact match",
-                    "EM CI low",
-                    "EM CI high",
-                    "exact match, units with a claim",
-                    "ROUGE-L F1",
-                    "ROUGE-L CI low",
-                    "ROUGE-L CI high",
-                    "A claims per unit",
-                    "B claims per unit",
-                    "A units with no claim %",
-                    "B units with no claim %",
-                ),
-                tuple(pair_rows),
-                note="unit = sentence when both lists give each claim's sentence, else document "
-                "(a flat list). Exact match and ROUGE-L F1 are means over units; an empty "
-                'list reads as VeriScore\'s "No verifiable claim.", so two empty lists match.',
-            )
-        )
-    tables.append(
-        Table(
-            "claims-per-sentence",
-            "Claims per sentence per extractor and domain (VeriScore Table 1, VerRatio)",
-            (
-                "system",
-                "domain",
-                "responses",
-                "sentences",
-                "claims",
-                "claims per sentence",
-                "CI low",
-                "CI high",
-                "sentence-aligned responses",
-                "sentences with no claim %",
-                "% CI low",
-                "% CI high",
-            ),
-            tuple(density_rows),
-            note="Claims per sentence is the mean over responses of claims / sentences; sentences "
-            "with no claim are counted on responses whose list gives each claim's sentence.",
-        )
-    )
+    pair_table = _similarity_table(similarities)
+    tables = [pair_table] if pair_table else []
+    tables.append(_density_table(densities))
     notes = [
         "Sentences are counted with the pipeline's splitter (pysbd, the sentences its "
         "extraction windows are built on), extended to the highest sentence index a list uses. "
@@ -323,6 +239,99 @@ def _extraction_section(
         tuple(notes),
         tuple(tables),
         data=data,
+    )
+
+
+def _similarity_table(
+    similarities: dict[tuple[str, str, str], claim_lists.ListSimilarity],
+) -> Table | None:
+    """Exact match and ROUGE-L of each pair of extractors (None: no pair)."""
+    pair_rows: list[tuple[Cell, ...]] = [
+        (
+            a,
+            b,
+            level,
+            r.documents,
+            r.units,
+            r.both_empty,
+            *_ci(r.exact_match),
+            r.exact_match_with_claims.value,
+            *_ci(r.rouge_l),
+            r.a_claims_per_unit.value,
+            r.b_claims_per_unit.value,
+            _pct(r.a_empty_share.value),
+            _pct(r.b_empty_share.value),
+        )
+        for (a, b, level), r in similarities.items()
+    ]
+    if not pair_rows:
+        return None
+    return Table(
+        "extractor-similarity",
+        "Claim lists of two extractors (VeriScore App. F: exact match and ROUGE-L)",
+        (
+            "system A",
+            "system B",
+            "unit",
+            "documents",
+            "units",
+            "units both empty",
+            "exact match",
+            "EM CI low",
+            "EM CI high",
+            "exact match, units with a claim",
+            "ROUGE-L F1",
+            "ROUGE-L CI low",
+            "ROUGE-L CI high",
+            "A claims per unit",
+            "B claims per unit",
+            "A units with no claim %",
+            "B units with no claim %",
+        ),
+        tuple(pair_rows),
+        note="unit = sentence when both lists give each claim's sentence, else document "
+        "(a flat list). Exact match and ROUGE-L F1 are means over units; an empty "
+        'list reads as VeriScore\'s "No verifiable claim.", so two empty lists match.',
+    )
+
+
+def _density_table(densities: dict[tuple[str, str | None], claim_lists.ClaimDensity]) -> Table:
+    """Claims per sentence per extractor and domain."""
+    density_rows: list[tuple[Cell, ...]] = [
+        (
+            name,
+            "all" if d.domain is None else d.domain or "(no domain)",
+            d.responses,
+            d.sentences,
+            d.claims,
+            *_ci(d.ratio),
+            d.aligned_responses,
+            _pct(d.empty_share.value),
+            _pct(d.empty_share.ci_low),
+            _pct(d.empty_share.ci_high),
+        )
+        for (name, _), d in densities.items()
+    ]
+    return Table(
+        "claims-per-sentence",
+        "Claims per sentence per extractor and domain (VeriScore Table 1, VerRatio)",
+        (
+            "system",
+            "domain",
+            "responses",
+            "sentences",
+            "claims",
+            "claims per sentence",
+            "CI low",
+            "CI high",
+            "sentence-aligned responses",
+            "sentences with no claim %",
+            "% CI low",
+            "% CI high",
+        ),
+        tuple(density_rows),
+        note="Claims per sentence is the mean over responses of claims / sentences; sentences "
+        "with no claim are counted on responses whose list gives each claim's sentence.",
     )
 
 
