@@ -551,52 +551,13 @@ def _score_section(
     scored = _scored(project, filters, data)
     if scored is None:
         return None
-    scores: dict[str, dict[Hashable, float]] = {}
-    system_rows: list[tuple[Cell, ...]] = []
-    for (source, extractor), responses in sorted(scored.by_source.items()):
-        for metric, values in correlation.response_scores(responses, k_rule=k_rule).items():
-            if not values:
-                continue
-            name = f"{metric}: {source} on {extractor}"
-            scores[name] = values
-            system_rows.append(
-                (
-                    name,
-                    metric,
-                    source,
-                    extractor,
-                    len(values),
-                    scored.unlabelled[(source, extractor)],
-                    sum(values.values()) / len(values),
-                )
-            )
+    scores, system_rows = _scorings(scored, k_rule=k_rule)
     if not scores:
         return None
-    per_model_rows: list[tuple[Cell, ...]] = []
-    for name, values in scores.items():
-        for label, groups in (("all", scored.model_of), ("by domain", scored.model_domain)):
-            grouped: dict[str, list[float]] = defaultdict(list)
-            for d, v in values.items():
-                grouped[groups[d]].append(v)
-            for system, vs in sorted(grouped.items()):
-                per_model_rows.append((name, label, system, len(vs), sum(vs) / len(vs)))
-
+    per_model_rows = _per_model_rows(scores, scored)
     correlations = _correlations(scores, scored, bootstrap=bootstrap, seed=seed)
     found = {(a, b, c.level): c for (a, b), levels in correlations.items() for c in levels}
-    corr_rows: list[tuple[Cell, ...]] = [
-        (
-            a,
-            b,
-            c.level,
-            c.n,
-            *_coefficient(c.pearson),
-            *_coefficient(c.spearman),
-            *_coefficient(c.kendall),
-            c.undefined_reason or _notes(c),
-        )
-        for (a, b), levels in correlations.items()
-        for c in levels
-    ]
+    corr_table = _correlation_table(correlations)
     chart_list = _scatter_charts(correlations, seed=seed) if with_charts else []
     tables = [
         Table(
@@ -620,37 +581,8 @@ def _score_section(
             tuple(per_model_rows),
         ),
     ]
-    if corr_rows:
-        tables.insert(
-            1,
-            Table(
-                "score-correlations",
-                "Score against score: Pearson, Spearman and Kendall "
-                "correlation per example and per system",
-                (
-                    "score A",
-                    "score B",
-                    "level",
-                    "n",
-                    "Pearson r",
-                    "r CI low",
-                    "r CI high",
-                    "r p-value",
-                    "Spearman rho",
-                    "rho CI low",
-                    "rho CI high",
-                    "rho p-value",
-                    "Kendall tau",
-                    "tau CI low",
-                    "tau CI high",
-                    "tau p-value",
-                    "note",
-                ),
-                tuple(corr_rows),
-                note="n counts responses (example level) or systems; a system's score is the mean "
-                "over its responses that both scores scored.",
-            ),
-        )
+    if corr_table:
+        tables.insert(1, corr_table)
     notes = [
         "FActScore = supported / (supported + not supported) per response (irrelevant facts "
         "left out); F1@K as in the pipeline section (K per domain is the "
@@ -664,7 +596,7 @@ def _score_section(
         if bootstrap
         else "No confidence intervals (bootstrap=0).",
     ]
-    if not corr_rows:
+    if not corr_table:
         notes.append("No two scoring systems share a response yet: nothing to correlate.")
     return Section(
         "score-vs-score",
@@ -673,6 +605,96 @@ def _score_section(
         tuple(tables),
         tuple(chart_list),
         data=found,
+    )
+
+
+def _scorings(
+    scored: _Scored, *, k_rule: str
+) -> tuple[dict[str, dict[Hashable, float]], list[tuple[Cell, ...]]]:
+    """Each scoring system's scores per response (a metric on one label source's
+    verdicts on one extractor's claims), and its row of the systems table."""
+    scores: dict[str, dict[Hashable, float]] = {}
+    system_rows: list[tuple[Cell, ...]] = []
+    for (source, extractor), responses in sorted(scored.by_source.items()):
+        for metric, values in correlation.response_scores(responses, k_rule=k_rule).items():
+            if not values:
+                continue
+            name = f"{metric}: {source} on {extractor}"
+            scores[name] = values
+            system_rows.append(
+                (
+                    name,
+                    metric,
+                    source,
+                    extractor,
+                    len(values),
+                    scored.unlabelled[(source, extractor)],
+                    sum(values.values()) / len(values),
+                )
+            )
+    return scores, system_rows
+
+
+def _per_model_rows(
+    scores: dict[str, dict[Hashable, float]], scored: _Scored
+) -> list[tuple[Cell, ...]]:
+    """Each scoring's mean per source model, and per source model and domain."""
+    per_model_rows: list[tuple[Cell, ...]] = []
+    for name, values in scores.items():
+        for label, groups in (("all", scored.model_of), ("by domain", scored.model_domain)):
+            grouped: dict[str, list[float]] = defaultdict(list)
+            for d, v in values.items():
+                grouped[groups[d]].append(v)
+            for system, vs in sorted(grouped.items()):
+                per_model_rows.append((name, label, system, len(vs), sum(vs) / len(vs)))
+    return per_model_rows
+
+
+def _correlation_table(
+    correlations: dict[tuple[str, str], list[correlation.Correlation]],
+) -> Table | None:
+    """Score against score, each pair at each level (None: no pair shares a response)."""
+    corr_rows: list[tuple[Cell, ...]] = [
+        (
+            a,
+            b,
+            c.level,
+            c.n,
+            *_coefficient(c.pearson),
+            *_coefficient(c.spearman),
+            *_coefficient(c.kendall),
+            c.undefined_reason or _notes(c),
+        )
+        for (a, b), levels in correlations.items()
+        for c in levels
+    ]
+    if not corr_rows:
+        return None
+    return Table(
+        "score-correlations",
+        "Score against score: Pearson, Spearman and Kendall correlation per example and per system",
+        (
+            "score A",
+            "score B",
+            "level",
+            "n",
+            "Pearson r",
+            "r CI low",
+            "r CI high",
+            "r p-value",
+            "Spearman rho",
+            "rho CI low",
+            "rho CI high",
+            "rho p-value",
+            "Kendall tau",
+            "tau CI low",
+            "tau CI high",
+            "tau p-value",
+            "note",
+        ),
+        tuple(corr_rows),
+        note="n counts responses (example level) or systems; a system's score is the mean "
+        "over its responses that both scores scored.",
     )
 
 
