@@ -313,9 +313,9 @@ def _k(k: float | None) -> Cell:
     return None if k is None else int(k) if float(k).is_integer() else k
 
 
-def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTable) -> list[Table]:
-    slug = f"{slugify(verifier)}-{slugify(extractor)}"
-    domains = sorted(scores.k)
+def _wide_rows(scores: pipeline_score.ScoresTable, domains: list[str]) -> list[tuple[Cell, ...]]:
+    """VeriScore's Table 3: K, then a row per model (its score per domain and average),
+    then Kendall's tau of each domain's scores with the averages."""
     models = sorted({r.model for r in scores.rows})
     cell = {(r.model, r.domain): r.veriscore for r in scores.rows if r.responses}
     averages: dict[str, float] = {}
@@ -337,6 +337,13 @@ def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTa
         column = {m: cell[(m, d)] for m in models if (m, d) in cell}
         taus.append(stats.kendall_tau(column, averages).tau)  # type: ignore[arg-type]
     wide_rows.append(("Kendall's tau w/ Avg.", *taus, 1.0 if len(averages) > 1 else None))
+    return wide_rows
+
+
+def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTable) -> list[Table]:
+    slug = f"{slugify(verifier)}-{slugify(extractor)}"
+    domains = sorted(scores.k)
+    wide_rows = _wide_rows(scores, domains)
     claimless = claimless_counts(scores.responses)
     how = f"K: {scores.k_rule}. {claimless_note(scores.responses)}"
     tables = [
