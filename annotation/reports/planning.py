@@ -122,6 +122,15 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
     preference = _preference_rows(data, options)
     if not agreement and not preference:
         return None
+    tables = _plan_tables(agreement, preference, options)
+    notes = _plan_notes(options, rate, check_rate, training, unplanned, degenerate)
+    return Section("planning", "Planning the study", notes, tuple(tables))
+
+
+def _plan_tables(
+    agreement: list[tuple[Cell, ...]], preference: list[tuple[Cell, ...]], options: PlanOptions
+) -> list[Table]:
+    """The units needed per field and the comparisons needed per pair of systems."""
     tables = []
     if agreement:
         tables.append(
@@ -167,6 +176,18 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
                 tuple(preference),
             )
         )
+    return tables
+
+
+def _plan_notes(
+    options: PlanOptions,
+    rate: PayRates,
+    check_rate: float,
+    training: int,
+    unplanned: list[str],
+    degenerate: list[str],
+) -> tuple[str, ...]:
+    """How the plan was made: the simulation, its sources, the answers and the cost."""
     rate_note = (
         f"Cost: annotator-hours x {rate.hourly:g} per hour"
         + (f" + {rate.per_item:g} per answer" if rate.per_item else "")
@@ -211,7 +232,7 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
             "Pilots not resampled as they are (the 'model' rows use the pilot's kappa, at "
             "least 0, and shares; collect more pilot units): " + "; ".join(degenerate) + ".",
         )
-    return Section("planning", "Planning the study", notes, tuple(tables))
+    return notes
 
 
 def _agreement_rows(
