@@ -482,35 +482,7 @@ def _kappasize_section(
     pilots, unplanned = _pilots(data, options)
     if not pilots:
         return None
-    rows: list[tuple[Cell, ...]] = []
-    for pilot in pilots:
-        per_item = options.seconds_per_item or seconds.get(pilot.kind)
-        for m in pilot.raters:
-            problem = None
-            figures: tuple[Cell, ...] = (None,) * len(KAPPASIZE_COLUMNS[family])
-            planned = None
-            call = None
-            try:
-                call = kappasize_call(family, options, pilot.kappa, pilot.shares, m, sided)
-                figures, planned = _kappasize_figures(
-                    family, options, pilot.kappa, pilot.shares, m, sided
-                )
-            except ValueError as error:
-                problem = str(error)
-            n_items = None if planned is None else math.ceil(planned / pilot.per_item_units)
-            cost = _cost(n_items, m, per_item, rate, check_rate, training)
-            rows.append(
-                (
-                    *_head(pilot, pilot.source, m),
-                    pilot.kappa,
-                    ", ".join(f"{s:.4g}" for s in pilot.shares),
-                    call,
-                    *figures,
-                    n_items,
-                    *_cost_cells(cost),
-                    problem,
-                )
-            )
+    rows = _kappasize_rows(pilots, options, sided, seconds, rate, check_rate, training)
     what = {
         "ci": f"the expected {'two' if sided == 2 else 'one'}-sided {1 - options.alpha:.0%} "
         f"interval of kappa0 -/+ {options.target:g}",
@@ -565,6 +537,49 @@ def _kappasize_section(
     return Section(
         "planning", "Planning the study", notes, (Table(name, title, columns, tuple(rows)),)
     )
+
+
+def _kappasize_rows(
+    pilots: list[_Pilot],
+    options: PlanOptions,
+    sided: int,
+    seconds: dict[str, float],
+    rate: PayRates,
+    check_rate: float,
+    training: int,
+) -> list[tuple[Cell, ...]]:
+    """A row per pilot and number of annotators: kappaSize's figures, items and cost."""
+    family = options.family
+    rows: list[tuple[Cell, ...]] = []
+    for pilot in pilots:
+        per_item = options.seconds_per_item or seconds.get(pilot.kind)
+        for m in pilot.raters:
+            problem = None
+            figures: tuple[Cell, ...] = (None,) * len(KAPPASIZE_COLUMNS[family])
+            planned = None
+            call = None
+            try:
+                call = kappasize_call(family, options, pilot.kappa, pilot.shares, m, sided)
+                figures, planned = _kappasize_figures(
+                    family, options, pilot.kappa, pilot.shares, m, sided
+                )
+            except ValueError as error:
+                problem = str(error)
+            n_items = None if planned is None else math.ceil(planned / pilot.per_item_units)
+            cost = _cost(n_items, m, per_item, rate, check_rate, training)
+            rows.append(
+                (
+                    *_head(pilot, pilot.source, m),
+                    pilot.kappa,
+                    ", ".join(f"{s:.4g}" for s in pilot.shares),
+                    call,
+                    *figures,
+                    n_items,
+                    *_cost_cells(cost),
+                    problem,
+                )
+            )
+    return rows
 
 
 def _assumed_for(options: PlanOptions, kind: str, field: str, categories: list[str]) -> bool:
