@@ -923,7 +923,13 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         ("item", "annotators"),
         tuple((i, len(under[i])) for i in escalated),
     )
-    notes = (
+    notes = _overlap_notes(policy)
+    return Section("adaptive-overlap", "Adaptive overlap", notes, (summary, items))
+
+
+def _overlap_notes(policy: AdaptiveOverlap) -> tuple[str, ...]:
+    """How adaptive overlap works and how the section counts."""
+    return (
         f"Items of the {policy.kind} kind given {policy.start} annotators get one more while "
         f"their answers to {policy.field} disagree, up to {policy.up_to}. Items given fewer "
         "(outside the overlap fraction) are not counted.",
@@ -940,4 +946,3 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         "free when they were widened (completed, screened-out, returned and paused hires, "
         "and hires at their quota, get no more items); the next person who can takes them.",
     )
-    return Section("adaptive-overlap", "Adaptive overlap", notes, (summary, items))
