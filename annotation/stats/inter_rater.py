@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain, repeat
-from typing import Literal
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -233,62 +233,45 @@ def agreement(
             "categories in that order"
         )
     categories = _categories(data, categories, level)
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
-    if distance is not None and level != "nominal":
-        raise ValueError(
-            f"give either a level ({level!r}) or a distance for alpha, not both: the "
-            "distance replaces the level's"
-        )
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be between 0 and 1")
-    if bootstrap < 0:
-        raise ValueError("bootstrap must be 0 (no intervals) or a positive count")
+    _check_options(level, distance, confidence, bootstrap)
+    return _agreement(
+        data,
+        categories,
+        level=level,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        distance=distance,
+    )
 
+
+def _agreement(
+    data: Ratings,
+    categories: tuple[Label, ...],
+    *,
+    level: Level,
+    bootstrap: int,
+    seed: int,
+    confidence: float,
+    distance: DistanceMatrix | DistanceMetric | None,
+) -> AgreementReport:
+    """`agreement` on checked options."""
     codes = _encode(data, categories)
     counts = _count_matrix(codes, len(categories))
     per_unit = counts.sum(axis=1)
     used = per_unit >= 2
-    few = np.flatnonzero(per_unit < 2).tolist()
-    excluded = tuple(
-        ExcludedUnit(data.units[u], "no ratings" if per_unit[u] == 0 else "only one rating")
-        for u in few
-    )
-    sizes, size_counts = np.unique(per_unit, return_counts=True)
-    histogram = dict(zip(sizes.tolist(), size_counts.tolist(), strict=True))
-    used_counts = per_unit[used]
-
-    population = counts[per_unit >= 1]
-    if population.shape[0]:
-        patterns, freq = _unique_rows(population)
-    else:
-        patterns, freq = np.zeros((0, len(categories)), dtype=np.int64), np.zeros(0, np.int64)
+    patterns, freq = _count_patterns(counts, per_unit)
     delta = _delta_fn(level, categories) if distance is None else custom_delta(distance, categories)
-    fixed_distance = (
-        None
-        if distance is None or callable(distance)
-        else tuple(tuple(float(x) for x in row) for row in delta(np.zeros((1, len(categories))))[0])
-    )
-
     observed = _coefficients_from_patterns(
         patterns, freq[np.newaxis, :].astype(np.float64), delta=delta
     )
     # who said what on each unit, as distinct rows and their counts (Conger's kappa)
     code_rows = None if data.anonymous_raters else _conger_patterns(codes)
     resampled: dict[str, FloatArray] = {}
-    if bootstrap and population.shape[0]:
-        rng = np.random.default_rng(seed)
-        weights = rng.multinomial(population.shape[0], freq / freq.sum(), size=bootstrap)
-        resampled = _coefficients_from_patterns(patterns, weights.astype(np.float64), delta=delta)
-        if code_rows is not None:
-            rows, row_freq = code_rows
-            draws = rng.multinomial(row_freq.sum(), row_freq / row_freq.sum(), size=bootstrap)
-            resampled["conger"] = _conger_from_weights(
-                rows, draws.astype(np.float64), len(categories)
-            )
-            observed["conger"] = _conger_from_weights(
-                rows, row_freq[np.newaxis, :].astype(np.float64), len(categories)
-            )
+    if bootstrap and len(freq):
+        resampled = _resampled(
+            (patterns, freq), code_rows, observed, len(categories), delta, bootstrap, seed
+        )
 
     intervals = percentile_cis(resampled, confidence)
 
@@ -322,11 +305,8 @@ def agreement(
         n_units_total=len(data.units),
         n_units_used=n_used,
         n_ratings=int(per_unit.sum()),
-        raters_per_unit=histogram,
-        min_raters=int(np.min(used_counts)) if n_used else 0,
-        max_raters=int(np.max(used_counts)) if n_used else 0,
-        mean_raters=float(used_counts.mean()) if n_used else 0.0,
-        excluded=excluded,
+        **_raters_per_unit(per_unit),
+        excluded=_excluded(data.units, per_unit),
         label_distribution=_distribution(data, codes, categories),
         percent_agreement=estimates["percent"],
         full_agreement=estimates["full"],
@@ -343,8 +323,94 @@ def agreement(
         seed=seed,
         fleiss_parts=_fleiss_parts(counts, data.units, categories) if n_used else None,
         alpha_parts=_alpha_parts(patterns, freq, categories, delta) if n_used else None,
-        distance=fixed_distance,
+        distance=_fixed_distance(distance, delta, len(categories)),
     )
+
+
+def _count_patterns(
+    counts: npt.NDArray[np.int64], per_unit: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct count rows of the units with a rating, and how many units have each."""
+    population = counts[per_unit >= 1]
+    if population.shape[0]:
+        return _unique_rows(population)
+    return np.zeros((0, counts.shape[1]), dtype=np.int64), np.zeros(0, np.int64)
+
+
+def _raters_per_unit(per_unit: npt.NDArray[np.int64]) -> dict[str, Any]:
+    """How many units have each number of ratings, and the least, most and mean number
+    on the units with two or more."""
+    sizes, size_counts = np.unique(per_unit, return_counts=True)
+    used_counts = per_unit[per_unit >= 2]
+    n_used = len(used_counts)
+    return {
+        "raters_per_unit": dict(zip(sizes.tolist(), size_counts.tolist(), strict=True)),
+        "min_raters": int(np.min(used_counts)) if n_used else 0,
+        "max_raters": int(np.max(used_counts)) if n_used else 0,
+        "mean_raters": float(used_counts.mean()) if n_used else 0.0,
+    }
+
+
+def _excluded(
+    units: Sequence[Hashable], per_unit: npt.NDArray[np.int64]
+) -> tuple[ExcludedUnit, ...]:
+    """The units with fewer than two ratings, and why."""
+    return tuple(
+        ExcludedUnit(units[u], "no ratings" if per_unit[u] == 0 else "only one rating")
+        for u in np.flatnonzero(per_unit < 2).tolist()
+    )
+
+
+def _fixed_distance(
+    distance: DistanceMatrix | DistanceMetric | None, delta: DeltaFn, q: int
+) -> tuple[tuple[float, ...], ...] | None:
+    """A researcher's distance matrix as the report keeps it (None: a level's or a
+    callable)."""
+    if distance is None or callable(distance):
+        return None
+    return tuple(tuple(float(x) for x in row) for row in delta(np.zeros((1, q)))[0])
+
+
+def _check_options(level: Level, distance: object, confidence: float, bootstrap: int) -> None:
+    """`agreement`'s options that cannot go together or are out of range: ValueError."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
+    if distance is not None and level != "nominal":
+        raise ValueError(
+            f"give either a level ({level!r}) or a distance for alpha, not both: the "
+            "distance replaces the level's"
+        )
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
+    if bootstrap < 0:
+        raise ValueError("bootstrap must be 0 (no intervals) or a positive count")
+
+
+def _resampled(
+    patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    code_rows: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None,
+    observed: dict[str, FloatArray],
+    n_categories: int,
+    delta: DeltaFn,
+    bootstrap: int,
+    seed: int,
+) -> dict[str, FloatArray]:
+    """Every coefficient on each of `bootstrap` resamples of the rated units: how often
+    each distinct count pattern is drawn, default_rng(seed).multinomial(units, each
+    pattern's share, bootstrap); then, for Conger's kappa, the distinct code rows from
+    the same generator (its observed value is added to `observed`)."""
+    rows_of, freq = patterns
+    rng = np.random.default_rng(seed)
+    weights = rng.multinomial(freq.sum(), freq / freq.sum(), size=bootstrap)
+    resampled = _coefficients_from_patterns(rows_of, weights.astype(np.float64), delta=delta)
+    if code_rows is not None:
+        rows, row_freq = code_rows
+        draws = rng.multinomial(row_freq.sum(), row_freq / row_freq.sum(), size=bootstrap)
+        resampled["conger"] = _conger_from_weights(rows, draws.astype(np.float64), n_categories)
+        observed["conger"] = _conger_from_weights(
+            rows, row_freq[np.newaxis, :].astype(np.float64), n_categories
+        )
+    return resampled
 
 
 DistanceMatrix = Sequence[Sequence[float]] | FloatArray
