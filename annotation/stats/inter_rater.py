@@ -604,6 +604,9 @@ _NAMES = {
 }
 
 
+MakeFn = Callable[..., Coefficient]  # _Maker.make
+
+
 @dataclass(frozen=True)
 class _Maker:
     """One estimate as a Coefficient: its bootstrap interval (withheld when the resampling
@@ -712,57 +715,110 @@ def _point_estimates(
     )
 
     rated_counts = counts[counts.sum(axis=1) >= 1]
-    sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
     # Fleiss' P_e = sum_j p_j^2 (and Conger's) is 1 only when every rating of every rated
     # unit is one category (the shares count the units with one rating too, so a second
     # category there makes it < 1)
     one_category_rated = int((rated_counts.sum(axis=0) > 0).sum()) == 1
-    if one_category_rated:
-        result["fleiss"] = make("fleiss", None, undefined_reason=one_category_reason)
-    elif len(sizes) == 1:
+    undefined = one_category_reason if one_category_rated else None
+    result["fleiss"] = _fleiss(make, rated_counts, patterns, observed, undefined)
+    result["conger"] = _conger(make, code_rows, len(categories), observed, undefined)
+    result["alpha"] = _alpha(
+        make,
+        used_counts,
+        patterns,
+        categories,
+        level,
+        observed,
+        distance,
+        one_category_reason if single_category else None,
+    )
+    result["ac1"], result["bp"] = _ac1_bp(
+        make,
+        counts,
+        patterns,
+        len(categories),
+        observed,
+        one_category_note if single_category else None,
+    )
+    return result
+
+
+def _fleiss(
+    make: MakeFn,
+    rated_counts: npt.NDArray[np.int64],
+    patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    observed: dict[str, FloatArray],
+    undefined: str | None,
+) -> Coefficient:
+    """Fleiss' kappa: statsmodels' when every rated unit has as many ratings, else Gwet's
+    generalisation to unequal counts."""
+    if undefined:
+        return make("fleiss", None, undefined_reason=undefined)
+    sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
+    if len(sizes) == 1:
         value = float(fleiss_kappa(rated_counts, method="fleiss"))
-        result["fleiss"] = make(
+        return make(
             "fleiss", value, parts=gwet.fleiss_kappa(*patterns), check=float(observed["fleiss"][0])
         )
-    else:
-        result["fleiss"] = make(
-            "fleiss",
-            float(observed["fleiss"][0]),
-            parts=gwet.fleiss_kappa(*patterns),
-            note=f"units have {sizes[0]} to {sizes[-1]} ratings: Fleiss' kappa generalised to "
-            "unequal counts as in Gwet (2014) (irrCAC fleiss.kappa.raw); chance agreement "
-            "uses every rated unit",
-        )
+    return make(
+        "fleiss",
+        float(observed["fleiss"][0]),
+        parts=gwet.fleiss_kappa(*patterns),
+        note=f"units have {sizes[0]} to {sizes[-1]} ratings: Fleiss' kappa generalised to "
+        "unequal counts as in Gwet (2014) (irrCAC fleiss.kappa.raw); chance agreement "
+        "uses every rated unit",
+    )
 
+
+def _conger(
+    make: MakeFn,
+    code_rows: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None,
+    q: int,
+    observed: dict[str, FloatArray],
+    undefined: str | None,
+) -> Coefficient:
+    """Conger's kappa from who said what (undefined for anonymous raters)."""
     if code_rows is None:
-        result["conger"] = make(
+        return make(
             "conger",
             None,
             undefined_reason="the raters are anonymous (counts per category), and Conger's "
             "kappa needs each rater's own category shares",
         )
-    elif one_category_rated:
-        result["conger"] = make("conger", None, undefined_reason=one_category_reason)
-    else:
-        parts = gwet.conger_kappa(code_rows[0], len(categories), code_rows[1])
-        vectorised = observed.get("conger")
-        result["conger"] = make(
-            "conger",
-            parts.value,
-            parts=parts,
-            check=None if vectorised is None else float(vectorised[0]),
-        )
+    if undefined:
+        return make("conger", None, undefined_reason=undefined)
+    parts = gwet.conger_kappa(code_rows[0], q, code_rows[1])
+    vectorised = observed.get("conger")
+    return make(
+        "conger",
+        parts.value,
+        parts=parts,
+        check=None if vectorised is None else float(vectorised[0]),
+    )
 
-    if single_category:
-        result["alpha"] = make("alpha", None, undefined_reason=one_category_reason)
-    elif distance is not None and not float(observed["d_e"][0]) > 0:
-        result["alpha"] = make(
+
+def _alpha(
+    make: MakeFn,
+    used_counts: npt.NDArray[np.int64],
+    patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    categories: tuple[Label, ...],
+    level: str,
+    observed: dict[str, FloatArray],
+    distance: DistanceMatrix | DistanceMetric | None,
+    undefined: str | None,
+) -> Coefficient:
+    """Krippendorff's alpha (the krippendorff library) at `level` or with a researcher's
+    distance, with Gwet's standard error when nominal."""
+    if undefined:
+        return make("alpha", None, undefined_reason=undefined)
+    if distance is not None and not float(observed["d_e"][0]) > 0:
+        return make(
             "alpha",
             None,
             undefined_reason="the distance puts every pair of the categories used at 0: "
             "expected disagreement D_e is 0, so alpha = 1 - D_o / D_e is 0/0",
         )
-    elif distance is not None:
+    if distance is not None:
         value = float(
             krippendorff.alpha(
                 value_counts=used_counts,
@@ -770,7 +826,7 @@ def _point_estimates(
                 level_of_measurement=_library_metric(distance, len(categories)),
             )
         )
-        result["alpha"] = make(
+        return make(
             "alpha",
             value,
             check=float(observed["alpha"][0]),
@@ -779,48 +835,56 @@ def _point_estimates(
             d_o=float(observed["d_o"][0]),
             d_e=float(observed["d_e"][0]),
         )
-    else:
-        value = float(
-            krippendorff.alpha(
-                value_counts=used_counts,
-                value_domain=_value_domain(level, categories),
-                level_of_measurement=level,  # type: ignore[arg-type]
-            )
+    value = float(
+        krippendorff.alpha(
+            value_counts=used_counts,
+            value_domain=_value_domain(level, categories),
+            level_of_measurement=level,  # type: ignore[arg-type]
         )
-        result["alpha"] = make(
-            "alpha",
-            value,
-            check=float(observed["alpha"][0]),
-            parts=gwet.krippendorff_alpha_se(*patterns) if level == "nominal" else None,
-            note=None
-            if level == "nominal"
-            else f"no asymptotic standard error for {level} alpha here; use the bootstrap interval",
-            d_o=float(observed["d_o"][0]),
-            d_e=float(observed["d_e"][0]),
-        )
-        if level == "nominal":
-            # p_o and p_e in Gwet's form of alpha are not Krippendorff's; keep d_o, d_e only.
-            result["alpha"] = replace(result["alpha"], p_o=None, p_e=None)
+    )
+    alpha = make(
+        "alpha",
+        value,
+        check=float(observed["alpha"][0]),
+        parts=gwet.krippendorff_alpha_se(*patterns) if level == "nominal" else None,
+        note=None
+        if level == "nominal"
+        else f"no asymptotic standard error for {level} alpha here; use the bootstrap interval",
+        d_o=float(observed["d_o"][0]),
+        d_e=float(observed["d_e"][0]),
+    )
+    if level == "nominal":
+        # p_o and p_e in Gwet's form of alpha are not Krippendorff's; keep d_o, d_e only.
+        alpha = replace(alpha, p_o=None, p_e=None)
+    return alpha
 
-    if len(categories) < 2:
+
+def _ac1_bp(
+    make: MakeFn,
+    counts: npt.NDArray[np.int64],
+    patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    q: int,
+    observed: dict[str, FloatArray],
+    note: str | None,
+) -> tuple[Coefficient, Coefficient]:
+    """Gwet's AC1 and Brennan-Prediger's kappa (undefined with one category declared)."""
+    if q < 2:
         reason = "only one category is declared; chance agreement divides by (categories - 1)"
-        result["ac1"] = make("ac1", None, undefined_reason=reason)
-        result["bp"] = make("bp", None, undefined_reason=reason)
-    else:
-        note = one_category_note if single_category else None
-        ac1_parts = gwet.gwet_ac1(*patterns)
-        result["ac1"] = make(
-            "ac1",
-            gwet_ac1_from_counts(counts, n_categories=len(categories)),
-            note=note,
-            parts=ac1_parts,
-            check=float(observed["ac1"][0]),
+        return (
+            make("ac1", None, undefined_reason=reason),
+            make("bp", None, undefined_reason=reason),
         )
-        bp_parts = gwet.brennan_prediger(*patterns)
-        result["bp"] = make(
-            "bp", bp_parts.value, note=note, parts=bp_parts, check=float(observed["bp"][0])
-        )
-    return result
+    ac1_parts = gwet.gwet_ac1(*patterns)
+    ac1 = make(
+        "ac1",
+        gwet_ac1_from_counts(counts, n_categories=q),
+        note=note,
+        parts=ac1_parts,
+        check=float(observed["ac1"][0]),
+    )
+    bp_parts = gwet.brennan_prediger(*patterns)
+    bp = make("bp", bp_parts.value, note=note, parts=bp_parts, check=float(observed["bp"][0]))
+    return ac1, bp
 
 
 def _library_metric(
