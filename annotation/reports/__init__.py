@@ -141,7 +141,7 @@ OPT_IN = {"planning"}  # slow sections built only when asked for (`build_report(
 def warm_up() -> None:
     """What the first report of a process would do once and the next ones not: the report
     templates compiled, threadpoolctl's scan of the loaded libraries, scikit-learn's
-    first call (it looks up its dataframe plugins: ~20 ms). A server does it at start
+    first call (it looks up its dataframe plugins). A server does it at start
     (annotation/wsgi.py), as it imports the views."""
     from django.template.loader import get_template
     from sklearn.metrics import cohen_kappa_score
@@ -209,8 +209,8 @@ LONG_TABLE = 20_000  # rows: a table this long gets its CSV rendered when the re
 @dataclass(frozen=True)
 class CachedReport:
     """A report as the cache holds it: each table pickled on its own, so that a table
-    download unpickles that table only (a 100,000 x 3 report is ~7 MB pickled, most of it
-    a few long tables, and unpickling it all took 0.1 s of CPU)."""
+    download unpickles that table only (most of a large report's pickle is a few long
+    tables)."""
 
     report: Report  # its sections without their tables
     layout: tuple[tuple[str, ...], ...]  # each section's table names
@@ -273,8 +273,8 @@ def _cached(
     report = build_report(project, **full).without_data()
     entry = CachedReport.of(report)
     cache.set(key, entry, CACHE_SECONDS)
-    # A long table's CSV rendered now, with the report (60,000 rows: ~0.13 s; a shorter
-    # one renders in under 50 ms): its first download is then served as fast as the next
+    # A long table's CSV rendered now, with the report (a shorter one renders within the
+    # download target on demand): its first download is then served as fast as the next
     cache.set_many(
         {
             _text_key(key, t.name, "csv"): table_text(t, "csv")

@@ -40,7 +40,7 @@ MAX_SCATTER_POINTS = 500
 
 def metric_sections(data: ReportData) -> list[Section]:
     # build_report runs every section with one BLAS thread: the resampling's matrix
-    # products are small (threads spinning doubled the CPU time at 100,000 items).
+    # products are small (idle BLAS threads would spin on the other cores).
     sections = []
     extraction = _extraction_section(
         data.project, data.filters, bootstrap=data.bootstrap, seed=data.seed
@@ -386,9 +386,9 @@ def _count_and_store(documents: Iterable[tuple[int, str, str, str]]) -> list[Sen
 def store_sentence_counts(project_id: int, chunk: int = 1000) -> int:
     """Count and store the sentences of the project's documents that have no count under
     SPLITTER (an import enqueues this after its commit, so that the first report does not
-    split them: pysbd takes about 2.7 s of CPU per 1,000 real responses, far more than
-    their import). `chunk` documents at a time, each in its own transaction; how many were
-    counted. (A document whose text changed since its count is counted by the report.)"""
+    split them: pysbd costs far more CPU than the import itself, bench/RESULTS.md).
+    `chunk` documents at a time, each in its own transaction; how many were counted. (A
+    document whose text changed since its count is counted by the report.)"""
     done, after = 0, 0
     while True:
         batch = list(

@@ -20,7 +20,7 @@ from .tables import Cell, Section, Table
 # --------------------------------------------------------------------------- verifiers
 
 
-class _Unit(NamedTuple):  # tens of thousands per report: a tuple is made 3x faster
+class _Unit(NamedTuple):  # tens of thousands per report: a tuple is cheap to make
     key: str  # "item 12" or "item 3 / segment:2"
     item: int
     target: int  # claim or segment id

@@ -212,7 +212,7 @@ def _spearman_pairs(xs: FloatArray, ys: FloatArray) -> tuple[list[float], list[f
     """scipy's spearmanr (rho, p-value) of each row pair (xs[i], ys[i]): one 2-D call
     over every row (a matrix of all rows' coefficients, read at (x_i, y_i)) instead of a
     call per pair; the same values to ~1e-16 (its correlation matrix's products sum in
-    another order), a call costing ~0.16 ms of overhead, mostly scipy's checks."""
+    another order), instead of paying scipy's checks once per pair."""
     if len(xs) > SPEARMAN_BATCH:  # the matrix grows as the square of the rows: in batches
         rhos: list[float] = []
         p_values: list[float] = []
