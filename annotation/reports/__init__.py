@@ -30,7 +30,7 @@ from ..models import Project
 from .agreement import agreement_sections
 from .effort import effort_section
 from .metrics import metric_sections
-from .options import DEFAULT_BOOTSTRAP
+from .options import ReportOptions
 from .pipeline_scores import factscore_section, pipeline_section
 from .planning import adaptive_overlap_section, planning_section
 from .preference import preference_section
@@ -65,6 +65,7 @@ __all__ = [
     "Chart",
     "Filters",
     "Report",
+    "ReportOptions",
     "ReportData",
     "Section",
     "SectionBuilder",
@@ -152,19 +153,12 @@ def warm_up() -> None:
         cohen_kappa_score([0, 1], [0, 1])
 
 
-def build_report(
-    project: Project,
-    *,
-    filters: Filters | None = None,
-    real_names: bool = False,
-    bootstrap: int = DEFAULT_BOOTSTRAP,
-    seed: int = 0,
-    k_rule: str = "upper",
-    with_charts: bool = True,
-    plan: bool = False,
-    plan_method: str = "simulation",
-) -> Report:
-    filters = filters or Filters()
+def build_report(project: Project, options: ReportOptions | None = None, **changes: Any) -> Report:
+    """The project's report with `options` (the defaults when None), each field named in
+    `changes` replaced (`build_report(project, bootstrap=200)`)."""
+    o = replace(options or ReportOptions(), **changes)
+    filters, real_names = o.filters, o.real_names
+    bootstrap, seed, plan = o.bootstrap, o.seed, o.plan
     names = member_names(project, real_names=real_names)
     sections: list[Section] = []
     # The report makes hundreds of thousands of small objects and no reference cycle: the
@@ -177,14 +171,14 @@ def build_report(
             names=names,
             bootstrap=bootstrap,
             seed=seed,
-            k_rule=k_rule,
-            with_charts=with_charts,
+            k_rule=o.k_rule,
+            with_charts=o.with_charts,
         )
         for slug, (title, build) in SECTIONS.items():
             if slug in OPT_IN and not plan:
                 continue
             if slug == "planning":
-                build = functools.partial(planning_section, method=plan_method)
+                build = functools.partial(planning_section, method=o.plan_method)
             sections += isolated(slug, title, lambda build=build: build(data))  # type: ignore[misc]
     return Report(
         project_id=project.pk,
@@ -239,38 +233,28 @@ class CachedReport:
         )
 
 
-def _key(project: Project, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The cache key of this report and its options in full. The key holds the project's
-    data version (models.bump_data_version, bumped in the same transaction as every write
-    a report reads), read before the report's own queries: a write committed meanwhile
-    leaves a report at least as new as its key, never an older one under a newer key."""
+def _key(project: Project, options: ReportOptions) -> str:
+    """The cache key of this report. The key holds the project's data version
+    (models.bump_data_version, bumped in the same transaction as every write a report
+    reads), read before the report's own queries: a write committed meanwhile leaves a
+    report at least as new as its key, never an older one under a newer key."""
     version = Project.objects.filter(pk=project.pk).values_list("data_version", flat=True)
-    full: dict[str, Any] = {
-        "filters": Filters(),
-        "real_names": False,
-        "bootstrap": DEFAULT_BOOTSTRAP,
-        "seed": 0,
-        "k_rule": "upper",
-        "with_charts": True,
-        "plan": False,
-        "plan_method": "simulation",
-    } | options
-    digest = hashlib.sha256(repr(sorted(full.items())).encode()).hexdigest()
+    digest = hashlib.sha256(repr(options).encode()).hexdigest()
     # "tables:": entries of the earlier layout (a plain Report) are never read as CachedReport
-    return f"report:tables:{project.pk}:{version.get()}:{digest}", full
+    return f"report:tables:{project.pk}:{version.get()}:{digest}"
 
 
 def _cached(
-    project: Project, options: dict[str, Any], keyed: tuple[str, dict[str, Any]] | None = None
+    project: Project, options: ReportOptions, key: str | None = None
 ) -> tuple[CachedReport, Report | None]:
     """The cache's entry for this report (built and stored on a miss, then also returned
-    whole); `keyed`: its `_key` when the caller has it."""
-    key, full = keyed or _key(project, options)
+    whole); `key`: its `_key` when the caller has it."""
+    key = key or _key(project, options)
     entry: CachedReport | None = cache.get(key)
     if entry is not None:
         return entry, None
     # hit or miss, the same report: without the sections' stats objects (`data`)
-    report = build_report(project, **full).without_data()
+    report = build_report(project, options).without_data()
     entry = CachedReport.of(report)
     cache.set(key, entry, CACHE_SECONDS)
     # A long table's CSV rendered now, with the report (a shorter one renders within the
@@ -286,31 +270,35 @@ def _cached(
     return entry, report
 
 
-def cached_report(project: Project, **options: Any) -> Report:
+def cached_report(project: Project, options: ReportOptions | None = None, **changes: Any) -> Report:
     """`build_report`, served from the cache when the project's data has not changed since
     a report with the same options was built. The cached report has no `Section.data`
     (the stats objects): callers that need them build."""
-    entry, report = _cached(project, options)
+    entry, report = _cached(project, replace(options or ReportOptions(), **changes))
     return report or entry.whole()
 
 
-def cached_table(project: Project, name: str, **options: Any) -> Table:
-    """One table of `cached_report(project, **options)`, unpickling only that table from
-    the cache (KeyError when the report has no such table)."""
-    entry, _ = _cached(project, options)
+def cached_table(
+    project: Project, name: str, options: ReportOptions | None = None, **changes: Any
+) -> Table:
+    """One table of `cached_report(project, options, **changes)`, unpickling only that
+    table from the cache (KeyError when the report has no such table)."""
+    entry, _ = _cached(project, replace(options or ReportOptions(), **changes))
     return entry.table(name)
 
 
-def cached_table_text(project: Project, name: str, fmt: str, **options: Any) -> str:
-    """`table_text(cached_table(project, name, **options), fmt)`, itself kept in the cache
-    under the report's key once rendered (a 60,000-row table's CSV takes 0.1 s or more to
-    write): a download served again reads it only. KeyError when the report has no such
-    table."""
-    keyed = _key(project, options)
-    key = _text_key(keyed[0], name, fmt)
+def cached_table_text(
+    project: Project, name: str, fmt: str, options: ReportOptions | None = None, **changes: Any
+) -> str:
+    """`table_text(cached_table(project, name, options, **changes), fmt)`, itself kept in
+    the cache under the report's key once rendered (a long table's CSV is slow to write):
+    a download served again reads it only. KeyError when the report has no such table."""
+    full = replace(options or ReportOptions(), **changes)
+    report_key = _key(project, full)
+    key = _text_key(report_key, name, fmt)
     text: str | None = cache.get(key)
     if text is None:
-        entry, _ = _cached(project, options, keyed)
+        entry, _ = _cached(project, full, report_key)
         text = table_text(entry.table(name), fmt)
         cache.set(key, text, CACHE_SECONDS)
     return text

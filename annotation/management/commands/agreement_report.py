@@ -87,11 +87,9 @@ class Command(BaseCommand):
         options = form.options()
         fmt = opts["format"]
         if fmt == "wide":
-            text = exports.wide_csv(
-                project, filters=options["filters"], real_names=options["real_names"]
-            )
+            text = exports.wide_csv(project, filters=options.filters, real_names=options.real_names)
             return self._write(text, opts["output"])
-        report = reports.build_report(project, **options, with_charts=fmt == "html")
+        report = reports.build_report(project, options, with_charts=fmt == "html")
         if opts["list_tables"]:
             return self._write("".join(f"{t.name}\t{t.title}\n" for t in report.tables()), None)
         tables = report.tables()
