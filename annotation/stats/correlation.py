@@ -600,13 +600,15 @@ def example_pairing(
             number = np.empty(len(first), dtype=np.intp)
             number[by_appearance] = np.arange(len(first))
             point = number[inverse.ravel()]
-            order = np.argsort(point, kind="stable")  # the responses, point by point
-            starts = np.searchsorted(point[order], np.arange(len(first)))
             # how often each point is drawn: its responses' counts summed (whole numbers,
-            # exact); the observed points, each counted as often as it occurs, last
-            w = np.empty((bootstrap + 1, len(first)))
+            # exact; one bincount per chunk, each row's points shifted by K times its
+            # row); the observed points, each counted as often as it occurs, last
+            k = len(first)
+            w = np.empty((bootstrap + 1, k))
             for start, counts in seeded_chunks(seed, len(rows), bootstrap, draws):
-                w[start : start + len(counts)] = np.add.reduceat(counts[:, order], starts, axis=1)
+                shifted = point + k * np.arange(len(counts))[:, None]
+                summed = np.bincount(shifted.ravel(), counts.ravel(), len(counts) * k)
+                w[start : start + len(counts)] = summed.reshape(len(counts), k)
             w[-1] = freq[by_appearance]
             both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
             replicates = (
