@@ -498,6 +498,10 @@ def _correlations(
     ] = {}  # shared resamples
     responses: resampling.Draws = {}  # the same for the example level
     table = correlation.ScoreTable(scores)
+    system_levels = [  # each response's system, per level
+        (table.systems(scored.model_of), "system: source model"),
+        (table.systems(scored.model_domain), "system: source model and domain"),
+    ]
     for a, b in itertools.combinations(sorted(scores), 2):
         if not table.present[b][table.order[a]].any():
             continue
@@ -509,10 +513,7 @@ def _correlations(
                 correlation.system_pairing(
                     table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws
                 )
-                for systems, level in (
-                    (scored.model_of, "system: source model"),
-                    (scored.model_domain, "system: source model and domain"),
-                )
+                for systems, level in system_levels
             ),
         ]
     # scipy's figures and the intervals of every pair at once (the same values)

@@ -666,7 +666,14 @@ def system_correlation_of(
 ) -> Correlation:
     """`system_correlation` of scorings a and b of `table`."""
     pairing = system_pairing(
-        table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws
+        table,
+        a,
+        b,
+        table.systems(systems),
+        level=level,
+        bootstrap=bootstrap,
+        seed=seed,
+        draws=draws,
     )
     return correlate_many([pairing])[0]
 
@@ -675,16 +682,17 @@ def system_pairing(
     table: ScoreTable,
     a: str,
     b: str,
-    systems: Mapping[Hashable, str],
+    systems: tuple[npt.NDArray[np.intp], list[str]],
     *,
     level: str,
     bootstrap: int = 1000,
     seed: int = 0,
     draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
 ) -> Pairing:
-    """What `correlate_many` takes for `system_correlation_of`."""
+    """What `correlate_many` takes for `system_correlation_of`; `systems` is
+    `table.systems` of the responses' systems (computed once for every pair)."""
     rows = table.both(a, b)
-    codes, all_names = table.systems(systems)
+    codes, all_names = systems
     rows = rows[codes[rows] >= 0]
     rows = rows[np.argsort(codes[rows], kind="stable")]  # by system, each in a's order
     present, first, sizes_ = np.unique(codes[rows], return_index=True, return_counts=True)
