@@ -263,7 +263,7 @@ class ReportApi(APIView):
         form = ReportOptionsForm(request.query_params or None, project=project)
         if form.is_bound and not form.is_valid():
             raise form_error(form)
-        report = reports.cached_report(project, **form.options(), with_charts=False)
+        report = reports.cached_report(project, form.options(), with_charts=False)
         return Response(json.loads(reports.report_json(report)))
 
 

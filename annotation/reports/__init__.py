@@ -31,7 +31,7 @@ from .drilldown import linked_agreement_sections
 from .effort import effort_section
 from .gold_models import notice_section, pending, resolve
 from .metrics import metric_sections
-from .options import DEFAULT_BOOTSTRAP
+from .options import ReportOptions
 from .pipeline_scores import factscore_section, pipeline_section
 from .planning import adaptive_overlap_section, planning_section
 from .preference import preference_section
@@ -67,6 +67,7 @@ __all__ = [
     "Chart",
     "Filters",
     "Report",
+    "ReportOptions",
     "ReportData",
     "Section",
     "SectionBuilder",
@@ -146,7 +147,7 @@ OPT_IN = {"planning", "sensitivity"}
 def warm_up() -> None:
     """What the first report of a process would do once and the next ones not: the report
     templates compiled, threadpoolctl's scan of the loaded libraries, scikit-learn's
-    first call (it looks up its dataframe plugins: ~20 ms). A server does it at start
+    first call (it looks up its dataframe plugins). A server does it at start
     (annotation/wsgi.py), as it imports the views."""
     from django.template.loader import get_template
     from sklearn.metrics import cohen_kappa_score
@@ -157,29 +158,20 @@ def warm_up() -> None:
         cohen_kappa_score([0, 1], [0, 1])
 
 
-def build_report(
-    project: Project,
-    *,
-    filters: Filters | None = None,
-    real_names: bool = False,
-    bootstrap: int = DEFAULT_BOOTSTRAP,
-    seed: int = 0,
-    k_rule: str = "upper",
-    with_charts: bool = True,
-    plan: bool = False,
-    plan_method: str = "simulation",
-    gold: str | None = None,
-    sensitivity: bool = False,
-) -> Report:
-    """The report; `gold`: the gold method (`gold.METHODS`), by default the project's;
-    `sensitivity`: add the section comparing the headline figures across gold methods."""
-    filters = filters or Filters()
+def build_report(project: Project, options: ReportOptions | None = None, **changes: Any) -> Report:
+    """The project's report with `options` (the defaults when None), each field named in
+    `changes` replaced (`build_report(project, bootstrap=200)`). `options.gold`: the gold
+    method (`gold.METHODS`), by default the project's; `options.sensitivity`: add the
+    section comparing the headline figures across gold methods."""
+    o = replace(options or ReportOptions(), **changes)
+    filters, real_names = o.filters, o.real_names
+    bootstrap, seed, plan = o.bootstrap, o.seed, o.plan
     names = member_names(project, real_names=real_names)
     sections: list[Section] = []
     # The report makes hundreds of thousands of small objects and no reference cycle: the
     # collector's passes over them would cost as much as making them; its numpy products
     # are small, so BLAS threads would only spin on the other cores.
-    gold_name, method, fit = resolve(project, filters, gold)
+    gold_name, method, fit = resolve(project, filters, o.gold)
     if fit is not None:
         sections.append(notice_section(fit))
     with collector_paused(), threadpool_limits(limits=1, user_api="blas"):
@@ -189,16 +181,16 @@ def build_report(
             names=names,
             bootstrap=bootstrap,
             seed=seed,
-            k_rule=k_rule,
-            with_charts=with_charts,
+            k_rule=o.k_rule,
+            with_charts=o.with_charts,
             gold=method,
             gold_name=gold_name,
         )
         for slug, (title, build) in SECTIONS.items():
-            if slug in OPT_IN and not {"planning": plan, "sensitivity": sensitivity}[slug]:
+            if slug in OPT_IN and not {"planning": plan, "sensitivity": o.sensitivity}[slug]:
                 continue
             if slug == "planning":
-                build = functools.partial(planning_section, method=plan_method)
+                build = functools.partial(planning_section, method=o.plan_method)
             sections += isolated(slug, title, lambda build=build: build(data))  # type: ignore[misc]
     return Report(
         project_id=project.pk,
@@ -223,8 +215,8 @@ LONG_TABLE = 20_000  # rows: a table this long gets its CSV rendered when the re
 @dataclass(frozen=True)
 class CachedReport:
     """A report as the cache holds it: each table pickled on its own, so that a table
-    download unpickles that table only (a 100,000 x 3 report is ~7 MB pickled, most of it
-    a few long tables, and unpickling it all took 0.1 s of CPU)."""
+    download unpickles that table only (most of a large report's pickle is a few long
+    tables)."""
 
     report: Report  # its sections without their tables
     layout: tuple[tuple[str, ...], ...]  # each section's table names
@@ -255,47 +247,35 @@ class CachedReport:
         )
 
 
-def _key(project: Project, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The cache key of this report and its options in full. The key holds the project's
-    data version (models.bump_data_version, bumped in the same transaction as every write
-    a report reads), read before the report's own queries: a write committed meanwhile
-    leaves a report at least as new as its key, never an older one under a newer key."""
+def _key(project: Project, options: ReportOptions) -> str:
+    """The cache key of this report. The key holds the project's data version
+    (models.bump_data_version, bumped in the same transaction as every write a report
+    reads), read before the report's own queries: a write committed meanwhile leaves a
+    report at least as new as its key, never an older one under a newer key."""
     version = Project.objects.filter(pk=project.pk).values_list("data_version", flat=True)
-    full: dict[str, Any] = {
-        "filters": Filters(),
-        "real_names": False,
-        "bootstrap": DEFAULT_BOOTSTRAP,
-        "seed": 0,
-        "k_rule": "upper",
-        "with_charts": True,
-        "plan": False,
-        "plan_method": "simulation",
-        "gold": None,
-        "sensitivity": False,
-    } | options
-    digest = hashlib.sha256(repr(sorted(full.items())).encode()).hexdigest()
+    digest = hashlib.sha256(repr(options).encode()).hexdigest()
     # "tables:": entries of the earlier layout (a plain Report) are never read as CachedReport
-    return f"report:tables:{project.pk}:{version.get()}:{digest}", full
+    return f"report:tables:{project.pk}:{version.get()}:{digest}"
 
 
 def _cached(
-    project: Project, options: dict[str, Any], keyed: tuple[str, dict[str, Any]] | None = None
+    project: Project, options: ReportOptions, key: str | None = None
 ) -> tuple[CachedReport, Report | None]:
     """The cache's entry for this report (built and stored on a miss, then also returned
-    whole); `keyed`: its `_key` when the caller has it."""
-    key, full = keyed or _key(project, options)
+    whole); `key`: its `_key` when the caller has it."""
+    key = key or _key(project, options)
     entry: CachedReport | None = cache.get(key)
     if entry is not None:
         return entry, None
     # hit or miss, the same report: without the sections' stats objects (`data`)
-    built = build_report(project, **full)
+    built = build_report(project, options)
     report = built.without_data()
     entry = CachedReport.of(report, waiting=pending(built))
     if entry.waiting:
         return entry, report  # a model still being fitted: built again until it is done
     cache.set(key, entry, CACHE_SECONDS)
-    # A long table's CSV rendered now, with the report (60,000 rows: ~0.13 s; a shorter
-    # one renders in under 50 ms): its first download is then served as fast as the next
+    # A long table's CSV rendered now, with the report (a shorter one renders within the
+    # download target on demand): its first download is then served as fast as the next
     cache.set_many(
         {
             _text_key(key, t.name, "csv"): table_text(t, "csv")
@@ -307,37 +287,41 @@ def _cached(
     return entry, report
 
 
-def is_cached(project: Project, **options: Any) -> bool:
-    """Whether `cached_report(project, **options)` would be served from the cache, without
-    building anything (the report page shows progress instead of waiting on a build)."""
-    return bool(cache.has_key(_key(project, options)[0]))
+def is_cached(project: Project, options: ReportOptions | None = None, **changes: Any) -> bool:
+    """Whether `cached_report(project, options, **changes)` would be served from the cache,
+    without building anything (the report page shows progress instead of waiting)."""
+    return bool(cache.has_key(_key(project, replace(options or ReportOptions(), **changes))))
 
 
-def cached_report(project: Project, **options: Any) -> Report:
+def cached_report(project: Project, options: ReportOptions | None = None, **changes: Any) -> Report:
     """`build_report`, served from the cache when the project's data has not changed since
     a report with the same options was built. The cached report has no `Section.data`
     (the stats objects): callers that need them build."""
-    entry, report = _cached(project, options)
+    entry, report = _cached(project, replace(options or ReportOptions(), **changes))
     return report or entry.whole()
 
 
-def cached_table(project: Project, name: str, **options: Any) -> Table:
-    """One table of `cached_report(project, **options)`, unpickling only that table from
-    the cache (KeyError when the report has no such table)."""
-    entry, _ = _cached(project, options)
+def cached_table(
+    project: Project, name: str, options: ReportOptions | None = None, **changes: Any
+) -> Table:
+    """One table of `cached_report(project, options, **changes)`, unpickling only that
+    table from the cache (KeyError when the report has no such table)."""
+    entry, _ = _cached(project, replace(options or ReportOptions(), **changes))
     return entry.table(name)
 
 
-def cached_table_text(project: Project, name: str, fmt: str, **options: Any) -> str:
-    """`table_text(cached_table(project, name, **options), fmt)`, itself kept in the cache
-    under the report's key once rendered (a 60,000-row table's CSV takes 0.1 s or more to
-    write): a download served again reads it only. KeyError when the report has no such
-    table."""
-    keyed = _key(project, options)
-    key = _text_key(keyed[0], name, fmt)
+def cached_table_text(
+    project: Project, name: str, fmt: str, options: ReportOptions | None = None, **changes: Any
+) -> str:
+    """`table_text(cached_table(project, name, options, **changes), fmt)`, itself kept in
+    the cache under the report's key once rendered (a long table's CSV is slow to write):
+    a download served again reads it only. KeyError when the report has no such table."""
+    full = replace(options or ReportOptions(), **changes)
+    report_key = _key(project, full)
+    key = _text_key(report_key, name, fmt)
     text: str | None = cache.get(key)
     if text is None:
-        entry, _ = _cached(project, options, keyed)
+        entry, _ = _cached(project, full, report_key)
         text = table_text(entry.table(name), fmt)
         if not entry.waiting:
             cache.set(key, text, CACHE_SECONDS)

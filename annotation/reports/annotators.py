@@ -24,7 +24,7 @@ from .. import hiring, kinds, stats
 from ..hiring.services import careless_of
 from ..models import Answer, Assignment, Membership, Project
 from ..stats import crowd
-from .tables import Table
+from .tables import Cell, Table
 
 # MACE with one restart (crowd-kit's default is 10): the page fits it while it answers,
 # until the report's background fit lands (issue 39's scale item).
@@ -91,62 +91,9 @@ def annotator_tables(project: Project) -> list[Table]:
     )
     labels = main_field_labels(project)
     seconds = _seconds(project)
-    confusion_rows: list[tuple[str, str, str, str, float]] = []
-    competence: dict[str, list[str]] = defaultdict(list)
-    for kind, rows in sorted(labels.by_kind.items()):
-        ds = crowd.dawid_skene(rows)
-        for name, reliability in sorted(ds.annotators.items(), key=lambda kv: str(kv[0])):
-            for true, given in (reliability.confusion or {}).items():
-                for label, p in given.items():
-                    confusion_rows.append((str(name), kind, str(true), str(label), p))
-        for name, reliability in crowd.mace(rows, n_restarts=MACE_RESTARTS).annotators.items():
-            competence[str(name)].append(f"{kind}: {reliability.competence:.3f}")
-    summary = []
-    for m in members:
-        own = seconds.get(m.user_id, [])
-        quartiles = statistics.quantiles(own, n=4) if len(own) >= 2 else None
-        _, _, checks = hiring.annotator_quality(m.user_id, project)
-        ci = checks.wilson()
-        careless = careless_of(m)
-        summary.append(
-            (
-                m.pseudonym + (" (removed member)" if m.role == Membership.REMOVED else ""),
-                len(own),
-                statistics.median(own) if own else None,
-                quartiles[0] if quartiles else None,
-                quartiles[2] if quartiles else None,
-                checks.units,
-                checks.share,
-                ci[0] if ci else None,
-                ci[1] if ci else None,
-                "; ".join(competence.get(m.pseudonym, [])),
-                "yes" if careless.careless else "no",
-                "; ".join(careless.reasons),
-            )
-        )
-    kappa_rows = []
-    drill = reverse("disagreements", args=[project.pk])
-    for kind, rows in sorted(labels.by_kind.items()):
-        per: dict[str, dict[int, Hashable]] = defaultdict(dict)
-        for item, name, label in rows:
-            per[name][item] = label
-        for a, b in combinations(sorted(per), 2):
-            shared = sorted(set(per[a]) & set(per[b]))
-            if not shared:
-                continue
-            kappa = stats.cohen_kappa([per[a][i] for i in shared], [per[b][i] for i in shared])
-            query = urlencode({"kind": kind, "field": kinds.get(kind).main_field, "a": a, "b": b})
-            kappa_rows.append(
-                (
-                    a,
-                    b,
-                    kind,
-                    len(shared),
-                    kappa.value,
-                    kappa.undefined_reason or "",
-                    f"{drill}?{query}",
-                )
-            )
+    confusion_rows, competence = _crowd_rows(labels)
+    summary = _summary_rows(project, members, seconds, competence)
+    kappa_rows = _kappa_rows(project, labels)
     return [
         Table(
             "annotators",
@@ -199,3 +146,81 @@ def annotator_tables(project: Project) -> list[Table]:
             note="P(the annotator gives given_label | the true label is true_label).",
         ),
     ]
+
+
+def _crowd_rows(
+    labels: Labels,
+) -> tuple[list[tuple[str, str, str, str, float]], dict[str, list[str]]]:
+    """Dawid-Skene's confusion rows and MACE's competence per annotator, kind by kind."""
+    confusion_rows: list[tuple[str, str, str, str, float]] = []
+    competence: dict[str, list[str]] = defaultdict(list)
+    for kind, rows in sorted(labels.by_kind.items()):
+        ds = crowd.dawid_skene(rows)
+        for name, reliability in sorted(ds.annotators.items(), key=lambda kv: str(kv[0])):
+            for true, given in (reliability.confusion or {}).items():
+                for label, p in given.items():
+                    confusion_rows.append((str(name), kind, str(true), str(label), p))
+        for name, reliability in crowd.mace(rows, n_restarts=MACE_RESTARTS).annotators.items():
+            competence[str(name)].append(f"{kind}: {reliability.competence:.3f}")
+    return confusion_rows, competence
+
+
+def _summary_rows(
+    project: Project,
+    members: list[Membership],
+    seconds: dict[int, list[float]],
+    competence: dict[str, list[str]],
+) -> list[tuple[Cell, ...]]:
+    """One row per annotator: items, active time, checks, competence, careless answers."""
+    summary: list[tuple[Cell, ...]] = []
+    for m in members:
+        own = seconds.get(m.user_id, [])
+        quartiles = statistics.quantiles(own, n=4) if len(own) >= 2 else None
+        _, _, checks = hiring.annotator_quality(m.user_id, project)
+        ci = checks.wilson()
+        careless = careless_of(m)
+        summary.append(
+            (
+                m.pseudonym + (" (removed member)" if m.role == Membership.REMOVED else ""),
+                len(own),
+                statistics.median(own) if own else None,
+                quartiles[0] if quartiles else None,
+                quartiles[2] if quartiles else None,
+                checks.units,
+                checks.share,
+                ci[0] if ci else None,
+                ci[1] if ci else None,
+                "; ".join(competence.get(m.pseudonym, [])),
+                "yes" if careless.careless else "no",
+                "; ".join(careless.reasons),
+            )
+        )
+    return summary
+
+
+def _kappa_rows(project: Project, labels: Labels) -> list[tuple[Cell, ...]]:
+    """Cohen's kappa per pair of annotators and kind, with the link to their disagreements."""
+    kappa_rows: list[tuple[Cell, ...]] = []
+    drill = reverse("disagreements", args=[project.pk])
+    for kind, rows in sorted(labels.by_kind.items()):
+        per: dict[str, dict[int, Hashable]] = defaultdict(dict)
+        for item, name, label in rows:
+            per[name][item] = label
+        for a, b in combinations(sorted(per), 2):
+            shared = sorted(set(per[a]) & set(per[b]))
+            if not shared:
+                continue
+            kappa = stats.cohen_kappa([per[a][i] for i in shared], [per[b][i] for i in shared])
+            query = urlencode({"kind": kind, "field": kinds.get(kind).main_field, "a": a, "b": b})
+            kappa_rows.append(
+                (
+                    a,
+                    b,
+                    kind,
+                    len(shared),
+                    kappa.value,
+                    kappa.undefined_reason or "",
+                    f"{drill}?{query}",
+                )
+            )
+    return kappa_rows

@@ -18,8 +18,9 @@ from .tables import Section, Table
 # --------------------------------------------------------------------------- effort
 
 
-def effort_section(data: ReportData) -> Section | None:
-    project, filters, names = data.project, data.filters, data.names
+def _assignments(data: ReportData) -> list[tuple[int, str, int, float]]:
+    """(annotator id, kind, status code, active seconds) of each assignment counted."""
+    project, filters = data.project, data.filters
     # the status as a small int (1 submitted, 2 skipped, 0 other) from the database: a
     # str per assignment costs more to read than the CASE does to compute
     status = Case(
@@ -36,14 +37,23 @@ def effort_section(data: ReportData) -> Section | None:
         .values_list("annotator_id", "item__kind", "code", "active_seconds")
     )
     rows = rows.order_by()  # not Assignment's default order: a sort of 300,000 rows at 100k
-    found = fetch(rows)
-    if not found:
-        return None
+    return fetch(rows)
+
+
+def _row_groups(
+    found: list[tuple[int, str, int, float]],
+) -> tuple[
+    dict[tuple[int, str], npt.NDArray[np.intp]],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.float64],
+]:
+    """Each (annotator, "all" or kind)'s rows of `found`, in the table's first order,
+    and the columns submitted, skipped and active seconds."""
     # columns as arrays, each annotator's and (annotator, kind)'s rows as index arrays
     # from one stable sort (not a mask per annotator: a project of hired annotators has
     # hundreds); the sums exactly rounded (math.fsum), in any row order (the strings as
-    # int codes, mapped at C speed: numpy's comparisons of string arrays took half the
-    # section's time at 100,000 items)
+    # int codes, mapped at C speed: numpy's comparisons of string arrays are slow)
     annotator_ids, kind_names, statuses, seconds = zip(*found, strict=True)
     n = len(found)
     kind_codes = {kind: i for i, kind in enumerate(dict.fromkeys(kind_names))}
@@ -74,6 +84,15 @@ def effort_section(data: ReportData) -> Section | None:
         for key in [(annotator, "all"), *((annotator, kind) for kind in kinds)]
         if key in found_rows
     }
+    return rows_by, is_submitted, is_skipped, seconds_of
+
+
+def effort_section(data: ReportData) -> Section | None:
+    names, filters = data.names, data.filters
+    found = _assignments(data)
+    if not found:
+        return None
+    rows_by, is_submitted, is_skipped, seconds_of = _row_groups(found)
     table_rows = []
     order = sorted(
         rows_by, key=lambda k: (rater_key(names.get(k[0], f"A?{k[0]}")), k[1] != "all", k[1])

@@ -40,7 +40,7 @@ MAX_SCATTER_POINTS = 500
 
 def metric_sections(data: ReportData) -> list[Section]:
     # build_report runs every section with one BLAS thread: the resampling's matrix
-    # products are small (threads spinning doubled the CPU time at 100,000 items).
+    # products are small (idle BLAS threads would spin on the other cores).
     sections = []
     extraction = _extraction_section(
         data.project, data.filters, bootstrap=data.bootstrap, seed=data.seed
@@ -217,93 +217,9 @@ def _extraction_section(
     similarities = _similarities(ex, bootstrap=bootstrap, seed=seed, draws=draws)
     densities = _densities(ex, bootstrap=bootstrap, seed=seed, draws=draws)
     data: dict[str, Any] = {"pairs": similarities, "density": densities}
-    pair_rows: list[tuple[Cell, ...]] = [
-        (
-            a,
-            b,
-            level,
-            r.documents,
-            r.units,
-            r.both_empty,
-            *_ci(r.exact_match),
-            r.exact_match_with_claims.value,
-            *_ci(r.rouge_l),
-            r.a_claims_per_unit.value,
-            r.b_claims_per_unit.value,
-            _pct(r.a_empty_share.value),
-            _pct(r.b_empty_share.value),
-        )
-        for (a, b, level), r in similarities.items()
-    ]
-    density_rows: list[tuple[Cell, ...]] = [
-        (
-            name,
-            "all" if d.domain is None else d.domain or "(no domain)",
-            d.responses,
-            d.sentences,
-            d.claims,
-            *_ci(d.ratio),
-            d.aligned_responses,
-            _pct(d.empty_share.value),
-            _pct(d.empty_share.ci_low),
-            _pct(d.empty_share.ci_high),
-        )
-        for (name, _), d in densities.items()
-    ]
-    tables = []
-    if pair_rows:
-        tables.append(
-            Table(
-                "extractor-similarity",
-                "Claim lists of two extractors (VeriScore App. F: exact match and ROUGE-L)",
-                (
-                    "system A",
-                    "system B",
-                    "unit",
-                    "documents",
-                    "units",
-                    "units both empty",
-                    "exact match",
-                    "EM CI low",
-                    "EM CI high",
-                    "exact match, units with a claim",
-                    "ROUGE-L F1",
-                    "ROUGE-L CI low",
-                    "ROUGE-L CI high",
-                    "A claims per unit",
-                    "B claims per unit",
-                    "A units with no claim %",
-                    "B units with no claim %",
-                ),
-                tuple(pair_rows),
-                note="unit = sentence when both lists give each claim's sentence, else document "
-                "(a flat list). Exact match and ROUGE-L F1 are means over units; an empty "
-                'list reads as VeriScore\'s "No verifiable claim.", so two empty lists match.',
-            )
-        )
-    tables.append(
-        Table(
-            "claims-per-sentence",
-            "Claims per sentence per extractor and domain (VeriScore Table 1, VerRatio)",
-            (
-                "system",
-                "domain",
-                "responses",
-                "sentences",
-                "claims",
-                "claims per sentence",
-                "CI low",
-                "CI high",
-                "sentence-aligned responses",
-                "sentences with no claim %",
-                "% CI low",
-                "% CI high",
-            ),
-            tuple(density_rows),
-            note="Claims per sentence is the mean over responses of claims / sentences; sentences "
-            "with no claim are counted on responses whose list gives each claim's sentence.",
-        )
-    )
+    pair_table = _similarity_table(similarities)
+    tables = [pair_table] if pair_table else []
+    tables.append(_density_table(densities))
     notes = [
         "Sentences are counted with the pipeline's splitter (pysbd, the sentences its "
         "extraction windows are built on), extended to the highest sentence index a list uses. "
@@ -323,6 +239,99 @@ def _extraction_section(
         tuple(notes),
         tuple(tables),
         data=data,
+    )
+
+
+def _similarity_table(
+    similarities: dict[tuple[str, str, str], claim_lists.ListSimilarity],
+) -> Table | None:
+    """Exact match and ROUGE-L of each pair of extractors (None: no pair)."""
+    pair_rows: list[tuple[Cell, ...]] = [
+        (
+            a,
+            b,
+            level,
+            r.documents,
+            r.units,
+            r.both_empty,
+            *_ci(r.exact_match),
+            r.exact_match_with_claims.value,
+            *_ci(r.rouge_l),
+            r.a_claims_per_unit.value,
+            r.b_claims_per_unit.value,
+            _pct(r.a_empty_share.value),
+            _pct(r.b_empty_share.value),
+        )
+        for (a, b, level), r in similarities.items()
+    ]
+    if not pair_rows:
+        return None
+    return Table(
+        "extractor-similarity",
+        "Claim lists of two extractors (VeriScore App. F: exact match and ROUGE-L)",
+        (
+            "system A",
+            "system B",
+            "unit",
+            "documents",
+            "units",
+            "units both empty",
+            "exact match",
+            "EM CI low",
+            "EM CI high",
+            "exact match, units with a claim",
+            "ROUGE-L F1",
+            "ROUGE-L CI low",
+            "ROUGE-L CI high",
+            "A claims per unit",
+            "B claims per unit",
+            "A units with no claim %",
+            "B units with no claim %",
+        ),
+        tuple(pair_rows),
+        note="unit = sentence when both lists give each claim's sentence, else document "
+        "(a flat list). Exact match and ROUGE-L F1 are means over units; an empty "
+        'list reads as VeriScore\'s "No verifiable claim.", so two empty lists match.',
+    )
+
+
+def _density_table(densities: dict[tuple[str, str | None], claim_lists.ClaimDensity]) -> Table:
+    """Claims per sentence per extractor and domain."""
+    density_rows: list[tuple[Cell, ...]] = [
+        (
+            name,
+            "all" if d.domain is None else d.domain or "(no domain)",
+            d.responses,
+            d.sentences,
+            d.claims,
+            *_ci(d.ratio),
+            d.aligned_responses,
+            _pct(d.empty_share.value),
+            _pct(d.empty_share.ci_low),
+            _pct(d.empty_share.ci_high),
+        )
+        for (name, _), d in densities.items()
+    ]
+    return Table(
+        "claims-per-sentence",
+        "Claims per sentence per extractor and domain (VeriScore Table 1, VerRatio)",
+        (
+            "system",
+            "domain",
+            "responses",
+            "sentences",
+            "claims",
+            "claims per sentence",
+            "CI low",
+            "CI high",
+            "sentence-aligned responses",
+            "sentences with no claim %",
+            "% CI low",
+            "% CI high",
+        ),
+        tuple(density_rows),
+        note="Claims per sentence is the mean over responses of claims / sentences; sentences "
+        "with no claim are counted on responses whose list gives each claim's sentence.",
     )
 
 
@@ -377,9 +386,9 @@ def _count_and_store(documents: Iterable[tuple[int, str, str, str]]) -> list[Sen
 def store_sentence_counts(project_id: int, chunk: int = 1000) -> int:
     """Count and store the sentences of the project's documents that have no count under
     SPLITTER (an import enqueues this after its commit, so that the first report does not
-    split them: pysbd takes about 2.7 s of CPU per 1,000 real responses, far more than
-    their import). `chunk` documents at a time, each in its own transaction; how many were
-    counted. (A document whose text changed since its count is counted by the report.)"""
+    split them: pysbd costs far more CPU than the import itself, bench/RESULTS.md).
+    `chunk` documents at a time, each in its own transaction; how many were counted. (A
+    document whose text changed since its count is counted by the report.)"""
     done, after = 0, 0
     while True:
         batch = list(
@@ -487,20 +496,24 @@ def _correlations(
     draws: dict[
         tuple[int, int, tuple[int, ...]], list[resampling.FloatArray]
     ] = {}  # shared resamples
+    responses: resampling.Draws = {}  # the same for the example level
     table = correlation.ScoreTable(scores)
+    system_levels = [  # each response's system, per level
+        (table.systems(scored.model_of), "system: source model"),
+        (table.systems(scored.model_domain), "system: source model and domain"),
+    ]
     for a, b in itertools.combinations(sorted(scores), 2):
         if not table.present[b][table.order[a]].any():
             continue
         pairings[(a, b)] = [
-            correlation.example_pairing(table, a, b, bootstrap=bootstrap, seed=seed),
+            correlation.example_pairing(
+                table, a, b, bootstrap=bootstrap, seed=seed, draws=responses
+            ),
             *(
                 correlation.system_pairing(
                     table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws
                 )
-                for systems, level in (
-                    (scored.model_of, "system: source model"),
-                    (scored.model_domain, "system: source model and domain"),
-                )
+                for systems, level in system_levels
             ),
         ]
     # scipy's figures and the intervals of every pair at once (the same values)
@@ -539,52 +552,13 @@ def _score_section(
     scored = _scored(project, filters, data)
     if scored is None:
         return None
-    scores: dict[str, dict[Hashable, float]] = {}
-    system_rows: list[tuple[Cell, ...]] = []
-    for (source, extractor), responses in sorted(scored.by_source.items()):
-        for metric, values in correlation.response_scores(responses, k_rule=k_rule).items():
-            if not values:
-                continue
-            name = f"{metric}: {source} on {extractor}"
-            scores[name] = values
-            system_rows.append(
-                (
-                    name,
-                    metric,
-                    source,
-                    extractor,
-                    len(values),
-                    scored.unlabelled[(source, extractor)],
-                    sum(values.values()) / len(values),
-                )
-            )
+    scores, system_rows = _scorings(scored, k_rule=k_rule)
     if not scores:
         return None
-    per_model_rows: list[tuple[Cell, ...]] = []
-    for name, values in scores.items():
-        for label, groups in (("all", scored.model_of), ("by domain", scored.model_domain)):
-            grouped: dict[str, list[float]] = defaultdict(list)
-            for d, v in values.items():
-                grouped[groups[d]].append(v)
-            for system, vs in sorted(grouped.items()):
-                per_model_rows.append((name, label, system, len(vs), sum(vs) / len(vs)))
-
+    per_model_rows = _per_model_rows(scores, scored)
     correlations = _correlations(scores, scored, bootstrap=bootstrap, seed=seed)
     found = {(a, b, c.level): c for (a, b), levels in correlations.items() for c in levels}
-    corr_rows: list[tuple[Cell, ...]] = [
-        (
-            a,
-            b,
-            c.level,
-            c.n,
-            *_coefficient(c.pearson),
-            *_coefficient(c.spearman),
-            *_coefficient(c.kendall),
-            c.undefined_reason or _notes(c),
-        )
-        for (a, b), levels in correlations.items()
-        for c in levels
-    ]
+    corr_table = _correlation_table(correlations)
     chart_list = _scatter_charts(correlations, seed=seed) if with_charts else []
     tables = [
         Table(
@@ -608,37 +582,8 @@ def _score_section(
             tuple(per_model_rows),
         ),
     ]
-    if corr_rows:
-        tables.insert(
-            1,
-            Table(
-                "score-correlations",
-                "Score against score: Pearson, Spearman and Kendall "
-                "correlation per example and per system",
-                (
-                    "score A",
-                    "score B",
-                    "level",
-                    "n",
-                    "Pearson r",
-                    "r CI low",
-                    "r CI high",
-                    "r p-value",
-                    "Spearman rho",
-                    "rho CI low",
-                    "rho CI high",
-                    "rho p-value",
-                    "Kendall tau",
-                    "tau CI low",
-                    "tau CI high",
-                    "tau p-value",
-                    "note",
-                ),
-                tuple(corr_rows),
-                note="n counts responses (example level) or systems; a system's score is the mean "
-                "over its responses that both scores scored.",
-            ),
-        )
+    if corr_table:
+        tables.insert(1, corr_table)
     notes = [
         "FActScore = supported / (supported + not supported) per response (irrelevant facts "
         "left out); F1@K as in the pipeline section (K per domain is the "
@@ -652,7 +597,7 @@ def _score_section(
         if bootstrap
         else "No confidence intervals (bootstrap=0).",
     ]
-    if not corr_rows:
+    if not corr_table:
         notes.append("No two scoring systems share a response yet: nothing to correlate.")
     return Section(
         "score-vs-score",
@@ -661,6 +606,96 @@ def _score_section(
         tuple(tables),
         tuple(chart_list),
         data=found,
+    )
+
+
+def _scorings(
+    scored: _Scored, *, k_rule: str
+) -> tuple[dict[str, dict[Hashable, float]], list[tuple[Cell, ...]]]:
+    """Each scoring system's scores per response (a metric on one label source's
+    verdicts on one extractor's claims), and its row of the systems table."""
+    scores: dict[str, dict[Hashable, float]] = {}
+    system_rows: list[tuple[Cell, ...]] = []
+    for (source, extractor), responses in sorted(scored.by_source.items()):
+        for metric, values in correlation.response_scores(responses, k_rule=k_rule).items():
+            if not values:
+                continue
+            name = f"{metric}: {source} on {extractor}"
+            scores[name] = values
+            system_rows.append(
+                (
+                    name,
+                    metric,
+                    source,
+                    extractor,
+                    len(values),
+                    scored.unlabelled[(source, extractor)],
+                    sum(values.values()) / len(values),
+                )
+            )
+    return scores, system_rows
+
+
+def _per_model_rows(
+    scores: dict[str, dict[Hashable, float]], scored: _Scored
+) -> list[tuple[Cell, ...]]:
+    """Each scoring's mean per source model, and per source model and domain."""
+    per_model_rows: list[tuple[Cell, ...]] = []
+    for name, values in scores.items():
+        for label, groups in (("all", scored.model_of), ("by domain", scored.model_domain)):
+            grouped: dict[str, list[float]] = defaultdict(list)
+            for d, v in values.items():
+                grouped[groups[d]].append(v)
+            for system, vs in sorted(grouped.items()):
+                per_model_rows.append((name, label, system, len(vs), sum(vs) / len(vs)))
+    return per_model_rows
+
+
+def _correlation_table(
+    correlations: dict[tuple[str, str], list[correlation.Correlation]],
+) -> Table | None:
+    """Score against score, each pair at each level (None: no pair shares a response)."""
+    corr_rows: list[tuple[Cell, ...]] = [
+        (
+            a,
+            b,
+            c.level,
+            c.n,
+            *_coefficient(c.pearson),
+            *_coefficient(c.spearman),
+            *_coefficient(c.kendall),
+            c.undefined_reason or _notes(c),
+        )
+        for (a, b), levels in correlations.items()
+        for c in levels
+    ]
+    if not corr_rows:
+        return None
+    return Table(
+        "score-correlations",
+        "Score against score: Pearson, Spearman and Kendall correlation per example and per system",
+        (
+            "score A",
+            "score B",
+            "level",
+            "n",
+            "Pearson r",
+            "r CI low",
+            "r CI high",
+            "r p-value",
+            "Spearman rho",
+            "rho CI low",
+            "rho CI high",
+            "rho p-value",
+            "Kendall tau",
+            "tau CI low",
+            "tau CI high",
+            "tau p-value",
+            "note",
+        ),
+        tuple(corr_rows),
+        note="n counts responses (example level) or systems; a system's score is the mean "
+        "over its responses that both scores scored.",
     )
 
 

@@ -7,6 +7,7 @@ compare the headline figures across gold methods (`sensitivity`, off by default)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -19,6 +20,25 @@ from .tables import Filters
 MAX_BOOTSTRAP = 10_000  # resamples; more would tie up a web worker for minutes
 DEFAULT_BOOTSTRAP = 1000
 MAX_SEED = 2**32 - 1  # numpy's seeds are 32-bit unsigned
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What a report is built with: which answers (`filters`), usernames or pseudonyms,
+    the bootstrap's resamples and seed, K's rule, charts, and whether and how to plan the
+    study. `build_report` and the report cache take it whole; its repr is the cache key's
+    options part."""
+
+    filters: Filters = Filters()
+    real_names: bool = False
+    bootstrap: int = DEFAULT_BOOTSTRAP
+    seed: int = 0
+    k_rule: str = "upper"
+    with_charts: bool = True
+    plan: bool = False
+    plan_method: str = "simulation"
+    gold: str | None = None  # the gold method (gold.METHODS); None: the project's
+    sensitivity: bool = False  # compare the headline figures across gold methods
 
 
 def wants_names(value: object) -> bool:
@@ -69,25 +89,25 @@ class ReportOptionsForm(forms.Form):
         domains: Any = self.fields["domains"]
         domains.choices = [(d, d or "(no domain)") for d in domains_of(project)]
 
-    def options(self) -> dict[str, Any]:
-        """`build_report`'s keyword arguments (a valid form; defaults for an unbound one)."""
+    def options(self) -> ReportOptions:
+        """`build_report`'s options (a valid form; defaults for an unbound one)."""
         data = self.cleaned_data if self.is_bound else {}
         bootstrap, seed = data.get("bootstrap"), data.get("seed")
-        return {
-            "filters": Filters(
+        return ReportOptions(
+            filters=Filters(
                 annotators=tuple(data.get("annotators") or ()),
                 domains=tuple(data.get("domains") or ()),
                 date_from=data.get("date_from"),
                 date_to=data.get("date_to"),
             ),
-            "real_names": bool(data.get("names")),
-            "bootstrap": DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
-            "seed": 0 if seed is None else seed,
-            "plan": bool(data.get("plan")),
-            "plan_method": data.get("plan_method") or "simulation",
-            "gold": data.get("gold") or None,
-            "sensitivity": bool(data.get("sensitivity")),
-        }
+            real_names=bool(data.get("names")),
+            bootstrap=DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
+            seed=0 if seed is None else seed,
+            plan=bool(data.get("plan")),
+            plan_method=data.get("plan_method") or "simulation",
+            gold=data.get("gold") or None,
+            sensitivity=bool(data.get("sensitivity")),
+        )
 
     def problems(self) -> str:
         """The errors in one line, for the command line."""

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from pipeline import score as pipeline_score
 from pipeline.types import Claim as PipelineClaim
@@ -16,10 +16,10 @@ from pipeline.types import Verdict as PipelineVerdict
 
 from .. import stats
 from ..answers import fetch
-from ..models import Claim, ClaimList, System, Verdict
+from ..models import Claim, ClaimList, Project, System, Verdict
 from . import factscore_table
 from .queries import ReportData
-from .tables import Cell, Section, Table
+from .tables import Cell, Filters, Section, Table
 from .verifiers import slugify
 
 # --------------------------------------------------------------------------- pipeline
@@ -102,16 +102,7 @@ def pipeline_section(data: ReportData) -> Section | None:
     project, filters, k_rule = data.project, data.filters, data.k_rule
     systems, rows = data.verdicts()
     verifiers = {pk: name for pk, (name, role) in systems.items() if role == System.VERIFIER}
-    lists = ClaimList.objects.filter(document__project=project)
-    if filters.domains:
-        lists = lists.filter(document__domain__in=filters.domains)
-    # the lists scored: those with a verifier's verdict, abstentions and claimless lists
-    # (no claim to verify), as a run scores its responses
-    verified = Verdict.objects.filter(system__in=list(verifiers), claim__isnull=False)
-    has_claims = Exists(Claim.objects.filter(claim_list=OuterRef("pk")))
-    scored = lists.filter(
-        Q(abstained=True) | ~has_claims | Q(pk__in=verified.values("claim__claim_list_id"))
-    )
+    lists, scored = _scored_lists(project, filters, list(verifiers))
     # a verifier a run made is scored with the run's mode and K, as on its run page
     configs: dict[str, dict[str, Any] | None] = {
         verifiers[pk]: config
@@ -132,19 +123,7 @@ def pipeline_section(data: ReportData) -> Section | None:
             )
         )
     }
-    labels: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
-    read: dict[str | None, str] = {}  # a stored label -> as scored (a few distinct labels)
-    for system, _, _, list_id, label in rows:  # a segment verdict has no list
-        # a verifier's verdicts on claims of the lists scored (within the domain filter)
-        if system not in verifiers or list_id is None or list_id not in info:
-            continue
-        if label not in read:
-            try:
-                canonical = stats.normalise_verdict(label)
-            except ValueError:
-                canonical = None
-            read[label] = canonical or "unparsed"
-        labels[verifiers[system]][list_id].append(read[label])
+    labels = _verifier_labels(rows, verifiers, info)
     if not labels:
         return None
     sizes = dict(
@@ -163,31 +142,7 @@ def pipeline_section(data: ReportData) -> Section | None:
         config = configs.get(verifier)
         # the run's extractor (veriscore, atomic...) as the run's own results name it
         kind = str(config.get("extractor", "")) if config else ""
-        verified_lists = labels[verifier]
-        seen_extractors = {info[list_id][3] for list_id in verified_lists}
-        by_extractor: dict[str, list[ResponseResult]] = defaultdict(list)
-        # in the lists' order (a run's order); abstained and claimless responses have no
-        # claim to verify but are responses of the extractor's lists, as in the run
-        for list_id, (external, model, domain, extractor, abstained) in sorted(info.items()):
-            if extractor not in seen_extractors:
-                continue
-            verdict_labels = verified_lists.get(list_id)
-            n_claims = sizes.get(list_id, 0)
-            if verdict_labels is None and not abstained and n_claims:
-                continue  # a list nobody verified is not a response of the table
-            by_extractor[extractor].append(
-                _response(
-                    external,
-                    model,
-                    domain,
-                    abstained,
-                    0 if abstained else n_claims,
-                    verdict_labels or [],
-                    kind or extractor,
-                    verifier,
-                    shared,
-                )
-            )
+        by_extractor = _results(verifier, kind, labels[verifier], info, sizes, shared)
         for extractor, results in sorted(by_extractor.items()):
             scores = score_run(results, config, k_rule=k_rule)
             scores_of[(verifier, extractor)] = scores
@@ -205,6 +160,79 @@ def pipeline_section(data: ReportData) -> Section | None:
         tuple(tables),
         data=scores_of,
     )
+
+
+def _scored_lists(
+    project: Project, filters: Filters, verifiers: list[int]
+) -> tuple[QuerySet[ClaimList], QuerySet[ClaimList]]:
+    """The project's claim lists (within the domain filter) and those scored."""
+    lists = ClaimList.objects.filter(document__project=project)
+    if filters.domains:
+        lists = lists.filter(document__domain__in=filters.domains)
+    # the lists scored: those with a verifier's verdict, abstentions and claimless lists
+    # (no claim to verify), as a run scores its responses
+    verified = Verdict.objects.filter(system__in=verifiers, claim__isnull=False)
+    has_claims = Exists(Claim.objects.filter(claim_list=OuterRef("pk")))
+    scored = lists.filter(
+        Q(abstained=True) | ~has_claims | Q(pk__in=verified.values("claim__claim_list_id"))
+    )
+    return lists, scored
+
+
+def _verifier_labels(
+    rows: Iterable[tuple[Any, ...]], verifiers: dict[int, str], info: dict[int, Any]
+) -> dict[str, dict[int, list[str]]]:
+    """verifier -> claim list -> its verdicts as scored, on the lists scored."""
+    labels: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    read: dict[str | None, str] = {}  # a stored label -> as scored (a few distinct labels)
+    for system, _, _, list_id, label in rows:  # a segment verdict has no list
+        # a verifier's verdicts on claims of the lists scored (within the domain filter)
+        if system not in verifiers or list_id is None or list_id not in info:
+            continue
+        if label not in read:
+            try:
+                canonical = stats.normalise_verdict(label)
+            except ValueError:
+                canonical = None
+            read[label] = canonical or "unparsed"
+        labels[verifiers[system]][list_id].append(read[label])
+    return labels
+
+
+def _results(
+    verifier: str,
+    kind: str,
+    verified_lists: dict[int, list[str]],
+    info: dict[int, tuple[str, str, str, str, bool]],
+    sizes: dict[int, int],
+    shared: dict[str | None, ClaimResult],
+) -> dict[str, list[ResponseResult]]:
+    """extractor -> the responses `verifier` scored, as a run's results."""
+    seen_extractors = {info[list_id][3] for list_id in verified_lists}
+    by_extractor: dict[str, list[ResponseResult]] = defaultdict(list)
+    # in the lists' order (a run's order); abstained and claimless responses have no
+    # claim to verify but are responses of the extractor's lists, as in the run
+    for list_id, (external, model, domain, extractor, abstained) in sorted(info.items()):
+        if extractor not in seen_extractors:
+            continue
+        verdict_labels = verified_lists.get(list_id)
+        n_claims = sizes.get(list_id, 0)
+        if verdict_labels is None and not abstained and n_claims:
+            continue  # a list nobody verified is not a response of the table
+        by_extractor[extractor].append(
+            _response(
+                external,
+                model,
+                domain,
+                abstained,
+                0 if abstained else n_claims,
+                verdict_labels or [],
+                kind or extractor,
+                verifier,
+                shared,
+            )
+        )
+    return by_extractor
 
 
 def factscore_section(data: ReportData) -> list[Section]:
@@ -285,9 +313,9 @@ def _k(k: float | None) -> Cell:
     return None if k is None else int(k) if float(k).is_integer() else k
 
 
-def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTable) -> list[Table]:
-    slug = f"{slugify(verifier)}-{slugify(extractor)}"
-    domains = sorted(scores.k)
+def _wide_rows(scores: pipeline_score.ScoresTable, domains: list[str]) -> list[tuple[Cell, ...]]:
+    """VeriScore's Table 3: K, then a row per model (its score per domain and average),
+    then Kendall's tau of each domain's scores with the averages."""
     models = sorted({r.model for r in scores.rows})
     cell = {(r.model, r.domain): r.veriscore for r in scores.rows if r.responses}
     averages: dict[str, float] = {}
@@ -309,6 +337,13 @@ def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTa
         column = {m: cell[(m, d)] for m in models if (m, d) in cell}
         taus.append(stats.kendall_tau(column, averages).tau)  # type: ignore[arg-type]
     wide_rows.append(("Kendall's tau w/ Avg.", *taus, 1.0 if len(averages) > 1 else None))
+    return wide_rows
+
+
+def _score_tables(verifier: str, extractor: str, scores: pipeline_score.ScoresTable) -> list[Table]:
+    slug = f"{slugify(verifier)}-{slugify(extractor)}"
+    domains = sorted(scores.k)
+    wide_rows = _wide_rows(scores, domains)
     claimless = claimless_counts(scores.responses)
     how = f"K: {scores.k_rule}. {claimless_note(scores.responses)}"
     tables = [

@@ -122,6 +122,15 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
     preference = _preference_rows(data, options)
     if not agreement and not preference:
         return None
+    tables = _plan_tables(agreement, preference, options)
+    notes = _plan_notes(options, rate, check_rate, training, unplanned, degenerate)
+    return Section("planning", "Planning the study", notes, tuple(tables))
+
+
+def _plan_tables(
+    agreement: list[tuple[Cell, ...]], preference: list[tuple[Cell, ...]], options: PlanOptions
+) -> list[Table]:
+    """The units needed per field and the comparisons needed per pair of systems."""
     tables = []
     if agreement:
         tables.append(
@@ -167,6 +176,18 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
                 tuple(preference),
             )
         )
+    return tables
+
+
+def _plan_notes(
+    options: PlanOptions,
+    rate: PayRates,
+    check_rate: float,
+    training: int,
+    unplanned: list[str],
+    degenerate: list[str],
+) -> tuple[str, ...]:
+    """How the plan was made: the simulation, its sources, the answers and the cost."""
     rate_note = (
         f"Cost: annotator-hours x {rate.hourly:g} per hour"
         + (f" + {rate.per_item:g} per answer" if rate.per_item else "")
@@ -211,7 +232,7 @@ def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
             "Pilots not resampled as they are (the 'model' rows use the pilot's kappa, at "
             "least 0, and shares; collect more pilot units): " + "; ".join(degenerate) + ".",
         )
-    return Section("planning", "Planning the study", notes, tuple(tables))
+    return notes
 
 
 def _agreement_rows(
@@ -461,35 +482,7 @@ def _kappasize_section(
     pilots, unplanned = _pilots(data, options)
     if not pilots:
         return None
-    rows: list[tuple[Cell, ...]] = []
-    for pilot in pilots:
-        per_item = options.seconds_per_item or seconds.get(pilot.kind)
-        for m in pilot.raters:
-            problem = None
-            figures: tuple[Cell, ...] = (None,) * len(KAPPASIZE_COLUMNS[family])
-            planned = None
-            call = None
-            try:
-                call = kappasize_call(family, options, pilot.kappa, pilot.shares, m, sided)
-                figures, planned = _kappasize_figures(
-                    family, options, pilot.kappa, pilot.shares, m, sided
-                )
-            except ValueError as error:
-                problem = str(error)
-            n_items = None if planned is None else math.ceil(planned / pilot.per_item_units)
-            cost = _cost(n_items, m, per_item, rate, check_rate, training)
-            rows.append(
-                (
-                    *_head(pilot, pilot.source, m),
-                    pilot.kappa,
-                    ", ".join(f"{s:.4g}" for s in pilot.shares),
-                    call,
-                    *figures,
-                    n_items,
-                    *_cost_cells(cost),
-                    problem,
-                )
-            )
+    rows = _kappasize_rows(pilots, options, sided, seconds, rate, check_rate, training)
     what = {
         "ci": f"the expected {'two' if sided == 2 else 'one'}-sided {1 - options.alpha:.0%} "
         f"interval of kappa0 -/+ {options.target:g}",
@@ -544,6 +537,49 @@ def _kappasize_section(
     return Section(
         "planning", "Planning the study", notes, (Table(name, title, columns, tuple(rows)),)
     )
+
+
+def _kappasize_rows(
+    pilots: list[_Pilot],
+    options: PlanOptions,
+    sided: int,
+    seconds: dict[str, float],
+    rate: PayRates,
+    check_rate: float,
+    training: int,
+) -> list[tuple[Cell, ...]]:
+    """A row per pilot and number of annotators: kappaSize's figures, items and cost."""
+    family = options.family
+    rows: list[tuple[Cell, ...]] = []
+    for pilot in pilots:
+        per_item = options.seconds_per_item or seconds.get(pilot.kind)
+        for m in pilot.raters:
+            problem = None
+            figures: tuple[Cell, ...] = (None,) * len(KAPPASIZE_COLUMNS[family])
+            planned = None
+            call = None
+            try:
+                call = kappasize_call(family, options, pilot.kappa, pilot.shares, m, sided)
+                figures, planned = _kappasize_figures(
+                    family, options, pilot.kappa, pilot.shares, m, sided
+                )
+            except ValueError as error:
+                problem = str(error)
+            n_items = None if planned is None else math.ceil(planned / pilot.per_item_units)
+            cost = _cost(n_items, m, per_item, rate, check_rate, training)
+            rows.append(
+                (
+                    *_head(pilot, pilot.source, m),
+                    pilot.kappa,
+                    ", ".join(f"{s:.4g}" for s in pilot.shares),
+                    call,
+                    *figures,
+                    n_items,
+                    *_cost_cells(cost),
+                    problem,
+                )
+            )
+    return rows
 
 
 def _assumed_for(options: PlanOptions, kind: str, field: str, categories: list[str]) -> bool:
@@ -887,7 +923,13 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         ("item", "annotators"),
         tuple((i, len(under[i])) for i in escalated),
     )
-    notes = (
+    notes = _overlap_notes(policy)
+    return Section("adaptive-overlap", "Adaptive overlap", notes, (summary, items))
+
+
+def _overlap_notes(policy: AdaptiveOverlap) -> tuple[str, ...]:
+    """How adaptive overlap works and how the section counts."""
+    return (
         f"Items of the {policy.kind} kind given {policy.start} annotators get one more while "
         f"their answers to {policy.field} disagree, up to {policy.up_to}. Items given fewer "
         "(outside the overlap fraction) are not counted.",
@@ -904,4 +946,3 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         "free when they were widened (completed, screened-out, returned and paused hires, "
         "and hires at their quota, get no more items); the next person who can takes them.",
     )
-    return Section("adaptive-overlap", "Adaptive overlap", notes, (summary, items))

@@ -20,7 +20,7 @@ from .tables import Cell, Section, Table
 # --------------------------------------------------------------------------- verifiers
 
 
-class _Unit(NamedTuple):  # tens of thousands per report: a tuple is made 3x faster
+class _Unit(NamedTuple):  # tens of thousands per report: a tuple is cheap to make
     key: str  # "item 12" or "item 3 / segment:2"
     item: int
     target: int  # claim or segment id
@@ -273,46 +273,84 @@ def _mcnemar_rows(
                 )
 
 
+SCORE_COLUMNS = (
+    "system",
+    "kind",
+    "level",
+    "mode",
+    "units",
+    "excluded",
+    "overall F1 (macro)",
+    "supported F1",
+    "unsupported F1",
+    "contradicted F1",
+    "inconclusive F1",
+    "accuracy",
+    "balanced accuracy",
+    "Cohen's kappa",
+    "MCC",
+    "weighted F1",
+    "micro F1",
+)
+
+CLASS_COLUMNS = (
+    "system",
+    "level",
+    "mode",
+    "class",
+    "precision",
+    "recall",
+    "F1",
+    "support",
+    "predicted",
+)
+
+MCNEMAR_COLUMNS = (
+    "system A",
+    "system B",
+    "level",
+    "mode",
+    "units",
+    "both correct",
+    "only A correct",
+    "only B correct",
+    "both wrong",
+    "method",
+    "statistic",
+    "p-value",
+    "note",
+)
+
+DISAGREEMENT_COLUMNS = (
+    "system",
+    "level",
+    "mode",
+    "item",
+    "unit",
+    "domain",
+    "claim or segment id",
+    "human (as scored)",
+    "system (as scored)",
+    "system label",
+    "human gold",
+    "human votes",
+    "gold provenance",
+    "text",
+)
+
+
 def _verifier_tables(scores: _Scores) -> list[Table]:
     tables = [
         Table(
             "verifier-scores",
             "Verifiers against human gold labels (VeriScore Table 11)",
-            (
-                "system",
-                "kind",
-                "level",
-                "mode",
-                "units",
-                "excluded",
-                "overall F1 (macro)",
-                "supported F1",
-                "unsupported F1",
-                "contradicted F1",
-                "inconclusive F1",
-                "accuracy",
-                "balanced accuracy",
-                "Cohen's kappa",
-                "MCC",
-                "weighted F1",
-                "micro F1",
-            ),
+            SCORE_COLUMNS,
             tuple(scores.score_rows),
         ),
         Table(
             "verifier-classes",
             "Precision, recall and F1 per class",
-            (
-                "system",
-                "level",
-                "mode",
-                "class",
-                "precision",
-                "recall",
-                "F1",
-                "support",
-                "predicted",
-            ),
+            CLASS_COLUMNS,
             tuple(scores.class_rows),
         ),
     ]
@@ -321,21 +359,7 @@ def _verifier_tables(scores: _Scores) -> list[Table]:
             Table(
                 "mcnemar",
                 "McNemar's test between systems on the same units",
-                (
-                    "system A",
-                    "system B",
-                    "level",
-                    "mode",
-                    "units",
-                    "both correct",
-                    "only A correct",
-                    "only B correct",
-                    "both wrong",
-                    "method",
-                    "statistic",
-                    "p-value",
-                    "note",
-                ),
+                MCNEMAR_COLUMNS,
                 tuple(scores.mcnemar_rows),
             )
         )
@@ -344,22 +368,7 @@ def _verifier_tables(scores: _Scores) -> list[Table]:
         Table(
             "verifier-disagreements",
             "Units where a system and the human gold label disagree",
-            (
-                "system",
-                "level",
-                "mode",
-                "item",
-                "unit",
-                "domain",
-                "claim or segment id",
-                "human (as scored)",
-                "system (as scored)",
-                "system label",
-                "human gold",
-                "human votes",
-                "gold provenance",
-                "text",
-            ),
+            DISAGREEMENT_COLUMNS,
             tuple(scores.disagreement_rows),
         )
     )

@@ -26,7 +26,7 @@ from pipeline.score import f1_at_k, median_k
 
 from .classification import SUPPORTED, UNSUPPORTED, normalise_verdict
 from .inter_rater import percentile_cis
-from .resampling import CONFIDENCE, FloatArray, draw_counts
+from .resampling import CONFIDENCE, Draws, FloatArray, draw_counts, seeded_chunks
 
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
 
@@ -212,7 +212,7 @@ def _spearman_pairs(xs: FloatArray, ys: FloatArray) -> tuple[list[float], list[f
     """scipy's spearmanr (rho, p-value) of each row pair (xs[i], ys[i]): one 2-D call
     over every row (a matrix of all rows' coefficients, read at (x_i, y_i)) instead of a
     call per pair; the same values to ~1e-16 (its correlation matrix's products sum in
-    another order), a call costing ~0.16 ms of overhead, mostly scipy's checks."""
+    another order), instead of paying scipy's checks once per pair."""
     if len(xs) > SPEARMAN_BATCH:  # the matrix grows as the square of the rows: in batches
         rhos: list[float] = []
         p_values: list[float] = []
@@ -556,8 +556,8 @@ def example_correlation(
     seed: int = 0,
 ) -> Correlation:
     """Per response, on the responses both scorings scored. A resample draws the responses
-    with replacement: how often it draws each distinct (x, y) point is a multinomial draw
-    over the points, each with its share of the responses (reference.example_draws)."""
+    with replacement: default_rng(seed).integers(0, n, (bootstrap, n)), the same draws
+    for every pair with as many responses (reference.example_draws)."""
     return example_correlation_of(
         ScoreTable({"x": x, "y": y}), "x", "y", bootstrap=bootstrap, seed=seed
     )
@@ -571,32 +571,46 @@ def example_correlation_of(
 
 
 def example_pairing(
-    table: ScoreTable, a: str, b: str, *, bootstrap: int = 1000, seed: int = 0
+    table: ScoreTable,
+    a: str,
+    b: str,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    draws: Draws | None = None,
 ) -> Pairing:
-    """What `correlate_many` takes for `example_correlation_of`."""
+    """What `correlate_many` takes for `example_correlation_of`. `draws` keeps the
+    responses' resample counts for the next pair with as many responses (the same
+    counts as a fresh draw: resampling.seeded_chunks)."""
     rows = table.both(a, b)
     xv, yv = table.values[a][rows], table.values[b][rows]
     replicates = None
     if bootstrap and len(rows) >= MIN_POINTS:
-        # the distinct (x, y) points in order of first appearance, with their counts
+        # the distinct (x, y) points in order of first appearance, each response's point
         _, ix = np.unique(xv, return_inverse=True)
         uy, iy = np.unique(yv, return_inverse=True)
-        _, first, freq_int = np.unique(
-            ix.ravel() * len(uy) + iy.ravel(), return_index=True, return_counts=True
+        _, first, inverse, freq = np.unique(
+            ix.ravel() * len(uy) + iy.ravel(),
+            return_index=True,
+            return_inverse=True,
+            return_counts=True,
         )
         if len(first) <= MAX_KENDALL_POINTS:
             by_appearance = np.argsort(first)
-            a_, b_ = xv[first[by_appearance]], yv[first[by_appearance]]
-            freq = freq_int[by_appearance].astype(np.float64)
-            # a resample draws the responses with replacement: how often it draws each
-            # distinct point is multinomial, its responses' share of the responses
-            rng = np.random.default_rng(seed)
-            draws = rng.multinomial(len(rows), freq / freq.sum(), size=bootstrap)
-            # the observed points (each counted as often as it occurs) as a last row, rows
-            # in C order (a row's sums as numpy adds a row's contiguous elements)
-            w = np.empty((bootstrap + 1, len(freq)))
-            w[:-1], w[-1] = draws, freq
-            both = _replicates(w, a_, b_)
+            number = np.empty(len(first), dtype=np.intp)
+            number[by_appearance] = np.arange(len(first))
+            point = number[inverse.ravel()]
+            # how often each point is drawn: its responses' counts summed (whole numbers,
+            # exact; one bincount per chunk, each row's points shifted by K times its
+            # row); the observed points, each counted as often as it occurs, last
+            k = len(first)
+            w = np.empty((bootstrap + 1, k))
+            for start, counts in seeded_chunks(seed, len(rows), bootstrap, draws):
+                shifted = point + k * np.arange(len(counts))[:, None]
+                summed = np.bincount(shifted.ravel(), counts.ravel(), len(counts) * k)
+                w[start : start + len(counts)] = summed.reshape(len(counts), k)
+            w[-1] = freq[by_appearance]
+            both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
             replicates = (
                 {name: values[-1:] for name, values in both.items()},
                 {name: values[:-1] for name, values in both.items()},
@@ -652,7 +666,14 @@ def system_correlation_of(
 ) -> Correlation:
     """`system_correlation` of scorings a and b of `table`."""
     pairing = system_pairing(
-        table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws
+        table,
+        a,
+        b,
+        table.systems(systems),
+        level=level,
+        bootstrap=bootstrap,
+        seed=seed,
+        draws=draws,
     )
     return correlate_many([pairing])[0]
 
@@ -661,16 +682,17 @@ def system_pairing(
     table: ScoreTable,
     a: str,
     b: str,
-    systems: Mapping[Hashable, str],
+    systems: tuple[npt.NDArray[np.intp], list[str]],
     *,
     level: str,
     bootstrap: int = 1000,
     seed: int = 0,
     draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
 ) -> Pairing:
-    """What `correlate_many` takes for `system_correlation_of`."""
+    """What `correlate_many` takes for `system_correlation_of`; `systems` is
+    `table.systems` of the responses' systems (computed once for every pair)."""
     rows = table.both(a, b)
-    codes, all_names = table.systems(systems)
+    codes, all_names = systems
     rows = rows[codes[rows] >= 0]
     rows = rows[np.argsort(codes[rows], kind="stable")]  # by system, each in a's order
     present, first, sizes_ = np.unique(codes[rows], return_index=True, return_counts=True)

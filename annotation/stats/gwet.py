@@ -208,6 +208,5 @@ def wald_interval(
 
 @functools.lru_cache(maxsize=256)
 def _t_quantile(p: float, df: int) -> float:
-    """scipy's t quantile, once per (p, df): a report asks for the same few dozen times
-    (~0.1 ms a call)."""
+    """scipy's t quantile, once per (p, df): a report asks for the same few dozen times."""
     return float(scipy_stats.t.ppf(p, df))

@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain, repeat
-from typing import Literal
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -233,62 +233,45 @@ def agreement(
             "categories in that order"
         )
     categories = _categories(data, categories, level)
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
-    if distance is not None and level != "nominal":
-        raise ValueError(
-            f"give either a level ({level!r}) or a distance for alpha, not both: the "
-            "distance replaces the level's"
-        )
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be between 0 and 1")
-    if bootstrap < 0:
-        raise ValueError("bootstrap must be 0 (no intervals) or a positive count")
+    _check_options(level, distance, confidence, bootstrap)
+    return _agreement(
+        data,
+        categories,
+        level=level,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        distance=distance,
+    )
 
+
+def _agreement(
+    data: Ratings,
+    categories: tuple[Label, ...],
+    *,
+    level: Level,
+    bootstrap: int,
+    seed: int,
+    confidence: float,
+    distance: DistanceMatrix | DistanceMetric | None,
+) -> AgreementReport:
+    """`agreement` on checked options."""
     codes = _encode(data, categories)
     counts = _count_matrix(codes, len(categories))
     per_unit = counts.sum(axis=1)
     used = per_unit >= 2
-    few = np.flatnonzero(per_unit < 2).tolist()
-    excluded = tuple(
-        ExcludedUnit(data.units[u], "no ratings" if per_unit[u] == 0 else "only one rating")
-        for u in few
-    )
-    sizes, size_counts = np.unique(per_unit, return_counts=True)
-    histogram = dict(zip(sizes.tolist(), size_counts.tolist(), strict=True))
-    used_counts = per_unit[used]
-
-    population = counts[per_unit >= 1]
-    if population.shape[0]:
-        patterns, freq = _unique_rows(population)
-    else:
-        patterns, freq = np.zeros((0, len(categories)), dtype=np.int64), np.zeros(0, np.int64)
+    patterns, freq = _count_patterns(counts, per_unit)
     delta = _delta_fn(level, categories) if distance is None else custom_delta(distance, categories)
-    fixed_distance = (
-        None
-        if distance is None or callable(distance)
-        else tuple(tuple(float(x) for x in row) for row in delta(np.zeros((1, len(categories))))[0])
-    )
-
     observed = _coefficients_from_patterns(
         patterns, freq[np.newaxis, :].astype(np.float64), delta=delta
     )
     # who said what on each unit, as distinct rows and their counts (Conger's kappa)
     code_rows = None if data.anonymous_raters else _conger_patterns(codes)
     resampled: dict[str, FloatArray] = {}
-    if bootstrap and population.shape[0]:
-        rng = np.random.default_rng(seed)
-        weights = rng.multinomial(population.shape[0], freq / freq.sum(), size=bootstrap)
-        resampled = _coefficients_from_patterns(patterns, weights.astype(np.float64), delta=delta)
-        if code_rows is not None:
-            rows, row_freq = code_rows
-            draws = rng.multinomial(row_freq.sum(), row_freq / row_freq.sum(), size=bootstrap)
-            resampled["conger"] = _conger_from_weights(
-                rows, draws.astype(np.float64), len(categories)
-            )
-            observed["conger"] = _conger_from_weights(
-                rows, row_freq[np.newaxis, :].astype(np.float64), len(categories)
-            )
+    if bootstrap and len(freq):
+        resampled = _resampled(
+            (patterns, freq), code_rows, observed, len(categories), delta, bootstrap, seed
+        )
 
     intervals = percentile_cis(resampled, confidence)
 
@@ -322,11 +305,8 @@ def agreement(
         n_units_total=len(data.units),
         n_units_used=n_used,
         n_ratings=int(per_unit.sum()),
-        raters_per_unit=histogram,
-        min_raters=int(np.min(used_counts)) if n_used else 0,
-        max_raters=int(np.max(used_counts)) if n_used else 0,
-        mean_raters=float(used_counts.mean()) if n_used else 0.0,
-        excluded=excluded,
+        **_raters_per_unit(per_unit),
+        excluded=_excluded(data.units, per_unit),
         label_distribution=_distribution(data, codes, categories),
         percent_agreement=estimates["percent"],
         full_agreement=estimates["full"],
@@ -343,8 +323,94 @@ def agreement(
         seed=seed,
         fleiss_parts=_fleiss_parts(counts, data.units, categories) if n_used else None,
         alpha_parts=_alpha_parts(patterns, freq, categories, delta) if n_used else None,
-        distance=fixed_distance,
+        distance=_fixed_distance(distance, delta, len(categories)),
     )
+
+
+def _count_patterns(
+    counts: npt.NDArray[np.int64], per_unit: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct count rows of the units with a rating, and how many units have each."""
+    population = counts[per_unit >= 1]
+    if population.shape[0]:
+        return _unique_rows(population)
+    return np.zeros((0, counts.shape[1]), dtype=np.int64), np.zeros(0, np.int64)
+
+
+def _raters_per_unit(per_unit: npt.NDArray[np.int64]) -> dict[str, Any]:
+    """How many units have each number of ratings, and the least, most and mean number
+    on the units with two or more."""
+    sizes, size_counts = np.unique(per_unit, return_counts=True)
+    used_counts = per_unit[per_unit >= 2]
+    n_used = len(used_counts)
+    return {
+        "raters_per_unit": dict(zip(sizes.tolist(), size_counts.tolist(), strict=True)),
+        "min_raters": int(np.min(used_counts)) if n_used else 0,
+        "max_raters": int(np.max(used_counts)) if n_used else 0,
+        "mean_raters": float(used_counts.mean()) if n_used else 0.0,
+    }
+
+
+def _excluded(
+    units: Sequence[Hashable], per_unit: npt.NDArray[np.int64]
+) -> tuple[ExcludedUnit, ...]:
+    """The units with fewer than two ratings, and why."""
+    return tuple(
+        ExcludedUnit(units[u], "no ratings" if per_unit[u] == 0 else "only one rating")
+        for u in np.flatnonzero(per_unit < 2).tolist()
+    )
+
+
+def _fixed_distance(
+    distance: DistanceMatrix | DistanceMetric | None, delta: DeltaFn, q: int
+) -> tuple[tuple[float, ...], ...] | None:
+    """A researcher's distance matrix as the report keeps it (None: a level's or a
+    callable)."""
+    if distance is None or callable(distance):
+        return None
+    return tuple(tuple(float(x) for x in row) for row in delta(np.zeros((1, q)))[0])
+
+
+def _check_options(level: Level, distance: object, confidence: float, bootstrap: int) -> None:
+    """`agreement`'s options that cannot go together or are out of range: ValueError."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
+    if distance is not None and level != "nominal":
+        raise ValueError(
+            f"give either a level ({level!r}) or a distance for alpha, not both: the "
+            "distance replaces the level's"
+        )
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
+    if bootstrap < 0:
+        raise ValueError("bootstrap must be 0 (no intervals) or a positive count")
+
+
+def _resampled(
+    patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    code_rows: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None,
+    observed: dict[str, FloatArray],
+    n_categories: int,
+    delta: DeltaFn,
+    bootstrap: int,
+    seed: int,
+) -> dict[str, FloatArray]:
+    """Every coefficient on each of `bootstrap` resamples of the rated units: how often
+    each distinct count pattern is drawn, default_rng(seed).multinomial(units, each
+    pattern's share, bootstrap); then, for Conger's kappa, the distinct code rows from
+    the same generator (its observed value is added to `observed`)."""
+    rows_of, freq = patterns
+    rng = np.random.default_rng(seed)
+    weights = rng.multinomial(freq.sum(), freq / freq.sum(), size=bootstrap)
+    resampled = _coefficients_from_patterns(rows_of, weights.astype(np.float64), delta=delta)
+    if code_rows is not None:
+        rows, row_freq = code_rows
+        draws = rng.multinomial(row_freq.sum(), row_freq / row_freq.sum(), size=bootstrap)
+        resampled["conger"] = _conger_from_weights(rows, draws.astype(np.float64), n_categories)
+        observed["conger"] = _conger_from_weights(
+            rows, row_freq[np.newaxis, :].astype(np.float64), n_categories
+        )
+    return resampled
 
 
 DistanceMatrix = Sequence[Sequence[float]] | FloatArray
@@ -538,6 +604,9 @@ _NAMES = {
 }
 
 
+MakeFn = Callable[..., Coefficient]  # _Maker.make
+
+
 @dataclass(frozen=True)
 class _Maker:
     """One estimate as a Coefficient: its bootstrap interval (withheld when the resampling
@@ -646,57 +715,110 @@ def _point_estimates(
     )
 
     rated_counts = counts[counts.sum(axis=1) >= 1]
-    sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
     # Fleiss' P_e = sum_j p_j^2 (and Conger's) is 1 only when every rating of every rated
     # unit is one category (the shares count the units with one rating too, so a second
     # category there makes it < 1)
     one_category_rated = int((rated_counts.sum(axis=0) > 0).sum()) == 1
-    if one_category_rated:
-        result["fleiss"] = make("fleiss", None, undefined_reason=one_category_reason)
-    elif len(sizes) == 1:
+    undefined = one_category_reason if one_category_rated else None
+    result["fleiss"] = _fleiss(make, rated_counts, patterns, observed, undefined)
+    result["conger"] = _conger(make, code_rows, len(categories), observed, undefined)
+    result["alpha"] = _alpha(
+        make,
+        used_counts,
+        patterns,
+        categories,
+        level,
+        observed,
+        distance,
+        one_category_reason if single_category else None,
+    )
+    result["ac1"], result["bp"] = _ac1_bp(
+        make,
+        counts,
+        patterns,
+        len(categories),
+        observed,
+        one_category_note if single_category else None,
+    )
+    return result
+
+
+def _fleiss(
+    make: MakeFn,
+    rated_counts: npt.NDArray[np.int64],
+    patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    observed: dict[str, FloatArray],
+    undefined: str | None,
+) -> Coefficient:
+    """Fleiss' kappa: statsmodels' when every rated unit has as many ratings, else Gwet's
+    generalisation to unequal counts."""
+    if undefined:
+        return make("fleiss", None, undefined_reason=undefined)
+    sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
+    if len(sizes) == 1:
         value = float(fleiss_kappa(rated_counts, method="fleiss"))
-        result["fleiss"] = make(
+        return make(
             "fleiss", value, parts=gwet.fleiss_kappa(*patterns), check=float(observed["fleiss"][0])
         )
-    else:
-        result["fleiss"] = make(
-            "fleiss",
-            float(observed["fleiss"][0]),
-            parts=gwet.fleiss_kappa(*patterns),
-            note=f"units have {sizes[0]} to {sizes[-1]} ratings: Fleiss' kappa generalised to "
-            "unequal counts as in Gwet (2014) (irrCAC fleiss.kappa.raw); chance agreement "
-            "uses every rated unit",
-        )
+    return make(
+        "fleiss",
+        float(observed["fleiss"][0]),
+        parts=gwet.fleiss_kappa(*patterns),
+        note=f"units have {sizes[0]} to {sizes[-1]} ratings: Fleiss' kappa generalised to "
+        "unequal counts as in Gwet (2014) (irrCAC fleiss.kappa.raw); chance agreement "
+        "uses every rated unit",
+    )
 
+
+def _conger(
+    make: MakeFn,
+    code_rows: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None,
+    q: int,
+    observed: dict[str, FloatArray],
+    undefined: str | None,
+) -> Coefficient:
+    """Conger's kappa from who said what (undefined for anonymous raters)."""
     if code_rows is None:
-        result["conger"] = make(
+        return make(
             "conger",
             None,
             undefined_reason="the raters are anonymous (counts per category), and Conger's "
             "kappa needs each rater's own category shares",
         )
-    elif one_category_rated:
-        result["conger"] = make("conger", None, undefined_reason=one_category_reason)
-    else:
-        parts = gwet.conger_kappa(code_rows[0], len(categories), code_rows[1])
-        vectorised = observed.get("conger")
-        result["conger"] = make(
-            "conger",
-            parts.value,
-            parts=parts,
-            check=None if vectorised is None else float(vectorised[0]),
-        )
+    if undefined:
+        return make("conger", None, undefined_reason=undefined)
+    parts = gwet.conger_kappa(code_rows[0], q, code_rows[1])
+    vectorised = observed.get("conger")
+    return make(
+        "conger",
+        parts.value,
+        parts=parts,
+        check=None if vectorised is None else float(vectorised[0]),
+    )
 
-    if single_category:
-        result["alpha"] = make("alpha", None, undefined_reason=one_category_reason)
-    elif distance is not None and not float(observed["d_e"][0]) > 0:
-        result["alpha"] = make(
+
+def _alpha(
+    make: MakeFn,
+    used_counts: npt.NDArray[np.int64],
+    patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    categories: tuple[Label, ...],
+    level: str,
+    observed: dict[str, FloatArray],
+    distance: DistanceMatrix | DistanceMetric | None,
+    undefined: str | None,
+) -> Coefficient:
+    """Krippendorff's alpha (the krippendorff library) at `level` or with a researcher's
+    distance, with Gwet's standard error when nominal."""
+    if undefined:
+        return make("alpha", None, undefined_reason=undefined)
+    if distance is not None and not float(observed["d_e"][0]) > 0:
+        return make(
             "alpha",
             None,
             undefined_reason="the distance puts every pair of the categories used at 0: "
             "expected disagreement D_e is 0, so alpha = 1 - D_o / D_e is 0/0",
         )
-    elif distance is not None:
+    if distance is not None:
         value = float(
             krippendorff.alpha(
                 value_counts=used_counts,
@@ -704,7 +826,7 @@ def _point_estimates(
                 level_of_measurement=_library_metric(distance, len(categories)),
             )
         )
-        result["alpha"] = make(
+        return make(
             "alpha",
             value,
             check=float(observed["alpha"][0]),
@@ -713,48 +835,56 @@ def _point_estimates(
             d_o=float(observed["d_o"][0]),
             d_e=float(observed["d_e"][0]),
         )
-    else:
-        value = float(
-            krippendorff.alpha(
-                value_counts=used_counts,
-                value_domain=_value_domain(level, categories),
-                level_of_measurement=level,  # type: ignore[arg-type]
-            )
+    value = float(
+        krippendorff.alpha(
+            value_counts=used_counts,
+            value_domain=_value_domain(level, categories),
+            level_of_measurement=level,  # type: ignore[arg-type]
         )
-        result["alpha"] = make(
-            "alpha",
-            value,
-            check=float(observed["alpha"][0]),
-            parts=gwet.krippendorff_alpha_se(*patterns) if level == "nominal" else None,
-            note=None
-            if level == "nominal"
-            else f"no asymptotic standard error for {level} alpha here; use the bootstrap interval",
-            d_o=float(observed["d_o"][0]),
-            d_e=float(observed["d_e"][0]),
-        )
-        if level == "nominal":
-            # p_o and p_e in Gwet's form of alpha are not Krippendorff's; keep d_o, d_e only.
-            result["alpha"] = replace(result["alpha"], p_o=None, p_e=None)
+    )
+    alpha = make(
+        "alpha",
+        value,
+        check=float(observed["alpha"][0]),
+        parts=gwet.krippendorff_alpha_se(*patterns) if level == "nominal" else None,
+        note=None
+        if level == "nominal"
+        else f"no asymptotic standard error for {level} alpha here; use the bootstrap interval",
+        d_o=float(observed["d_o"][0]),
+        d_e=float(observed["d_e"][0]),
+    )
+    if level == "nominal":
+        # p_o and p_e in Gwet's form of alpha are not Krippendorff's; keep d_o, d_e only.
+        alpha = replace(alpha, p_o=None, p_e=None)
+    return alpha
 
-    if len(categories) < 2:
+
+def _ac1_bp(
+    make: MakeFn,
+    counts: npt.NDArray[np.int64],
+    patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    q: int,
+    observed: dict[str, FloatArray],
+    note: str | None,
+) -> tuple[Coefficient, Coefficient]:
+    """Gwet's AC1 and Brennan-Prediger's kappa (undefined with one category declared)."""
+    if q < 2:
         reason = "only one category is declared; chance agreement divides by (categories - 1)"
-        result["ac1"] = make("ac1", None, undefined_reason=reason)
-        result["bp"] = make("bp", None, undefined_reason=reason)
-    else:
-        note = one_category_note if single_category else None
-        ac1_parts = gwet.gwet_ac1(*patterns)
-        result["ac1"] = make(
-            "ac1",
-            gwet_ac1_from_counts(counts, n_categories=len(categories)),
-            note=note,
-            parts=ac1_parts,
-            check=float(observed["ac1"][0]),
+        return (
+            make("ac1", None, undefined_reason=reason),
+            make("bp", None, undefined_reason=reason),
         )
-        bp_parts = gwet.brennan_prediger(*patterns)
-        result["bp"] = make(
-            "bp", bp_parts.value, note=note, parts=bp_parts, check=float(observed["bp"][0])
-        )
-    return result
+    ac1_parts = gwet.gwet_ac1(*patterns)
+    ac1 = make(
+        "ac1",
+        gwet_ac1_from_counts(counts, n_categories=q),
+        note=note,
+        parts=ac1_parts,
+        check=float(observed["ac1"][0]),
+    )
+    bp_parts = gwet.brennan_prediger(*patterns)
+    bp = make("bp", bp_parts.value, note=note, parts=bp_parts, check=float(observed["bp"][0]))
+    return ac1, bp
 
 
 def _library_metric(

@@ -163,24 +163,10 @@ def example_draws(
     x: Sequence[float], y: Sequence[float], *, bootstrap: int, seed: int
 ) -> list[tuple[list[float], list[float]]]:
     """The example-level resamples: n responses drawn with replacement from the n scored
-    (x, y) pairs, each resample written out. Drawn as numpy draws them: the distinct
-    (x, y) points in order of first appearance, and per resample how often each is drawn,
-    default_rng(seed).multinomial(n, each point's share of the responses, bootstrap)
-    (the same distribution as drawing n responses uniformly)."""
-    points = list(dict.fromkeys(zip(x, y, strict=True)))
-    counts = {p: 0 for p in points}
-    for p in zip(x, y, strict=True):
-        counts[p] += 1
-    n = len(x)
-    shares = np.array([counts[p] for p in points], dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    drawn = rng.multinomial(n, shares / shares.sum(), size=bootstrap).tolist()
-    out = []
-    for row in drawn:
-        xs = [p[0] for p, k in zip(points, row, strict=True) for _ in range(k)]
-        ys = [p[1] for p, k in zip(points, row, strict=True) for _ in range(k)]
-        out.append((xs, ys))
-    return out
+    (x, y) pairs (the nonparametric bootstrap, Efron & Tibshirani 1993, ch. 6),
+    default_rng(seed).integers(0, n, (bootstrap, n)), each resample written out."""
+    drawn = np.random.default_rng(seed).integers(0, len(x), size=(bootstrap, len(x))).tolist()
+    return [([x[i] for i in row], [y[i] for i in row]) for row in drawn]
 
 
 def example_correlation(

@@ -40,7 +40,7 @@ Draws = dict[tuple[int, int, int], list[tuple[int, npt.NDArray[np.unsignedintege
 DRAWS_BYTES = 100_000_000  # a Draws keeps at most this much (then draws again)
 
 
-def _seeded_chunks(
+def seeded_chunks(
     seed: int, n: int, bootstrap: int, draws: Draws | None
 ) -> Iterator[tuple[int, FloatArray]]:
     """`_count_chunks(np.random.default_rng(seed), n, bootstrap)`; with `draws`, drawn once
@@ -104,7 +104,7 @@ def resampled_means(
     resampled = None
     if bootstrap and n_clusters:
         resampled = np.empty((bootstrap, totals.shape[1]))
-        for start, counts in _seeded_chunks(seed, n_clusters, bootstrap, draws):
+        for start, counts in seeded_chunks(seed, n_clusters, bootstrap, draws):
             resampled[start : start + len(counts)] = counts @ totals
     out = []
     for j in range(0, totals.shape[1], 2):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
@@ -13,7 +11,7 @@ from django.views.decorators.csp import csp_override
 from .. import exports, reports
 from ..models import Project
 from ..reports.html import standalone_html
-from ..reports.options import ReportOptionsForm
+from ..reports.options import ReportOptions, ReportOptionsForm
 from .common import HtmxRequest, project_for_researcher
 
 TABLE_FORMATS = {
@@ -23,7 +21,7 @@ TABLE_FORMATS = {
 }
 
 
-def _options(request: HtmxRequest, project: Project) -> tuple[ReportOptionsForm, dict[str, Any]]:
+def _options(request: HtmxRequest, project: Project) -> tuple[ReportOptionsForm, ReportOptions]:
     form = ReportOptionsForm(request.GET or None, project=project)
     if form.is_bound and not form.is_valid():
         raise Http404("Invalid report filter.")
@@ -35,7 +33,7 @@ def _report(
 ) -> tuple[Project, ReportOptionsForm, reports.Report]:
     project = project_for_researcher(request, project_id)
     form, options = _options(request, project)
-    return project, form, reports.cached_report(project, **options)
+    return project, form, reports.cached_report(project, options)
 
 
 def _download(content: str, *, content_type: str, filename: str) -> HttpResponse:
@@ -54,16 +52,16 @@ def report_page(request: HtmxRequest, project_id: int) -> HttpResponse:
     form, options = _options(request, project)
     context = {"project": project, "form": form, "query": request.GET.urlencode()}
     if request.htmx:
-        report = reports.cached_report(project, **options)
+        report = reports.cached_report(project, options)
         return render(
             request,
             "annotation/_report_body.html",
             {**context, "report": report, "standalone": False},
         )
     navigation = request.headers.get("Sec-Fetch-Mode") == "navigate"
-    if navigation and not reports.is_cached(project, **options):
+    if navigation and not reports.is_cached(project, options):
         return render(request, "annotation/report.html", {**context, "pending": True})
-    report = reports.cached_report(project, **options)
+    report = reports.cached_report(project, options)
     return render(
         request, "annotation/report.html", {**context, "report": report, "standalone": False}
     )
@@ -98,7 +96,7 @@ def report_table(request: HtmxRequest, project_id: int, name: str, fmt: str) -> 
     project = project_for_researcher(request, project_id)
     _form, options = _options(request, project)
     try:  # from the cache: the rendered table, or only this table unpickled
-        content = reports.cached_table_text(project, name, fmt, **options)
+        content = reports.cached_table_text(project, name, fmt, options)
     except KeyError:
         raise Http404("No such table in this report.") from None
     return _download(
@@ -110,9 +108,7 @@ def report_table(request: HtmxRequest, project_id: int, name: str, fmt: str) -> 
 def report_wide(request: HtmxRequest, project_id: int) -> HttpResponse:
     project = project_for_researcher(request, project_id)
     _form, options = _options(request, project)
-    content = exports.wide_csv(
-        project, filters=options["filters"], real_names=options["real_names"]
-    )
+    content = exports.wide_csv(project, filters=options.filters, real_names=options.real_names)
     return _download(
         content,
         content_type="text/csv; charset=utf-8",

@@ -233,15 +233,19 @@ def test_a_table_of_many_scorings_gives_each_pair_what_the_pair_alone_gives() ->
 
 def test_example_resamples_are_the_responses_drawn_with_replacement() -> None:
     """The example level resamples the responses: each interval is the percentile of the
-    coefficient on the responses of each resample written out (the multinomial counts of
-    the distinct points, reference.example_draws), and a pair computed after another on
-    the same table gets what a fresh call gives."""
+    coefficient on the responses of each resample written out (reference.example_draws),
+    and a pair computed after another on the same table, with the responses' draws
+    shared, gets what a fresh call gives."""
     rng = np.random.default_rng(11)
     keys = [f"r{i}" for i in range(40)]
     scores = {name: {k: float(rng.integers(0, 5)) / 4 for k in keys} for name in "abc"}
     table = correlation.ScoreTable(scores)
-    correlation.example_correlation_of(table, "a", "c", bootstrap=300, seed=3)
+    draws: resampling.Draws = {}
+    correlation.example_pairing(table, "a", "c", bootstrap=300, seed=3, draws=draws)
+    shared = correlation.example_pairing(table, "a", "b", bootstrap=300, seed=3, draws=draws)
+    assert draws  # kept from the first pair
     got = correlation.example_correlation_of(table, "a", "b", bootstrap=300, seed=3)
+    assert correlation.correlate_many([shared])[0] == got
     assert got == correlation.example_correlation(scores["a"], scores["b"], bootstrap=300, seed=3)
     x, y = list(scores["a"].values()), list(scores["b"].values())
     drawn = ref.example_draws(x, y, bootstrap=300, seed=3)

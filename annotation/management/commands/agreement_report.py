@@ -100,18 +100,16 @@ class Command(BaseCommand):
             raise CommandError(form.problems())
         options = form.options()
         # the annotator models this report uses, fitted here (no worker needed)
-        methods = {options["gold"] or project.gold_method}
-        if options["sensitivity"]:
+        methods = {options.gold or project.gold_method}
+        if options.sensitivity:
             methods |= set(gold.MODELS)
         for method in sorted(methods & set(gold.MODELS)):
-            gold_models.fit_here(project, options["filters"], method)
+            gold_models.fit_here(project, options.filters, method)
         fmt = opts["format"]
         if fmt == "wide":
-            text = exports.wide_csv(
-                project, filters=options["filters"], real_names=options["real_names"]
-            )
+            text = exports.wide_csv(project, filters=options.filters, real_names=options.real_names)
             return self._write(text, opts["output"])
-        report = reports.build_report(project, **options, with_charts=fmt == "html")
+        report = reports.build_report(project, options, with_charts=fmt == "html")
         if opts["list_tables"]:
             return self._write("".join(f"{t.name}\t{t.title}\n" for t in report.tables()), None)
         tables = report.tables()

@@ -124,7 +124,7 @@ class Command(BaseCommand):
         # the report as its page first asks for it, computed now and cached (until the data
         # changes): the first visit after the server starts reads it, it waits on no build
         project = Project.objects.get(name=DEMO_PROJECT)
-        reports.cached_report(project, **ReportOptionsForm(None, project=project).options())
+        reports.cached_report(project, ReportOptionsForm(None, project=project).options())
         url = f"http://{opts['host']}:{opts['port']}/"
         self.stdout.write(self.style.SUCCESS(f"Demo logins ({url}):"))
         for username, password in [RESEARCHER, *ANNOTATORS]:
