@@ -67,7 +67,7 @@ def test_the_demo_report_is_cached_when_the_demo_loads(db: None) -> None:
     call_command("load_demo", stdout=io.StringIO())
     demo = Project.objects.get(name=DEMO_PROJECT)
     options = ReportOptionsForm(None, project=demo).options()
-    assert reports.is_cached(demo, **options)
+    assert reports.is_cached(demo, options)
     client = Client(**BROWSER)
     client.force_login(User.objects.get(username=RESEARCHER[0]))
     n, page = built(client, reverse("report", args=[demo.pk]), {})
