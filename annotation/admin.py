@@ -192,3 +192,14 @@ class OverlapWaitAdmin(admin.ModelAdmin):
 @admin.register(models.ThrottleCounter)
 class ThrottleCounterAdmin(admin.ModelAdmin):
     list_display = ("key", "count", "until")
+
+
+@admin.register(models.Webhook)
+class WebhookAdmin(admin.ModelAdmin):
+    list_display = ("project", "url", "active", "created_at")
+    exclude = ("secret",)
+
+
+@admin.register(models.WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    list_display = ("hook", "event", "status", "attempts", "response_code", "created_at")

@@ -24,7 +24,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import Count, Q
 
-from . import hiring, kinds, stats
+from . import hiring, kinds, stats, webhooks
 from .dbstats import analyze_after_rows
 from .forms import PolicyForm, SkipForm
 from .import_jobs import is_large, start_import
@@ -80,12 +80,16 @@ def import_data(
 ) -> ImportSummary | ImportJob:
     """Import an upload (or text): at once, or as a background job when the upload is
     large (`IMPORT_BACKGROUND_MB`). ImportFailed says what is wrong, with file and line."""
-    if upload is None:
-        return import_file(project=project, text=text, file=filename, **options)
-    if is_large(upload):
+    if upload is not None and is_large(upload):
         check_upload_size(upload)
         return start_import(project=project, user=user, upload=upload, options=options)
-    return import_upload(project=project, upload=upload, **options)
+
+    def told(summary: ImportSummary) -> None:  # in the import's transaction
+        webhooks.import_finished(project.pk, job_id=None, status="finished", summary=summary)
+
+    if upload is None:
+        return import_file(project=project, text=text, file=filename, before_commit=told, **options)
+    return import_upload(project=project, upload=upload, before_commit=told, **options)
 
 
 # --- answers -------------------------------------------------------------------------------
@@ -224,7 +228,7 @@ def answer(
         if action == Action.RESUBMIT:
             assignment.resubmit(values, guideline_version=version, touch=touch)
             result = Result.SUBMITTED
-        elif assignment.submit(values, guideline_version=version, touch=touch):
+        elif _submit(assignment, values, version, touch):
             result = Result.SUBMITTED
         elif assignment.answers_dict() == values:
             result = Result.UNCHANGED
@@ -234,6 +238,17 @@ def answer(
     if result == Result.SUBMITTED:
         widen_overlap(assignment.item_id, retry=True)
     return Outcome(result, form)
+
+
+def _submit(
+    assignment: Assignment, values: dict[tuple[str, str], str], version: int, touch: bool
+) -> bool:
+    """Assignment.submit, with its webhook events in the same transaction."""
+    with transaction.atomic():
+        if not assignment.submit(values, guideline_version=version, touch=touch):
+            return False
+        webhooks.submitted(assignment)
+    return True
 
 
 # --- adaptive overlap ----------------------------------------------------------------------

@@ -257,6 +257,7 @@ SPECTACULAR_SETTINGS = {
         "QualityActionEnum": ["pause", "resume", "let_through"],
         "QualityItemRoleEnum": "annotation.hiring.models.QualityItem.ROLES",
         "InviteMarketEnum": "annotation.hiring.markets.CHOICES",
+        "WebhookEventEnum": "annotation.models.Webhook.EVENTS",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -266,6 +267,17 @@ SPECTACULAR_SETTINGS = {
 # Background work (django.tasks): a database queue served by `python manage.py db_worker`;
 # TASKS_BACKEND=django.tasks.backends.immediate.ImmediateBackend runs tasks in the request.
 TASKS = {"default": {"BACKEND": os.getenv("TASKS_BACKEND", "django_tasks_db.DatabaseBackend")}}
+# Webhooks (annotation/webhooks.py): the targets a project may notify, comma-separated:
+# hosts ("hooks.example.org", "*.example.org"), URL prefixes ("https://ci.example.org/hooks/")
+# and addresses or networks ("10.1.2.3", "10.0.0.0/8"). Empty: no webhooks. A private,
+# loopback or link-local address is refused unless it is listed itself (its address or
+# network, or a host or prefix naming that address literally).
+WEBHOOK_ALLOWED_TARGETS = [
+    t.strip() for t in os.getenv("WEBHOOK_ALLOWED_TARGETS", "").split(",") if t.strip()
+]
+WEBHOOK_ATTEMPTS = int(os.getenv("WEBHOOK_ATTEMPTS", "8"))  # then the delivery fails
+WEBHOOK_BACKOFF_SECONDS = float(os.getenv("WEBHOOK_BACKOFF_SECONDS", "30"))  # doubled each time
+WEBHOOK_TIMEOUT_SECONDS = float(os.getenv("WEBHOOK_TIMEOUT_SECONDS", "10"))
 # Pipeline runs from the platform. API keys are read from the environment at run time
 # (OPENAI_API_KEY, SERPER_API_KEY) and never stored.
 # The endpoints a run may name (annotation/endpoints.py), a JSON list of

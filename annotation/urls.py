@@ -15,6 +15,7 @@ from .views import (
     preview,
     researcher,
     tokens,
+    webhooks,
 )
 from .views import reports as report_views
 
@@ -79,6 +80,8 @@ urlpatterns = [
     # researchers
     path("projects/new/", researcher.project_new, name="project_new"),
     path("p/<id:project_id>/settings/", researcher.project_settings, name="project_settings"),
+    path("p/<id:project_id>/webhooks/", webhooks.webhook_list, name="webhooks"),
+    path("p/<id:project_id>/webhooks/<id:hook_id>/", webhooks.webhook, name="webhook"),
     path("p/<id:project_id>/", researcher.project_detail, name="project"),
     path("p/<id:project_id>/members/", researcher.project_members, name="project_members"),
     path(

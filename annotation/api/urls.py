@@ -9,7 +9,7 @@ from drf_spectacular.views import (
     SpectacularSwaggerSplitView,
 )
 
-from . import assignments, documents, hiring, items, pipeline_runs, projects, results
+from . import assignments, documents, hiring, items, pipeline_runs, projects, results, webhooks
 
 inline_styles = csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]
 
@@ -32,6 +32,26 @@ urlpatterns = [
         "projects/<id:project_id>/settings/",
         projects.ProjectSettingsApi.as_view(),
         name="api_project_settings",
+    ),
+    path(
+        "projects/<id:project_id>/webhooks/",
+        webhooks.WebhookListApi.as_view(),
+        name="api_webhooks",
+    ),
+    path(
+        "projects/<id:project_id>/webhooks/<id:hook_id>/",
+        webhooks.WebhookApi.as_view(),
+        name="api_webhook",
+    ),
+    path(
+        "projects/<id:project_id>/webhooks/<id:hook_id>/deliveries/",
+        webhooks.DeliveryListApi.as_view(),
+        name="api_webhook_deliveries",
+    ),
+    path(
+        "projects/<id:project_id>/webhooks/<id:hook_id>/deliveries/<id:delivery_id>/redeliver/",
+        webhooks.RedeliverApi.as_view(),
+        name="api_webhook_redeliver",
     ),
     path(
         "projects/<id:project_id>/instructions/examples/",
