@@ -198,9 +198,12 @@ LOGIN_FAILURES_PER_ACCOUNT = int(os.getenv("LOGIN_FAILURES_PER_ACCOUNT", "5"))
 LOGIN_FAILURES_PER_ADDRESS = int(os.getenv("LOGIN_FAILURES_PER_ADDRESS", "20"))
 LOGIN_LOCKOUT_SECONDS = int(os.getenv("LOGIN_LOCKOUT_SECONDS", "900"))
 LOGIN_IP_HEADER = os.getenv("LOGIN_IP_HEADER", "")
-# Joins through an invite link (page and API) per client address and per invite; "" = no limit
+# Joins through an invite link (page and API) per client address and per invite; "" = no limit.
+# Per invite: a market releases a study to thousands at once, and 1,000 joins in the first
+# five minutes is a launch, not a flood (bench/crowd_launch.py); the invite's cap bounds
+# the places, this bounds the accounts a scripted flood can make through one link.
 JOIN_RATE_PER_ADDRESS = os.getenv("JOIN_RATE_PER_ADDRESS", "30/minute")
-JOIN_RATE_PER_INVITE = os.getenv("JOIN_RATE_PER_INVITE", "300/hour")
+JOIN_RATE_PER_INVITE = os.getenv("JOIN_RATE_PER_INVITE", "3000/hour")
 # Two hires who joined from one client address (LOGIN_IP_HEADER behind a proxy) are flagged
 # in the payments export as perhaps one person; 0 turns it off (a lab where everyone joins
 # from one address, or a proxy that hides the client's address)
