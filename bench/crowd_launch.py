@@ -458,6 +458,57 @@ def report(res: Result, title: str) -> None:
         print("  database, most at once: " + ", ".join(f"{k} {v}" for k, v in top.items()))
 
 
+def _tree(pid: int) -> list[int]:
+    """The process and its descendants (from /proc)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*/children"):
+            try:
+                todo += [int(c) for c in task.read_text().split()]
+            except OSError:
+                pass
+    return out
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of these processes and their descendants (living ones, and the
+    children they waited for)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for root in pids:
+        for p in _tree(root):
+            try:
+                fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return total / tick
+
+
+def postmaster(database_url: str) -> int | None:
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT setting FROM pg_settings WHERE name = 'data_directory'"
+        ).fetchone()
+    try:
+        return int((Path(row[0]) / "postmaster.pid").read_text().split()[0]) if row else None
+    except (OSError, ValueError):
+        return None
+
+
+def cpu_line(res: Result, seconds: dict[str, float]) -> str:
+    """The servers' CPU per timed request: what a 2-core machine's ceiling divides."""
+    n = sum(len(v) for v in res.ms.values()) or 1
+    parts = ", ".join(
+        f"{k} {v:.1f} s ({v / n * 1000:.1f} ms per request)" for k, v in seconds.items()
+    )
+    return f"  server CPU over the run: {parts}; {n} timed requests"
+
+
 def cpu_yardstick() -> str:
     """The machine's speed now, to read the figures against: a fixed pure-Python loop
     (best of 3), and the load average."""
@@ -533,9 +584,15 @@ def bench_ours(args: argparse.Namespace, work: Path, database_url: str) -> bool:
                 spec = setup_project(a)
                 connections.close_all()
             samples.clear()
+            pg_pid = postmaster(database_url)
+            roots = {"gunicorn": [server.pid], "task worker": [worker.pid]}
+            roots["PostgreSQL"] = [pg_pid] if pg_pid else []
+            before = {k: cpu_seconds(v) for k, v in roots.items()}
             res = run_driver({**spec, "url": url, "target": "ours", "args": vars(a)}, work)
+            used = {k: cpu_seconds(v) - before[k] for k, v in roots.items()}
             res.samples = list(samples)
             report(res, f"ours, {title}")
+            print(cpu_line(res, used))
             good, lines = check(res, spec["project"])
             connections.close_all()
             for line in lines:
@@ -757,8 +814,10 @@ def bench_potato(args: argparse.Namespace, work: Path) -> bool:
             )
         for title, a in runs:
             spec = {"seed": a.seed, "url": url, "target": "potato", "args": vars(a)}
+            before = cpu_seconds([server.pid])
             res = run_driver(spec, work)
             report(res, f"potato, {title}")
+            print(cpu_line(res, {"gunicorn (Potato)": cpu_seconds([server.pid]) - before}))
             fives = sum(n for k, n in res.statuses.items() if k.split()[-1].startswith("5"))
             ok &= not fives and not res.errors
     finally:
