@@ -426,6 +426,15 @@ def watch_database(
 # --------------------------------------------------------------------------- running
 
 
+def runs_of(args: argparse.Namespace) -> list[tuple[str, argparse.Namespace]]:
+    """The launch, then (--saturate) everyone at once with the next seed: the ceiling."""
+    runs = [("launch", args)]
+    if args.saturate:
+        at_once = argparse.Namespace(**{**vars(args), "minutes": 0.0, "seed": args.seed + 1})
+        runs.append(("saturating", at_once))
+    return runs
+
+
 def run_driver(spec: dict[str, Any], work: Path) -> Result:
     """The load from its own process (the servers must not share our GIL)."""
     path = work / f"spec-{spec['target']}.json"
@@ -571,15 +580,7 @@ def bench_ours(args: argparse.Namespace, work: Path, database_url: str) -> bool:
     try:
         wait_ready(f"{url}/login/", server, log)
         watcher.start()
-        runs = [("launch", args)]
-        if args.saturate:
-            runs.append(
-                (
-                    "saturating",
-                    argparse.Namespace(**{**vars(args), "minutes": 0.0, "seed": args.seed + 1}),
-                )
-            )
-        for title, a in runs:
+        for title, a in runs_of(args):
             if title == "saturating":
                 spec = setup_project(a)
                 connections.close_all()
@@ -804,15 +805,7 @@ def bench_potato(args: argparse.Namespace, work: Path) -> bool:
     ok = True
     try:
         wait_ready(f"{url}/health", server, log)
-        runs = [("launch", args)]
-        if args.saturate:
-            runs.append(
-                (
-                    "saturating",
-                    argparse.Namespace(**{**vars(args), "minutes": 0.0, "seed": args.seed + 1}),
-                )
-            )
-        for title, a in runs:
+        for title, a in runs_of(args):
             spec = {"seed": a.seed, "url": url, "target": "potato", "args": vars(a)}
             before = cpu_seconds([server.pid])
             res = run_driver(spec, work)

@@ -107,6 +107,17 @@ def due_now(delivery_ids: list[int]) -> None:
     WebhookDelivery.objects.filter(pk__in=delivery_ids).update(next_attempt_at=T0)
 
 
+def one_delivery(
+    project: Project, items: list[Item], users: dict[str, User], url: str
+) -> WebhookDelivery:
+    """A hook on assignment.submitted, bob's first submission, its delivery due at T0."""
+    hook(project, url, "assignment.submitted")
+    api_submit(users["bob"], Assignment.objects.get(item=items[0], annotator=users["bob"]))
+    (d,) = WebhookDelivery.objects.all()
+    due_now([d.pk])
+    return d
+
+
 # --- signing and the replay window -----------------------------------------------------------
 
 
@@ -306,10 +317,7 @@ def test_a_hook_only_hears_the_events_it_asked_for_and_its_own_project(
 def test_failures_are_retried_with_backoff_then_fail(
     alpha: Project, alpha_items: list[Item], users: dict[str, User], receiver: Receiver
 ) -> None:
-    hook(alpha, receiver.url, "assignment.submitted")
-    api_submit(users["bob"], Assignment.objects.get(item=alpha_items[0], annotator=users["bob"]))
-    (d,) = WebhookDelivery.objects.all()
-    due_now([d.pk])
+    d = one_delivery(alpha, alpha_items, users, receiver.url)
     receiver.answers.extend([(500, {}), (503, {}), (200, {})])
     assert webhooks.attempt(d.pk, now=T0) == "pending"
     d.refresh_from_db()
@@ -342,10 +350,7 @@ def test_failures_are_retried_with_backoff_then_fail(
 def test_a_redirect_is_not_followed(
     alpha: Project, alpha_items: list[Item], users: dict[str, User], receiver: Receiver
 ) -> None:
-    hook(alpha, receiver.url, "assignment.submitted")
-    api_submit(users["bob"], Assignment.objects.get(item=alpha_items[0], annotator=users["bob"]))
-    (d,) = WebhookDelivery.objects.all()
-    due_now([d.pk])
+    d = one_delivery(alpha, alpha_items, users, receiver.url)
     receiver.answers.append((302, {"Location": f"http://127.0.0.1:{receiver.port}/hooks/other"}))
     assert webhooks.attempt(d.pk, now=T0) == "pending"
     d.refresh_from_db()
@@ -356,10 +361,7 @@ def test_a_redirect_is_not_followed(
 def test_a_worker_killed_mid_delivery_leaves_it_to_the_sweep(
     alpha: Project, alpha_items: list[Item], users: dict[str, User], receiver: Receiver
 ) -> None:
-    hook(alpha, receiver.url, "assignment.submitted")
-    api_submit(users["bob"], Assignment.objects.get(item=alpha_items[0], annotator=users["bob"]))
-    (d,) = WebhookDelivery.objects.all()
-    due_now([d.pk])
+    d = one_delivery(alpha, alpha_items, users, receiver.url)
     assert webhooks._claim(d.pk, T0) is not None  # claimed, then the worker died
     assert webhooks.attempt(d.pk, now=later(1)) == "not due"  # its claim still holds
     assert webhooks.requeue_due(alpha.pk, now=later(1)) == 0
@@ -371,10 +373,8 @@ def test_a_worker_killed_mid_delivery_leaves_it_to_the_sweep(
 def test_a_delivery_can_be_sent_again_from_the_page_and_the_api(
     alpha: Project, alpha_items: list[Item], users: dict[str, User], receiver: Receiver
 ) -> None:
-    h = hook(alpha, receiver.url, "assignment.submitted")
-    api_submit(users["bob"], Assignment.objects.get(item=alpha_items[0], annotator=users["bob"]))
-    (d,) = WebhookDelivery.objects.all()
-    due_now([d.pk])
+    d = one_delivery(alpha, alpha_items, users, receiver.url)
+    h = d.hook
     assert webhooks.attempt(d.pk, now=T0) == "delivered"
     alice = Client()
     alice.force_login(users["alice"])
