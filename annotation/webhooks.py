@@ -334,13 +334,18 @@ def _post(target: Target, body: bytes, headers: dict[str, str]) -> httpx.Respons
         return client.post(url, content=body, headers=headers, extensions=extensions)
 
 
+def _claim_seconds() -> float:
+    """How long an attempt holds its delivery: past it, its worker is taken as gone."""
+    return float(settings.WEBHOOK_TIMEOUT_SECONDS) * 3 + 30
+
+
 def _claim(delivery_id: int, now: datetime) -> WebhookDelivery | None:
     """Take the delivery if it is due, or if the worker that held it stopped (its claim
     ran out). One UPDATE ... WHERE: of two workers, one gets it."""
     due = Q(status=WebhookDelivery.PENDING, next_attempt_at__lte=now) | Q(
         status=WebhookDelivery.SENDING, claimed_until__lt=now
     )
-    until = now + timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS * 3 + 30)
+    until = now + timedelta(seconds=_claim_seconds())
     taken = WebhookDelivery.objects.filter(due, pk=delivery_id).update(
         status=WebhookDelivery.SENDING, claimed_until=until, attempts=F("attempts") + 1
     )
@@ -422,12 +427,16 @@ def _record(
 
 
 def requeue_due(project_id: int | None = None, *, now: datetime | None = None) -> int:
-    """Enqueue the deliveries that are due and have no live claim: a retry whose task was
-    lost, a worker killed mid-call (its claim ran out), an enqueue that never happened.
-    Enqueueing one twice is harmless (the claim lets one attempt through)."""
+    """Enqueue the deliveries left behind: overdue by more than a claim's length (a retry
+    whose task was lost, an enqueue that never happened) or claimed by a worker whose
+    claim ran out (killed mid-call). Enqueueing one twice is harmless (the claim lets one
+    attempt through)."""
     now = now or clock()
+    # A delivery due only a moment ago has its task in the queue still: only one overdue
+    # by a claim's length is taken as lost (else every delivery would enqueue the others).
+    overdue = now - timedelta(seconds=_claim_seconds())
     due = WebhookDelivery.objects.filter(
-        Q(status=WebhookDelivery.PENDING, next_attempt_at__lte=now)
+        Q(status=WebhookDelivery.PENDING, next_attempt_at__lte=overdue)
         | Q(status=WebhookDelivery.SENDING, claimed_until__lt=now)
     )
     if project_id is not None:

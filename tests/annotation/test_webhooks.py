@@ -365,7 +365,15 @@ def test_a_worker_killed_mid_delivery_leaves_it_to_the_sweep(
     assert webhooks._claim(d.pk, T0) is not None  # claimed, then the worker died
     assert webhooks.attempt(d.pk, now=later(1)) == "not due"  # its claim still holds
     assert webhooks.requeue_due(alpha.pk, now=later(1)) == 0
-    assert webhooks.requeue_due(alpha.pk, now=later(3600)) == 1
+    # a delivery due a moment ago has its task queued still: not enqueued again
+    api_submit(users["bob"], Assignment.objects.get(item=alpha_items[1], annotator=users["bob"]))
+    fresh = WebhookDelivery.objects.exclude(pk=d.pk).get()
+    fresh.next_attempt_at = later(3590)
+    fresh.save()
+    assert webhooks.requeue_due(alpha.pk, now=later(3600)) == 1  # the killed one only
+    fresh.next_attempt_at = T0
+    fresh.save()
+    assert webhooks.requeue_due(alpha.pk, now=later(3600)) == 2  # both, now overdue
     assert webhooks.attempt(d.pk, now=later(3600)) == "delivered"
     assert len(receiver.requests) == 1
 
