@@ -225,3 +225,14 @@ class ProlificBonusAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(models.Webhook)
+class WebhookAdmin(admin.ModelAdmin):
+    list_display = ("project", "url", "active", "created_at")
+    exclude = ("secret",)
+
+
+@admin.register(models.WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    list_display = ("hook", "event", "status", "attempts", "response_code", "created_at")

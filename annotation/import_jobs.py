@@ -30,7 +30,7 @@ from django.db import transaction
 from django.tasks import task
 from django.utils import timezone
 
-from . import tasks
+from . import tasks, webhooks
 from .ingest import ImportFailed, ImportSummary, import_file
 from .models import ImportJob, Project
 
@@ -105,7 +105,7 @@ def _run(job: ImportJob) -> None:
         job.status, job.summary = ImportJob.FINISHED, str(summary)
         job.records = summary.documents_created + summary.documents_existing
         job.records += summary.documents_updated
-        _save_end(job)
+        _save_end(job, summary)
 
     try:
         import_file(
@@ -125,9 +125,14 @@ def _run(job: ImportJob) -> None:
     Path(job.path).unlink(missing_ok=True)
 
 
-def _save_end(job: ImportJob) -> None:
+def _save_end(job: ImportJob, summary: ImportSummary | None = None) -> None:
     job.finished_at = timezone.now()
-    job.save(update_fields=["status", "errors", "summary", "records", "finished_at"])
+    with transaction.atomic():
+        job.save(update_fields=["status", "errors", "summary", "records", "finished_at"])
+        webhooks.import_finished(
+            job.project_id, job_id=job.pk, status=job.status, summary=summary,
+            errors=len(job.errors),
+        )  # fmt: skip
 
 
 def fail_if_abandoned(job: ImportJob, *, now: datetime | None = None) -> None:
@@ -157,9 +162,14 @@ def _fail_running(job: ImportJob, now: datetime) -> bool:
             "(its worker was killed or crashed); nothing was imported. Upload the file again."
         )
         # Only a job still running: its worker may have ended it since it was read.
-        failed = ImportJob.objects.filter(pk=job.pk, status=ImportJob.RUNNING).update(
-            status=ImportJob.FAILED, errors=[reason], finished_at=now
-        )
+        with transaction.atomic():
+            failed = ImportJob.objects.filter(pk=job.pk, status=ImportJob.RUNNING).update(
+                status=ImportJob.FAILED, errors=[reason], finished_at=now
+            )
+            if failed:
+                webhooks.import_finished(
+                    job.project_id, job_id=job.pk, status=ImportJob.FAILED, errors=1
+                )
         if failed:
             Path(job.path).unlink(missing_ok=True)
     if failed:

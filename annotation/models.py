@@ -1214,3 +1214,73 @@ class ThrottleCounter(models.Model):
     key = models.CharField(max_length=200, unique=True)
     count = models.PositiveIntegerField(default=0)
     until = models.DateTimeField(db_index=True)
+
+
+def new_webhook_secret() -> str:
+    return secrets.token_hex(32)
+
+
+class Webhook(models.Model):
+    """A URL the project notifies of its events (annotation.webhooks): each delivery is
+    signed with the hook's own secret. Only URLs the operator allows
+    (WEBHOOK_ALLOWED_TARGETS) are accepted and called."""
+
+    EVENTS = (
+        "assignment.submitted",
+        "item.completed",
+        "hire.finished",
+        "hire.screened_out",
+        "pipeline_run.finished",
+        "import.finished",
+    )
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="webhooks")
+    url = models.CharField(max_length=500)
+    events = models.JSONField(default=list)  # names from EVENTS
+    secret = models.CharField(max_length=64, default=new_webhook_secret)
+    active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.url} ({', '.join(self.events)})"
+
+
+class WebhookDelivery(models.Model):
+    """One event for one hook: written in the transaction of the change it tells of, sent
+    by the task worker (annotation.webhooks.attempt), retried with backoff until it is
+    delivered or out of attempts; `log` holds one entry per attempt."""
+
+    PENDING, SENDING, DELIVERED, FAILED = "pending", "sending", "delivered", "failed"
+    STATUSES = [
+        (PENDING, "Pending"),
+        (SENDING, "Sending"),
+        (DELIVERED, "Delivered"),
+        (FAILED, "Failed"),
+    ]
+
+    hook = models.ForeignKey(Webhook, models.CASCADE, related_name="deliveries")
+    event = models.CharField(max_length=40)
+    key = models.CharField(max_length=120)  # what happened, once per hook
+    payload = models.JSONField(default=dict)
+    status = models.CharField(max_length=20, choices=STATUSES, default=PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    response_code = models.PositiveIntegerField(null=True, blank=True)
+    log = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["hook", "key"], name="webhook_delivery_once"),
+        ]
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.event} #{self.pk} ({self.status})"

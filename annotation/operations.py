@@ -29,7 +29,7 @@ from django.db.models import Count, Q
 from pipeline.dataformats import ARCHIVE_FORMATS
 from pipeline.dataformats.common import ImportFailed, LineError
 
-from . import hiring, kinds, stats
+from . import hiring, kinds, stats, webhooks
 from .dbstats import analyze_after_rows
 from .forms import PolicyForm, SkipForm
 from .import_jobs import is_large, start_import
@@ -89,12 +89,16 @@ def import_data(
     A release (format `release`, a zip) imports at once into a new project."""
     if options.get("fmt") in ARCHIVE_FORMATS:
         return _import_release(project, user, upload)
-    if upload is None:
-        return import_file(project=project, text=text, file=filename, **options)
-    if is_large(upload):
+    if upload is not None and is_large(upload):
         check_upload_size(upload)
         return start_import(project=project, user=user, upload=upload, options=options)
-    return import_upload(project=project, upload=upload, **options)
+
+    def told(summary: ImportSummary) -> None:  # in the import's transaction
+        webhooks.import_finished(project.pk, job_id=None, status="finished", summary=summary)
+
+    if upload is None:
+        return import_file(project=project, text=text, file=filename, before_commit=told, **options)
+    return import_upload(project=project, upload=upload, before_commit=told, **options)
 
 
 def _import_release(project: Project, user: User, upload: UploadedFile | None) -> LoadSummary:
@@ -264,7 +268,7 @@ def _answer(
         if action == Action.RESUBMIT:
             assignment.resubmit(values, guideline_version=version, touch=touch)
             result = Result.SUBMITTED
-        elif assignment.submit(values, guideline_version=version, touch=touch):
+        elif _submit(assignment, values, version, touch):
             result = Result.SUBMITTED
         elif assignment.answers_dict() == values:
             result = Result.UNCHANGED
@@ -274,6 +278,17 @@ def _answer(
     if result == Result.SUBMITTED:
         widen_overlap(assignment.item_id, retry=True)
     return Outcome(result, form)
+
+
+def _submit(
+    assignment: Assignment, values: dict[tuple[str, str], str], version: int, touch: bool
+) -> bool:
+    """Assignment.submit, with its webhook events in the same transaction."""
+    with transaction.atomic():
+        if not assignment.submit(values, guideline_version=version, touch=touch):
+            return False
+        webhooks.submitted(assignment)
+    return True
 
 
 # --- adaptive overlap ----------------------------------------------------------------------

@@ -198,9 +198,12 @@ LOGIN_FAILURES_PER_ACCOUNT = int(os.getenv("LOGIN_FAILURES_PER_ACCOUNT", "5"))
 LOGIN_FAILURES_PER_ADDRESS = int(os.getenv("LOGIN_FAILURES_PER_ADDRESS", "20"))
 LOGIN_LOCKOUT_SECONDS = int(os.getenv("LOGIN_LOCKOUT_SECONDS", "900"))
 LOGIN_IP_HEADER = os.getenv("LOGIN_IP_HEADER", "")
-# Joins through an invite link (page and API) per client address and per invite; "" = no limit
+# Joins through an invite link (page and API) per client address and per invite; "" = no limit.
+# Per invite: a market releases a study to thousands at once, and 1,000 joins in the first
+# five minutes is a launch, not a flood (bench/crowd_launch.py); the invite's cap bounds
+# the places, this bounds the accounts a scripted flood can make through one link.
 JOIN_RATE_PER_ADDRESS = os.getenv("JOIN_RATE_PER_ADDRESS", "30/minute")
-JOIN_RATE_PER_INVITE = os.getenv("JOIN_RATE_PER_INVITE", "300/hour")
+JOIN_RATE_PER_INVITE = os.getenv("JOIN_RATE_PER_INVITE", "3000/hour")
 # Two hires who joined from one client address (LOGIN_IP_HEADER behind a proxy) are flagged
 # in the payments export as perhaps one person; 0 turns it off (a lab where everyone joins
 # from one address, or a proxy that hides the client's address)
@@ -277,6 +280,7 @@ SPECTACULAR_SETTINGS = {
         "ProlificRejectionCategoryEnum": "annotation.prolific.client.REJECTION_CATEGORIES",
         "ProjectReleaseLicenseEnum": "annotation.release.options.LICENCES",
         "ProjectReleaseTaskCategoryEnum": "annotation.release.options.TASK_CATEGORIES",
+        "WebhookEventEnum": "annotation.models.Webhook.EVENTS",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -286,6 +290,17 @@ SPECTACULAR_SETTINGS = {
 # Background work (django.tasks): a database queue served by `python manage.py db_worker`;
 # TASKS_BACKEND=django.tasks.backends.immediate.ImmediateBackend runs tasks in the request.
 TASKS = {"default": {"BACKEND": os.getenv("TASKS_BACKEND", "django_tasks_db.DatabaseBackend")}}
+# Webhooks (annotation/webhooks.py): the targets a project may notify, comma-separated:
+# hosts ("hooks.example.org", "*.example.org"), URL prefixes ("https://ci.example.org/hooks/")
+# and addresses or networks ("10.1.2.3", "10.0.0.0/8"). Empty: no webhooks. A private,
+# loopback or link-local address is refused unless it is listed itself (its address or
+# network, or a host or prefix naming that address literally).
+WEBHOOK_ALLOWED_TARGETS = [
+    t.strip() for t in os.getenv("WEBHOOK_ALLOWED_TARGETS", "").split(",") if t.strip()
+]
+WEBHOOK_ATTEMPTS = int(os.getenv("WEBHOOK_ATTEMPTS", "8"))  # then the delivery fails
+WEBHOOK_BACKOFF_SECONDS = float(os.getenv("WEBHOOK_BACKOFF_SECONDS", "30"))  # doubled each time
+WEBHOOK_TIMEOUT_SECONDS = float(os.getenv("WEBHOOK_TIMEOUT_SECONDS", "10"))
 # Pipeline runs from the platform. API keys are read from the environment at run time
 # (OPENAI_API_KEY, SERPER_API_KEY) and never stored.
 # The endpoints a run may name (annotation/endpoints.py), a JSON list of

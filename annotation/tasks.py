@@ -63,7 +63,7 @@ from pipeline.types import (
     result_from_dict,
 )
 
-from . import endpoints
+from . import endpoints, webhooks
 from .ingest import ingest_results
 from .models import MAX_RUN_ERRORS, Document, PipelineChunk, PipelineRun, Project, System
 from .reports.pipeline_scores import score_run
@@ -142,6 +142,7 @@ def start_run(
         if not chunks:
             finalize(run)
             run.save()
+            webhooks.run_finished(run)
         transaction.on_commit(lambda: _enqueue(run.pk, chunk_ids))
     return run
 
@@ -507,6 +508,7 @@ def finish_chunk(
         over = [PipelineChunk.DONE, PipelineChunk.FAILED, PipelineChunk.CANCELLED]
         if not run.chunks.exclude(status__in=over).exists():
             finalize(run)
+            webhooks.run_finished(run)
         run.save()
         if requeue:
             transaction.on_commit(lambda: process_chunk.enqueue(chunk.pk))
@@ -600,6 +602,7 @@ def cancel_run(run: PipelineRun) -> bool:
         run.status = PipelineRun.CANCELLED
         run.finished_at = timezone.now()
         run.save()
+        webhooks.run_finished(run)
     return True
 
 

@@ -18,6 +18,7 @@ from .views import (
     release,
     researcher,
     tokens,
+    webhooks,
 )
 from .views import reports as report_views
 
@@ -108,6 +109,8 @@ urlpatterns = [
     ),
     path("deleted/", manage.trash, name="trash"),
     path("p/<id:project_id>/release/", release.project_release, name="project_release"),
+    path("p/<id:project_id>/webhooks/", webhooks.webhook_list, name="webhooks"),
+    path("p/<id:project_id>/webhooks/<id:hook_id>/", webhooks.webhook, name="webhook"),
     path("p/<id:project_id>/", researcher.project_detail, name="project"),
     path("p/<id:project_id>/members/", researcher.project_members, name="project_members"),
     path(

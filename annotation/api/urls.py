@@ -20,6 +20,7 @@ from . import (
     prolific,
     release,
     results,
+    webhooks,
 )
 
 inline_styles = csp_override(settings.CSP_INLINE_STYLES)  # type: ignore[arg-type]
@@ -48,6 +49,26 @@ urlpatterns = [
         "projects/<id:project_id>/release/",
         release.ReleaseApi.as_view(),
         name="api_release",
+    ),
+    path(
+        "projects/<id:project_id>/webhooks/",
+        webhooks.WebhookListApi.as_view(),
+        name="api_webhooks",
+    ),
+    path(
+        "projects/<id:project_id>/webhooks/<id:hook_id>/",
+        webhooks.WebhookApi.as_view(),
+        name="api_webhook",
+    ),
+    path(
+        "projects/<id:project_id>/webhooks/<id:hook_id>/deliveries/",
+        webhooks.DeliveryListApi.as_view(),
+        name="api_webhook_deliveries",
+    ),
+    path(
+        "projects/<id:project_id>/webhooks/<id:hook_id>/deliveries/<id:delivery_id>/redeliver/",
+        webhooks.RedeliverApi.as_view(),
+        name="api_webhook_redeliver",
     ),
     path(
         "projects/<id:project_id>/instructions/examples/",

@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from statsmodels.stats.proportion import proportion_confint
 
-from .. import kinds, safecsv
+from .. import kinds, safecsv, webhooks
 from ..models import (
     Answer,
     Assignment,
@@ -442,6 +442,7 @@ def after_submit(membership: Membership, assignment: Assignment | None = None) -
     policy = HiringPolicy.of(project)
     with transaction.atomic():
         hire = Hire.objects.select_for_update().get(membership=membership)
+        was_out = screened_out(hire)
         changed = []
         # one read of the training assignments: what is recorded and what is decided come
         # from the same rows (a submission committing between two reads cannot be
@@ -486,6 +487,9 @@ def after_submit(membership: Membership, assignment: Assignment | None = None) -
                 changed += ["paused", "paused_reason"]
         if changed:
             hire.save(update_fields=sorted(set(changed)))
+        if not was_out and screened_out(hire):  # told in the same transaction
+            reason = "training" if hire.failed_training else hire.paused_reason
+            webhooks.hire_event(hire, "hire.screened_out", reason=_out_reason(reason))
     membership.hire = hire  # the request's copy: what the next page reads
     if screened_out(hire):  # the hire ends: their open items go to someone else
         give_back_open(hire)
@@ -663,11 +667,21 @@ def record_completion(hire: Hire) -> bool:
     if hire.completed_at is not None or not completed(hire):
         return hire.completed_at is not None
     now = timezone.now()
-    Hire.objects.filter(pk=hire.pk, completed_at__isnull=True).update(
-        completed_at=now, completed_as=hire.worker_id
-    )
+    with transaction.atomic():
+        if Hire.objects.filter(pk=hire.pk, completed_at__isnull=True).update(
+            completed_at=now, completed_as=hire.worker_id
+        ) and webhooks.wants(hire.membership.project_id, "hire.finished"):
+            p = _progress_of(hire, None)
+            webhooks.hire_event(
+                hire, "hire.finished", items=p.real_submitted, training=p.training_submitted
+            )
     hire.refresh_from_db(fields=["completed_at", "completed_as"])
     return True
+
+
+def _out_reason(paused_reason: str) -> str:
+    """Why a hire was screened out, as a webhook says it (no free text)."""
+    return {AUTO_PAUSE: "checks", CARELESS_OUT: "careless"}.get(paused_reason, "training")
 
 
 def status(hire: Hire, known: Progress | None = None) -> str:

@@ -25,7 +25,7 @@ GENERIC |= {"Detail", "List", "Action", "Format", "Status", "Role", "Extractor",
 GENERIC |= {"LabelMode", "Stratify", "Provenance", "Joined", "Feedback"}
 RESOURCES = ("Answer", "Assignment", "Document", "Error", "Gold", "Instructions", "Invite")
 RESOURCES += ("Item", "Member", "Paginated", "PipelineRun", "Policy", "Project", "Quality")
-RESOURCES += ("System", "Prolific")
+RESOURCES += ("System", "Prolific", "Webhook")
 
 
 def test_every_schema_component_is_named_after_its_resource() -> None:
