@@ -213,13 +213,15 @@ def test_the_api_refuses_a_withdrawn_submission_with_409(
 ) -> None:
     bob = _member(alpha, users["bob"])
     target = Assignment.objects.get(item=alpha_items[2], annotator=users["bob"])
-    real_submit = Assignment.submit
+    real_check = operations.too_long
 
-    def withdrawn_meanwhile(self: Assignment, *args: object, **kwargs: object) -> bool:
-        manage.withdraw(alpha, bob, [self.item_id])  # another request's, in between
-        return real_submit(self, *args, **kwargs)  # type: ignore[arg-type]
+    def withdrawn_meanwhile(project: Project, values: dict[tuple[str, str], str]) -> str | None:
+        # another request's withdrawal, committed after the form was read and before the
+        # submission's own transaction (which also writes its webhook events) begins
+        manage.withdraw(alpha, bob, [target.item_id])
+        return real_check(project, values)
 
-    monkeypatch.setattr(Assignment, "submit", withdrawn_meanwhile)
+    monkeypatch.setattr(operations, "too_long", withdrawn_meanwhile)
     body = {
         "answers": [
             {"unit": "item", "field": "choice", "value": "1"},
