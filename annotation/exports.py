@@ -9,12 +9,12 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.http import Http404, HttpResponse
 
 from . import hiring, kinds, safecsv
 from .gold import gold_values
-from .kinds.base import Field, ItemInfo
+from .kinds.base import Field, ItemInfo, KindSpec
 from .models import Answer, Assignment, Item, Project, pseudonyms
 from .reports.queries import annotator_choices, assignment_filter, member_names
 from .reports.tables import Filters
@@ -169,11 +169,51 @@ def wide_rows(
     if filters.domains:
         items = items.filter(document__domain__in=filters.domains)
     item_info = ItemInfo.read(items)
+    specs = {spec.name: spec for spec in kinds.all_specs()}
+    answered = _wide_answers(project, filters, items, item_info, specs)
+    header = [
+        "item",
+        "kind",
+        "document",
+        "domain",
+        "unit",
+        "field",
+        *[names.get(a, f"A?{a}") for a in annotators],
+    ]
+    out = []
+    for item, unit, fld in _wide_keys(project, item_info, answered, specs):
+        info = item_info[item]
+        given = answered.get((item, unit, fld), {})
+        row = [str(item), info.kind, info.external_id, info.domain, unit, fld]
+        for a in annotators:
+            state = status.get((item, a))
+            if a in given:
+                row.append(given[a])
+            elif state is None:
+                row.append(NOT_ASSIGNED)
+            elif state == Assignment.SKIPPED:
+                row.append(SKIPPED)
+            elif _not_asked(specs[info.kind].field(fld), answered, (item, unit), a):
+                row.append(NOT_APPLICABLE)
+            else:
+                row.append(NO_ANSWER)
+        out.append(row)
+    return header, out
+
+
+def _wide_answers(
+    project: Project,
+    filters: Filters,
+    items: QuerySet[Item],
+    item_info: dict[int, ItemInfo],
+    specs: dict[str, KindSpec],
+) -> dict[tuple[int, str, str], dict[int, str]]:
+    """(item, unit, field) -> annotator -> the answer as exported (comparison choices as
+    the chosen system's name), for the kinds' categorical fields."""
     systems = {
         pk: (a, b)
         for pk, a, b in items.values_list("pk", "list_a__system__name", "list_b__system__name")
     }
-    specs = {spec.name: spec for spec in kinds.all_specs()}
     fields = sorted({f for spec in specs.values() for f in spec.categorical(project)})
     answered: dict[tuple[int, str, str], dict[int, str]] = defaultdict(dict)
     answers = Answer.objects.filter(
@@ -194,7 +234,17 @@ def wide_rows(
             spec = specs[info.kind]
             value = spec.export_value(fld, spec.comparable(fld, value, swapped), systems[item])
         answered[(item, unit, fld)][annotator] = value
+    return answered
 
+
+def _wide_keys(
+    project: Project,
+    item_info: dict[int, ItemInfo],
+    answered: dict[tuple[int, str, str], dict[int, str]],
+    specs: dict[str, KindSpec],
+) -> list[tuple[int, str, str]]:
+    """The table's rows: every (item, unit, field) the kinds expect, in item order, then
+    any other answered one of these items."""
     by_kind: dict[str, dict[int, ItemInfo]] = defaultdict(dict)
     for pk, info in item_info.items():
         by_kind[info.kind][pk] = info
@@ -208,36 +258,7 @@ def wide_rows(
     for key in sorted(answered):
         if key[0] in item_info:
             keys.setdefault(key, None)
-
-    header = [
-        "item",
-        "kind",
-        "document",
-        "domain",
-        "unit",
-        "field",
-        *[names.get(a, f"A?{a}") for a in annotators],
-    ]
-    out = []
-    for item, unit, fld in keys:
-        info = item_info[item]
-        kind, external, domain = info.kind, info.external_id, info.domain
-        given = answered.get((item, unit, fld), {})
-        row = [str(item), kind, external, domain, unit, fld]
-        for a in annotators:
-            state = status.get((item, a))
-            if a in given:
-                row.append(given[a])
-            elif state is None:
-                row.append(NOT_ASSIGNED)
-            elif state == Assignment.SKIPPED:
-                row.append(SKIPPED)
-            elif _not_asked(specs[kind].field(fld), answered, (item, unit), a):
-                row.append(NOT_APPLICABLE)
-            else:
-                row.append(NO_ANSWER)
-        out.append(row)
-    return header, out
+    return list(keys)
 
 
 def _not_asked(
