@@ -282,29 +282,7 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
         elif action == "mark":
             mark_form = MarkForm(request.POST)
             if mark_form.is_valid():
-                item = Item.objects.filter(
-                    project=project, pk=mark_form.cleaned_data["item"]
-                ).first()
-                try:
-                    if item is None:
-                        raise ValueError(
-                            f"no item {mark_form.cleaned_data['item']} in this project"
-                        )
-                    name = mark_form.cleaned_data["reference_system"].strip()
-                    system = project.systems.filter(name=name).first() if name else None
-                    if name and system is None:
-                        raise ValueError(f"no system {name!r} in this project")
-                    hiring.mark(
-                        item,
-                        mark_form.cleaned_data["role"],
-                        mark_form.reference_dict(),
-                        mark_form.cleaned_data["explanation"],
-                        system=system,
-                    )
-                except ValueError as e:
-                    messages.error(request, f"Could not mark the item: {e}.")
-                else:
-                    messages.success(request, f"Item {item.pk} marked.{_new_version(project)}")
+                _mark_one(request, project, mark_form)
                 return redirect("hiring", project_id=project.pk)
     invites = [
         (i, study_url(i, request))
@@ -337,6 +315,27 @@ def hiring_page(request: HtmxRequest, project_id: int) -> HttpResponse:
             ][:1],
         },
     )
+
+
+def _mark_one(request: HtmxRequest, project: Project, mark_form: MarkForm) -> None:
+    """Mark one item as a training, check or example item (the hiring page's form), with
+    a message saying what happened."""
+    data = mark_form.cleaned_data
+    item = Item.objects.filter(project=project, pk=data["item"]).first()
+    try:
+        if item is None:
+            raise ValueError(f"no item {data['item']} in this project")
+        name = data["reference_system"].strip()
+        system = project.systems.filter(name=name).first() if name else None
+        if name and system is None:
+            raise ValueError(f"no system {name!r} in this project")
+        hiring.mark(
+            item, data["role"], mark_form.reference_dict(), data["explanation"], system=system
+        )
+    except ValueError as e:
+        messages.error(request, f"Could not mark the item: {e}.")
+    else:
+        messages.success(request, f"Item {item.pk} marked.{_new_version(project)}")
 
 
 @login_required
