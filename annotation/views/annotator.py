@@ -24,7 +24,15 @@ from .. import hiring, kinds
 from ..forms import AnswerForm, SkipForm
 from ..kinds import answer_form
 from ..models import Assignment, Item, Membership, Project, visible_projects
-from ..operations import WITHDRAWN, WITHDRAWN_MESSAGE, Action, Result, answer, retry_waiting
+from ..operations import (
+    WITHDRAWN,
+    WITHDRAWN_MESSAGE,
+    Action,
+    Outcome,
+    Result,
+    answer,
+    retry_waiting,
+)
 from . import hiring as hiring_views
 from .common import HtmxRequest, assignment_for_annotator, membership_for
 
@@ -248,29 +256,7 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         return _go_next(request, project.pk, hiring_views.after_answer(assignment))
 
     if action == Action.DRAFT:
-        if outcome.result == Result.INVALID:  # not the page's own numbering
-            assert outcome.form is not None
-            return HttpResponse(
-                " ".join(map(str, outcome.form.non_field_errors())),
-                status=400,
-                content_type="text/plain",
-            )
-        newer = NEWER_DRAFT if outcome.reason == "newer_draft" else ""
-        if request.htmx:
-            return render(
-                request,
-                "annotation/_draft_status.html",
-                {
-                    "assignment": assignment,
-                    "saved": outcome.stored,
-                    "newer": newer,
-                    "restored": request.POST.get("restored") == "1",
-                },
-                status=409 if newer else 200,
-            )
-        if newer:
-            messages.error(request, newer)
-        return redirect("assignment", assignment_id=assignment.pk)
+        return _draft_response(request, assignment, outcome)
 
     if action == Action.SKIP:
         skip_form = outcome.form
@@ -308,6 +294,34 @@ def assignment_page(request: HtmxRequest, assignment_id: int) -> HttpResponse:
         return render(request, template + "#answer-form", context, status=status)
     context["page_token"] = page_token or assignment.open_page().token
     return render(request, template, context, status=status)
+
+
+def _draft_response(request: HtmxRequest, assignment: Assignment, outcome: Outcome) -> HttpResponse:
+    """What the page gets back for a draft: the draft status (htmx; 409 when another tab
+    holds a newer draft), a 400 for a numbering that is not the page's own, else the page."""
+    if outcome.result == Result.INVALID:  # not the page's own numbering
+        assert outcome.form is not None
+        return HttpResponse(
+            " ".join(map(str, outcome.form.non_field_errors())),
+            status=400,
+            content_type="text/plain",
+        )
+    newer = NEWER_DRAFT if outcome.reason == "newer_draft" else ""
+    if request.htmx:
+        return render(
+            request,
+            "annotation/_draft_status.html",
+            {
+                "assignment": assignment,
+                "saved": outcome.stored,
+                "newer": newer,
+                "restored": request.POST.get("restored") == "1",
+            },
+            status=409 if newer else 200,
+        )
+    if newer:
+        messages.error(request, newer)
+    return redirect("assignment", assignment_id=assignment.pk)
 
 
 def _go_next(request: HtmxRequest, project_id: int, url: str | None = None) -> HttpResponse:
