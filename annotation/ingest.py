@@ -772,10 +772,34 @@ def _create_documents(
         [(d, known[name].pk, lst.abstained) for d, name, lst in lists],
     )
     summary.claim_lists_created += len(list_ids)
+    evidence, verdicts = _create_claims(list_ids, [lst for _, _, lst in lists], known, summary)
+    segments = Segment.objects.bulk_create(
+        Segment(document_id=d, position=i, text=s.text)
+        for d, r in zip(doc_ids, records, strict=True)
+        for i, s in enumerate(r.segments)
+    )
+    seg_records = (s for r in records for s in r.segments)
+    verdicts += [
+        Verdict(segment=seg, system=known[name], label=value)
+        for seg, s in zip(segments, seg_records, strict=True)
+        for name, value in s.verdicts.items()
+    ]
+    Evidence.objects.bulk_create(evidence)
+    Verdict.objects.bulk_create(verdicts)
+    summary.evidence_created += len(evidence)
+    summary.verdicts_created += len(verdicts)
+    summary.segments_created += len(segments)
+
+
+def _create_claims(
+    list_ids: list[int], lists: list[ListRecord], known: dict[str, System], summary: ImportSummary
+) -> tuple[list[Evidence], list[Verdict]]:
+    """The claims of the new claim lists (`list_ids`, in the order of `lists`); returns
+    their evidence and verdicts, still to be inserted."""
     # Claims with evidence or verdicts are created as models (their ids are needed);
     # plain claims, the bulk of a large file, go in as rows.
     plain, rich = [], []
-    for cl, (_, _, lst) in zip(list_ids, lists, strict=True):
+    for cl, lst in zip(list_ids, lists, strict=True):
         if lst.texts is None and any(c.evidence or c.verdicts for c in lst.claims):
             rich.append((cl, lst))
         else:
@@ -804,22 +828,7 @@ def _create_documents(
             )
             for name, value in record.verdicts.items()
         ]
-    segments = Segment.objects.bulk_create(
-        Segment(document_id=d, position=i, text=s.text)
-        for d, r in zip(doc_ids, records, strict=True)
-        for i, s in enumerate(r.segments)
-    )
-    seg_records = (s for r in records for s in r.segments)
-    verdicts += [
-        Verdict(segment=seg, system=known[name], label=value)
-        for seg, s in zip(segments, seg_records, strict=True)
-        for name, value in s.verdicts.items()
-    ]
-    Evidence.objects.bulk_create(evidence)
-    Verdict.objects.bulk_create(verdicts)
-    summary.evidence_created += len(evidence)
-    summary.verdicts_created += len(verdicts)
-    summary.segments_created += len(segments)
+    return evidence, verdicts
 
 
 def _check_identity(
@@ -856,61 +865,81 @@ def _check_identity(
                     f"({', '.join(differ)}); use --update to replace it",
                 )
             )
-        lists = {cl.system.name: cl for cl in doc.claim_lists.select_related("system")}
-        for name, lst in r.lists.items():
-            cl = lists.get(name)
-            if cl is None or not _list_differs(cl, lst):
-                continue
-            if not update:
-                errors.append(
-                    LineError(
-                        file,
-                        r.line,
-                        name,
-                        f"the claim list of system {name!r} differs "
-                        f"from the one stored for {where}; use --update to replace it",
-                    )
-                )
-            elif (
-                _answered(assignment__item__claim__claim_list=cl)
-                or _answered(assignment__item__list_a=cl)
-                or _answered(assignment__item__list_b=cl)
-            ):
-                errors.append(
-                    LineError(
-                        file,
-                        r.line,
-                        name,
-                        f"the claim list of system {name!r} of {where} "
-                        "has answers from annotators: it cannot be replaced",
-                    )
-                )
-        segments = [s.text for s in doc.segments.all()]
-        if r.segments and segments and segments != [s.text for s in r.segments]:
-            if not update:
-                errors.append(
-                    LineError(
-                        file,
-                        r.line,
-                        "segments",
-                        f"differ from those stored for {where}; use --update to replace them",
-                    )
-                )
-            elif _answered(
-                assignment__item__document=doc,
-                assignment__item__kind__in=[k.name for k in kinds.judging(Segment)],
-            ):
-                errors.append(
-                    LineError(
-                        file,
-                        r.line,
-                        "segments",
-                        f"the segments of {where} have answers "
-                        "from annotators: they cannot be replaced",
-                    )
-                )
+        errors += _list_conflicts(r, doc, where, file, update)
+        errors += _segment_conflicts(r, doc, where, file, update)
     if errors:
         raise ImportFailed(errors)
+
+
+def _list_conflicts(
+    r: DocRecord, doc: Document, where: str, file: str, update: bool
+) -> list[LineError]:
+    """Why `r`'s claim lists may not replace those stored for `doc`: they differ and
+    there is no --update, or annotators answered them."""
+    errors: list[LineError] = []
+    lists = {cl.system.name: cl for cl in doc.claim_lists.select_related("system")}
+    for name, lst in r.lists.items():
+        cl = lists.get(name)
+        if cl is None or not _list_differs(cl, lst):
+            continue
+        if not update:
+            errors.append(
+                LineError(
+                    file,
+                    r.line,
+                    name,
+                    f"the claim list of system {name!r} differs "
+                    f"from the one stored for {where}; use --update to replace it",
+                )
+            )
+        elif (
+            _answered(assignment__item__claim__claim_list=cl)
+            or _answered(assignment__item__list_a=cl)
+            or _answered(assignment__item__list_b=cl)
+        ):
+            errors.append(
+                LineError(
+                    file,
+                    r.line,
+                    name,
+                    f"the claim list of system {name!r} of {where} "
+                    "has answers from annotators: it cannot be replaced",
+                )
+            )
+    return errors
+
+
+def _segment_conflicts(
+    r: DocRecord, doc: Document, where: str, file: str, update: bool
+) -> list[LineError]:
+    """Why `r`'s segments may not replace those stored for `doc`: they differ and there
+    is no --update, or annotators answered them."""
+    errors: list[LineError] = []
+    segments = [s.text for s in doc.segments.all()]
+    if r.segments and segments and segments != [s.text for s in r.segments]:
+        if not update:
+            errors.append(
+                LineError(
+                    file,
+                    r.line,
+                    "segments",
+                    f"differ from those stored for {where}; use --update to replace them",
+                )
+            )
+        elif _answered(
+            assignment__item__document=doc,
+            assignment__item__kind__in=[k.name for k in kinds.judging(Segment)],
+        ):
+            errors.append(
+                LineError(
+                    file,
+                    r.line,
+                    "segments",
+                    f"the segments of {where} have answers "
+                    "from annotators: they cannot be replaced",
+                )
+            )
+    return errors
 
 
 def _list_differs(cl: ClaimList, lst: ListRecord) -> bool:
