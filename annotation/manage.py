@@ -55,9 +55,7 @@ def remove_member(membership: Membership, by: User) -> int:
         locked = Membership.objects.select_for_update().get(pk=membership.pk)
         if locked.role == Membership.REMOVED:
             return 0
-        # give_back_open reads only the hire's membership: a regular member has no Hire
-        hire = hiring.hire_of(locked) or hiring.Hire(membership=locked, invited=False)
-        freed = hiring.give_back_open(hire)
+        freed = hiring.give_back_open(locked)
         locked.role, locked.removed_at = Membership.REMOVED, timezone.now()
         locked.save(update_fields=["role", "removed_at"])
     membership.role, membership.removed_at = locked.role, locked.removed_at

@@ -492,7 +492,7 @@ def after_submit(membership: Membership, assignment: Assignment | None = None) -
             webhooks.hire_event(hire, "hire.screened_out", reason=_out_reason(reason))
     membership.hire = hire  # the request's copy: what the next page reads
     if screened_out(hire):  # the hire ends: their open items go to someone else
-        give_back_open(hire)
+        give_back_open(hire.membership)
     record_completion(hire)
 
 
@@ -695,12 +695,11 @@ def status(hire: Hire, known: Progress | None = None) -> str:
     return COMPLETED if completed(hire, known) else IN_PROGRESS
 
 
-def give_back_open(hire: Hire) -> int:
+def give_back_open(membership: Membership) -> int:
     """The person's unsubmitted items go back to the pool (the next person who joins gets
     the least covered items); what they submitted stays. Used by every end of a hire:
-    returned (time limit or a researcher), screened out (training failed, checks paused).
-    Returns how many items were freed."""
-    membership = hire.membership
+    returned (time limit or a researcher), screened out (training failed, checks paused),
+    and by removing a member (hired or not). Returns how many items were freed."""
     n, _ = (
         Assignment.objects.in_project(membership.project)
         .for_annotator(membership.user)
@@ -716,7 +715,7 @@ def give_back(hire: Hire) -> int:
     """The person is "returned": their unsubmitted items go back to the pool
     (give_back_open)."""
     with transaction.atomic():
-        n = give_back_open(hire)
+        n = give_back_open(hire.membership)
         hire.returned_at = timezone.now()
         hire.save(update_fields=["returned_at"])
     return n
