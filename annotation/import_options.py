@@ -143,10 +143,9 @@ class ImportOptions:
 
 
 def format_choices() -> list[tuple[str, str]]:
-    """The form's choices of format: "Detect", then each format the platform reads."""
-    return [(AUTO, "Detect")] + [
-        (name, f"{name}: {REGISTRY[name].description}") for name in IMPORT_CHOICES[1:]
-    ]
+    """The form's choices of format: "Detect", then each format the platform reads (by
+    name: a description would widen the menu past a phone's screen)."""
+    return [(AUTO, "Detect")] + [(name, name) for name in IMPORT_CHOICES[1:]]
 
 
 class ImportForm(forms.Form):
