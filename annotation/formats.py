@@ -1,4 +1,11 @@
-"""Files out: VeriScore, FELM and FActScore JSONL, and the long and wide answer tables.
+"""The formats registry (`FORMATS`: every format the platform reads or writes, the one
+list the upload page, the API, `import_data`, `export_data` and the manual's table read),
+and the files out: VeriScore, FELM, FActScore and SAFE, canonical JSONL, and the long and
+wide answer tables.
+
+A format is read by its module of `pipeline.dataformats` (plain Python: the reader is
+`pipeline.dataformats.PARSERS[name]`, or for a release the platform's `release.load`);
+its writer, which needs the database, is here.
 
 Each writer emits what `ingest` reads back, so a file imported and exported again holds
 the same data (tests/annotation/test_formats.py). Human labels come from
@@ -10,12 +17,15 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models import QuerySet
 
-from pipeline.dataformats import canonical, factscore, felm, safe, veriscore
+from pipeline import dataformats
+from pipeline.dataformats import canonical, factscore, felm, mapped, release, safe, veriscore
 from pipeline.dataformats.common import (
     ClaimRecord,
     DocRecord,
@@ -23,9 +33,10 @@ from pipeline.dataformats.common import (
     ListRecord,
     SegmentRecord,
 )
+from pipeline.dataformats.factscore import HUMAN as FACTSCORE_HUMAN
+from pipeline.dataformats.factscore import MODEL as FACTSCORE_MODEL
 
 from . import exports, gold, kinds
-from .ingest import FACTSCORE_HUMAN, FACTSCORE_MODEL
 from .models import (
     Answer,
     Assignment,
@@ -368,7 +379,48 @@ def safe_file(
     return safe.write_file(records, system=extractor.name, verifier=rater)
 
 
-# --- the export registry used by the API ---------------------------------------------
+# --- the registry ---------------------------------------------------------------------
+
+Writer = Callable[[Project, Mapping[str, str]], tuple[str, str]]
+JSONL = "application/jsonl; charset=utf-8"
+CSV = "text/csv; charset=utf-8"
+
+# The writers' parameters (query parameters of the API's export, options of export_data)
+PARAMS = {
+    "source": "the labels: 'gold' (the annotators'; the default once there is a gold "
+    "label, refused naming the sources before) or a reference system, e.g. felm-labels",
+    "system": "the extractor whose claims to write (default: the only one)",
+    "verifier": "the system whose labels to write",
+    "source_model": "only this model's documents",
+    "kind": "only this kind's answers",
+}
+
+
+@dataclass(frozen=True)
+class Format:
+    """One format: what it is (`description`), its files' extensions (the first names an
+    export: `veriscore.jsonl`), whether the platform reads it (its reader is
+    `pipeline.dataformats.PARSERS[name]`, or an archive of `ARCHIVE_FORMATS` read whole),
+    and its `writer` with the parameters it takes (None: read only)."""
+
+    name: str
+    description: str
+    extensions: tuple[str, ...] = ("jsonl",)
+    writer: Writer | None = None
+    params: tuple[str, ...] = ()
+
+    @property
+    def reads(self) -> bool:
+        return self.name in dataformats.FORMATS
+
+    @property
+    def archive(self) -> bool:
+        """Read whole from a zip or a folder (a release: `release.load`), not line by line."""
+        return self.name in dataformats.ARCHIVE_FORMATS
+
+    @property
+    def export_name(self) -> str:
+        return f"{self.name}.{self.extensions[0]}"
 
 
 def _param(params: Mapping[str, str], name: str) -> str | None:
@@ -394,59 +446,161 @@ def _source(project: Project, params: Mapping[str, str], target: type[Claim | Se
     )
 
 
+def _answers(project: Project, params: Mapping[str, str]) -> tuple[str, str]:
+    rows = exports.long_rows(project)
+    kind = _param(params, "kind")
+    if kind:
+        rows = [r for r in rows if r["kind"] == kind]
+    return exports.to_csv(rows, exports.LONG_FIELDS), CSV
+
+
+def _wide(project: Project, params: Mapping[str, str]) -> tuple[str, str]:
+    return exports.wide_csv(project), CSV
+
+
+def _canonical(project: Project, params: Mapping[str, str]) -> tuple[str, str]:
+    return _jsonl(canonical_records(project, source_model=_param(params, "source_model"))), JSONL
+
+
+def _veriscore(project: Project, params: Mapping[str, str]) -> tuple[str, str]:
+    records = veriscore_records(
+        project,
+        system=_param(params, "system"),
+        verifier=_param(params, "verifier"),
+        source_model=_param(params, "source_model"),
+    )
+    return _jsonl(records), JSONL
+
+
+def _safe(project: Project, params: Mapping[str, str]) -> tuple[str, str]:
+    data = safe_file(
+        project,
+        system=_param(params, "system"),
+        verifier=_param(params, "verifier"),
+        source_model=_param(params, "source_model"),
+    )
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n", "application/json"
+
+
+def _felm(project: Project, params: Mapping[str, str]) -> tuple[str, str]:
+    source = _source(project, params, Segment)
+    records = felm_records(project, source=source, source_model=_param(params, "source_model"))
+    return _jsonl(records), JSONL
+
+
+def _factscore(project: Project, params: Mapping[str, str]) -> tuple[str, str]:
+    records = factscore_records(
+        project,
+        system=_param(params, "system"),
+        source=_source(project, params, Claim),
+        source_model=_param(params, "source_model"),
+    )
+    return _jsonl(records), JSONL
+
+
+def _registry(*formats: Format) -> dict[str, Format]:
+    """The formats by name; every format `pipeline.dataformats` reads has an entry."""
+    registry = {f.name: f for f in formats}
+    missing = [name for name in dataformats.FORMATS if name not in registry]
+    if missing or len(registry) != len(formats):
+        raise ImproperlyConfigured(
+            f"annotation.formats.FORMATS: no entry for {', '.join(missing)} (read by "
+            "pipeline.dataformats), or a name twice"
+        )
+    return registry
+
+
+FORMATS = _registry(
+    Format(
+        canonical.NAME,
+        "The platform's own JSON Lines: a document per line with its claim lists, "
+        "evidence, every system's labels and its segments",
+        writer=_canonical,
+        params=("source_model",),
+    ),
+    Format(
+        veriscore.NAME,
+        "VeriScore's output: claims per sentence, search results, verification labels "
+        "(also the pipeline's claims_, evidence_ and verification_ files)",
+        writer=_veriscore,
+        params=("system", "verifier", "source_model"),
+    ),
+    Format(
+        veriscore.INPUT,
+        "VeriScore's input: question, response, model, prompt_source",
+    ),
+    Format(
+        factscore.NAME,
+        "FActScore's labelled data: atomic facts per sentence, labelled S, NS or IR",
+        writer=_factscore,
+        params=("source", "system", "source_model"),
+    ),
+    Format(
+        felm.NAME,
+        "FELM: segmented responses with their labels, error types, comments and references",
+        writer=_felm,
+        params=("source", "source_model"),
+    ),
+    Format(
+        safe.NAME,
+        "SAFE's results file: one JSON object, claims per prompt and side with the "
+        "rater's labels and searches",
+        extensions=("json",),
+        writer=_safe,
+        params=("system", "verifier", "source_model"),
+    ),
+    Format(
+        mapped.NAME,
+        "Any other layout, read through a mapping file of JMESPath expressions",
+        extensions=("jsonl", "json"),
+    ),
+    Format(
+        release.NAME,
+        "A released study (the platform's dataset release, a zip) into a new project",
+        extensions=("zip",),
+    ),
+    Format(
+        "answers",
+        "The answers, one row per (item, unit, field, annotator) (the long table)",
+        extensions=("csv",),
+        writer=_answers,
+        params=("kind",),
+    ),
+    Format(
+        "wide",
+        "The answers, one row per unit and a column per annotator and field",
+        extensions=("csv",),
+        writer=_wide,
+    ),
+)
+# the upload page's, the API's and import_data's choices of `format`
+IMPORT_CHOICES = ("auto", *(f.name for f in FORMATS.values() if f.reads))
+# the API's exports and export_data's --format: a writer's name with its extension
+EXPORTS = {f.export_name: f for f in FORMATS.values() if f.writer is not None}
+
+
 def export(project: Project, name: str, *, params: Mapping[str, str]) -> tuple[str, str]:
     """(content, content type) of the named export; ValueError for a bad parameter."""
-    kind = _param(params, "kind")
-    if name == "answers.csv":
-        rows = exports.long_rows(project)
-        if kind:
-            rows = [r for r in rows if r["kind"] == kind]
-        return exports.to_csv(rows, exports.LONG_FIELDS), "text/csv; charset=utf-8"
-    if name == "wide.csv":
-        return exports.wide_csv(project), "text/csv; charset=utf-8"
-    jsonl = "application/jsonl; charset=utf-8"
-    model = _param(params, "source_model")
-    if name == "canonical.jsonl":
-        return _jsonl(canonical_records(project, source_model=model)), jsonl
-    if name == "veriscore.jsonl":
-        return _jsonl(
-            veriscore_records(
-                project,
-                system=_param(params, "system"),
-                verifier=_param(params, "verifier"),
-                source_model=model,
-            )
-        ), jsonl
-    if name == "safe.json":
-        data = safe_file(
-            project,
-            system=_param(params, "system"),
-            verifier=_param(params, "verifier"),
-            source_model=model,
+    found = EXPORTS.get(name)
+    if found is None or found.writer is None:
+        raise ValueError(f"unknown export {name!r}; one of {', '.join(EXPORTS)}")
+    return found.writer(project, params)
+
+
+def param_help(param: str) -> str:
+    """A writer's parameter, with the exports that take it."""
+    takers = [name for name, f in EXPORTS.items() if param in f.params]
+    return f"{' / '.join(takers)}: {PARAMS[param]}"
+
+
+def format_table() -> str:
+    """The manual's table of formats (docs/researchers/importing.md), in Markdown."""
+    rows = ["| format | files | read | written as | what it is |", "|---|---|---|---|---|"]
+    for f in FORMATS.values():
+        written = f"`{f.export_name}`" if f.writer else ""
+        extensions = ", ".join(f".{e}" for e in f.extensions)
+        rows.append(
+            f"| `{f.name}` | {extensions} | {'yes' if f.reads else ''} | {written} "
+            f"| {f.description} |"
         )
-        return json.dumps(data, ensure_ascii=False, indent=2) + "\n", "application/json"
-    if name == "felm.jsonl":
-        return _jsonl(
-            felm_records(project, source=_source(project, params, Segment), source_model=model)
-        ), jsonl
-    if name == "factscore.jsonl":
-        return _jsonl(
-            factscore_records(
-                project,
-                system=_param(params, "system"),
-                source=_source(project, params, Claim),
-                source_model=model,
-            )
-        ), jsonl
-    raise ValueError(f"unknown export {name!r}")
-
-
-EXPORTS = [
-    "answers.csv",
-    "wide.csv",
-    "canonical.jsonl",
-    "veriscore.jsonl",
-    "felm.jsonl",
-    "factscore.jsonl",
-    "safe.json",
-]
+    return "\n".join(rows) + "\n"

@@ -6,8 +6,6 @@ from django import forms
 from django.conf import settings
 from django.utils.html import format_html
 
-from pipeline.dataformats import FORMATS
-
 from . import endpoints, manual
 from .kinds.base import form_name, unit_field
 from .models import AdaptiveOverlap, Item, Membership, Project
@@ -76,41 +74,6 @@ class MemberForm(forms.Form):
         required=False,
         widget=forms.PasswordInput,
         help_text="Only to create a new account; leave empty to add an existing user.",
-    )
-
-
-class ImportForm(forms.Form):
-    file = forms.FileField()
-    format = forms.ChoiceField(choices=[("auto", "Detect")] + [(f, f) for f in FORMATS])
-    system = forms.CharField(
-        required=False, help_text="System name for VeriScore claim files (default: veriscore)."
-    )
-    source_model = forms.CharField(
-        required=False, help_text="Model that wrote the responses, when the file does not say."
-    )
-    verifier = forms.CharField(
-        required=False,
-        help_text="System name for the labels of VeriScore verification files "
-        "(default: the system name followed by “-verifier”).",
-    )
-    domain = forms.CharField(
-        required=False,
-        help_text="FELM: the domain of a per-domain file (default: the file's name).",
-    )
-    mapping = forms.FileField(
-        required=False,
-        help_text="Any other layout: a mapping file (YAML or JSON) of JMESPath expressions.",
-    )
-    update = forms.BooleanField(
-        required=False,
-        help_text="Replace stored documents and claim lists that differ "
-        "(never those with annotators' answers).",
-    )
-    dry_run = forms.BooleanField(
-        required=False,
-        label="Preview only",
-        help_text="Validate the file and show its first records as they would be stored; "
-        "import nothing.",
     )
 
 

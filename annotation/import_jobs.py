@@ -3,7 +3,7 @@
 The upload is saved under VAR_DIR/imports/ and a task imports it with `import_file`
 (streamed, validated whole, then written in batches in one transaction: all or nothing,
 also when the worker is killed). The job row records the phase and the records
-validated so far; its page polls it.
+validated so far, and its `ImportOptions` (`as_record`); its page polls it.
 
 The worker holds a lock on the upload while it imports, and records the job's end in
 the import's own transaction. A worker that dies (killed, crashed, its machine gone)
@@ -31,6 +31,7 @@ from django.tasks import task
 from django.utils import timezone
 
 from . import tasks, webhooks
+from .import_options import ImportOptions, ImportOptionsError
 from .ingest import ImportFailed, ImportSummary, import_file
 from .models import ImportJob, Project
 
@@ -42,7 +43,7 @@ def is_large(upload: UploadedFile) -> bool:
 
 
 def start_import(
-    *, project: Project, user: User | None, upload: UploadedFile, options: dict[str, Any]
+    *, project: Project, user: User | None, upload: UploadedFile, options: ImportOptions
 ) -> ImportJob:
     """Save the upload and enqueue its import (after the commit); uploads left behind
     by a killed worker go first (`clean_uploads`)."""
@@ -59,7 +60,7 @@ def start_import(
             created_by=user,
             file_name=upload.name or "upload",
             path=str(path),
-            options=options,
+            options=options.as_record(),
         )
         transaction.on_commit(lambda: run_import.enqueue(job.pk))
     return job
@@ -113,11 +114,14 @@ def _run(job: ImportJob) -> None:
             path=Path(job.path),
             file=job.file_name,
             progress=progress,
+            options=ImportOptions.from_record(job.options),
             before_commit=finished,
-            **job.options,
         )
     except ImportFailed as e:
         job.status, job.errors = ImportJob.FAILED, [str(err) for err in e.errors]
+        _save_end(job)
+    except ImportOptionsError as e:  # stored by an older version that took other values
+        job.status, job.errors = ImportJob.FAILED, [f"{job.file_name}: {e}"]
         _save_end(job)
     except OSError as e:
         job.status, job.errors = ImportJob.FAILED, [f"{job.file_name}: cannot read ({e})"]

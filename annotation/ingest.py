@@ -14,7 +14,7 @@ import queue
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import closing, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import batched, islice
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,6 @@ from django.tasks import task
 from django.utils import timezone
 
 from pipeline.dataformats import (
-    FORMATS,
     ImportFailed,
     LineError,
     canonical,
@@ -55,6 +54,7 @@ from pipeline.types import ERROR, ResponseResult
 
 from . import kinds
 from .dbstats import analyze_after_write
+from .import_options import ImportOptions
 from .models import (
     Answer,
     Claim,
@@ -73,9 +73,9 @@ __all__ = [
     "FACTSCORE_LABELS",
     "FACTSCORE_MODEL",
     "FELM_LABELS",
-    "FORMATS",
     "NO_CLAIM",
     "ImportFailed",
+    "ImportOptions",
     "ImportSummary",
     "LineError",
     "decode",
@@ -133,30 +133,28 @@ def import_file(
     text: str | bytes | None = None,
     path: Path | None = None,
     file: str,
-    fmt: str = "auto",
-    system: str = "",
-    source_model: str = "",
-    verifier: str = "",
-    domain: str = "",
-    update: bool = False,
-    mapping: str = "",
-    mapping_file: str = "mapping",
+    options: ImportOptions | None = None,
     progress: Progress | None = None,
     before_commit: Callable[[ImportSummary], None] | None = None,
+    **changes: Any,
 ) -> ImportSummary:
-    """Read a file (its `text`, or streamed from `path`) and write it; ImportFailed
-    (nothing written) on any error. `before_commit(summary)` runs inside the write
-    transaction, after the last batch (a background job records its end there).
+    """Read a file (its `text`, or streamed from `path`) with `options` (the defaults
+    when None, each field named in `changes` replaced: `import_file(..., fmt="felm")`) and
+    write it; ImportFailed (nothing written) on any error. `before_commit(summary)` runs
+    inside the write transaction, after the last batch (a background job records its end
+    there).
 
     Two passes keep memory bounded whatever the file's size: the first validates every
     record and keeps only ids; the second reads the records again and writes them in
     batches inside one transaction. `progress(phase, done, total)` is called as it goes
     ("read": bytes or lines, "write": records)."""
-    source, fmt, options = _source(
-        text, path, file, fmt, system, source_model, verifier, domain, mapping, mapping_file
-    )
+    o = replace(options or ImportOptions(), **changes)
+    source = _source(text, path, file, o)
+    reading = o.reader_options()
     with _fewer_collections():
-        fmt, count, warnings = scan_file(source, file=file, fmt=fmt, progress=progress, **options)
+        fmt, count, warnings = scan_file(
+            source, file=file, fmt=o.reader, progress=progress, **reading
+        )
         if progress:
             progress("validated", count, count)
 
@@ -165,7 +163,7 @@ def import_file(
             if before_commit:
                 before_commit(summary)
 
-        records = iter_records(source, file=file, fmt=fmt, **options)
+        records = iter_records(source, file=file, fmt=fmt, **reading)
         if count > BATCH:  # a file of one batch gains nothing from a reading thread
             records = read_ahead(records)
         with closing(records):
@@ -174,7 +172,7 @@ def import_file(
                 records=records,
                 fmt=fmt,
                 file=file,
-                update=update,
+                update=o.update,
                 progress=progress,
                 total=count,
                 before_commit=finish,
@@ -182,37 +180,18 @@ def import_file(
 
 
 def _source(
-    text: str | bytes | None,
-    path: Path | None,
-    file: str,
-    fmt: str,
-    system: str,
-    source_model: str,
-    verifier: str,
-    domain: str,
-    mapping: str,
-    mapping_file: str,
-) -> tuple[str | Path, str, dict[str, str]]:
-    """(source, format, options) of an import: the text (decoded) or the path."""
+    text: str | bytes | None, path: Path | None, file: str, options: ImportOptions
+) -> str | Path:
+    """The source of an import: the text (decoded) or the path; a mapping file is
+    compiled first (ImportFailed naming its lines)."""
     if text is None and path is None:
         raise TypeError("import_file needs text or path")
-    source: str | Path
+    if options.mapping:  # any other layout, read through a mapping file (checked first)
+        mapped.compile_mapping(options.mapping, options.mapping_file)
     if text is None:
         assert path is not None
-        source = path
-    else:
-        source = decode(text, file) if isinstance(text, bytes) else text
-    if mapping:  # any other layout, read through a mapping file (checked first)
-        fmt = mapped.NAME
-        mapped.compile_mapping(mapping, mapping_file)
-    options = {
-        "mapping": mapping,
-        "system": system,
-        "source_model": source_model,
-        "verifier": verifier,
-        "domain": domain,
-    }
-    return source, fmt, options
+        return path
+    return decode(text, file) if isinstance(text, bytes) else text
 
 
 PREVIEW_CHARS = 600  # a preview's value longer than this is cut (the whole is imported)
@@ -259,23 +238,19 @@ def preview_file(
     text: str | bytes | None = None,
     path: Path | None = None,
     file: str,
-    fmt: str = "auto",
-    system: str = "",
-    source_model: str = "",
-    verifier: str = "",
-    domain: str = "",
-    mapping: str = "",
-    mapping_file: str = "mapping",
+    options: ImportOptions | None = None,
     limit: int = 3,
+    **changes: Any,
 ) -> Preview:
     """Validate a file as `import_file` does before writing (ImportFailed), and give its
-    first `limit` records as canonical JSONL records: nothing is written. (An id already
-    in the project with other data is found only by the import itself.)"""
-    source, fmt, options = _source(
-        text, path, file, fmt, system, source_model, verifier, domain, mapping, mapping_file
-    )
-    fmt, count, warnings = scan_file(source, file=file, fmt=fmt, progress=None, **options)
-    with closing(iter_records(source, file=file, fmt=fmt, **options)) as records:
+    first `limit` records as canonical JSONL records: nothing is written (`update` is
+    ignored). (An id already in the project with other data is found only by the import
+    itself.)"""
+    o = replace(options or ImportOptions(), **changes)
+    source = _source(text, path, file, o)
+    reading = o.reader_options()
+    fmt, count, warnings = scan_file(source, file=file, fmt=o.reader, progress=None, **reading)
+    with closing(iter_records(source, file=file, fmt=fmt, **reading)) as records:
         first = [canonical.write(r) for r in islice(records, limit)]
     return Preview(fmt, count, warnings, first)
 
@@ -334,19 +309,25 @@ def _fewer_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def import_upload(*, project: Project, upload: UploadedFile, **options: Any) -> ImportSummary:
+def import_upload(
+    *,
+    project: Project,
+    upload: UploadedFile,
+    options: ImportOptions,
+    before_commit: Callable[[ImportSummary], None] | None = None,
+) -> ImportSummary:
     """An uploaded file (upload page, API): refused above IMPORT_MAX_MB; one that Django
     spooled to disk is streamed from there."""
     check_upload_size(upload)
     name = upload.name or "upload"
+    given: dict[str, Any] = {"options": options, "before_commit": before_commit}
     if isinstance(upload, TemporaryUploadedFile):
-        return import_file(
-            project=project, path=Path(upload.temporary_file_path()), file=name, **options
-        )
-    return import_file(project=project, text=upload.read(), file=name, **options)
+        path = Path(upload.temporary_file_path())
+        return import_file(project=project, path=path, file=name, **given)
+    return import_file(project=project, text=upload.read(), file=name, **given)
 
 
-def preview_upload(*, upload: UploadedFile, **options: Any) -> Preview:
+def preview_upload(*, upload: UploadedFile, options: ImportOptions) -> Preview:
     """`preview_file` of an upload (the upload page's and the API's dry run): one the
     web request reads whole, so none that an import would do in the background."""
     check_upload_size(upload)
@@ -364,10 +345,9 @@ def preview_upload(*, upload: UploadedFile, **options: Any) -> Preview:
                 )
             ]
         )
-    options.pop("update", None)
     if isinstance(upload, TemporaryUploadedFile):
-        return preview_file(path=Path(upload.temporary_file_path()), file=name, **options)
-    return preview_file(text=upload.read(), file=name, **options)
+        return preview_file(path=Path(upload.temporary_file_path()), file=name, options=options)
+    return preview_file(text=upload.read(), file=name, options=options)
 
 
 def check_upload_size(upload: UploadedFile) -> None:

@@ -1110,7 +1110,7 @@ class ImportJob(models.Model):
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
     file_name = models.CharField(max_length=300)
     path = models.CharField(max_length=1000)  # the upload, kept until the job is over
-    options = models.JSONField(default=dict)  # fmt, system, source_model, verifier, domain, update
+    options = models.JSONField(default=dict)  # import_options.ImportOptions.as_record()
     status = models.CharField(max_length=20, choices=STATUSES, default=QUEUED)
     phase = models.CharField(max_length=20, blank=True)  # read, write
     records = models.PositiveIntegerField(default=0)  # records validated so far

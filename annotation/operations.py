@@ -26,14 +26,14 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import Count, Q
 
-from pipeline.dataformats import ARCHIVE_FORMATS
 from pipeline.dataformats.common import ImportFailed, LineError
 
 from . import hiring, kinds, stats, webhooks
 from .dbstats import analyze_after_rows
 from .forms import PolicyForm, SkipForm
 from .import_jobs import is_large, start_import
-from .ingest import ImportSummary, check_upload_size, decode, import_file, import_upload
+from .import_options import ImportOptions
+from .ingest import ImportSummary, check_upload_size, import_file, import_upload
 from .kinds.base import ItemInfo, form_name
 from .models import (
     AdaptiveOverlap,
@@ -57,29 +57,11 @@ from .tasks import run_config, start_run
 # --- import ------------------------------------------------------------------------------
 
 
-def import_options(data: dict[str, Any]) -> dict[str, Any]:
-    """The import options of `ingest.import_file` from the upload form's (or the API's)
-    cleaned data: format, names stripped, update, and the mapping file decoded."""
-    options: dict[str, Any] = {
-        "fmt": data["format"],
-        "system": data["system"].strip(),
-        "source_model": data["source_model"].strip(),
-        "verifier": data["verifier"].strip(),
-        "domain": data["domain"].strip(),
-        "update": data["update"],
-    }
-    mapping = data.get("mapping")
-    if mapping:
-        options["mapping"] = decode(mapping.read(), mapping.name)
-        options["mapping_file"] = mapping.name
-    return options
-
-
 def import_data(
     *,
     project: Project,
     user: User,
-    options: dict[str, Any],
+    options: ImportOptions,
     upload: UploadedFile | None = None,
     text: str = "",
     filename: str = "upload.jsonl",
@@ -87,7 +69,7 @@ def import_data(
     """Import an upload (or text): at once, or as a background job when the upload is
     large (`IMPORT_BACKGROUND_MB`). ImportFailed says what is wrong, with file and line.
     A release (format `release`, a zip) imports at once into a new project."""
-    if options.get("fmt") in ARCHIVE_FORMATS:
+    if options.archive:
         return _import_release(project, user, upload)
     if upload is not None and is_large(upload):
         check_upload_size(upload)
@@ -97,8 +79,10 @@ def import_data(
         webhooks.import_finished(project.pk, job_id=None, status="finished", summary=summary)
 
     if upload is None:
-        return import_file(project=project, text=text, file=filename, before_commit=told, **options)
-    return import_upload(project=project, upload=upload, before_commit=told, **options)
+        return import_file(
+            project=project, text=text, file=filename, options=options, before_commit=told
+        )
+    return import_upload(project=project, upload=upload, options=options, before_commit=told)
 
 
 def _import_release(project: Project, user: User, upload: UploadedFile | None) -> LoadSummary:

@@ -15,17 +15,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..formats import IMPORT_CHOICES
 from ..import_jobs import fail_if_abandoned
-from ..ingest import FORMATS, ImportFailed, preview_file, preview_upload
+from ..import_options import ImportOptions, ImportOptionsError
+from ..ingest import ImportFailed, preview_file, preview_upload
 from ..models import Document, ImportJob
-from ..operations import import_data, import_options
+from ..operations import import_data
 from .common import ERRORS, PAGE_PARAMS, READ_ERRORS, researcher_project, user_of, valid
 from .errors import import_error, page_of, paginated
 
 # --- documents, systems, items -----------------------------------------------------
 
 
-IMPORT_FORMATS = ["auto", *FORMATS]
+IMPORT_FORMATS = list(IMPORT_CHOICES)  # the formats registry's (annotation/formats.py)
 
 
 class DocumentListApi(APIView):
@@ -98,6 +100,12 @@ class DocumentImportApi(APIView):
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if not attrs.get("file") and not attrs.get("content"):
                 raise serializers.ValidationError({"file": "Send a file or the content."})
+            try:
+                attrs["options"] = ImportOptions.from_data(attrs)
+            except ImportOptionsError as e:
+                raise serializers.ValidationError(
+                    {e.field: e.message}, code="invalid_option"
+                ) from None
             return attrs
 
     @extend_schema_serializer(component_name="DocumentImport")
@@ -130,7 +138,7 @@ class DocumentImportApi(APIView):
             summary = import_data(
                 project=project,
                 user=user_of(request),
-                options=import_options(data),
+                options=data["options"],
                 upload=data.get("file"),
                 text=data.get("content", ""),
                 filename=data["filename"],
@@ -146,12 +154,12 @@ class DocumentImportApi(APIView):
 
 def _dry_run(data: dict[str, Any]) -> Response:
     try:
-        options = import_options(data)  # ImportFailed: a mapping file that is not UTF-8
-        options.pop("update")
         if data.get("file"):
-            preview = preview_upload(upload=data["file"], **options)
+            preview = preview_upload(upload=data["file"], options=data["options"])
         else:
-            preview = preview_file(text=data["content"], file=data["filename"], **options)
+            preview = preview_file(
+                text=data["content"], file=data["filename"], options=data["options"]
+            )
     except ImportFailed as e:
         raise import_error(e.errors) from None
     return Response(

@@ -166,29 +166,15 @@ class ExportApi(APIView):
             OpenApiParameter(
                 "name", OpenApiTypes.STR, OpenApiParameter.PATH, enum=sorted(formats.EXPORTS)
             ),
-            OpenApiParameter(
-                "system",
-                OpenApiTypes.STR,
-                description="veriscore.jsonl: the extractor whose claims to write "
-                "(default: the only one)",
+            *(
+                OpenApiParameter(
+                    param,
+                    OpenApiTypes.STR,
+                    enum=kinds.names() if param == "kind" else None,
+                    description=formats.param_help(param),
+                )
+                for param in formats.PARAMS  # the writers' parameters (annotation/formats.py)
             ),
-            OpenApiParameter(
-                "kind",
-                OpenApiTypes.STR,
-                enum=kinds.names(),
-                description="answers.csv: only this kind",
-            ),
-            OpenApiParameter(
-                "source",
-                OpenApiTypes.STR,
-                description="felm.jsonl / factscore.jsonl: the labels, 'gold' (the "
-                "annotators'; the default once there is a gold label, a 400 naming the "
-                "sources before) or a reference system, e.g. felm-labels",
-            ),
-            OpenApiParameter(
-                "verifier", OpenApiTypes.STR, description="veriscore.jsonl / safe.json"
-            ),
-            OpenApiParameter("source_model", OpenApiTypes.STR, description="only this model"),
         ],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,

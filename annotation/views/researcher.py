@@ -15,7 +15,6 @@ from django.views.decorators.http import require_POST
 
 from .. import exports, kinds, operations
 from ..forms import (
-    ImportForm,
     InstructionsForm,
     MemberForm,
     PipelineRunForm,
@@ -23,10 +22,11 @@ from ..forms import (
     ProjectSettingsForm,
 )
 from ..import_jobs import fail_if_abandoned
+from ..import_options import ImportForm
 from ..ingest import ImportFailed, preview_upload
 from ..members import CREATE_PROJECTS, MemberError, add_member
 from ..models import Assignment, ImportJob, Item, Membership, PipelineRun, Project
-from ..operations import import_data, import_options
+from ..operations import import_data
 from .common import HtmxRequest, project_for_researcher
 
 
@@ -173,19 +173,14 @@ def project_import(request: HtmxRequest, project_id: int) -> HttpResponse:
     preview = None
     if request.method == "POST" and form.is_valid() and form.cleaned_data["dry_run"]:
         try:
-            preview = preview_upload(
-                upload=form.cleaned_data["file"], **import_options(form.cleaned_data)
-            )
+            preview = preview_upload(upload=form.cleaned_data["file"], options=form.options())
         except ImportFailed as e:
             errors = [str(err) for err in e.errors]
     elif request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
             result = import_data(
-                project=project,
-                user=request.user,
-                upload=upload,
-                options=import_options(form.cleaned_data),
+                project=project, user=request.user, upload=upload, options=form.options()
             )
         except ImportFailed as e:
             errors = [str(err) for err in e.errors]

@@ -10,6 +10,7 @@ from typing import Any
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.import_jobs import clean_uploads, start_import
+from annotation.import_options import ImportOptions
 from annotation.models import ImportJob, Project
 
 
@@ -36,7 +37,7 @@ def test_uploads_left_by_a_killed_worker_are_removed_on_the_next_import(
         project=alpha,
         user=None,
         upload=SimpleUploadedFile("next.jsonl", b"{}\n"),
-        options={},
+        options=ImportOptions(),
     )
     assert not finished.exists() and not failed.exists() and not orphan.exists()
     assert not killed.exists()

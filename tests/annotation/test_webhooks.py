@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from annotation import operations, tasks, webhooks
 from annotation.hiring import Invite
+from annotation.import_options import ImportOptions
 from annotation.models import (
     Assignment,
     Item,
@@ -283,7 +284,7 @@ def test_pipeline_runs_and_imports_tell_when_they_finish(
     run = tasks.replay_run(project=alpha, results=[], config={"model": "m"})
     assert run.status == PipelineRun.FINISHED
     text = "\n".join(json.dumps({"id": f"w{i}", "response": f"R {i}."}) for i in range(3))
-    operations.import_data(project=alpha, user=users["alice"], options={"fmt": "auto"}, text=text)
+    operations.import_data(project=alpha, user=users["alice"], options=ImportOptions(), text=text)
     told = {d.event: d.payload["data"] for d in WebhookDelivery.objects.all()}
     assert told["pipeline_run.finished"] == {
         "run": run.pk,

@@ -8,8 +8,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from ... import formats, kinds
 from ._project import find_project
 
-OPTIONS = ("source", "system", "verifier", "source_model", "kind")
-
 
 class Command(BaseCommand):
     help = (
@@ -19,28 +17,27 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project id or name")
-        parser.add_argument("--format", required=True, choices=formats.EXPORTS)
         parser.add_argument(
-            "--source",
-            default="",
-            help="felm.jsonl / factscore.jsonl: 'gold' (the default once annotators gave "
-            "gold labels) or a reference system, e.g. felm-labels",
+            "--format",
+            required=True,
+            choices=list(formats.EXPORTS),
+            help="; ".join(f"{n}: {f.description}" for n, f in formats.EXPORTS.items()),
         )
-        parser.add_argument(
-            "--system",
-            default="",
-            help="the extractor whose claims to write (default: the only one)",
-        )
-        parser.add_argument("--verifier", default="", help="veriscore.jsonl / safe.json: labels")
-        parser.add_argument("--source-model", default="", help="only this model's documents")
-        parser.add_argument("--kind", default="", choices=("", *kinds.names()), help="answers.csv")
+        for param in formats.PARAMS:  # the writers' parameters, as the API's
+            choices = ("", *kinds.names()) if param == "kind" else None
+            parser.add_argument(
+                f"--{param.replace('_', '-')}",
+                default="",
+                choices=choices,
+                help=formats.param_help(param),
+            )
         parser.add_argument("--output", type=Path, help="the file to write (default: stdout)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         project = find_project(opts["project"])
         try:
             text, _ = formats.export(
-                project, opts["format"], params={k: opts[k] for k in OPTIONS if opts[k]}
+                project, opts["format"], params={k: opts[k] for k in formats.PARAMS if opts[k]}
             )
         except ValueError as e:
             raise CommandError(f"{opts['format']}: {e}", returncode=2) from e

@@ -6,21 +6,28 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from pipeline.dataformats import ARCHIVE_FORMATS
-
-from ...ingest import FORMATS, ImportFailed, import_file, preview_file
+from ...formats import FORMATS, IMPORT_CHOICES
+from ...import_options import ImportOptions, ImportOptionsError
+from ...ingest import ImportFailed, import_file, preview_file
 from ...models import Project
 from ...release.load import import_release
 from ._project import find_project
 
 
 class Command(BaseCommand):
-    help = "Import a JSONL file (canonical, VeriScore, FActScore labelled, FELM) into a project."
+    help = "Import a file into a project, in one of the formats the platform reads: " + ", ".join(
+        IMPORT_CHOICES[1:]
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project id or name")
         parser.add_argument("file", type=Path)
-        parser.add_argument("--format", default="auto", choices=("auto", *FORMATS))
+        parser.add_argument(
+            "--format",
+            default="auto",
+            choices=IMPORT_CHOICES,
+            help="; ".join(f"{n}: {FORMATS[n].description}" for n in IMPORT_CHOICES[1:]),
+        )
         parser.add_argument("--system", default="", help="system name for VeriScore claim files")
         parser.add_argument("--source-model", default="", help="model that wrote the responses")
         parser.add_argument(
@@ -63,32 +70,40 @@ class Command(BaseCommand):
             raise CommandError(str(e), returncode=2) from e
         self.stdout.write(self.style.SUCCESS(f"{path}: {summary}"))
 
-    def handle(self, *args: Any, **opts: Any) -> None:
-        project = find_project(opts["project"])
-        path: Path = opts["file"]
-        if opts["format"] in ARCHIVE_FORMATS:
-            self._release(project, path, dry_run=opts["dry_run"])
-            return
-        if not path.is_file():
-            raise CommandError(f"{path}: cannot read the file (no such file).")
+    def _options(self, opts: dict[str, Any]) -> ImportOptions:
+        """The import's options; a bad value exits with status 2 naming the option."""
         mapping = ""
         if opts["mapping"]:
             try:
                 mapping = opts["mapping"].read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as e:
                 raise CommandError(f"{opts['mapping']}: cannot read the mapping ({e}).") from e
-        options = {
-            "fmt": opts["format"],
-            "system": opts["system"],
-            "source_model": opts["source_model"],
-            "verifier": opts["verifier"],
-            "domain": opts["domain"],
-            "mapping": mapping,
-            "mapping_file": str(opts["mapping"] or ""),
-        }
+        try:
+            return ImportOptions(
+                fmt=opts["format"],
+                system=opts["system"],
+                source_model=opts["source_model"],
+                verifier=opts["verifier"],
+                domain=opts["domain"],
+                update=opts["update"],
+                mapping=mapping,
+                mapping_file=str(opts["mapping"] or "mapping"),
+            )
+        except ImportOptionsError as e:
+            raise CommandError(f"--{e.field.replace('_', '-')}: {e.message}", returncode=2) from e
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        project = find_project(opts["project"])
+        path: Path = opts["file"]
+        options = self._options(opts)
+        if options.archive:
+            self._release(project, path, dry_run=opts["dry_run"])
+            return
+        if not path.is_file():
+            raise CommandError(f"{path}: cannot read the file (no such file).")
         if opts["dry_run"]:
             try:
-                preview = preview_file(path=path, file=str(path), **options)
+                preview = preview_file(path=path, file=str(path), options=options)
             except ImportFailed as e:
                 raise CommandError(str(e), returncode=2) from e
             self.stdout.write(f"{path}: {preview}")
@@ -115,9 +130,8 @@ class Command(BaseCommand):
                 project=project,
                 path=path,
                 file=str(path),
-                update=opts["update"],
+                options=options,
                 progress=progress,
-                **options,
             )
         except ImportFailed as e:
             raise CommandError(str(e), returncode=2) from e
