@@ -23,9 +23,11 @@ from ..answers import collector_paused
 from ..models import Project
 from . import card, tables
 from .croissant import croissant
-from .options import FREE_TEXT, ReleaseOptions
+from .options import FREE_TEXT, ReleaseOptions, project_options
 from .schema import TABLES, TableSpec
-from .study import available_licences, read_study
+from .stated import FILE as STUDY_FILE
+from .stated import study_json
+from .study import Study, available_licences, read_study
 
 BATCH = 50_000
 ENCODER = json.JSONEncoder(ensure_ascii=False)  # one for every row (json.dumps makes one each)
@@ -103,11 +105,21 @@ def check_free_text(project: Project, options: ReleaseOptions) -> None:
             )
 
 
-def _prepare(out: Path) -> None:
+def _prepare(out: Path) -> Path:
+    """A new folder beside `out` to build in (moved to `out` once whole)."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ReleaseRefused(f"{out} exists and is not an empty folder")
-    (out / "data").mkdir(parents=True, exist_ok=True)
-    (out / "jsonl").mkdir(exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    (work / "data").mkdir()
+    (work / "jsonl").mkdir()
+    return work
+
+
+def _move_into_place(work: Path, out: Path) -> None:
+    if out.is_dir():
+        out.rmdir()  # empty (checked by _prepare); refused if something was put there since
+    work.rename(out)
 
 
 def _licences(out: Path, names: tuple[str, ...]) -> list[str]:
@@ -121,6 +133,19 @@ def _licences(out: Path, names: tuple[str, ...]) -> list[str]:
     return copied
 
 
+def release_options(
+    project: Project, options: ReleaseOptions | None = None, study: Study | None = None
+) -> ReleaseOptions:
+    """The options a release is built with, checked (`ReleaseRefused`): empty free-text
+    parts filled from the project; none given, the project's (`project_options`)."""
+    study = study or read_study(project)
+    if options is None:
+        options = project_options(project, study)
+    options = options.with_defaults(project, study)
+    check_free_text(project, options)
+    return options
+
+
 @collector_paused()
 def build_release(
     project: Project,
@@ -130,11 +155,30 @@ def build_release(
     progress: Progress | None = None,
     make_zip: bool = False,
 ) -> Release:
-    """Write the release of `project` into the folder `out` (new or empty)."""
+    """Write the release of `project` into the folder `out` (new or empty). It is built in
+    a folder beside `out` and moved to `out` when whole: a build that fails leaves nothing
+    at `out` (its partial folder is removed)."""
     study = read_study(project)
-    options = (options or ReleaseOptions()).with_defaults(project, study)
-    check_free_text(project, options)
-    _prepare(out)
+    options = release_options(project, options, study)
+    work = _prepare(out)
+    try:
+        rows = _write(project, work, options, study, progress)
+        _move_into_place(work, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    release = Release(out, rows)
+    if make_zip:
+        release.zip = zip_folder(out, out.with_suffix(".zip"))
+    return release
+
+
+def _write(
+    project: Project,
+    out: Path,
+    options: ReleaseOptions,
+    study: Study,
+    progress: Progress | None,
+) -> dict[str, int]:
     ids = tables.ReleaseIds(project)
     sections = tables.report_sections(project, bootstrap=options.bootstrap)
     readers = {
@@ -149,13 +193,12 @@ def build_release(
     licences = _licences(out, options.source_licences)
     text = card.body(study, options, rows, sections, method, licences)
     (out / "README.md").write_text(card.card_text(card.header(options, rows), text), "utf-8")
+    stated = json.dumps(study_json(study, options, method), indent=1, ensure_ascii=False)
+    (out / STUDY_FILE).write_text(stated + "\n", "utf-8")
     published = timezone.now().date().isoformat()
     meta = croissant(out, study, options, method, published)
     (out / "croissant.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False), "utf-8")
-    release = Release(out, rows)
-    if make_zip:
-        release.zip = zip_folder(out, out.with_suffix(".zip"))
-    return release
+    return rows
 
 
 def release_zip(project: Project, options: ReleaseOptions) -> tuple[BinaryIO, str]:
