@@ -1,6 +1,7 @@
 """Build a release folder (and a zip): each table written as it is read, a batch of rows
-at a time, to Parquet and JSON lines; then the card, the Croissant file and the source
-data's licence files."""
+at a time, to Parquet and JSON lines; then the source data's licence files, the card,
+study.json and the Croissant file. Built in a folder beside the target, moved into place
+when whole."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -199,16 +200,6 @@ def _write(
     meta = croissant(out, study, options, method, published)
     (out / "croissant.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False), "utf-8")
     return rows
-
-
-def release_zip(project: Project, options: ReleaseOptions) -> tuple[BinaryIO, str]:
-    """The zip of a release built in a temporary folder, open for reading (the folder is
-    gone once it is open), with its file name."""
-    name = f"project-{project.pk}-release"
-    with tempfile.TemporaryDirectory(prefix="release-") as tmp:
-        built = build_release(project, Path(tmp) / name, options, make_zip=True)
-        assert built.zip is not None
-        return open(built.zip, "rb"), f"{name}.zip"
 
 
 def zip_folder(folder: Path, target: Path) -> Path:
