@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from .. import release
 from ..models import ReleaseJob
 from ..release import jobs
-from .common import ERRORS, researcher_project
+from .common import ERRORS, researcher_project, user_of
 from .errors import ApiError, form_error
 
 
@@ -84,7 +84,7 @@ class ReleaseApi(APIView):
             raise form_error(form)
         try:
             job, created = jobs.start_release(
-                project=project, user=request.user, options=form.options()
+                project=project, user=user_of(request), options=form.options()
             )
         except release.ReleaseRefused as e:
             raise ApiError(400, "invalid", str(e)) from None

@@ -21,7 +21,6 @@ import os
 import shutil
 import tempfile
 import uuid
-from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from django.utils import timezone
 
 from ..models import Project, ReleaseJob
 from .build import ReleaseRefused, build_release, release_options
-from .options import ReleaseOptions
+from .options import ReleaseOptions, options_from_json, options_json
 from .schema import TABLES
 
 KEEP_ZIPS = 3  # finished zips kept per project
@@ -45,14 +44,6 @@ def folder() -> Path:
     path = Path(settings.VAR_DIR) / "releases"
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def options_json(options: ReleaseOptions) -> dict[str, Any]:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(options).items()}
-
-
-def options_of(data: dict[str, Any]) -> ReleaseOptions:
-    return ReleaseOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
 
 
 def _key(options: dict[str, Any], version: int) -> str:
@@ -132,7 +123,7 @@ def run_release(job_id: int) -> str:
         built = build_release(
             job.project,
             work / f"project-{job.project_id}-release",
-            options_of(job.options),
+            options_from_json(job.options),
             progress=_progress(job.pk),
             make_zip=True,
         )

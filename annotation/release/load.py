@@ -172,6 +172,11 @@ def _amount(value: Any) -> Decimal | None:
     return amount if amount.is_finite() and 0 <= amount <= MAX_PAY else None
 
 
+def _object(study: dict[str, Any], name: str) -> dict[str, Any]:
+    value = study.get(name)
+    return value if isinstance(value, dict) else {}
+
+
 def _study_errors(study: dict[str, Any]) -> list[tuple[str, str]]:
     """(field, what is wrong) of a study.json's values, [] when it can be applied."""
     errors = []
@@ -182,13 +187,13 @@ def _study_errors(study: dict[str, Any]) -> list[tuple[str, str]]:
         errors.append(("instructions.version", "not a version (1, 2, ...)"))
     if study.get("gold_method") not in gold.METHODS:
         errors.append(("gold_method", f"not one of {', '.join(gold.METHODS)}"))
-    design = study.get("design") if isinstance(study.get("design"), dict) else {}
+    design = _object(study, "design")
     for name in ("pass_mark", "check_rate", "pause_below"):
         if not _share(design.get(name), optional=name != "check_rate"):
             errors.append((f"design.{name}", "not a share between 0 and 1"))
     if design.get("careless_action") not in CARELESS_ACTIONS:
         errors.append(("design.careless_action", f"not one of {CARELESS_ACTIONS}"))
-    pay = study.get("pay") if isinstance(study.get("pay"), dict) else {}
+    pay = _object(study, "pay")
     for name in ("per_item", "per_correct_check"):
         if _amount(pay.get(name)) is None:
             errors.append((f"pay.{name}", f"not an amount between 0 and {MAX_PAY}"))
@@ -207,7 +212,7 @@ def _card_errors(card: Any) -> list[tuple[str, str]]:
     data = {k: ",".join(v) if k == "languages" and isinstance(v, list) else v
             for k, v in card.items()}  # fmt: skip
     form = ReleaseForm(data, project=Project())
-    return [(f"card.{name}", " ".join(e)) for name, e in form.errors.items()]
+    return [(f"card.{name}", " ".join(str(m) for m in e)) for name, e in form.errors.items()]
 
 
 def _check_study(data: release_format.ReleaseData) -> dict[str, Any] | None:

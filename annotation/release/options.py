@@ -4,7 +4,7 @@ before the release is built)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from ..models import Project
@@ -66,12 +66,20 @@ def stated_options(project: Project) -> ReleaseOptions | None:
     """The options of the release the project was imported from (its study.json), None
     for a project of its own."""
     card = stated_facts(project).get("card")
-    if not isinstance(card, dict):
-        return None
+    return options_from_json(card) if isinstance(card, dict) else None
+
+
+def options_json(options: ReleaseOptions) -> dict[str, Any]:
+    """The options as JSON (lists for tuples): study.json's card, a release job's."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(options).items()}
+
+
+def options_from_json(data: dict[str, Any]) -> ReleaseOptions:
     known = {f.name for f in fields(ReleaseOptions)}
-    return ReleaseOptions(
-        **{k: tuple(v) if isinstance(v, list) else v for k, v in card.items() if k in known}
-    )
+    values: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known
+    }
+    return ReleaseOptions(**values)
 
 
 def project_options(project: Project, study: Study | None = None) -> ReleaseOptions:

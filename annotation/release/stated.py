@@ -16,10 +16,9 @@ defaults.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
-from .options import ReleaseOptions
+from .options import ReleaseOptions, options_json
 from .study import Study
 
 FILE = "study.json"
@@ -30,8 +29,6 @@ VERSION = 1
 def study_json(study: Study, options: ReleaseOptions, method: str) -> dict[str, Any]:
     """The content of study.json (no date: a second release of the same study states the
     same)."""
-    card = asdict(options)
-    card = {k: list(v) if isinstance(v, tuple) else v for k, v in card.items()}
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -48,7 +45,7 @@ def study_json(study: Study, options: ReleaseOptions, method: str) -> dict[str, 
             "per_correct_check": str(study.pay_per_check),
         },
         "hired": dict(sorted(study.hired.items())),
-        "card": card,
+        "card": options_json(options),
         # stated for readers; recomputed from the tables by a project imported from it
         "aggregates": {
             "annotators": study.annotators,

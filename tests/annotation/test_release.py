@@ -170,3 +170,23 @@ def test_unknown_licence_files_and_used_folders_are_refused(db: None, tmp_path: 
     with pytest.raises(ReleaseRefused, match="not an empty folder"):
         build_release(project, used, ReleaseOptions())
     assert (used / "keep.txt").read_text() == "mine"
+
+
+def test_a_build_that_fails_leaves_nothing_at_its_folder(
+    db: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build that fails after writing some tables (here the metric outputs cannot be
+    read) leaves no release, not even a partial folder beside it."""
+    from annotation.release import tables
+
+    project, _ = hired_project()
+    answer_everything(project)
+
+    def broken(*args: Any) -> Any:
+        raise OSError("disk full")
+        yield  # a generator, as the real reader
+
+    monkeypatch.setattr(tables, "metric_rows", broken)
+    with pytest.raises(OSError, match="disk full"):
+        build_release(project, tmp_path / "out", ReleaseOptions(bootstrap=0))
+    assert list(tmp_path.iterdir()) == []

@@ -228,3 +228,43 @@ def test_a_broken_release_is_refused_naming_file_and_line(
         bad = tmp_path / "bad.zip"
         bad.write_text("no zip")
         import_release(target, bad)
+
+
+def test_a_bad_study_json_is_refused_naming_its_fields(
+    users: dict[str, User], alpha: Project, tmp_path: Path
+) -> None:
+    folder = _small_release(tmp_path, users, alpha)
+    stated = json.loads((folder / "study.json").read_text())
+    stated["gold_method"] = "coin-toss"
+    stated["pay"]["per_item"] = "-1"
+    stated["design"]["check_rate"] = 7
+    stated["card"]["license"] = "all-mine"
+    stated["hired"] = {"completed": "many"}
+    (folder / "study.json").write_text(json.dumps(stated))
+    target = Project.create_with_owner(Project(name="target"), users["alice"])
+    with pytest.raises(ImportFailed) as e:
+        import_release(target, folder)
+    wrong = {(err.field, err.file.endswith("study.json")) for err in e.value.errors}
+    assert wrong == {
+        ("gold_method", True),
+        ("pay.per_item", True),
+        ("design.check_rate", True),
+        ("card.license", True),
+        ("hired", True),
+    }
+    assert not target.documents.exists() and not target.items.exists()
+    target.refresh_from_db()
+    assert target.gold_method == "majority" and not target.instructions
+
+
+def test_a_release_without_study_json_imports_with_a_warning(
+    users: dict[str, User], alpha: Project, tmp_path: Path
+) -> None:
+    """A release built before study.json was written: its tables import, and the
+    summary says what is not carried."""
+    folder = _small_release(tmp_path, users, alpha)
+    (folder / "study.json").unlink()
+    target = Project.create_with_owner(Project(name="target"), users["alice"])
+    summary = import_release(target, folder)
+    assert summary.items == alpha.items.count()
+    assert any("no study.json" in w.message for w in summary.warnings)
