@@ -1145,12 +1145,7 @@ class ReleaseJob(models.Model):
     one (a failed one can be asked for again)."""
 
     QUEUED, RUNNING, FINISHED, FAILED = "queued", "running", "finished", "failed"
-    STATUSES = [
-        (QUEUED, "Queued"),
-        (RUNNING, "Running"),
-        (FINISHED, "Finished"),
-        (FAILED, "Failed"),
-    ]
+    STATUSES = ImportJob.STATUSES  # the same four
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="release_jobs")
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")

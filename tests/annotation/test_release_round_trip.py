@@ -268,3 +268,21 @@ def test_a_release_without_study_json_imports_with_a_warning(
     summary = import_release(target, folder)
     assert summary.items == alpha.items.count()
     assert any("no study.json" in w.message for w in summary.warnings)
+
+
+def test_an_imported_projects_release_page_starts_from_the_release(
+    users: dict[str, User], alpha: Project, tmp_path: Path
+) -> None:
+    verification_study(alpha, [users["bob"], users["carol"]], n=3)
+    answer_everything(alpha)
+    options = ReleaseOptions(
+        license="mit", languages=("en", "fr"), limitations="Edited by us.", bootstrap=0
+    )
+    folder = build_release(alpha, tmp_path / "r", options).folder
+    copy = Project.create_with_owner(Project(name="copy"), users["alice"])
+    import_release(copy, folder)
+    client = Client()
+    client.force_login(users["alice"])
+    page = client.get(f"/p/{copy.pk}/release/").content.decode()
+    assert '<option value="mit" selected>' in page
+    assert 'value="en, fr"' in page and "Edited by us." in page

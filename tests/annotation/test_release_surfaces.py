@@ -24,6 +24,7 @@ from annotation.models import Membership, Project, ReleaseJob
 
 from .api_helpers import token_client
 from .release_helpers import answer_everything, verification_study
+from .test_import_scale import drain  # the task worker, in this process, until no task is left
 
 
 @pytest.fixture
@@ -46,13 +47,6 @@ def _zip_names(content: bytes) -> list[str]:
 
 def _content(response: Any) -> bytes:
     return b"".join(response.streaming_content)
-
-
-def drain() -> None:
-    """The task worker, in this process, until no task is left."""
-    call_command(
-        "db_worker", "--batch", "--no-startup-delay", "--no-reload", "--interval=0", verbosity=0
-    )
 
 
 @pytest.fixture
