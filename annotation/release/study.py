@@ -17,6 +17,7 @@ from .. import hiring, kinds
 from ..models import Assignment, ImportedStudy, Item, Membership, Project, System
 
 LICENCE_GLOB = "LICENSE*"
+CENT = Decimal("0.01")
 
 
 @dataclass
@@ -121,8 +122,9 @@ def read_study(project: Project) -> Study:
         annotators=people,
         per_item=spread,
         median_seconds=median,
-        pay_per_item=policy.pay_per_item,
-        pay_per_check=policy.pay_per_correct_check,
+        # to the cent, as the policy stores it (an unsaved policy's default is a bare 0)
+        pay_per_item=Decimal(policy.pay_per_item).quantize(CENT),
+        pay_per_check=Decimal(policy.pay_per_correct_check).quantize(CENT),
         pass_mark=policy.pass_mark if has_training else None,
         check_rate=policy.check_rate,
         pause_below=policy.pause_below,

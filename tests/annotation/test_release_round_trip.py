@@ -4,6 +4,7 @@ the same tables as the first, file for file."""
 
 from __future__ import annotations
 
+import difflib
 import io
 import json
 from decimal import Decimal
@@ -67,6 +68,15 @@ def _masked(folder: Path) -> dict[str, bytes]:
     return files
 
 
+def _diff(before: dict[str, bytes], after: dict[str, bytes], names: list[str]) -> str:
+    out = []
+    for name in names:
+        a = before[name].decode("utf-8", "replace").splitlines()
+        b = after[name].decode("utf-8", "replace").splitlines()
+        out += [name, *difflib.unified_diff(a, b, lineterm="", n=1)][:40]
+    return "\n".join(out)
+
+
 def _round_trip(project: Project, tmp_path: Path, options: ReleaseOptions) -> Project:
     """Release `project`, import the zip into a new project, release that with its own
     defaults (the options the release states), and compare every file."""
@@ -82,8 +92,8 @@ def _round_trip(project: Project, tmp_path: Path, options: ReleaseOptions) -> Pr
     before, after = _masked(tmp_path / "first"), _masked(tmp_path / "again")
     assert sorted(after) == sorted(before)
     assert {"README.md", "croissant.json", "study.json"} <= set(before)
-    for name, data in before.items():
-        assert after[name] == data, name
+    differ = [name for name, data in before.items() if after[name] != data]
+    assert not differ, _diff(before, after, differ)
     return copy
 
 
@@ -95,7 +105,7 @@ def test_a_release_imports_back_and_releases_the_same(demo: Project, tmp_path: P
         bootstrap=100,
         license="cc-by-sa-4.0",
         languages=("en", "de"),
-        limitations="Edited by the researcher: few annotators.",
+        limitations="Edited by hand: few annotators, one week.",
         citation="@misc{demo, title={Demo}}",
         source_licences=("demo/LICENSE.factscore.MIT.txt",),
     )
