@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
+from django.db import IntegrityError, transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -231,3 +232,13 @@ def test_the_command_writes_the_folder_and_the_zip(study: Project, tmp_path: Pat
     assert meta["license"] == "cc-by-nc-4.0"
     with pytest.raises(CommandError, match="not an empty folder"):
         call_command("release_dataset", str(study.pk), str(tmp_path / "rel"), stderr=io.StringIO())
+
+
+def test_the_database_holds_one_unfailed_build_per_key(alpha: Project) -> None:
+    """Two requests for the same build at the same moment both miss the other's job: the
+    unique constraint lets one in, and `start_release` returns it to the other."""
+    ReleaseJob.objects.create(project=alpha, key="k")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ReleaseJob.objects.create(project=alpha, key="k", status=ReleaseJob.RUNNING)
+    ReleaseJob.objects.filter(project=alpha).update(status=ReleaseJob.FAILED)
+    ReleaseJob.objects.create(project=alpha, key="k")  # a failed one can be asked for again
