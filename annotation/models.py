@@ -1150,7 +1150,7 @@ class ReleaseJob(models.Model):
     project = models.ForeignKey(Project, models.CASCADE, related_name="release_jobs")
     created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
     options = models.JSONField(default=dict)  # ReleaseOptions as JSON
-    data_version = models.PositiveBigIntegerField(default=0)  # the project's, when asked
+    data_version = models.PositiveBigIntegerField(default=0)  # asked for; then the one built
     key = models.CharField(max_length=64)  # sha256 of the options and the data version
     status = models.CharField(max_length=20, choices=STATUSES, default=QUEUED)
     phase = models.CharField(max_length=40, blank=True)  # the table being written, zip

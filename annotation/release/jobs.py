@@ -32,7 +32,7 @@ from django.tasks import task
 from django.utils import timezone
 
 from ..models import Project, ReleaseJob
-from .build import ReleaseRefused, build_release, release_options
+from .build import Progress, ReleaseRefused, build_release, release_options
 from .options import ReleaseOptions, options_from_json, options_json
 from .schema import TABLES
 
@@ -91,7 +91,7 @@ def start_release(
     return job, True
 
 
-def _progress(job_id: int) -> Any:
+def _progress(job_id: int) -> Progress:
     def progress(table: str, rows: int) -> None:
         ReleaseJob.objects.filter(pk=job_id).update(
             phase=table,
@@ -114,6 +114,8 @@ def run_release(job_id: int) -> str:
     if not started:
         return "skipped"  # another worker has it, or it is over
     job = ReleaseJob.objects.select_related("project").get(pk=job_id)
+    # the data version the release holds (a write since the request: the newer data)
+    ReleaseJob.objects.filter(pk=job_id).update(data_version=job.project.data_version)
     work: Path | None = None
     try:
         if job.project.deleted_at is not None:
