@@ -148,6 +148,17 @@ class ImportJobAdmin(admin.ModelAdmin):
     list_filter = ["status", "project"]
 
 
+@admin.register(models.ReleaseJob)
+class ReleaseJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "status", "phase", "data_version", "created_at"]
+    list_filter = ["status", "project"]
+
+
+@admin.register(models.ImportedStudy)
+class ImportedStudyAdmin(admin.ModelAdmin):
+    list_display = ["project", "created_at"]
+
+
 @admin.register(models.Adjudication)
 class AdjudicationAdmin(admin.ModelAdmin):
     list_display = ["item", "unit", "field", "value", "by", "created_at"]

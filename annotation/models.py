@@ -1127,6 +1127,56 @@ class ImportJob(models.Model):
         return self.status in (self.FINISHED, self.FAILED)
 
 
+class ImportedStudy(models.Model):
+    """What a release said of its study (its study.json), kept by the project imported
+    from it (annotation/release/load.py): the card's parts the researcher wrote and the
+    facts the project cannot recompute (who was hired, by outcome: counts only, no
+    person). A release of this project states them again (annotation/release/stated.py)."""
+
+    project = models.OneToOneField(Project, models.CASCADE, related_name="imported_study")
+    facts = models.JSONField(default=dict)  # study.json as read (nothing personal)
+    created_at = models.DateTimeField(default=timezone.now)
+
+
+class ReleaseJob(models.Model):
+    """A release built by the task worker (annotation/release/jobs.py): its page and API
+    poll this row; the zip is moved into `path` once it is whole. One build per project,
+    options and data version (`key`) at a time: a second request for the same gets this
+    one (a failed one can be asked for again)."""
+
+    QUEUED, RUNNING, FINISHED, FAILED = "queued", "running", "finished", "failed"
+    STATUSES = ImportJob.STATUSES  # the same four
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="release_jobs")
+    created_by = models.ForeignKey(User, models.SET_NULL, null=True, blank=True, related_name="+")
+    options = models.JSONField(default=dict)  # ReleaseOptions as JSON
+    data_version = models.PositiveBigIntegerField(default=0)  # asked for; then the one built
+    key = models.CharField(max_length=64)  # sha256 of the options and the data version
+    status = models.CharField(max_length=20, choices=STATUSES, default=QUEUED)
+    phase = models.CharField(max_length=40, blank=True)  # the table being written, zip
+    tables_done = models.PositiveIntegerField(default=0)  # of the release's tables
+    rows = models.PositiveBigIntegerField(default=0)  # rows of the current table so far
+    path = models.CharField(max_length=1000, blank=True)  # the zip, when finished
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)  # the worker's last progress
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "key"],
+                condition=~Q(status="failed"),
+                name="one_release_build_per_version",
+            )
+        ]
+
+    @property
+    def is_over(self) -> bool:
+        return self.status in (self.FINISHED, self.FAILED)
+
+
 class AdaptiveOverlap(models.Model):
     """A project's adaptive overlap (issue 30): items of `kind` that were given `start`
     annotators get one more while their answers to the item's `field` disagree

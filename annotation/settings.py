@@ -227,6 +227,10 @@ IMPORT_BACKGROUND_MB = float(os.getenv("IMPORT_BACKGROUND_MB", "20"))
 # import, or whose import is over, was left by a killed worker: failed (the job requeued if
 # nothing was read). A running import's worker holds its upload: no timeout applies to it.
 IMPORT_WORKER_TIMEOUT = int(os.getenv("IMPORT_WORKER_TIMEOUT", "300"))
+# A release built by the task worker (release/jobs.py) whose worker reported no progress
+# for this long (seconds) was left by a killed worker: failed when the same build is asked
+# for again, which then starts anew.
+RELEASE_JOB_SECONDS = int(os.getenv("RELEASE_JOB_SECONDS", "1800"))
 
 REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with a WWW-Authenticate header.

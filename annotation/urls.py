@@ -109,6 +109,12 @@ urlpatterns = [
     ),
     path("deleted/", manage.trash, name="trash"),
     path("p/<id:project_id>/release/", release.project_release, name="project_release"),
+    path("p/<id:project_id>/release/<id:job_id>/", release.release_job, name="release_job"),
+    path(
+        "p/<id:project_id>/release/<id:job_id>/download/",
+        release.release_download,
+        name="release_download",
+    ),
     path("p/<id:project_id>/webhooks/", webhooks.webhook_list, name="webhooks"),
     path("p/<id:project_id>/webhooks/<id:hook_id>/", webhooks.webhook, name="webhook"),
     path("p/<id:project_id>/", researcher.project_detail, name="project"),

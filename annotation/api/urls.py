@@ -51,6 +51,16 @@ urlpatterns = [
         name="api_release",
     ),
     path(
+        "projects/<id:project_id>/release/<id:job_id>/",
+        release.ReleaseJobApi.as_view(),
+        name="api_release_job",
+    ),
+    path(
+        "projects/<id:project_id>/release/<id:job_id>/download/",
+        release.ReleaseDownloadApi.as_view(),
+        name="api_release_download",
+    ),
+    path(
         "projects/<id:project_id>/webhooks/",
         webhooks.WebhookListApi.as_view(),
         name="api_webhooks",

@@ -4,7 +4,9 @@ metric_outputs, agreement) in Parquet and JSON lines, a dataset card (README.md 
 Hub's YAML header) and croissant.json (Croissant 1.0 with its Responsible-AI fields).
 
 `tables.py` reads the rows (pseudonyms only), `study.py` what the card says of the study,
-`card.py` and `croissant.py` write the metadata, `build.py` the files.
+`card.py`, `stated.py` (study.json) and `croissant.py` write the metadata, `build.py` the
+files, `jobs.py` builds them on the task worker for the page and the API; `load.py`
+imports a release back.
 """
 
 from __future__ import annotations
@@ -14,11 +16,17 @@ from .build import (
     ReleaseRefused,
     build_release,
     personal_terms,
-    release_zip,
     zip_folder,
 )
 from .forms import ReleaseForm
-from .options import FREE_TEXT, LICENCES, TASK_CATEGORIES, ReleaseOptions, card_defaults
+from .options import (
+    FREE_TEXT,
+    LICENCES,
+    TASK_CATEGORIES,
+    ReleaseOptions,
+    card_defaults,
+    project_options,
+)
 from .schema import TABLES
 from .study import available_licences
 
@@ -35,6 +43,6 @@ __all__ = [
     "build_release",
     "card_defaults",
     "personal_terms",
-    "release_zip",
+    "project_options",
     "zip_folder",
 ]

@@ -1,6 +1,7 @@
 """Build a release folder (and a zip): each table written as it is read, a batch of rows
-at a time, to Parquet and JSON lines; then the card, the Croissant file and the source
-data's licence files."""
+at a time, to Parquet and JSON lines; then the source data's licence files, the card,
+study.json and the Croissant file. Built in a folder beside the target, moved into place
+when whole."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,9 +24,11 @@ from ..answers import collector_paused
 from ..models import Project
 from . import card, tables
 from .croissant import croissant
-from .options import FREE_TEXT, ReleaseOptions
+from .options import FREE_TEXT, ReleaseOptions, project_options
 from .schema import TABLES, TableSpec
-from .study import available_licences, read_study
+from .stated import FILE as STUDY_FILE
+from .stated import study_json
+from .study import Study, available_licences, read_study
 
 BATCH = 50_000
 ENCODER = json.JSONEncoder(ensure_ascii=False)  # one for every row (json.dumps makes one each)
@@ -103,11 +106,21 @@ def check_free_text(project: Project, options: ReleaseOptions) -> None:
             )
 
 
-def _prepare(out: Path) -> None:
+def _prepare(out: Path) -> Path:
+    """A new folder beside `out` to build in (moved to `out` once whole)."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ReleaseRefused(f"{out} exists and is not an empty folder")
-    (out / "data").mkdir(parents=True, exist_ok=True)
-    (out / "jsonl").mkdir(exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    (work / "data").mkdir()
+    (work / "jsonl").mkdir()
+    return work
+
+
+def _move_into_place(work: Path, out: Path) -> None:
+    if out.is_dir():
+        out.rmdir()  # empty (checked by _prepare); refused if something was put there since
+    work.rename(out)
 
 
 def _licences(out: Path, names: tuple[str, ...]) -> list[str]:
@@ -121,6 +134,19 @@ def _licences(out: Path, names: tuple[str, ...]) -> list[str]:
     return copied
 
 
+def release_options(
+    project: Project, options: ReleaseOptions | None = None, study: Study | None = None
+) -> ReleaseOptions:
+    """The options a release is built with, checked (`ReleaseRefused`): empty free-text
+    parts filled from the project; none given, the project's (`project_options`)."""
+    study = study or read_study(project)
+    if options is None:
+        options = project_options(project, study)
+    options = options.with_defaults(project, study)
+    check_free_text(project, options)
+    return options
+
+
 @collector_paused()
 def build_release(
     project: Project,
@@ -130,11 +156,30 @@ def build_release(
     progress: Progress | None = None,
     make_zip: bool = False,
 ) -> Release:
-    """Write the release of `project` into the folder `out` (new or empty)."""
+    """Write the release of `project` into the folder `out` (new or empty). It is built in
+    a folder beside `out` and moved to `out` when whole: a build that fails leaves nothing
+    at `out` (its partial folder is removed)."""
     study = read_study(project)
-    options = (options or ReleaseOptions()).with_defaults(project, study)
-    check_free_text(project, options)
-    _prepare(out)
+    options = release_options(project, options, study)
+    work = _prepare(out)
+    try:
+        rows = _write(project, work, options, study, progress)
+        _move_into_place(work, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    release = Release(out, rows)
+    if make_zip:
+        release.zip = zip_folder(out, out.with_suffix(".zip"))
+    return release
+
+
+def _write(
+    project: Project,
+    out: Path,
+    options: ReleaseOptions,
+    study: Study,
+    progress: Progress | None,
+) -> dict[str, int]:
     ids = tables.ReleaseIds(project)
     sections = tables.report_sections(project, bootstrap=options.bootstrap)
     readers = {
@@ -149,23 +194,12 @@ def build_release(
     licences = _licences(out, options.source_licences)
     text = card.body(study, options, rows, sections, method, licences)
     (out / "README.md").write_text(card.card_text(card.header(options, rows), text), "utf-8")
+    stated = json.dumps(study_json(study, options, method), indent=1, ensure_ascii=False)
+    (out / STUDY_FILE).write_text(stated + "\n", "utf-8")
     published = timezone.now().date().isoformat()
     meta = croissant(out, study, options, method, published)
     (out / "croissant.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False), "utf-8")
-    release = Release(out, rows)
-    if make_zip:
-        release.zip = zip_folder(out, out.with_suffix(".zip"))
-    return release
-
-
-def release_zip(project: Project, options: ReleaseOptions) -> tuple[BinaryIO, str]:
-    """The zip of a release built in a temporary folder, open for reading (the folder is
-    gone once it is open), with its file name."""
-    name = f"project-{project.pk}-release"
-    with tempfile.TemporaryDirectory(prefix="release-") as tmp:
-        built = build_release(project, Path(tmp) / name, options, make_zip=True)
-        assert built.zip is not None
-        return open(built.zip, "rb"), f"{name}.zip"
+    return rows
 
 
 def zip_folder(folder: Path, target: Path) -> Path:

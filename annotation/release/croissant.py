@@ -10,6 +10,7 @@ from typing import Any
 from .card import jsonl_path, parquet_path
 from .options import ReleaseOptions
 from .schema import TABLES
+from .stated import FILE as STUDY_FILE
 from .study import Study
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
@@ -142,6 +143,15 @@ def croissant(
     for t in TABLES:
         files.append(_file(folder, parquet_path(t.name), PARQUET, f"{t.name} (Parquet)"))
         files.append(_file(folder, jsonl_path(t.name), JSONL, f"{t.name} (JSON lines)"))
+    files.append(
+        _file(
+            folder,
+            STUDY_FILE,
+            "application/json",
+            "what the release states of its study: instructions, design, pay, the card's "
+            "options, the gold method (read back when the release is imported)",
+        )
+    )
     meta: dict[str, Any] = {
         "@context": CONTEXT,
         "@type": "sc:Dataset",

@@ -9,7 +9,15 @@ from typing import Any
 from django import forms
 
 from ..models import Project
-from .options import FREE_TEXT, LICENCES, MAX_TEXT, TASK_CATEGORIES, ReleaseOptions, card_defaults
+from .options import (
+    FREE_TEXT,
+    LICENCES,
+    MAX_TEXT,
+    TASK_CATEGORIES,
+    ReleaseOptions,
+    options_json,
+    project_options,
+)
 from .study import available_licences
 
 LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")  # ISO 639 with an optional region
@@ -22,6 +30,14 @@ FREE_TEXT_HELP = {
     "(left out of croissant.json when empty).",
     "citation": "How to cite the dataset (BibTeX), if you like.",
 }
+
+
+def form_initial(project: Project) -> dict[str, Any]:
+    """The form as the project's release starts: an imported project's as the release it
+    came from was built (its study.json), else the defaults and the card's parts written
+    from the project."""
+    options = project_options(project)
+    return options_json(options) | {"languages": ", ".join(options.languages)}
 
 
 class ReleaseForm(forms.Form):
@@ -47,8 +63,7 @@ class ReleaseForm(forms.Form):
     bootstrap = forms.IntegerField(min_value=0, max_value=10_000, initial=1000, required=False)
 
     def __init__(self, data: Any = None, *, project: Project) -> None:
-        initial = {} if data is not None else card_defaults(project)
-        super().__init__(data, initial=initial)
+        super().__init__(data, initial={} if data is not None else form_initial(project))
         licences = self.fields["source_licences"]
         assert isinstance(licences, forms.MultipleChoiceField)
         licences.choices = [(v, v) for v in available_licences()]

@@ -4,11 +4,11 @@ before the release is built)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from ..models import Project
-from .study import Study, kind_titles, read_study
+from .study import Study, kind_titles, read_study, stated_facts
 
 # licence ids the Hub knows (its `license:` metadata)
 LICENCES = (
@@ -62,8 +62,45 @@ class ReleaseOptions:
         return replace(self, **filled)
 
 
+def stated_options(project: Project) -> ReleaseOptions | None:
+    """The options of the release the project was imported from (its study.json), None
+    for a project of its own."""
+    card = stated_facts(project).get("card")
+    return options_from_json(card) if isinstance(card, dict) else None
+
+
+def options_json(options: ReleaseOptions) -> dict[str, Any]:
+    """The options as JSON (lists for tuples): study.json's card, a release job's."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(options).items()}
+
+
+def options_from_json(data: dict[str, Any]) -> ReleaseOptions:
+    known = {f.name for f in fields(ReleaseOptions)}
+    values: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known
+    }
+    return ReleaseOptions(**values)
+
+
+def project_options(project: Project, study: Study | None = None) -> ReleaseOptions:
+    """What a release of the project starts from: the options of the release it was
+    imported from, else the defaults; empty free-text parts written from the project."""
+    return (stated_options(project) or ReleaseOptions()).with_defaults(project, study)
+
+
 def card_defaults(project: Project, study: Study | None = None) -> dict[str, str]:
-    """The card's free-text parts as written from the project, for the researcher to edit."""
+    """The card's free-text parts as written from the project (as the release it was
+    imported from states them, for an imported project), for the researcher to edit."""
+    stated = stated_options(project)
+    if stated is not None:
+        texts = {"pretty_name": stated.pretty_name} | {n: getattr(stated, n) for n in FREE_TEXT}
+        return {k: v for k, v in texts.items() if v.strip()} | {
+            k: v for k, v in _written(project, study).items() if not texts.get(k, "").strip()
+        }
+    return _written(project, study)
+
+
+def _written(project: Project, study: Study | None) -> dict[str, str]:
     study = study or read_study(project)
     titles = kind_titles()
     made = ", ".join(

@@ -14,9 +14,10 @@ from typing import Any
 from django.conf import settings
 
 from .. import hiring, kinds
-from ..models import Assignment, Item, Membership, Project, System
+from ..models import Assignment, ImportedStudy, Item, Membership, Project, System
 
 LICENCE_GLOB = "LICENSE*"
+CENT = Decimal("0.01")
 
 
 @dataclass
@@ -61,11 +62,13 @@ def _per_item(project: Project) -> tuple[tuple[int, int, float] | None, float | 
         item__project=project, status=Assignment.SUBMITTED
     ).filter(hiring.regular())
     counts = Counter(submitted.values_list("item_id", flat=True).iterator(chunk_size=20_000))
-    seconds = [
-        s
+    # as the annotations table states them (to 0.1 s): a project imported from the release
+    # finds the same median
+    rounded = (
+        round(s, 1)
         for s in submitted.values_list("active_seconds", flat=True).iterator(chunk_size=20_000)
-        if s > 0
-    ]
+    )
+    seconds = [s for s in rounded if s > 0]
     people = submitted.values("annotator").distinct().count()
     if not counts:
         return None, None, people
@@ -85,9 +88,19 @@ def _examples(project: Project) -> list[Example]:
     ]
 
 
-def _hired(project: Project) -> dict[str, int]:
+def stated_facts(project: Project) -> dict[str, Any]:
+    """The study.json the project was imported from ({} for a project of its own)."""
+    found = ImportedStudy.objects.filter(project=project).values_list("facts", flat=True)
+    return next(iter(found), None) or {}
+
+
+def _hired(project: Project, stated: dict[str, Any]) -> dict[str, int]:
+    """People hired through invite links by outcome: the project's own hires, and those
+    the release it was imported from states (counts: an imported project has no hire)."""
     hires = hiring.Hire.objects.filter(membership__project=project, invited=True)
-    return dict(Counter(hiring.status(h) for h in hires.select_related("membership")))
+    counts = Counter(hiring.status(h) for h in hires.select_related("membership"))
+    counts.update({str(k): int(v) for k, v in (stated.get("hired") or {}).items()})
+    return dict(counts)
 
 
 def read_study(project: Project) -> Study:
@@ -109,12 +122,13 @@ def read_study(project: Project) -> Study:
         annotators=people,
         per_item=spread,
         median_seconds=median,
-        pay_per_item=policy.pay_per_item,
-        pay_per_check=policy.pay_per_correct_check,
+        # to the cent, as the policy stores it (an unsaved policy's default is a bare 0)
+        pay_per_item=Decimal(policy.pay_per_item).quantize(CENT),
+        pay_per_check=Decimal(policy.pay_per_correct_check).quantize(CENT),
         pass_mark=policy.pass_mark if has_training else None,
         check_rate=policy.check_rate,
         pause_below=policy.pause_below,
-        hired=_hired(project),
+        hired=_hired(project, stated_facts(project)),
         careless_action=policy.careless_action,
         systems=[
             {

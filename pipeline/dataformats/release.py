@@ -8,7 +8,8 @@ from `items`), each judged claim's search results from `items`, the segments fro
 version; mode, templates and label mode in their config). The items, annotations and
 gold rows are returned as read, checked for the columns a release has. A document named
 only in `metric_outputs` has no text in the release: it is made with an empty response,
-with a warning.
+with a warning. `study.json` (what the release states of its study: instructions,
+design, pay, the card's options, the gold method) is returned as read, a JSON object.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .common import (
 
 NAME = "release"
 TABLES = ("items", "annotations", "gold", "metric_outputs")
+STUDY = "study.json"
 REQUIRED = {
     "items": ("item", "kind", "role", "document", "response", "claim_system", "claim_position"),
     "annotations": ("item", "annotator", "unit", "field", "value_as_stored", "presented_swapped"),
@@ -51,6 +53,8 @@ class ReleaseData:
     annotations: list[Row]
     gold: list[Row]
     warnings: list[LineError] = field(default_factory=list)
+    study: dict[str, Any] | None = None  # study.json, None when the release has none
+    study_file: str = STUDY
 
 
 def _lines(source: Path, table: str) -> Iterator[tuple[str, int, str]]:
@@ -175,12 +179,42 @@ def _documents(items: list[Row], outputs: list[Row], warnings: list[LineError]) 
     return list(docs.values())
 
 
+def _member(source: Path, name: str) -> tuple[str, str | None]:
+    """(where, text) of a file of the release, None when it has none."""
+    if source.is_dir():
+        path = source / name
+        return str(path), path.read_text(encoding="utf-8") if path.is_file() else None
+    with zipfile.ZipFile(source) as z:
+        found = [n for n in z.namelist() if n == name or n.endswith("/" + name)]
+        if len(found) != 1:
+            return f"{source}:{name}", None
+        return f"{source}:{found[0]}", z.read(found[0]).decode("utf-8")
+
+
+def read_study(source: Path) -> tuple[str, dict[str, Any] | None]:
+    """study.json (what the release states of its study), None for a release without
+    one (built before it was written); ImportFailed when it is not a JSON object."""
+    where, text = _member(source, STUDY)
+    if text is None:
+        return where, None
+    try:
+        study = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ImportFailed([LineError(where, e.lineno, "", f"not JSON ({e.msg})")]) from e
+    if not isinstance(study, dict):
+        raise ImportFailed([LineError(where, 1, "", "not a JSON object")])
+    return where, study
+
+
 def read(source: Path) -> ReleaseData:
     """A release folder or zip, read whole; ImportFailed names the file and line."""
     items = read_table(source, "items")
     outputs = read_table(source, "metric_outputs")
     warnings: list[LineError] = []
+    study_file, study = read_study(source)
     return ReleaseData(
+        study=study,
+        study_file=study_file,
         documents=_documents(items, outputs, warnings),
         systems=_systems(outputs),
         items=items,

@@ -18,6 +18,7 @@ from annotation.models import (
     Document,
     Evidence,
     Item,
+    Membership,
     Project,
     System,
     Verdict,
@@ -91,3 +92,27 @@ def verification_study(project: Project, annotators: list[User], *, n: int = 6) 
         for user in annotators:
             Assignment.objects.create(item=item, annotator=user, position=position)
     return items
+
+
+def hired_project() -> tuple[Project, set[str]]:
+    """A project with a researcher and two members holding emails, and five hires with
+    Prolific-form ids, all of them with answers to verification items."""
+    owner = User.objects.create_user("quintessa-owner", email="quintessa.owner@example.org")
+    project = Project.create_with_owner(Project(name="Hired study"), owner)
+    secrets = {"quintessa-owner", "quintessa.owner@example.org"}
+    members = []
+    for i in range(2):
+        name, email = f"bartholomew{i}", f"bartholomew{i}@example.org"
+        user = User.objects.create_user(name, email=email)
+        project.add_member(user, Membership.ANNOTATOR)
+        secrets |= {name, email}
+        members.append(user)
+    for i in range(5):
+        worker = f"5f{i:02d}a1b2c3d4e5f6a7b8c9d0e{i}"  # 24 hex characters, Prolific's form
+        user = User.objects.create_user(f"prolific-{worker}")
+        membership = project.add_member(user, Membership.ANNOTATOR)
+        hiring.Hire.objects.create(membership=membership, worker_id=worker, passed_training=True)
+        secrets |= {worker, user.username}
+        members.append(user)
+    verification_study(project, members)
+    return project, secrets

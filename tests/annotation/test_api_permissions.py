@@ -115,7 +115,7 @@ def world(
 
 
 def expected_researcher(role: str) -> set[int]:
-    return {"anonymous": {401}, "alice": {200, 201}}.get(role, {404})
+    return {"anonymous": {401}, "alice": {200, 201, 202}}.get(role, {404})  # 202: enqueued
 
 
 def expected_annotator(role: str) -> set[int]:

@@ -18,10 +18,8 @@ os.environ["HF_DATASETS_OFFLINE"] = "1"
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from django.contrib.auth.models import User
 
-from annotation import hiring
-from annotation.models import Membership, Project
+from annotation.models import Project
 from annotation.release import (
     TABLES,
     ReleaseOptions,
@@ -32,7 +30,7 @@ from annotation.release import (
 )
 from annotation.release.croissant import sha256
 
-from .release_helpers import answer_everything, release_texts, verification_study
+from .release_helpers import answer_everything, hired_project, release_texts
 
 DEMO_LICENCES = ("demo/LICENSE.factscore.MIT.txt", "pipeline/LICENSE.Apache-2.0.txt")
 
@@ -134,32 +132,8 @@ def test_a_release_of_the_demo_loads_with_the_hubs_tools(
         assert len(z.namelist()) == len([p for p in folder.rglob("*") if p.is_file()])
 
 
-def _hired_project() -> tuple[Project, set[str]]:
-    """A project with a researcher and two members holding emails, and five hires with
-    Prolific-form ids, all of them with answers to verification items."""
-    owner = User.objects.create_user("quintessa-owner", email="quintessa.owner@example.org")
-    project = Project.create_with_owner(Project(name="Hired study"), owner)
-    secrets = {"quintessa-owner", "quintessa.owner@example.org"}
-    members = []
-    for i in range(2):
-        name, email = f"bartholomew{i}", f"bartholomew{i}@example.org"
-        user = User.objects.create_user(name, email=email)
-        project.add_member(user, Membership.ANNOTATOR)
-        secrets |= {name, email}
-        members.append(user)
-    for i in range(5):
-        worker = f"5f{i:02d}a1b2c3d4e5f6a7b8c9d0e{i}"  # 24 hex characters, Prolific's form
-        user = User.objects.create_user(f"prolific-{worker}")
-        membership = project.add_member(user, Membership.ANNOTATOR)
-        hiring.Hire.objects.create(membership=membership, worker_id=worker, passed_training=True)
-        secrets |= {worker, user.username}
-        members.append(user)
-    verification_study(project, members)
-    return project, secrets
-
-
 def test_nothing_personal_in_any_file(db: None, tmp_path: Path) -> None:
-    project, secrets = _hired_project()
+    project, secrets = hired_project()
     assert {s for s in secrets if len(s) >= 6} <= personal_terms(project)
     assert answer_everything(project) == 6 * 7
     release = build_release(project, tmp_path / "r", ReleaseOptions(bootstrap=50), make_zip=True)
@@ -175,7 +149,7 @@ def test_nothing_personal_in_any_file(db: None, tmp_path: Path) -> None:
 
 
 def test_free_text_naming_a_member_is_refused(db: None, tmp_path: Path) -> None:
-    project, _ = _hired_project()
+    project, _ = hired_project()
     for part in ("summary", "limitations", "source_data", "demographics", "citation"):
         named: dict[str, Any] = {part: "thanks to Bartholomew1"}
         with pytest.raises(ReleaseRefused, match="nothing personal"):
@@ -184,7 +158,7 @@ def test_free_text_naming_a_member_is_refused(db: None, tmp_path: Path) -> None:
 
 
 def test_unknown_licence_files_and_used_folders_are_refused(db: None, tmp_path: Path) -> None:
-    project, _ = _hired_project()
+    project, _ = hired_project()
     assert "demo/LICENSE.factscore.MIT.txt" in available_licences()
     with pytest.raises(ReleaseRefused, match="unknown licence file"):
         build_release(
@@ -196,3 +170,23 @@ def test_unknown_licence_files_and_used_folders_are_refused(db: None, tmp_path: 
     with pytest.raises(ReleaseRefused, match="not an empty folder"):
         build_release(project, used, ReleaseOptions())
     assert (used / "keep.txt").read_text() == "mine"
+
+
+def test_a_build_that_fails_leaves_nothing_at_its_folder(
+    db: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build that fails after writing some tables (here the metric outputs cannot be
+    read) leaves no release, not even a partial folder beside it."""
+    from annotation.release import tables
+
+    project, _ = hired_project()
+    answer_everything(project)
+
+    def broken(*args: Any) -> Any:
+        raise OSError("disk full")
+        yield  # a generator, as the real reader
+
+    monkeypatch.setattr(tables, "metric_rows", broken)
+    with pytest.raises(OSError, match="disk full"):
+        build_release(project, tmp_path / "out", ReleaseOptions(bootstrap=0))
+    assert list(tmp_path.iterdir()) == []

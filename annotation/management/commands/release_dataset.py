@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,12 @@ class Command(BaseCommand):
         parser.add_argument("project", help="project id or name")
         parser.add_argument("out", type=Path, help="the release folder (new, or empty)")
         parser.add_argument("--zip", action="store_true", help="also write OUT.zip")
-        parser.add_argument("--license", default="cc-by-4.0", choices=release.LICENCES)
+        parser.add_argument(
+            "--license",
+            choices=release.LICENCES,
+            help="default: cc-by-4.0, or the licence of the release the project was imported "
+            "from (as every option not given: study.json's)",
+        )
         parser.add_argument(
             "--language", action="append", help="the data's language (repeat; default: en)"
         )
@@ -34,11 +40,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--source-licence",
             action="append",
-            default=[],
             choices=release.available_licences(),
             help="a licence file of the source data under fixtures/, copied into LICENSES/",
         )
-        parser.add_argument("--pretty-name", default="", help="the dataset's title")
+        parser.add_argument("--pretty-name", help="the dataset's title")
         for name in release.FREE_TEXT:
             parser.add_argument(
                 f"--{name.replace('_', '-')}-file",
@@ -46,28 +51,32 @@ class Command(BaseCommand):
                 help=f"the card's {name.replace('_', ' ')} from this file (default: written "
                 "from the project)",
             )
-        parser.add_argument("--bootstrap", type=int, default=1000, help="resamples (0-10000)")
+        parser.add_argument("--bootstrap", type=int, help="resamples (0-10000; default 1000)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         project = find_project(opts["project"])
-        if not 0 <= opts["bootstrap"] <= 10_000:
+        if opts["bootstrap"] is not None and not 0 <= opts["bootstrap"] <= 10_000:
             raise CommandError("--bootstrap must be between 0 and 10000", returncode=2)
-        texts = {}
+        given: dict[str, Any] = {}
         for name in release.FREE_TEXT:
             path = opts[f"{name}_file"]
             try:
-                texts[name] = path.read_text(encoding="utf-8") if path else ""
+                if path:
+                    given[name] = path.read_text(encoding="utf-8")
             except OSError as e:
                 raise CommandError(f"{path}: cannot read the file ({e}).") from e
-        options = release.ReleaseOptions(
-            license=opts["license"],
-            languages=tuple(opts["language"] or ("en",)),
-            task_categories=tuple(opts["task_category"] or ("text-classification",)),
-            pretty_name=opts["pretty_name"],
-            source_licences=tuple(opts["source_licence"]),
-            bootstrap=opts["bootstrap"],
-            **texts,
-        )
+        for name, opt in (
+            ("license", "license"),
+            ("languages", "language"),
+            ("task_categories", "task_category"),
+            ("pretty_name", "pretty_name"),
+            ("source_licences", "source_licence"),
+            ("bootstrap", "bootstrap"),
+        ):
+            if opts[opt] is not None:
+                given[name] = tuple(opts[opt]) if isinstance(opts[opt], list) else opts[opt]
+        # the project's options (an imported project's: its release's), those given instead
+        options = replace(release.project_options(project), **given)
         bars: dict[str, tqdm] = {}
 
         def progress(table: str, rows: int) -> None:
