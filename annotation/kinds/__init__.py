@@ -48,7 +48,7 @@ def _registry() -> dict[str, KindSpec]:
         missing = spec.missing_parts() + ([] if spec.name == name else [f"name {name!r}"])
         if missing:
             raise ImproperlyConfigured(
-                f"The item kind {name!r} (annotation/kinds/{name}.py) lacks: " + ", ".join(missing)
+                f"The item kind {name!r} (annotation/kinds/{name}/) lacks: " + ", ".join(missing)
             )
         specs[name] = spec
     return specs

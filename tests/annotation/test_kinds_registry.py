@@ -58,7 +58,8 @@ def offending_lines() -> list[str]:
                 p.search(line) for p in NOT_KINDS
             ):
                 found.append(f"{rel}:{n}: {line.strip()}")
-    for path in sorted((ROOT / "templates").rglob("*.html")):
+    pages = [*(ROOT / "templates").rglob("*.html"), *(ROOT / "annotation").rglob("*.html")]
+    for path in sorted(pages):
         rel = path.relative_to(ROOT).as_posix()
         for n, line in enumerate(path.read_text().splitlines(), start=1):
             if re.search(rf"kind\s*(==|!=)|[\"'](?:{NAMES})[\"']\s*(==|!=)", line):
@@ -92,7 +93,8 @@ def test_every_kind_is_registered_with_its_module() -> None:
         == ["comparison", "verification", "segment", "atomic"]
     )
     for spec in specs:
-        assert (ROOT / "templates" / spec.template).exists(), spec.template
+        # the kind's page is in its folder: annotation/kinds/<name>/templates/
+        assert (ROOT / "annotation/kinds" / spec.name / "templates" / spec.template).exists()
         assert spec.keys, f"{spec.name} lists no keyboard shortcuts"
         categorical = spec.categorical()
         assert {a.field for a in spec.agreement} <= set(categorical), spec.name
@@ -140,7 +142,7 @@ class Ranking(KindSpec):
 
 @pytest.fixture
 def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[KindSpec], None]]:
-    """Register a kind as a new one would be: a module annotation/kinds/<name>.py with its
+    """Register a kind as a new one would be: a package annotation/kinds/<name>/ with its
     SPEC, and its name in kinds/schema.py."""
 
     def register(spec: KindSpec) -> None:

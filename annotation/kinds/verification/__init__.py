@@ -12,12 +12,12 @@ from django import forms
 from django.db import transaction
 from django.db.models import Max, Model, QuerySet
 
-from ..answers import fetch
-from ..forms import AnswerForm, PolicyForm
-from ..gold import Gold
-from ..models import Claim, Evidence, Item, Project, System, Verdict, sample_claims
-from .base import ITEM, NO_TEXT, Agreement, Field, ItemInfo, KindSpec, Target, ls_choices, ls_text
-from .schema import VERIFICATION
+from ...answers import fetch
+from ...forms import AnswerForm, PolicyForm
+from ...gold import Gold
+from ...models import Claim, Evidence, Item, Project, System, Verdict, sample_claims
+from ..base import ITEM, NO_TEXT, Agreement, Field, ItemInfo, KindSpec, Target, ls_choices, ls_text
+from ..schema import VERIFICATION
 
 STANCES = ["supports", "contradicts", "inconclusive"]
 CLAIM_LABEL_NAMES = {

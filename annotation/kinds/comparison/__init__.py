@@ -12,10 +12,10 @@ from django import forms
 from django.db import transaction
 from django.db.models import Count
 
-from ..forms import AnswerForm, PolicyForm, sample_size
-from ..models import Assignment, ClaimList, Item, Project, System, sample_ids
-from .base import ITEM, Agreement, Field, ItemInfo, KindSpec, ls_choices, ls_text, ls_textarea
-from .schema import COMPARISON
+from ...forms import AnswerForm, PolicyForm, sample_size
+from ...models import Assignment, ClaimList, Item, Project, System, sample_ids
+from ..base import ITEM, Agreement, Field, ItemInfo, KindSpec, ls_choices, ls_text, ls_textarea
+from ..schema import COMPARISON
 
 # "At least a sentence": a few words ending in a full stop, or simply long enough.
 MIN_JUSTIFICATION_WORDS = 4
