@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 from xml.sax.saxutils import quoteattr
 
+from .protocols import LABEL_STUDIO_REQUIRED, PAGE_REQUIRED
+
 if TYPE_CHECKING:
     from django.db.models import Model, QuerySet
 
     from ..forms import AnswerForm, PolicyForm
     from ..gold import Gold
     from ..models import Assignment, Item, Project, Verdict
+    from .protocols import GoldKind, LabelStudioKind, PageKind, ReportKind
 
 ITEM = "item"
 NO_TEXT = "(none)"  # Label Studio wants every $variable of the config in every task
@@ -195,8 +198,11 @@ def ls_parts(name: str, parts: list[dict[str, Any]], slots: int) -> dict[str, An
 
 
 class KindSpec:
-    """One kind of item. Subclasses fill in the attributes and the methods in REQUIRED;
-    the defaults suit a kind whose answers need no translation."""
+    """One kind of item, implementing every part of protocols.py: `Kind` (name, fields),
+    `PageKind`, `LabelStudioKind`, `GoldKind`, `ReportKind`. Subclasses fill in the
+    attributes and the methods in REQUIRED (the page's and Label Studio's); the defaults
+    of the gold and report parts suit a kind whose answers need no translation and that
+    has no report sections or verdicts of its own."""
 
     name: str
     title: str  # "Verification"
@@ -224,7 +230,7 @@ class KindSpec:
 
     # What every kind has of its own: these methods (the base raises NotImplementedError)
     # and, checked by missing_parts, a name, title, template, fields, keys and view_keys.
-    REQUIRED = ("view", "form", "expected", "items_form", "label_config", "ls_task")
+    REQUIRED = PAGE_REQUIRED + LABEL_STUDIO_REQUIRED
 
     @property
     def verdict_target(self) -> type[Model] | None:
@@ -401,3 +407,12 @@ class KindSpec:
                 }
             )
         return results
+
+
+if TYPE_CHECKING:  # mypy checks that KindSpec implements every part
+    _PARTS: tuple[type[PageKind], type[LabelStudioKind], type[GoldKind], type[ReportKind]] = (
+        KindSpec,
+        KindSpec,
+        KindSpec,
+        KindSpec,
+    )

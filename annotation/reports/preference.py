@@ -7,7 +7,7 @@ from django.db.models import Exists, OuterRef
 from .. import charts, stats
 from ..answers import Answers
 from ..gold import Gold
-from ..kinds import KindSpec
+from ..kinds import ReportKind
 from ..models import Claim, Item, Project
 from .tables import Chart, Section, Table
 
@@ -15,7 +15,7 @@ from .tables import Chart, Section, Table
 
 
 def preference_section(
-    project: Project, spec: KindSpec, answers: Answers, golds: list[Gold], *, with_charts: bool
+    project: Project, spec: ReportKind, answers: Answers, golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
     pref_rows, missing_hard, both_empty = preference_rows(project, spec, answers)
     if not pref_rows:
@@ -113,7 +113,7 @@ def _preference_charts(result: stats.PreferenceReport) -> list[Chart]:
 
 
 def preference_rows(
-    project: Project, spec: KindSpec, answers: Answers
+    project: Project, spec: ReportKind, answers: Answers
 ) -> tuple[list[tuple[str, str, str, bool, int]], int, int]:
     """(domain, winner, loser, hard, winner position) per judgement between two different
     systems; how many judgements lack the "hard to decide" answer; and how many are on

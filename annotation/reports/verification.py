@@ -1,5 +1,5 @@
 """The label sections of the kinds: claim and fact label distributions, evidence
-ranks (KindSpec.report_sections)."""
+ranks (ReportKind.report_sections)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 from .. import charts
 from ..answers import Answers
 from ..gold import Gold
-from ..kinds import KindSpec
+from ..kinds import ReportKind
 from ..models import Project
 from .tables import Cell, Chart, Section, Table
 
@@ -18,7 +18,7 @@ from .tables import Cell, Chart, Section, Table
 
 
 def _label_distribution(
-    spec: KindSpec, golds: list[Gold], slug: str, title: str, what: str, tie_note: str
+    spec: ReportKind, golds: list[Gold], slug: str, title: str, what: str, tie_note: str
 ) -> Section | None:
     """How the gold values of the kind's verdict field are distributed."""
     labels = [g for g in golds if g.field == spec.verdict_field]
@@ -60,7 +60,7 @@ def _label_distribution(
 
 
 def claim_labels(
-    project: Project, spec: KindSpec, answers: Answers, golds: list[Gold], *, with_charts: bool
+    project: Project, spec: ReportKind, answers: Answers, golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
     return _label_distribution(
         spec,
@@ -74,7 +74,7 @@ def claim_labels(
 
 
 def fact_labels(
-    project: Project, spec: KindSpec, answers: Answers, golds: list[Gold], *, with_charts: bool
+    project: Project, spec: ReportKind, answers: Answers, golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
     return _label_distribution(
         spec,
@@ -87,7 +87,7 @@ def fact_labels(
 
 
 def evidence_ranks(
-    project: Project, spec: KindSpec, answers: Answers, golds: list[Gold], *, with_charts: bool
+    project: Project, spec: ReportKind, answers: Answers, golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
     # counted per (unit name, value): a 100,000-item report has 360,000 stances and a few
     # distinct unit names
