@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..forms import AnswerForm, PolicyForm
     from ..gold import Gold
     from ..models import Assignment, Item, Project, Verdict
-    from .protocols import GoldKind, LabelStudioKind, PageKind, ReportKind
+    from .protocols import GoldKind, KindSection, LabelStudioKind, PageKind, ReportKind
 
 ITEM = "item"
 NO_TEXT = "(none)"  # Label Studio wants every $variable of the config in every task
@@ -212,7 +212,9 @@ class KindSpec:
     # field -> gold value of a tie (VeriScore reads a tied claim label as inconclusive);
     # without one a tie has no gold until adjudicated.
     tie_values: Mapping[str, str] = {}
-    report_sections: tuple[str, ...] = ()  # extra sections of reports.py, by slug
+    # the kind's own report sections, by slug: their builders are in its folder's
+    # report.py, given by `report_section`
+    report_sections: tuple[str, ...] = ()
     # Verdicts of automatic systems are compared with the gold of `verdict_field`, on
     # the model `verdict_target` (Claim or Segment), at the report level `verdict_level`.
     verdict_field: str = ""
@@ -348,6 +350,10 @@ class KindSpec:
 
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]:
         return []
+
+    def report_section(self, slug: str) -> KindSection:
+        """The builder of the report section `slug`, one of `report_sections`."""
+        raise ValueError(f"the {self.name} kind has no report section {slug!r}")
 
     def reference_from(self, item: Item, verdicts: QuerySet[Verdict]) -> dict[str, str]:
         """A training or check item's reference answer ("unit.field" -> value) from the

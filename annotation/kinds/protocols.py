@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from django.db.models import Model, QuerySet
 
+    from ..answers import Answers
     from ..forms import AnswerForm, PolicyForm
     from ..gold import Gold
     from ..models import Assignment, Item, Project, Verdict
+    from ..reports.tables import Section
     from .base import Agreement, Field, ItemInfo, Target
 
 
@@ -120,6 +122,21 @@ class GoldKind(Kind, Protocol):
     def as_verdict(self, value: str | None) -> str | None: ...
 
 
+class KindSection(Protocol):
+    """The builder of a kind's own report section (in its folder's report.py): None when
+    the project has nothing to show."""
+
+    def __call__(
+        self,
+        project: Project,
+        spec: ReportKind,
+        answers: Answers,
+        golds: list[Gold],
+        *,
+        with_charts: bool,
+    ) -> Section | None: ...
+
+
 class ReportKind(Kind, Protocol):
     """The report: agreement fields, the kind's own sections, the verdicts automatic
     systems give on its units; the exports' values. All have defaults in KindSpec."""
@@ -133,6 +150,8 @@ class ReportKind(Kind, Protocol):
 
     @property
     def verdict_target(self) -> type[Model] | None: ...
+
+    def report_section(self, slug: str) -> KindSection: ...
 
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]: ...
 

@@ -97,6 +97,10 @@ def test_every_kind_is_registered_with_its_module() -> None:
         assert {a.field for a in spec.agreement} <= set(categorical), spec.name
         if spec.verdict_field:
             assert spec.verdict_field in categorical and spec.verdict_target is not None
+        # each section a kind asks for has its builder (in the kind's folder: report.py)
+        for slug in spec.report_sections:
+            builder = spec.report_section(slug)
+            assert callable(builder) and builder.__module__.startswith(type(spec).__module__)
     with pytest.raises(ValueError, match="unknown item kind 'ranking'"):
         kinds.get("ranking")
 

@@ -42,6 +42,7 @@ from ..base import (
     ls_textarea,
     unit_index,
 )
+from ..protocols import KindSection
 from ..schema import ATOMIC
 
 FACT_LABELS = (
@@ -217,6 +218,11 @@ class AtomicFacts(KindSpec):
         "labelled Supported, Not supported or Irrelevant against the document's "
         "knowledge passages or search results (FActScore)."
     )
+
+    def report_section(self, slug: str) -> KindSection:
+        from .report import fact_labels  # the report's modules load on first use
+
+        return {"fact-labels": fact_labels}[slug]
 
     @property
     def verdict_target(self) -> type[Model]:
