@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -14,7 +15,8 @@ from django.http import Http404, HttpResponse
 
 from . import hiring, kinds, safecsv
 from .gold import gold_values
-from .kinds.base import Field, ItemInfo, KindSpec
+from .kinds import ReportKind
+from .kinds.base import Field, ItemInfo
 from .models import Answer, Assignment, Item, Project, pseudonyms
 from .reports.queries import annotator_choices, assignment_filter, member_names
 from .reports.tables import Filters
@@ -206,7 +208,7 @@ def _wide_answers(
     filters: Filters,
     items: QuerySet[Item],
     item_info: dict[int, ItemInfo],
-    specs: dict[str, KindSpec],
+    specs: Mapping[str, ReportKind],
 ) -> dict[tuple[int, str, str], dict[int, str]]:
     """(item, unit, field) -> annotator -> the answer as exported (comparison choices as
     the chosen system's name), for the kinds' categorical fields."""
@@ -241,7 +243,7 @@ def _wide_keys(
     project: Project,
     item_info: dict[int, ItemInfo],
     answered: dict[tuple[int, str, str], dict[int, str]],
-    specs: dict[str, KindSpec],
+    specs: Mapping[str, ReportKind],
 ) -> list[tuple[int, str, str]]:
     """The table's rows: every (item, unit, field) the kinds expect, in item order, then
     any other answered one of these items."""

@@ -102,7 +102,7 @@ def majority_gold(codes: FieldCodes) -> GoldColumn:
     """The majority value of each distinct row (unanimous or majority), its vote share as
     confidence; a tie gives the kind's tie value (TIE_RULE) or no gold (TIE). The votes
     count in order of first answer (annotator id order) among equal counts."""
-    tie_value = kinds.get(codes.kind).tie_value(codes.field)
+    tie_value = kinds.gold(codes.kind).tie_value(codes.field)
     out = GoldColumn([], [], [], [])
     for row in codes.distinct.tolist():
         result = majority([codes.values[c] for c in row if c >= 0])
@@ -152,7 +152,7 @@ def check_answers(project: Project) -> CheckAnswers:
     )
     for item, kind, annotator, swapped, unit, fld, value in rows.order_by("pk"):
         if (item, unit, fld) in truth:
-            compared = kinds.get(kind).comparable(fld, value, swapped)
+            compared = kinds.gold(kind).comparable(fld, value, swapped)
             answers[kind, unit_type(unit), fld].append(((item, unit, fld), annotator, compared))
     return CheckAnswers(dict(answers), truth)
 
@@ -224,7 +224,7 @@ def _representatives(codes: FieldCodes, anchors: Mapping[int, int]) -> np.ndarra
 def _column(codes: FieldCodes, post: np.ndarray, rep: np.ndarray, method: str) -> GoldColumn:
     """A model's GoldColumn from its posteriors (units x values) read at each distinct
     row's representative unit; the votes as majority counts them."""
-    tie_value = kinds.get(codes.kind).tie_value(codes.field)
+    tie_value = kinds.gold(codes.kind).tie_value(codes.field)
     votes = majority_gold(codes).votes
     out = GoldColumn([], [], [], votes, method)
     for p in post[rep].tolist():

@@ -40,7 +40,7 @@ def label_config(kind: str, *, slots: int = 0, project: Project) -> str:
         "<View>"
         + ls_text("question", "Question")
         + ls_text("response", "Response")
-        + kinds.get(kind).label_config(slots, project)
+        + kinds.labelstudio(kind).label_config(slots, project)
         + "</View>"
     )
 
@@ -48,7 +48,7 @@ def label_config(kind: str, *, slots: int = 0, project: Project) -> str:
 def task_data(item: Item, *, swapped: bool = False, slots: int = 0) -> dict[str, Any]:
     """Blinded task data: what the kind lets an annotator see, never a system name or
     verdict; our item id and the presentation order in data.meta."""
-    spec = kinds.get(item.kind)
+    spec = kinds.labelstudio(item.kind)
     doc = item.document
     data: dict[str, Any] = {"question": doc.question or NO_TEXT, "response": doc.response}
     data.update(spec.ls_task(spec.view(item, swapped=swapped), slots))
@@ -76,7 +76,7 @@ def export_items(items: Iterable[Item], *, seed: int = 0) -> Export:
     if len(kinds_seen) != 1:
         raise ValueError("export items of exactly one kind per Label Studio project")
     kind = kinds_seen.pop()
-    spec = kinds.get(kind)
+    spec = kinds.labelstudio(kind)
     slots = spec.ls_slots(items)
     rng = random.Random(f"labelstudio-{seed}")
     tasks = [
@@ -91,7 +91,7 @@ def export_items(items: Iterable[Item], *, seed: int = 0) -> Export:
 
 def result_answers(results: Iterable[dict[str, Any]], *, kind: str) -> list[dict[str, str]]:
     """Label Studio `result[]` -> our long-format answers [{unit, field, value}]."""
-    spec = kinds.get(kind)
+    spec = kinds.labelstudio(kind)
     answers = []
     for r in results:
         name, value = r.get("from_name", ""), r.get("value") or {}
@@ -110,7 +110,7 @@ def result_answers(results: Iterable[dict[str, Any]], *, kind: str) -> list[dict
 
 def answers_result(answers: dict[tuple[str, str], str], *, kind: str) -> list[dict[str, Any]]:
     """Our answers -> a Label Studio `result[]` (used to pre-annotate and in tests)."""
-    return kinds.get(kind).ls_result(answers)
+    return kinds.labelstudio(kind).ls_result(answers)
 
 
 def ls_user_id(completed_by: Any) -> str:

@@ -99,10 +99,17 @@ CSP_INLINE_STYLES = {
 ROOT_URLCONF = "annotation.urls"
 WSGI_APPLICATION = "annotation.wsgi.application"
 
+# Each item kind keeps its page and scripts in its own folder (annotation/kinds/<name>/
+# templates/ and static/): the folders that exist are searched after the shared ones.
+KIND_DIRS = sorted(p for p in (BASE_DIR / "annotation" / "kinds").iterdir() if p.is_dir())
+
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [
+            BASE_DIR / "templates",
+            *(d / "templates" for d in KIND_DIRS if (d / "templates").is_dir()),
+        ],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -182,7 +189,10 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    *(d / "static" for d in KIND_DIRS if (d / "static").is_dir()),
+]
 STATIC_ROOT = Path(os.getenv("STATIC_ROOT", BASE_DIR / "staticfiles"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

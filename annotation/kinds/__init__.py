@@ -17,6 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from . import schema
 from .base import ITEM, KindSpec, unit_label, unit_type
+from .protocols import GoldKind, Kind, LabelStudioKind, PageKind, ReportKind
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -29,12 +30,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ITEM",
+    "GoldKind",
+    "Kind",
     "KindSpec",
+    "LabelStudioKind",
+    "PageKind",
+    "ReportKind",
     "all_specs",
     "answer_form",
     "categorical_fields",
     "get",
+    "gold",
+    "labelstudio",
     "names",
+    "page",
+    "report",
     "unit_label",
     "unit_type",
 ]
@@ -48,7 +58,7 @@ def _registry() -> dict[str, KindSpec]:
         missing = spec.missing_parts() + ([] if spec.name == name else [f"name {name!r}"])
         if missing:
             raise ImproperlyConfigured(
-                f"The item kind {name!r} (annotation/kinds/{name}.py) lacks: " + ", ".join(missing)
+                f"The item kind {name!r} (annotation/kinds/{name}/) lacks: " + ", ".join(missing)
             )
         specs[name] = spec
     return specs
@@ -63,6 +73,25 @@ def get(kind: str) -> KindSpec:
 
 def all_specs() -> list[KindSpec]:
     return list(_registry().values())
+
+
+# A registered kind typed as the one part a caller needs (protocols.py)
+
+
+def page(kind: str) -> PageKind:
+    return get(kind)
+
+
+def labelstudio(kind: str) -> LabelStudioKind:
+    return get(kind)
+
+
+def gold(kind: str) -> GoldKind:
+    return get(kind)
+
+
+def report(kind: str) -> ReportKind:
+    return get(kind)
 
 
 def names() -> list[str]:

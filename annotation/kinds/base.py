@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 from xml.sax.saxutils import quoteattr
 
+from .protocols import LABEL_STUDIO_REQUIRED, PAGE_REQUIRED
+
 if TYPE_CHECKING:
     from django.db.models import Model, QuerySet
 
     from ..forms import AnswerForm, PolicyForm
     from ..gold import Gold
     from ..models import Assignment, Item, Project, Verdict
+    from .protocols import GoldKind, KindSection, LabelStudioKind, PageKind, ReportKind
 
 ITEM = "item"
 NO_TEXT = "(none)"  # Label Studio wants every $variable of the config in every task
@@ -195,8 +198,11 @@ def ls_parts(name: str, parts: list[dict[str, Any]], slots: int) -> dict[str, An
 
 
 class KindSpec:
-    """One kind of item. Subclasses fill in the attributes and the methods in REQUIRED;
-    the defaults suit a kind whose answers need no translation."""
+    """One kind of item, implementing every part of protocols.py: `Kind` (name, fields),
+    `PageKind`, `LabelStudioKind`, `GoldKind`, `ReportKind`. Subclasses fill in the
+    attributes and the methods in REQUIRED (the page's and Label Studio's); the defaults
+    of the gold and report parts suit a kind whose answers need no translation and that
+    has no report sections or verdicts of its own."""
 
     name: str
     title: str  # "Verification"
@@ -206,7 +212,9 @@ class KindSpec:
     # field -> gold value of a tie (VeriScore reads a tied claim label as inconclusive);
     # without one a tie has no gold until adjudicated.
     tie_values: Mapping[str, str] = {}
-    report_sections: tuple[str, ...] = ()  # extra sections of reports.py, by slug
+    # the kind's own report sections, by slug: their builders are in its folder's
+    # report.py, given by `report_section`
+    report_sections: tuple[str, ...] = ()
     # Verdicts of automatic systems are compared with the gold of `verdict_field`, on
     # the model `verdict_target` (Claim or Segment), at the report level `verdict_level`.
     verdict_field: str = ""
@@ -224,7 +232,7 @@ class KindSpec:
 
     # What every kind has of its own: these methods (the base raises NotImplementedError)
     # and, checked by missing_parts, a name, title, template, fields, keys and view_keys.
-    REQUIRED = ("view", "form", "expected", "items_form", "label_config", "ls_task")
+    REQUIRED = PAGE_REQUIRED + LABEL_STUDIO_REQUIRED
 
     @property
     def verdict_target(self) -> type[Model] | None:
@@ -343,6 +351,10 @@ class KindSpec:
     def verdict_targets(self, project: Project, golds: list[Gold]) -> list[Target]:
         return []
 
+    def report_section(self, slug: str) -> KindSection:
+        """The builder of the report section `slug`, one of `report_sections`."""
+        raise ValueError(f"the {self.name} kind has no report section {slug!r}")
+
     def reference_from(self, item: Item, verdicts: QuerySet[Verdict]) -> dict[str, str]:
         """A training or check item's reference answer ("unit.field" -> value) from the
         verdicts of a reference system (human labels imported with the data)."""
@@ -401,3 +413,12 @@ class KindSpec:
                 }
             )
         return results
+
+
+if TYPE_CHECKING:  # mypy checks that KindSpec implements every part
+    _PARTS: tuple[type[PageKind], type[LabelStudioKind], type[GoldKind], type[ReportKind]] = (
+        KindSpec,
+        KindSpec,
+        KindSpec,
+        KindSpec,
+    )

@@ -11,7 +11,8 @@ COMPARISON = "comparison"
 VERIFICATION = "verification"
 SEGMENT = "segment"
 ATOMIC = "atomic"
-# The registered kinds, in order: each is the module of this package of the same name.
+# The registered kinds, in order: each is the folder of this package of the same name
+# (annotation/kinds/<name>/: its spec in __init__.py, its templates/ and tests/).
 NAMES = [COMPARISON, VERIFICATION, SEGMENT, ATOMIC]
 
 

@@ -34,7 +34,6 @@ from .metrics import metric_sections
 from .options import ReportOptions
 from .pipeline_scores import factscore_section, pipeline_section
 from .planning import adaptive_overlap_section, planning_section
-from .preference import preference_section
 from .quality import quality_section
 from .queries import ReportData, annotator_choices, domains_of, member_names, report_data
 from .sensitivity import sensitivity_section
@@ -55,12 +54,10 @@ from .tables import (
     table_latex,
     table_text,
 )
-from .verification import claim_labels, evidence_ranks, fact_labels
 from .verifiers import verifier_sections
 
 __all__ = [
     "DISPLAY_LIMIT",
-    "KIND_SECTIONS",
     "SECTIONS",
     "CachedReport",
     "Cell",
@@ -90,23 +87,17 @@ __all__ = [
 
 # --------------------------------------------------------------------------- sections
 
-KIND_SECTIONS = {  # the sections a kind may ask for (KindSpec.report_sections)
-    "claim-labels": claim_labels,
-    "evidence-ranks": evidence_ranks,
-    "fact-labels": fact_labels,
-    "preference": preference_section,
-}
-
 
 def kind_sections(data: ReportData) -> list[Section]:
-    """The sections each kind asks for (KindSpec.report_sections), each on its own."""
+    """The sections each kind asks for (KindSpec.report_sections; their builders are in
+    the kind's folder, KindSpec.report_section), each on its own."""
     sections: list[Section] = []
     for spec in kinds.all_specs():
         for slug in spec.report_sections:
             sections += isolated(
                 f"{slug}-{spec.name}",
                 slug.capitalize(),
-                lambda slug=slug, spec=spec: KIND_SECTIONS[slug](  # type: ignore[misc]
+                lambda slug=slug, spec=spec: spec.report_section(slug)(  # type: ignore[misc]
                     data.project,
                     spec,
                     data.answers,

@@ -13,7 +13,7 @@ from django.utils import timezone
 from .. import kinds
 from ..answers import Answers, collector_paused, fetch, read_answers
 from ..gold import Gold, GoldMethod, adjudications, golds_of, project_method
-from ..kinds import KindSpec
+from ..kinds import ReportKind
 from ..kinds.base import Target
 from ..models import Membership, Project, System, Verdict
 from .tables import Filters
@@ -113,7 +113,7 @@ class ReportData:
             self._verdicts.append(read_verdicts(self.project))
         return self._verdicts[0]
 
-    def verdict_targets(self, spec: KindSpec) -> list[Target]:
+    def verdict_targets(self, spec: ReportKind) -> list[Target]:
         """`spec.verdict_targets` of the kind's golds with a value: the claims or segments
         their labels judge, read once per report (the verifier and the score sections both
         compare verdicts with them)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import Any, NamedTuple, cast
@@ -11,7 +12,7 @@ from typing import Any, NamedTuple, cast
 from .. import kinds, stats
 from ..answers import fetch
 from ..gold import Gold
-from ..kinds import ITEM, KindSpec
+from ..kinds import ITEM, ReportKind
 from ..models import Claim, Project, Segment, validate_verifier_collapse
 from ..stats.classification import map_each
 from .queries import ReportData
@@ -121,7 +122,7 @@ def verifier_sections(data: ReportData) -> list[Section]:
     ]
 
 
-def _gold_units(data: ReportData, specs: list[KindSpec]) -> list[_Unit]:
+def _gold_units(data: ReportData, specs: Sequence[ReportKind]) -> list[_Unit]:
     """The units with a human gold label that verdicts can be compared with."""
     units: list[_Unit] = []
     for spec in specs:
@@ -161,7 +162,7 @@ def _level(units: list[_Unit]) -> _Level:
 
 def _score_system(
     scores: _Scores,
-    spec: KindSpec,
+    spec: ReportKind,
     name: str,
     kind: str,
     level_units: _Level,

@@ -58,7 +58,8 @@ def offending_lines() -> list[str]:
                 p.search(line) for p in NOT_KINDS
             ):
                 found.append(f"{rel}:{n}: {line.strip()}")
-    for path in sorted((ROOT / "templates").rglob("*.html")):
+    pages = [*(ROOT / "templates").rglob("*.html"), *(ROOT / "annotation").rglob("*.html")]
+    for path in sorted(pages):
         rel = path.relative_to(ROOT).as_posix()
         for n, line in enumerate(path.read_text().splitlines(), start=1):
             if re.search(rf"kind\s*(==|!=)|[\"'](?:{NAMES})[\"']\s*(==|!=)", line):
@@ -86,18 +87,20 @@ def test_the_scan_catches_kind_references(line: str) -> None:
 
 def test_every_kind_is_registered_with_its_module() -> None:
     specs = kinds.all_specs()
-    assert (
-        [s.name for s in specs]
-        == kinds.names()
-        == ["comparison", "verification", "segment", "atomic"]
-    )
+    assert [s.name for s in specs] == kinds.names() == schema.NAMES
+    assert kinds.names()[:4] == ["comparison", "verification", "segment", "atomic"]
     for spec in specs:
-        assert (ROOT / "templates" / spec.template).exists(), spec.template
+        # the kind's page is in its folder: annotation/kinds/<name>/templates/
+        assert (ROOT / "annotation/kinds" / spec.name / "templates" / spec.template).exists()
         assert spec.keys, f"{spec.name} lists no keyboard shortcuts"
         categorical = spec.categorical()
         assert {a.field for a in spec.agreement} <= set(categorical), spec.name
         if spec.verdict_field:
             assert spec.verdict_field in categorical and spec.verdict_target is not None
+        # each section a kind asks for has its builder (in the kind's folder: report.py)
+        for slug in spec.report_sections:
+            builder = spec.report_section(slug)
+            assert callable(builder) and builder.__module__.startswith(type(spec).__module__)
     with pytest.raises(ValueError, match="unknown item kind 'ranking'"):
         kinds.get("ranking")
 
@@ -140,7 +143,7 @@ class Ranking(KindSpec):
 
 @pytest.fixture
 def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[KindSpec], None]]:
-    """Register a kind as a new one would be: a module annotation/kinds/<name>.py with its
+    """Register a kind as a new one would be: a package annotation/kinds/<name>/ with its
     SPEC, and its name in kinds/schema.py."""
 
     def register(spec: KindSpec) -> None:

@@ -12,12 +12,13 @@ from django import forms
 from django.db import transaction
 from django.db.models import Max, Model, QuerySet
 
-from ..answers import fetch
-from ..forms import AnswerForm, PolicyForm
-from ..gold import Gold
-from ..models import Claim, Evidence, Item, Project, System, Verdict, sample_claims
-from .base import ITEM, NO_TEXT, Agreement, Field, ItemInfo, KindSpec, Target, ls_choices, ls_text
-from .schema import VERIFICATION
+from ...answers import fetch
+from ...forms import AnswerForm, PolicyForm
+from ...gold import Gold
+from ...models import Claim, Evidence, Item, Project, System, Verdict, sample_claims
+from ..base import ITEM, NO_TEXT, Agreement, Field, ItemInfo, KindSpec, Target, ls_choices, ls_text
+from ..protocols import KindSection
+from ..schema import VERIFICATION
 
 STANCES = ["supports", "contradicts", "inconclusive"]
 CLAIM_LABEL_NAMES = {
@@ -217,6 +218,11 @@ class Verification(KindSpec):
         "domain and source model; one item per claim. (VeriScore's study: 50 claims "
         "for all three annotators and 3 × 90 single, i.e. n = 320, f = 50/320, k = 3.)"
     )
+
+    def report_section(self, slug: str) -> KindSection:
+        from .report import claim_labels, evidence_ranks  # loaded on first use
+
+        return {"claim-labels": claim_labels, "evidence-ranks": evidence_ranks}[slug]
 
     @property
     def verdict_target(self) -> type[Model]:

@@ -1,5 +1,5 @@
-"""The label sections of the kinds: claim and fact label distributions, evidence
-ranks (KindSpec.report_sections)."""
+"""The verification kind's report sections (its report_sections): the claim labels'
+distribution, the stance of search results by rank."""
 
 from __future__ import annotations
 
@@ -7,62 +7,19 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from .. import charts
-from ..answers import Answers
-from ..gold import Gold
-from ..kinds import KindSpec
-from ..models import Project
-from .tables import Cell, Chart, Section, Table
-
-# --------------------------------------------------------------------------- verification
-
-
-def _label_distribution(
-    spec: KindSpec, golds: list[Gold], slug: str, title: str, what: str, tie_note: str
-) -> Section | None:
-    """How the gold values of the kind's verdict field are distributed."""
-    labels = [g for g in golds if g.field == spec.verdict_field]
-    field = spec.field(spec.verdict_field)
-    if not labels or field is None:
-        return None
-    counts = Counter(g.value for g in labels)
-    total = len(labels)
-    table_rows: list[tuple[Cell, ...]] = [
-        (name, counts.get(label, 0), 100 * counts.get(label, 0) / total)
-        for label, name in field.choices
-    ]
-    ties = counts.get(None, 0)
-    other = total - ties - sum(counts.get(label, 0) for label in field.values)
-    if other:
-        table_rows.append(("Other (adjudicated outside the label set)", other, 100 * other / total))
-    if ties:
-        table_rows.append(("Tie (no gold label until adjudicated)", ties, 100 * ties / total))
-    provenance = Counter(g.provenance for g in labels)
-    return Section(
-        slug,
-        title,
-        (
-            f"Gold label of {total} {what}: "
-            + ", ".join(f"{n} {p}" for p, n in sorted(provenance.items()))
-            + ". "
-            + tie_note,
-        ),
-        (
-            Table(
-                slug,
-                f"Distribution of the {what[:-1]} labels",
-                ("label", "count", "%"),
-                tuple(table_rows),
-                decimals=1,
-            ),
-        ),
-    )
+from ... import charts
+from ...answers import Answers
+from ...gold import Gold
+from ...models import Project
+from ...reports.labels import label_distribution
+from ...reports.tables import Chart, Section, Table
+from ..protocols import ReportKind
 
 
 def claim_labels(
-    project: Project, spec: KindSpec, answers: Answers, golds: list[Gold], *, with_charts: bool
+    project: Project, spec: ReportKind, answers: Answers, golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
-    return _label_distribution(
+    return label_distribution(
         spec,
         golds,
         "claim-labels",
@@ -73,21 +30,8 @@ def claim_labels(
     )
 
 
-def fact_labels(
-    project: Project, spec: KindSpec, answers: Answers, golds: list[Gold], *, with_charts: bool
-) -> Section | None:
-    return _label_distribution(
-        spec,
-        golds,
-        "fact-labels",
-        "Atomic fact labels (FActScore)",
-        "facts",
-        "A tie with no adjudication has no gold label and is left out.",
-    )
-
-
 def evidence_ranks(
-    project: Project, spec: KindSpec, answers: Answers, golds: list[Gold], *, with_charts: bool
+    project: Project, spec: ReportKind, answers: Answers, golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
     # counted per (unit name, value): a 100,000-item report has 360,000 stances and a few
     # distinct unit names

@@ -14,9 +14,9 @@ from django import forms
 from django.db import transaction
 from django.db.models import Count, Model, QuerySet
 
-from ..forms import AnswerForm, PolicyForm, sample_size
-from ..gold import Gold
-from ..models import (
+from ...forms import AnswerForm, PolicyForm, sample_size
+from ...gold import Gold
+from ...models import (
     Claim,
     ClaimList,
     Document,
@@ -27,7 +27,7 @@ from ..models import (
     Verdict,
     sample_ids,
 )
-from .base import (
+from ..base import (
     ITEM,
     NO_TEXT,
     Agreement,
@@ -42,7 +42,8 @@ from .base import (
     ls_textarea,
     unit_index,
 )
-from .schema import ATOMIC
+from ..protocols import KindSection
+from ..schema import ATOMIC
 
 FACT_LABELS = (
     ("supported", "Supported"),
@@ -218,6 +219,11 @@ class AtomicFacts(KindSpec):
         "knowledge passages or search results (FActScore)."
     )
 
+    def report_section(self, slug: str) -> KindSection:
+        from .report import fact_labels  # the report's modules load on first use
+
+        return {"fact-labels": fact_labels}[slug]
+
     @property
     def verdict_target(self) -> type[Model]:
         return Claim
@@ -380,7 +386,7 @@ class AtomicFacts(KindSpec):
         """Claim id -> the gold label of the fact as a verdict (supported, unsupported or
         irrelevant), like a verifier's verdict set: what FActScore-style tables read;
         `golds`: the golds of all of this kind's submitted answers, if the caller has them."""
-        from ..gold import gold_values
+        from ...gold import gold_values
 
         if golds is None:
             golds = gold_values(project, kind=self.name)

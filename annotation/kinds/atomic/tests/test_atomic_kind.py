@@ -19,10 +19,9 @@ from annotation.gold import gold_values
 from annotation.ingest import ImportFailed, import_file
 from annotation.kinds.atomic import fact_verdicts
 from annotation.models import Assignment, Document, Item, Project, System
+from tests.annotation.api_helpers import token_client
+from tests.annotation.conftest import FACT_LISTER, FACT_VERIFIER, atomic_line
 from tests.conftest import SYSTEM_A
-
-from .api_helpers import token_client
-from .conftest import FACT_LISTER, FACT_VERIFIER, atomic_line
 
 # bob and carol on the three facts of each item: they agree on facts 0 and 2
 BOB = {

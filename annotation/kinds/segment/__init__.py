@@ -13,11 +13,11 @@ from django.core.validators import URLValidator
 from django.db import transaction
 from django.db.models import Max, Model, QuerySet
 
-from ..answers import fetch
-from ..forms import AnswerForm, PolicyForm, sample_size
-from ..gold import Gold
-from ..models import DEFAULT_ERROR_TYPES, Document, Item, Project, Segment, Verdict, sample_ids
-from .base import (
+from ...answers import fetch
+from ...forms import AnswerForm, PolicyForm, sample_size
+from ...gold import Gold
+from ...models import DEFAULT_ERROR_TYPES, Document, Item, Project, Segment, Verdict, sample_ids
+from ..base import (
     ITEM,
     Agreement,
     Field,
@@ -30,7 +30,7 @@ from .base import (
     ls_textarea,
     unit_index,
 )
-from .schema import SEGMENT
+from ..schema import SEGMENT
 
 DETAILS = ("error_type", "reason", "links")  # asked when a segment is incorrect
 

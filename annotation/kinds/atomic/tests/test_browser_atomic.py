@@ -4,9 +4,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import Assignment, Item
+from tests.annotation.test_browser_verification_segments import submit_and_wait
 from tests.browser import login
-
-from .test_browser_verification_segments import submit_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -12,10 +12,11 @@ from django import forms
 from django.db import transaction
 from django.db.models import Count
 
-from ..forms import AnswerForm, PolicyForm, sample_size
-from ..models import Assignment, ClaimList, Item, Project, System, sample_ids
-from .base import ITEM, Agreement, Field, ItemInfo, KindSpec, ls_choices, ls_text, ls_textarea
-from .schema import COMPARISON
+from ...forms import AnswerForm, PolicyForm, sample_size
+from ...models import Assignment, ClaimList, Item, Project, System, sample_ids
+from ..base import ITEM, Agreement, Field, ItemInfo, KindSpec, ls_choices, ls_text, ls_textarea
+from ..protocols import KindSection
+from ..schema import COMPARISON
 
 # "At least a sentence": a few words ending in a full stop, or simply long enough.
 MIN_JUSTIFICATION_WORDS = 4
@@ -174,6 +175,11 @@ class Comparison(KindSpec):
         "item goes to one annotator, balancing the load. The paper's study is f = 1, "
         "k = all."
     )
+
+    def report_section(self, slug: str) -> KindSection:
+        from .report import preference_section  # the report's modules load on first use
+
+        return {"preference": preference_section}[slug]
 
     def categorical(self, project: Project | None = None) -> dict[str, list[str]]:
         return {"choice": SIDES, "hard": ["yes", "no"]}
