@@ -119,7 +119,6 @@ class Pairing(NamedTuple):
     what: str = "examples"
     labels: Sequence[str] | None = None
     bootstrap: tuple[Replicates, Replicates] | None = None
-    no_interval: str | None = None  # each coefficient's note when defined (why no interval)
 
 
 def correlate(
@@ -146,7 +145,7 @@ def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
     found: list[Correlation] = []
     blank = CorrelationCoefficient(None)
     defined: dict[int, list[int]] = defaultdict(list)  # points -> pairings
-    for i, (x, y, level, what, labels, _, _) in enumerate(pairings):
+    for i, (x, y, level, what, labels, _) in enumerate(pairings):
         n = len(x)
         points = tuple(
             zip(labels or [str(k) for k in range(n)], map(float, x), map(float, y), strict=True)
@@ -196,11 +195,10 @@ def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
     out = []
     for i, result in enumerate(found):
         if result.undefined_reason is None:
-            note = pairings[i].no_interval
             coefficients = []
             for name in COEFFICIENTS:
                 value, p_value = statistics[(i, name)]
-                low, high, why = intervals.get((i, name), (None, None, note))
+                low, high, why = intervals.get((i, name), (None, None, None))
                 coefficients.append(CorrelationCoefficient(value, low, high, p_value, why))
             pearson, spearman, kendall = coefficients
             result = replace(result, pearson=pearson, spearman=spearman, kendall=kendall)
@@ -264,44 +262,84 @@ PerValue = tuple[FloatArray, npt.NDArray[np.intp]]  # what _per_value gives
 def _kendall(
     w: FloatArray, a: FloatArray, b: FloatArray, known: tuple[PerValue, PerValue] | None = None
 ) -> FloatArray:
-    """Kendall's tau-b per row: a and b are (points,) shared by every row, each point
-    counted w times, or (rows, points) with w all ones (`known`: _per_value of a and b,
-    for points shared by every row, when the caller has them)."""
-    step = max(1, 2_000_000 // a.shape[-1] ** 2)
-    if a.ndim == 2 and len(a) > step:  # keep the rows x points^2 arrays small
-        return np.concatenate(
-            [
-                _kendall(w[i : i + step], a[i : i + step], b[i : i + step])
-                for i in range(0, len(a), step)
-            ]
-        )
-    if a.ndim == 2 and not (w == 1).all():
-        raise ValueError("per-row points are counted once each: w must be all ones")
-    sa = np.sign(a[..., :, None] - a[..., None, :])
-    sb = np.sign(b[..., :, None] - b[..., None, :])
+    """Kendall's tau-b per row of weights w (resamples x points) of points a and b shared
+    by every row, each point counted w times: the tau-b of the sample written out, each
+    point repeated as often as it was drawn (scipy's kendalltau on it), by Knight's
+    algorithm (Knight 1966, as scipy computes it) with weights, O(points log points) a row:
+    with the points sorted by (a, b), S = n0 - n1 - n2 + n3 - 2 D, where n0 = n (n - 1) / 2
+    pairs of the n drawn, n1 and n2 the pairs tied in a and in b, n3 in both, and D the
+    discordant pairs (`_discordant`); tau-b = S / sqrt((n0 - n1) (n0 - n2)). Every count
+    is a whole number, exact in floating point (`known`: _per_value of a and b, when the
+    caller has them)."""
+    (per_a, _), (per_b, _) = known or (_per_value(w, a), _per_value(w, b))
+    order = np.lexsort((b, a))
+    # the points' weights by (a, b), a point per row: each level gathers whole rows
+    weights = np.ascontiguousarray(w[:, order].T)
+    a, b = a[order], b[order]
+    per_point = weights.copy()  # a point given twice: its weights summed into its last copy
+    again = np.flatnonzero((a[1:] == a[:-1]) & (b[1:] == b[:-1])) + 1
+    for i in again.tolist():
+        per_point[i] += per_point[i - 1]
+        per_point[i - 1] = 0
     n = w.sum(axis=1)
-
-    def pairs(matrix: FloatArray) -> FloatArray:  # sum over ordered pairs of points, halved
-        if matrix.ndim == 2:
-            return np.asarray(0.5 * ((w @ matrix) * w).sum(axis=1), dtype=np.float64)
-        # rows x points x points: w is all ones, so each row's sum of its signs (whole
-        # numbers, exact in any order: the same value as weighting by ones, faster)
-        return np.asarray(0.5 * matrix.sum(axis=(1, 2)), dtype=np.float64)
-
-    def tied(values: FloatArray, signs: FloatArray, known: PerValue | None) -> FloatArray:
-        # Tied pairs include a point with its own copies: w (w - 1) / 2 of them. Shared
-        # points: the ordered pairs of equal values are each value's weight squared.
-        if values.ndim == 1:
-            same = 0.5 * ((known or _per_value(w, values))[0] ** 2).sum(axis=1)
-        else:
-            same = pairs((signs == 0).astype(np.float64))
-        return np.asarray(same - 0.5 * n, dtype=np.float64)
-
-    tied_a, tied_b = tied(a, sa, known and known[0]), tied(b, sb, known and known[1])
     total = n * (n - 1) / 2
-    return np.asarray(
-        pairs(sa * sb) / np.sqrt((total - tied_a) * (total - tied_b)), dtype=np.float64
-    )
+    tied_a = 0.5 * (per_a**2).sum(axis=1) - 0.5 * n  # a copy of a point with its others too
+    tied_b = 0.5 * (per_b**2).sum(axis=1) - 0.5 * n
+    tied_both = 0.5 * (per_point**2).sum(axis=0) - 0.5 * n
+    s = total - tied_a - tied_b + tied_both - 2 * _discordant(weights, b)
+    return np.asarray(s / np.sqrt((total - tied_a) * (total - tied_b)), dtype=np.float64)
+
+
+def _discordant(weights: FloatArray, b: FloatArray) -> FloatArray:
+    """Per column of `weights` (points x resamples, the points sorted by (a, b)), the
+    weighted discordant pairs: the sum over points i before j with b_i > b_j of w_i w_j
+    (a pair tied in a is never counted: sorted by b within a). Counted as a merge sort
+    would, level by level: at block size s, each point of the right half of a block of
+    2 s against the points of its left half (every pair of points meets in exactly one
+    block), the left halves' weights cumulated in order of (block, b) and read at each
+    right point's b; the same index arithmetic for every column, so each level is a few
+    numpy passes over the weights."""
+    rank = np.unique(b, return_inverse=True)[1].reshape(-1)
+    k, span = len(rank), int(rank.max(initial=0)) + 1
+    found = np.zeros(weights.shape[1])
+    position = np.arange(k)
+    size = 1
+    while size < k:
+        block = position // (2 * size)
+        right = (position // size) % 2 == 1
+        key = block * span + rank
+        left = np.flatnonzero(~right)
+        left = left[np.argsort(key[left], kind="stable")]
+        keys = key[left]
+        cumulated = np.zeros((len(left) + 1, weights.shape[1]))
+        cumulated[1:] = weights[left]
+        for i in range(2, len(cumulated)):  # np.cumsum(axis=0), which is 3-4 times slower
+            cumulated[i] += cumulated[i - 1]
+        q = np.flatnonzero(right)
+        above = np.searchsorted(keys, key[q], "right")  # the left points with a larger b
+        end = np.searchsorted(keys, (block[q] + 1) * span, "left")
+        found += (weights[q] * (cumulated[end] - cumulated[above])).sum(axis=0)
+        size *= 2
+    return found
+
+
+def _kendall_rows(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Kendall's tau-b per row of points a and b (rows x points), each point once: the
+    signs of every pair of points of a row (the system level: a few systems a row)."""
+    step = max(1, 2_000_000 // a.shape[-1] ** 2)
+    if len(a) > step:  # keep the rows x points^2 arrays small
+        return np.concatenate(
+            [_kendall_rows(a[i : i + step], b[i : i + step]) for i in range(0, len(a), step)]
+        )
+    sa = np.sign(a[:, :, None] - a[:, None, :])
+    sb = np.sign(b[:, :, None] - b[:, None, :])
+    n = a.shape[1]
+    total = n * (n - 1) / 2
+    # each row's sum of signs over ordered pairs, halved (whole numbers: exact in any order)
+    tied_a = 0.5 * (sa == 0).sum(axis=(1, 2)) - 0.5 * n
+    tied_b = 0.5 * (sb == 0).sum(axis=(1, 2)) - 0.5 * n
+    concordant = 0.5 * (sa * sb).sum(axis=(1, 2))
+    return np.asarray(concordant / np.sqrt((total - tied_a) * (total - tied_b)), dtype=np.float64)
 
 
 def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
@@ -320,7 +358,7 @@ def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
         return {
             "pearson": _pearson(w, a, b),
             "spearman": _pearson(w, ranks_a, ranks_b),
-            "kendall": _kendall(w, a, b),
+            "kendall": _kendall_rows(a, b),
         }
 
 
@@ -355,10 +393,6 @@ def _shared_spearman(w: FloatArray, known: tuple[PerValue, PerValue]) -> FloatAr
     saa = np.einsum("ij,ij,ij->i", va, da, da)
     sbb = np.einsum("ij,ij,ij->i", vb, db, db)
     return np.asarray(sab / np.sqrt(saa * sbb), dtype=np.float64)
-
-
-# Above this many distinct (x, y) points Kendall's resamples cost rows x points^2.
-MAX_KENDALL_POINTS = 1500
 
 
 class ScoreTable:
@@ -508,7 +542,7 @@ class SystemParts(NamedTuple):
 
 
 # Above this many rows x pairs of systems per scoring, Kendall's signs are not kept (a
-# byte each) but computed per pair of scorings (`_kendall`).
+# byte each) but computed per pair of scorings (`_kendall_rows`).
 MAX_KEPT_SIGNS = 4_000_000
 
 
@@ -534,8 +568,8 @@ def _system_replicates(x: SystemParts, y: SystemParts) -> Replicates:
     """`_replicates(ones, x.values, y.values)`, from each scoring's parts."""
     with np.errstate(invalid="ignore", divide="ignore"):  # constant rows give NaN
         if x.signs is None or y.signs is None or x.ties is None or y.ties is None:
-            kendall = _kendall(np.ones(x.values.shape), x.values, y.values)
-        else:  # whole numbers, exact: the same as _kendall's
+            kendall = _kendall_rows(x.values, y.values)
+        else:  # whole numbers, exact: the same as _kendall_rows'
             m = x.values.shape[1]
             total = m * (m - 1) / 2
             concordant = (x.signs * y.signs).sum(axis=1).astype(np.float64)
@@ -595,36 +629,27 @@ def example_pairing(
             return_inverse=True,
             return_counts=True,
         )
-        if len(first) <= MAX_KENDALL_POINTS:
-            by_appearance = np.argsort(first)
-            number = np.empty(len(first), dtype=np.intp)
-            number[by_appearance] = np.arange(len(first))
-            point = number[inverse.ravel()]
-            # how often each point is drawn: its responses' counts summed (whole numbers,
-            # exact; one bincount per chunk, each row's points shifted by K times its
-            # row); the observed points, each counted as often as it occurs, last
-            k = len(first)
-            w = np.empty((bootstrap + 1, k))
-            for start, counts in seeded_chunks(seed, len(rows), bootstrap, draws):
-                shifted = point + k * np.arange(len(counts))[:, None]
-                summed = np.bincount(shifted.ravel(), counts.ravel(), len(counts) * k)
-                w[start : start + len(counts)] = summed.reshape(len(counts), k)
-            w[-1] = freq[by_appearance]
-            both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
-            replicates = (
-                {name: values[-1:] for name, values in both.items()},
-                {name: values[:-1] for name, values in both.items()},
-            )
-    no_interval = None
-    if bootstrap and replicates is None:
-        no_interval = (
-            f"no interval: more than {MAX_KENDALL_POINTS} distinct score pairs "
-            "(the bootstrap would be too slow)"
+        by_appearance = np.argsort(first)
+        number = np.empty(len(first), dtype=np.intp)
+        number[by_appearance] = np.arange(len(first))
+        point = number[inverse.ravel()]
+        # how often each point is drawn: its responses' counts summed (whole numbers,
+        # exact; one bincount per chunk, each row's points shifted by K times its
+        # row); the observed points, each counted as often as it occurs, last
+        k = len(first)
+        w = np.empty((bootstrap + 1, k))
+        for start, counts in seeded_chunks(seed, len(rows), bootstrap, draws):
+            shifted = point + k * np.arange(len(counts))[:, None]
+            summed = np.bincount(shifted.ravel(), counts.ravel(), len(counts) * k)
+            w[start : start + len(counts)] = summed.reshape(len(counts), k)
+        w[-1] = freq[by_appearance]
+        both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
+        replicates = (
+            {name: values[-1:] for name, values in both.items()},
+            {name: values[:-1] for name, values in both.items()},
         )
     labels = table.labels[rows].tolist()
-    return Pairing(
-        xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates, no_interval=no_interval
-    )
+    return Pairing(xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates)
 
 
 def system_correlation(
