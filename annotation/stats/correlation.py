@@ -324,22 +324,19 @@ def _discordant(weights: FloatArray, b: FloatArray) -> FloatArray:
 
 
 def _kendall_rows(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Kendall's tau-b per row of points a and b (rows x points), each point once: the
-    signs of every pair of points of a row (the system level: a few systems a row)."""
-    step = max(1, 2_000_000 // a.shape[-1] ** 2)
-    if len(a) > step:  # keep the rows x points^2 arrays small
-        return np.concatenate(
-            [_kendall_rows(a[i : i + step], b[i : i + step]) for i in range(0, len(a), step)]
-        )
-    sa = np.sign(a[:, :, None] - a[:, None, :])
-    sb = np.sign(b[:, :, None] - b[:, None, :])
-    n = a.shape[1]
-    total = n * (n - 1) / 2
-    # each row's sum of signs over ordered pairs, halved (whole numbers: exact in any order)
-    tied_a = 0.5 * (sa == 0).sum(axis=(1, 2)) - 0.5 * n
-    tied_b = 0.5 * (sb == 0).sum(axis=(1, 2)) - 0.5 * n
-    concordant = 0.5 * (sa * sb).sum(axis=(1, 2))
-    return np.asarray(concordant / np.sqrt((total - tied_a) * (total - tied_b)), dtype=np.float64)
+    """Kendall's tau-b per row of points a and b (rows x points), each point once, from
+    the signs of every pair i < j of a row's points (the system level: a few systems a
+    row); whole numbers, exact in any order."""
+    i, j = np.triu_indices(a.shape[1], 1)
+    step = max(1, 2_000_000 // max(1, len(i)))  # rows at a time: rows x pairs arrays
+    taus = []
+    for r in range(0, len(a), step):
+        sa = np.sign(a[r : r + step, i] - a[r : r + step, j])
+        sb = np.sign(b[r : r + step, i] - b[r : r + step, j])
+        tied_a, tied_b = (sa == 0).sum(axis=1), (sb == 0).sum(axis=1)
+        concordant = (sa * sb).sum(axis=1)
+        taus.append(concordant / np.sqrt((len(i) - tied_a) * (len(i) - tied_b)))
+    return np.concatenate(taus) if taus else np.zeros(0)
 
 
 def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
@@ -537,13 +534,6 @@ class SystemParts(NamedTuple):
     squares: FloatArray  # the row's sum of squared deviations
     rank_deviations: FloatArray  # the same on the row's mid-ranks (scipy's rankdata)
     rank_squares: FloatArray
-    signs: npt.NDArray[np.int8] | None  # sign(x_i - x_j) for i < j (None: too many)
-    ties: FloatArray | None  # the row's tied pairs of systems
-
-
-# Above this many rows x pairs of systems per scoring, Kendall's signs are not kept (a
-# byte each) but computed per pair of scorings (`_kendall_rows`).
-MAX_KEPT_SIGNS = 4_000_000
 
 
 def system_parts(values: FloatArray) -> SystemParts:
@@ -555,30 +545,17 @@ def system_parts(values: FloatArray) -> SystemParts:
         deviations = v - v.sum(axis=1, keepdims=True) / v.shape[1]
         return deviations, (deviations**2).sum(axis=1)
 
-    signs = ties = None
-    m = values.shape[1]
-    if len(values) * m * (m - 1) // 2 <= MAX_KEPT_SIGNS:
-        i, j = np.triu_indices(m, 1)
-        signs = np.sign(values[:, i] - values[:, j]).astype(np.int8)
-        ties = (signs == 0).sum(axis=1).astype(np.float64)
-    return SystemParts(values, *centred(values), *centred(ranks), signs, ties)
+    return SystemParts(values, *centred(values), *centred(ranks))
 
 
 def _system_replicates(x: SystemParts, y: SystemParts) -> Replicates:
     """`_replicates(ones, x.values, y.values)`, from each scoring's parts."""
     with np.errstate(invalid="ignore", divide="ignore"):  # constant rows give NaN
-        if x.signs is None or y.signs is None or x.ties is None or y.ties is None:
-            kendall = _kendall_rows(x.values, y.values)
-        else:  # whole numbers, exact: the same as _kendall_rows'
-            m = x.values.shape[1]
-            total = m * (m - 1) / 2
-            concordant = (x.signs * y.signs).sum(axis=1).astype(np.float64)
-            kendall = concordant / np.sqrt((total - x.ties) * (total - y.ties))
         return {
             "pearson": (x.deviations * y.deviations).sum(axis=1) / np.sqrt(x.squares * y.squares),
             "spearman": (x.rank_deviations * y.rank_deviations).sum(axis=1)
             / np.sqrt(x.rank_squares * y.rank_squares),
-            "kendall": kendall,
+            "kendall": _kendall_rows(x.values, y.values),
         }
 
 

@@ -262,24 +262,22 @@ def test_example_resamples_are_the_responses_drawn_with_replacement() -> None:
         assert coefficient.ci_high == pytest.approx(high, abs=1e-12)
 
 
-@pytest.mark.parametrize("kept_signs", [correlation.MAX_KEPT_SIGNS, 0])
-def test_system_parts_give_the_replicates_of_the_pair_to_the_last_bit(
-    monkeypatch: pytest.MonkeyPatch, kept_signs: int
-) -> None:
-    """Each scoring's parts computed once (deviations, ranks, Kendall's signs and ties)
-    give for a pair what `_replicates` with weights all ones gives, bit for bit, constant
-    rows (NaN) included; with Kendall's signs kept and without (too many systems)."""
-    monkeypatch.setattr(correlation, "MAX_KEPT_SIGNS", kept_signs)
+def test_system_parts_give_the_replicates_of_the_pair_to_the_last_bit() -> None:
+    """Each scoring's parts computed once (deviations, ranks) give for a pair what
+    `_replicates` with weights all ones gives, bit for bit, constant rows (NaN) included;
+    Kendall's tau-b per row is scipy's."""
     rng = np.random.default_rng(21)
     x = rng.integers(0, 4, size=(300, 7)) / 3  # ties within rows
     y = np.round(rng.random((300, 7)), 1)
     x[5], y[9] = 0.5, 0.25  # constant rows
     got = correlation._system_replicates(correlation.system_parts(x), correlation.system_parts(y))
-    assert (correlation.system_parts(x).signs is None) == (kept_signs == 0)
     expected = correlation._replicates(np.ones(x.shape), x, y)
     for name in correlation.COEFFICIENTS:
         assert np.array_equal(got[name], expected[name], equal_nan=True)
         assert np.isnan(got[name][[5, 9]]).all() and np.isfinite(got[name][:5]).all()
+    for row in range(10, 40):
+        tau = scipy_stats.kendalltau(x[row], y[row]).statistic
+        assert got["kendall"][row] == pytest.approx(tau, abs=1e-12)
 
 
 def test_correlating_many_pairs_at_once_gives_what_each_alone_gives() -> None:
