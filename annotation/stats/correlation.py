@@ -138,10 +138,9 @@ def correlate(
 
 def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
     """`correlate` of each pairing: scipy's pearsonr once for the pairings with as many
-    points (its axis= form: the same values as one call each), the percentile intervals
-    of every resampled coefficient (`percentile_cis`), spearmanr's 2-D form once for
-    those pairings
-    (`_spearman_pairs`), kendalltau per pairing."""
+    points (its axis= form: the same values as one call each), spearmanr's 2-D form once
+    for those pairings (`_spearman_pairs`), kendalltau per pairing, and the percentile
+    intervals of every resampled coefficient (`percentile_cis`)."""
     found: list[Correlation] = []
     blank = CorrelationCoefficient(None)
     defined: dict[int, list[int]] = defaultdict(list)  # points -> pairings
