@@ -339,22 +339,14 @@ def _kendall_rows(a: FloatArray, b: FloatArray) -> FloatArray:
 
 
 def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
-    """The three coefficients on each row of weights w (points shared by every row), or
-    on each row of points a and b with w all ones."""
+    """The three coefficients on each row of weights w of points a and b shared by every
+    row (each value's weight per resample, `_per_value`, for the ranks and the ties)."""
     with np.errstate(invalid="ignore", divide="ignore"):  # constant resamples give NaN
-        if a.ndim == 1:  # each value's weight per resample, for the ranks and Kendall's ties
-            known = (_per_value(w, a), _per_value(w, b))
-            return {
-                "pearson": _shared_pearson(w, a, b, known),
-                "spearman": _shared_spearman(w, known),
-                "kendall": _kendall(w, a, b, known),
-            }
-        ranks_a = scipy_stats.rankdata(a, axis=1)
-        ranks_b = scipy_stats.rankdata(b, axis=1)
+        known = (_per_value(w, a), _per_value(w, b))
         return {
-            "pearson": _pearson(w, a, b),
-            "spearman": _pearson(w, ranks_a, ranks_b),
-            "kendall": _kendall_rows(a, b),
+            "pearson": _shared_pearson(w, a, b, known),
+            "spearman": _shared_spearman(w, known),
+            "kendall": _kendall(w, a, b, known),
         }
 
 
@@ -548,7 +540,8 @@ def system_parts(values: FloatArray) -> SystemParts:
 
 
 def _system_replicates(x: SystemParts, y: SystemParts) -> Replicates:
-    """`_replicates(ones, x.values, y.values)`, from each scoring's parts."""
+    """The three coefficients on each row of systems (`_pearson` with weights all ones, of
+    the values and of their mid-ranks; `_kendall_rows`), from each scoring's parts."""
     with np.errstate(invalid="ignore", divide="ignore"):  # constant rows give NaN
         return {
             "pearson": (x.deviations * y.deviations).sum(axis=1) / np.sqrt(x.squares * y.squares),
