@@ -276,36 +276,14 @@ def field_golds(
     for item, unit, row in zip(
         codes.items.tolist(), codes.units, codes.row_of.tolist(), strict=True
     ):
-        if adjudicated and (adjudication := adjudicated.get((item, unit, fld))) is not None:
-            value, note = adjudication
-            golds.append(
-                Gold(
-                    item,
-                    kind,
-                    unit,
-                    fld,
-                    value,
-                    ADJUDICATED,
-                    column.votes[row],
-                    note,
-                    1.0,
-                    ADJUDICATED,
-                )
-            )
-            continue
+        value, provenance, note = column.values[row], column.provenances[row], ""
+        confidence, method_name = column.confidences[row], column.method
+        if (adjudication := adjudicated.get((item, unit, fld))) is not None:
+            (value, note), provenance = adjudication, ADJUDICATED
+            confidence, method_name = 1.0, ADJUDICATED
+        votes = column.votes[row]
         golds.append(
-            Gold(
-                item,
-                kind,
-                unit,
-                fld,
-                column.values[row],
-                column.provenances[row],
-                column.votes[row],
-                "",
-                column.confidences[row],
-                column.method,
-            )
+            Gold(item, kind, unit, fld, value, provenance, votes, note, confidence, method_name)
         )
     return golds
 

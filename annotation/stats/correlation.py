@@ -119,7 +119,6 @@ class Pairing(NamedTuple):
     what: str = "examples"
     labels: Sequence[str] | None = None
     bootstrap: tuple[Replicates, Replicates] | None = None
-    no_interval: str | None = None  # each coefficient's note when defined (why no interval)
 
 
 def correlate(
@@ -139,14 +138,13 @@ def correlate(
 
 def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
     """`correlate` of each pairing: scipy's pearsonr once for the pairings with as many
-    points (its axis= form: the same values as one call each), the percentile intervals
-    of every resampled coefficient (`percentile_cis`), spearmanr's 2-D form once for
-    those pairings
-    (`_spearman_pairs`), kendalltau per pairing."""
+    points (its axis= form: the same values as one call each), spearmanr's 2-D form once
+    for those pairings (`_spearman_pairs`), kendalltau per pairing, and the percentile
+    intervals of every resampled coefficient (`percentile_cis`)."""
     found: list[Correlation] = []
     blank = CorrelationCoefficient(None)
     defined: dict[int, list[int]] = defaultdict(list)  # points -> pairings
-    for i, (x, y, level, what, labels, _, _) in enumerate(pairings):
+    for i, (x, y, level, what, labels, _) in enumerate(pairings):
         n = len(x)
         points = tuple(
             zip(labels or [str(k) for k in range(n)], map(float, x), map(float, y), strict=True)
@@ -196,11 +194,10 @@ def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
     out = []
     for i, result in enumerate(found):
         if result.undefined_reason is None:
-            note = pairings[i].no_interval
             coefficients = []
             for name in COEFFICIENTS:
                 value, p_value = statistics[(i, name)]
-                low, high, why = intervals.get((i, name), (None, None, note))
+                low, high, why = intervals.get((i, name), (None, None, None))
                 coefficients.append(CorrelationCoefficient(value, low, high, p_value, why))
             pearson, spearman, kendall = coefficients
             result = replace(result, pearson=pearson, spearman=spearman, kendall=kendall)
@@ -264,63 +261,92 @@ PerValue = tuple[FloatArray, npt.NDArray[np.intp]]  # what _per_value gives
 def _kendall(
     w: FloatArray, a: FloatArray, b: FloatArray, known: tuple[PerValue, PerValue] | None = None
 ) -> FloatArray:
-    """Kendall's tau-b per row: a and b are (points,) shared by every row, each point
-    counted w times, or (rows, points) with w all ones (`known`: _per_value of a and b,
-    for points shared by every row, when the caller has them)."""
-    step = max(1, 2_000_000 // a.shape[-1] ** 2)
-    if a.ndim == 2 and len(a) > step:  # keep the rows x points^2 arrays small
-        return np.concatenate(
-            [
-                _kendall(w[i : i + step], a[i : i + step], b[i : i + step])
-                for i in range(0, len(a), step)
-            ]
-        )
-    if a.ndim == 2 and not (w == 1).all():
-        raise ValueError("per-row points are counted once each: w must be all ones")
-    sa = np.sign(a[..., :, None] - a[..., None, :])
-    sb = np.sign(b[..., :, None] - b[..., None, :])
+    """Kendall's tau-b per row of weights w (resamples x points) of points a and b shared
+    by every row, each point counted w times: the tau-b of the sample written out, each
+    point repeated as often as it was drawn (scipy's kendalltau on it), by Knight's
+    algorithm (Knight 1966, as scipy computes it) with weights, O(points log points) a row:
+    with the points sorted by (a, b), S = n0 - n1 - n2 + n3 - 2 D, where n0 = n (n - 1) / 2
+    pairs of the n drawn, n1 and n2 the pairs tied in a and in b, n3 in both, and D the
+    discordant pairs (`_discordant`); tau-b = S / sqrt((n0 - n1) (n0 - n2)). Every count
+    is a whole number, exact in floating point (`known`: _per_value of a and b, when the
+    caller has them)."""
+    (per_a, _), (per_b, _) = known or (_per_value(w, a), _per_value(w, b))
+    order = np.lexsort((b, a))
+    # the points' weights by (a, b), a point per row: each level gathers whole rows
+    weights = np.ascontiguousarray(w[:, order].T)
+    a, b = a[order], b[order]
+    per_point = weights.copy()  # a point given twice: its weights summed into its last copy
+    again = np.flatnonzero((a[1:] == a[:-1]) & (b[1:] == b[:-1])) + 1
+    for i in again.tolist():
+        per_point[i] += per_point[i - 1]
+        per_point[i - 1] = 0
     n = w.sum(axis=1)
-
-    def pairs(matrix: FloatArray) -> FloatArray:  # sum over ordered pairs of points, halved
-        if matrix.ndim == 2:
-            return np.asarray(0.5 * ((w @ matrix) * w).sum(axis=1), dtype=np.float64)
-        # rows x points x points: w is all ones, so each row's sum of its signs (whole
-        # numbers, exact in any order: the same value as weighting by ones, faster)
-        return np.asarray(0.5 * matrix.sum(axis=(1, 2)), dtype=np.float64)
-
-    def tied(values: FloatArray, signs: FloatArray, known: PerValue | None) -> FloatArray:
-        # Tied pairs include a point with its own copies: w (w - 1) / 2 of them. Shared
-        # points: the ordered pairs of equal values are each value's weight squared.
-        if values.ndim == 1:
-            same = 0.5 * ((known or _per_value(w, values))[0] ** 2).sum(axis=1)
-        else:
-            same = pairs((signs == 0).astype(np.float64))
-        return np.asarray(same - 0.5 * n, dtype=np.float64)
-
-    tied_a, tied_b = tied(a, sa, known and known[0]), tied(b, sb, known and known[1])
     total = n * (n - 1) / 2
-    return np.asarray(
-        pairs(sa * sb) / np.sqrt((total - tied_a) * (total - tied_b)), dtype=np.float64
-    )
+    tied_a = 0.5 * (per_a**2).sum(axis=1) - 0.5 * n  # a copy of a point with its others too
+    tied_b = 0.5 * (per_b**2).sum(axis=1) - 0.5 * n
+    tied_both = 0.5 * (per_point**2).sum(axis=0) - 0.5 * n
+    s = total - tied_a - tied_b + tied_both - 2 * _discordant(weights, b)
+    return np.asarray(s / np.sqrt((total - tied_a) * (total - tied_b)), dtype=np.float64)
+
+
+def _discordant(weights: FloatArray, b: FloatArray) -> FloatArray:
+    """Per column of `weights` (points x resamples, the points sorted by (a, b)), the
+    weighted discordant pairs: the sum over points i before j with b_i > b_j of w_i w_j
+    (a pair tied in a is never counted: sorted by b within a). Counted as a merge sort
+    would, level by level: at block size s, each point of the right half of a block of
+    2 s against the points of its left half (every pair of points meets in exactly one
+    block), the left halves' weights cumulated in order of (block, b) and read at each
+    right point's b; the same index arithmetic for every column, so each level is a few
+    numpy passes over the weights."""
+    rank = np.unique(b, return_inverse=True)[1].reshape(-1)
+    k, span = len(rank), int(rank.max(initial=0)) + 1
+    found = np.zeros(weights.shape[1])
+    position = np.arange(k)
+    size = 1
+    while size < k:
+        block = position // (2 * size)
+        right = (position // size) % 2 == 1
+        key = block * span + rank
+        left = np.flatnonzero(~right)
+        left = left[np.argsort(key[left], kind="stable")]
+        keys = key[left]
+        cumulated = np.zeros((len(left) + 1, weights.shape[1]))
+        cumulated[1:] = weights[left]
+        for i in range(2, len(cumulated)):  # np.cumsum(axis=0), which is 3-4 times slower
+            cumulated[i] += cumulated[i - 1]
+        q = np.flatnonzero(right)
+        above = np.searchsorted(keys, key[q], "right")  # the left points with a larger b
+        end = np.searchsorted(keys, (block[q] + 1) * span, "left")
+        found += (weights[q] * (cumulated[end] - cumulated[above])).sum(axis=0)
+        size *= 2
+    return found
+
+
+def _kendall_rows(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Kendall's tau-b per row of points a and b (rows x points), each point once, from
+    the signs of every pair i < j of a row's points (the system level: a few systems a
+    row); whole numbers, exact in any order."""
+    i, j = np.triu_indices(a.shape[1], 1)
+    step = max(1, 2_000_000 // max(1, len(i)))  # rows at a time: rows x pairs arrays
+    taus = []
+    for r in range(0, len(a), step):
+        sa = np.sign(a[r : r + step, i] - a[r : r + step, j])
+        sb = np.sign(b[r : r + step, i] - b[r : r + step, j])
+        tied_a, tied_b = (sa == 0).sum(axis=1), (sb == 0).sum(axis=1)
+        concordant = (sa * sb).sum(axis=1)
+        taus.append(concordant / np.sqrt((len(i) - tied_a) * (len(i) - tied_b)))
+    return np.concatenate(taus) if taus else np.zeros(0)
 
 
 def _replicates(w: FloatArray, a: FloatArray, b: FloatArray) -> Replicates:
-    """The three coefficients on each row of weights w (points shared by every row), or
-    on each row of points a and b with w all ones."""
+    """The three coefficients on each row of weights w of points a and b shared by every
+    row (each value's weight per resample, `_per_value`, for the ranks and the ties)."""
     with np.errstate(invalid="ignore", divide="ignore"):  # constant resamples give NaN
-        if a.ndim == 1:  # each value's weight per resample, for the ranks and Kendall's ties
-            known = (_per_value(w, a), _per_value(w, b))
-            return {
-                "pearson": _shared_pearson(w, a, b, known),
-                "spearman": _shared_spearman(w, known),
-                "kendall": _kendall(w, a, b, known),
-            }
-        ranks_a = scipy_stats.rankdata(a, axis=1)
-        ranks_b = scipy_stats.rankdata(b, axis=1)
+        known = (_per_value(w, a), _per_value(w, b))
         return {
-            "pearson": _pearson(w, a, b),
-            "spearman": _pearson(w, ranks_a, ranks_b),
-            "kendall": _kendall(w, a, b),
+            "pearson": _shared_pearson(w, a, b, known),
+            "spearman": _shared_spearman(w, known),
+            "kendall": _kendall(w, a, b, known),
         }
 
 
@@ -355,10 +381,6 @@ def _shared_spearman(w: FloatArray, known: tuple[PerValue, PerValue]) -> FloatAr
     saa = np.einsum("ij,ij,ij->i", va, da, da)
     sbb = np.einsum("ij,ij,ij->i", vb, db, db)
     return np.asarray(sab / np.sqrt(saa * sbb), dtype=np.float64)
-
-
-# Above this many distinct (x, y) points Kendall's resamples cost rows x points^2.
-MAX_KENDALL_POINTS = 1500
 
 
 class ScoreTable:
@@ -503,13 +525,6 @@ class SystemParts(NamedTuple):
     squares: FloatArray  # the row's sum of squared deviations
     rank_deviations: FloatArray  # the same on the row's mid-ranks (scipy's rankdata)
     rank_squares: FloatArray
-    signs: npt.NDArray[np.int8] | None  # sign(x_i - x_j) for i < j (None: too many)
-    ties: FloatArray | None  # the row's tied pairs of systems
-
-
-# Above this many rows x pairs of systems per scoring, Kendall's signs are not kept (a
-# byte each) but computed per pair of scorings (`_kendall`).
-MAX_KEPT_SIGNS = 4_000_000
 
 
 def system_parts(values: FloatArray) -> SystemParts:
@@ -521,30 +536,18 @@ def system_parts(values: FloatArray) -> SystemParts:
         deviations = v - v.sum(axis=1, keepdims=True) / v.shape[1]
         return deviations, (deviations**2).sum(axis=1)
 
-    signs = ties = None
-    m = values.shape[1]
-    if len(values) * m * (m - 1) // 2 <= MAX_KEPT_SIGNS:
-        i, j = np.triu_indices(m, 1)
-        signs = np.sign(values[:, i] - values[:, j]).astype(np.int8)
-        ties = (signs == 0).sum(axis=1).astype(np.float64)
-    return SystemParts(values, *centred(values), *centred(ranks), signs, ties)
+    return SystemParts(values, *centred(values), *centred(ranks))
 
 
 def _system_replicates(x: SystemParts, y: SystemParts) -> Replicates:
-    """`_replicates(ones, x.values, y.values)`, from each scoring's parts."""
+    """The three coefficients on each row of systems (`_pearson` with weights all ones, of
+    the values and of their mid-ranks; `_kendall_rows`), from each scoring's parts."""
     with np.errstate(invalid="ignore", divide="ignore"):  # constant rows give NaN
-        if x.signs is None or y.signs is None or x.ties is None or y.ties is None:
-            kendall = _kendall(np.ones(x.values.shape), x.values, y.values)
-        else:  # whole numbers, exact: the same as _kendall's
-            m = x.values.shape[1]
-            total = m * (m - 1) / 2
-            concordant = (x.signs * y.signs).sum(axis=1).astype(np.float64)
-            kendall = concordant / np.sqrt((total - x.ties) * (total - y.ties))
         return {
             "pearson": (x.deviations * y.deviations).sum(axis=1) / np.sqrt(x.squares * y.squares),
             "spearman": (x.rank_deviations * y.rank_deviations).sum(axis=1)
             / np.sqrt(x.rank_squares * y.rank_squares),
-            "kendall": kendall,
+            "kendall": _kendall_rows(x.values, y.values),
         }
 
 
@@ -595,36 +598,27 @@ def example_pairing(
             return_inverse=True,
             return_counts=True,
         )
-        if len(first) <= MAX_KENDALL_POINTS:
-            by_appearance = np.argsort(first)
-            number = np.empty(len(first), dtype=np.intp)
-            number[by_appearance] = np.arange(len(first))
-            point = number[inverse.ravel()]
-            # how often each point is drawn: its responses' counts summed (whole numbers,
-            # exact; one bincount per chunk, each row's points shifted by K times its
-            # row); the observed points, each counted as often as it occurs, last
-            k = len(first)
-            w = np.empty((bootstrap + 1, k))
-            for start, counts in seeded_chunks(seed, len(rows), bootstrap, draws):
-                shifted = point + k * np.arange(len(counts))[:, None]
-                summed = np.bincount(shifted.ravel(), counts.ravel(), len(counts) * k)
-                w[start : start + len(counts)] = summed.reshape(len(counts), k)
-            w[-1] = freq[by_appearance]
-            both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
-            replicates = (
-                {name: values[-1:] for name, values in both.items()},
-                {name: values[:-1] for name, values in both.items()},
-            )
-    no_interval = None
-    if bootstrap and replicates is None:
-        no_interval = (
-            f"no interval: more than {MAX_KENDALL_POINTS} distinct score pairs "
-            "(the bootstrap would be too slow)"
+        by_appearance = np.argsort(first)
+        number = np.empty(len(first), dtype=np.intp)
+        number[by_appearance] = np.arange(len(first))
+        point = number[inverse.ravel()]
+        # how often each point is drawn: its responses' counts summed (whole numbers,
+        # exact; one bincount per chunk, each row's points shifted by K times its
+        # row); the observed points, each counted as often as it occurs, last
+        k = len(first)
+        w = np.empty((bootstrap + 1, k))
+        for start, counts in seeded_chunks(seed, len(rows), bootstrap, draws):
+            shifted = point + k * np.arange(len(counts))[:, None]
+            summed = np.bincount(shifted.ravel(), counts.ravel(), len(counts) * k)
+            w[start : start + len(counts)] = summed.reshape(len(counts), k)
+        w[-1] = freq[by_appearance]
+        both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
+        replicates = (
+            {name: values[-1:] for name, values in both.items()},
+            {name: values[:-1] for name, values in both.items()},
         )
     labels = table.labels[rows].tolist()
-    return Pairing(
-        xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates, no_interval=no_interval
-    )
+    return Pairing(xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates)
 
 
 def system_correlation(

@@ -262,31 +262,37 @@ def test_example_resamples_are_the_responses_drawn_with_replacement() -> None:
         assert coefficient.ci_high == pytest.approx(high, abs=1e-12)
 
 
-@pytest.mark.parametrize("kept_signs", [correlation.MAX_KEPT_SIGNS, 0])
-def test_system_parts_give_the_replicates_of_the_pair_to_the_last_bit(
-    monkeypatch: pytest.MonkeyPatch, kept_signs: int
-) -> None:
-    """Each scoring's parts computed once (deviations, ranks, Kendall's signs and ties)
-    give for a pair what `_replicates` with weights all ones gives, bit for bit, constant
-    rows (NaN) included; with Kendall's signs kept and without (too many systems)."""
-    monkeypatch.setattr(correlation, "MAX_KEPT_SIGNS", kept_signs)
+def test_system_parts_give_the_replicates_of_the_pair_to_the_last_bit() -> None:
+    """Each scoring's parts computed once (deviations, ranks) give for a pair the weighted
+    formulas with weights all ones, bit for bit, constant rows (NaN) included; Kendall's
+    tau-b per row is scipy's."""
     rng = np.random.default_rng(21)
     x = rng.integers(0, 4, size=(300, 7)) / 3  # ties within rows
     y = np.round(rng.random((300, 7)), 1)
     x[5], y[9] = 0.5, 0.25  # constant rows
     got = correlation._system_replicates(correlation.system_parts(x), correlation.system_parts(y))
-    assert (correlation.system_parts(x).signs is None) == (kept_signs == 0)
-    expected = correlation._replicates(np.ones(x.shape), x, y)
+    ones = np.ones(x.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = {
+            "pearson": correlation._pearson(ones, x, y),
+            "spearman": correlation._pearson(
+                ones, scipy_stats.rankdata(x, axis=1), scipy_stats.rankdata(y, axis=1)
+            ),
+            "kendall": correlation._kendall_rows(x, y),
+        }
     for name in correlation.COEFFICIENTS:
         assert np.array_equal(got[name], expected[name], equal_nan=True)
         assert np.isnan(got[name][[5, 9]]).all() and np.isfinite(got[name][:5]).all()
+    for row in range(10, 40):
+        tau = scipy_stats.kendalltau(x[row], y[row]).statistic
+        assert got["kendall"][row] == pytest.approx(tau, abs=1e-12)
 
 
 def test_correlating_many_pairs_at_once_gives_what_each_alone_gives() -> None:
     """correlate_many (scipy's pearsonr over the pairs with as many points at once, the
     intervals in one np.quantile) gives each pairing what correlate gives it alone, bit
     for bit: lengths mixed (odd ones too), undefined pairs, resamples with undefined values
-    (percentile_ci's note), a pairing with no interval and its note."""
+    (percentile_ci's note), a pairing without resamples."""
     rng = np.random.default_rng(17)
     pairings = []
     for n in (3, 4, 12, 12, 77, 77, 1001, 2, 5):
@@ -303,7 +309,7 @@ def test_correlating_many_pairs_at_once_gives_what_each_alone_gives() -> None:
     assert undefined.bootstrap is not None
     undefined.bootstrap[1]["kendall"][:7] = np.nan  # resamples left out, with a note
     pairings.append(undefined)
-    pairings.append(pairings[5]._replace(no_interval="no interval: why"))
+    pairings.append(pairings[5]._replace(bootstrap=None))
     many = correlation.correlate_many(pairings)
     alone = [correlation.correlate_many([p])[0] for p in pairings]
     # Spearman's rho and p-value come from one 2-D spearmanr over every pairing with as
@@ -319,7 +325,7 @@ def test_correlating_many_pairs_at_once_gives_what_each_alone_gives() -> None:
         assert replace(c, spearman=same_rho) == c_alone  # every other figure bit for bit
     assert [c.undefined_reason is None for c in many].count(False) == 2
     assert many[-2].kendall.note == "7 of 300 bootstrap resamples were undefined and left out"
-    assert many[-1].spearman.note == "no interval: why" and many[-1].spearman.ci_low is None
+    assert many[-1].spearman.note is None and many[-1].spearman.ci_low is None
     for c, p in zip(many[:7], pairings[:7], strict=True):  # scipy on the pair alone (1-D)
         assert (c.pearson.value, c.pearson.p_value) == tuple(scipy_stats.pearsonr(p.x, p.y))
     low, high = np.quantile(pairings[10].bootstrap[1]["spearman"], [0.025, 0.975])

@@ -182,7 +182,7 @@ def test_the_vectorised_bootstrap_formulas_equal_scipy_on_resamples_with_ties() 
         assert got["kendall"][row] == pytest.approx(stats.kendalltau(xs, ys).statistic)
     # Systems: one row of values per resample, every system counted once.
     xs, ys = rng.random((5, 4)), rng.integers(0, 2, size=(5, 4)).astype(float)
-    got = correlation._replicates(np.ones((5, 4)), xs, ys)
+    got = correlation._system_replicates(correlation.system_parts(xs), correlation.system_parts(ys))
     for row in range(5):
         if len(set(ys[row])) > 1:
             x, y = xs[row], ys[row]

@@ -116,6 +116,50 @@ def test_the_resampled_coefficients_are_those_of_the_resamples_written_out(
 
 @CHECKS
 @given(
+    st.integers(1, 70).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.tuples(score, score), min_size=n, max_size=n),  # repeated points too
+            st.lists(st.lists(st.integers(0, 5), min_size=n, max_size=n), min_size=1, max_size=4),
+        )
+    )
+)
+@example(([(0.0, 1.0), (0.0, 1.0), (1.0, 0.0)], [[2, 1, 1], [0, 3, 0]]))  # a point twice
+def test_weighted_kendall_is_scipys_on_the_draw_written_out(
+    data: tuple[list[tuple[float, float]], list[list[int]]],
+) -> None:
+    """Knight's weighted tau-b per resample (`_kendall`, O(points log points)) is scipy's
+    kendalltau of the resample written out, each point repeated as often as drawn: ties in
+    x, in y and in both, points given twice, points not drawn; NaN where scipy's is."""
+    points, weights = data
+    a, b = np.array(points).T
+    w = np.array(weights, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        got = correlation._kendall(w, a, b)
+    for i, row in enumerate(weights):
+        xs, ys = np.repeat(a, row), np.repeat(b, row)
+        constant = len(set(xs.tolist())) < 2 or len(set(ys.tolist())) < 2
+        expected = math.nan if constant else scipy_stats.kendalltau(xs, ys).statistic
+        assert close(float(got[i]), float(expected)), i
+
+
+def test_weighted_kendall_has_no_size_limit() -> None:
+    """Above the 1,500 distinct points the quadratic form stopped at: an interval, from
+    each resample's tau-b as scipy gives it on the draw written out."""
+    rng = np.random.default_rng(5)
+    n = 2_500
+    x = {i: v for i, v in enumerate(rng.integers(0, 400, n) / 399)}
+    y = {i: round(v + rng.normal(0, 0.2), 3) for i, v in x.items()}
+    c = correlation.example_correlation(x, y, bootstrap=20, seed=1)
+    assert c.kendall.ci_low is not None and c.kendall.note is None
+    assert c.kendall.ci_low < c.kendall.value < c.kendall.ci_high  # type: ignore[operator]
+    drawn = ref.example_draws(list(x.values()), list(y.values()), bootstrap=20, seed=1)
+    taus = [scipy_stats.kendalltau(xs, ys).statistic for xs, ys in drawn]
+    low, high, _ = ref.percentile_interval(taus)
+    assert close(c.kendall.ci_low, low) and close(c.kendall.ci_high, high)
+
+
+@CHECKS
+@given(
     st.lists(st.tuples(st.one_of(st.none(), score), st.one_of(st.none(), score)), max_size=30),
     st.integers(0, 1000),
     st.sampled_from([1, 7, 60]),
