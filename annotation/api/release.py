@@ -116,7 +116,8 @@ class ReleaseJobApi(APIView):
     @extend_schema(operation_id="release_job", responses={200: OpenApiTypes.OBJECT, **ERRORS})
     def get(self, request: Request, project_id: int, job_id: int) -> Response:
         project = researcher_project(request, project_id)
-        return Response(job_body(get_object_or_404(ReleaseJob, pk=job_id, project=project)))
+        job = get_object_or_404(ReleaseJob, pk=job_id, project=project)
+        return Response(job_body(jobs.settle(job)))
 
 
 class ReleaseDownloadApi(APIView):

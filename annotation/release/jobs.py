@@ -8,8 +8,9 @@ removed): never a half-written release.
 One build per project, options and data version at a time (`ReleaseJob.key`, unique
 among the jobs that did not fail): asking again for the same returns the same job, while
 it is queued or running and once it is finished (its zip is served again). A job whose
-worker made no progress for RELEASE_JOB_SECONDS (killed) is failed when the same is asked
-for again, which then starts a new build. The newest KEEP_ZIPS finished zips of a project
+worker made no progress for RELEASE_JOB_SECONDS (killed) is failed, and the folder it was
+writing removed, when its page or API status is read or the same is asked for again
+(which then starts a new build). The newest KEEP_ZIPS finished zips of a project
 are kept; an older one is removed and its job failed (build it again).
 """
 
@@ -57,12 +58,33 @@ def _fail(job_ids: list[int], error: str) -> None:
     )
 
 
+def _is_lost(job: ReleaseJob) -> bool:
+    limit = timezone.now() - timedelta(seconds=settings.RELEASE_JOB_SECONDS)
+    return not job.is_over and job.updated_at < limit
+
+
+def _fail_lost_jobs(jobs: list[ReleaseJob]) -> None:
+    """Jobs whose worker stopped reporting for RELEASE_JOB_SECONDS (killed): failed, and
+    the folder the dead worker was writing removed."""
+    lost = [j.pk for j in jobs if _is_lost(j)]
+    _fail(lost, "The worker stopped reporting progress (killed?); nothing was released.")
+    for pk in lost:
+        for work in folder().glob(f"job-{pk}-*"):
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def settle(job: ReleaseJob) -> ReleaseJob:
+    """The job as its page and the API show it: failed if its worker was lost."""
+    if _is_lost(job):
+        _fail_lost_jobs([job])
+        job.refresh_from_db()
+    return job
+
+
 def _fail_lost(project: Project, key: str) -> None:
     """The same build's job whose worker stopped reporting (killed), or whose zip is gone."""
-    limit = timezone.now() - timedelta(seconds=settings.RELEASE_JOB_SECONDS)
     same = ReleaseJob.objects.filter(project=project, key=key).exclude(status=ReleaseJob.FAILED)
-    lost = [j.pk for j in same if not j.is_over and j.updated_at < limit]
-    _fail(lost, "The worker stopped reporting progress (killed?); nothing was released.")
+    _fail_lost_jobs(list(same))
     gone = [j.pk for j in same if j.status == ReleaseJob.FINISHED and not Path(j.path).is_file()]
     _fail(gone, "The zip was removed from the server: build the release again.")
 

@@ -52,7 +52,7 @@ def release_job(request: HtmxRequest, project_id: int, job_id: int) -> HttpRespo
     """A release's build: its progress (polled by htmx until it is over), then the zip's
     link or the error."""
     project = project_for_researcher(request, project_id)
-    job = get_object_or_404(ReleaseJob, pk=job_id, project=project)
+    job = jobs.settle(get_object_or_404(ReleaseJob, pk=job_id, project=project))
     template = "annotation/release_job.html" + ("#job-status" if request.htmx else "")
     context = {
         "project": project,

@@ -206,6 +206,29 @@ def test_a_build_whose_worker_was_lost_is_started_anew(
     assert alice.get(second.json()["url"]).json()["status"] == "finished"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_lost_build_reads_as_failed_and_its_folder_goes(
+    study: Project, users: dict[str, User], worker: Any
+) -> None:
+    """A worker killed mid-build: its job is failed when its page or status is read (not
+    only when the same build is asked for again), and the folder it was writing goes."""
+    alice = token_client(users["alice"])
+    job = alice.post(f"/api/projects/{study.pk}/release/", {"bootstrap": 0}, format="json").json()
+    left = worker.VAR_DIR / "releases" / f"job-{job['job']}-killed"
+    (left / "project-release").mkdir(parents=True)
+    fresh = timezone.now() - timedelta(seconds=worker.RELEASE_JOB_SECONDS - 60)
+    ReleaseJob.objects.filter(pk=job["job"]).update(status="running", updated_at=fresh)
+    assert alice.get(job["url"]).json()["status"] == "running" and left.exists()
+    stale = timezone.now() - timedelta(seconds=worker.RELEASE_JOB_SECONDS + 1)
+    ReleaseJob.objects.filter(pk=job["job"]).update(status="running", updated_at=stale)
+    page = Client()
+    page.force_login(users["alice"])
+    shown = page.get(f"/p/{study.pk}/release/{job['job']}/").content.decode()
+    assert "stopped reporting" in shown and not left.exists()
+    body = alice.get(job["url"]).json()
+    assert body["status"] == "failed" and body["download"] is None
+
+
 def test_the_command_writes_the_folder_and_the_zip(study: Project, tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("What we annotated.", encoding="utf-8")
