@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,12 @@ class Meter:
     def query(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
         self._count += 1
         if self.show:
-            print(f"    [{self._count}] {sql[:400]}")
+            where = [
+                f"{Path(f.filename).name}:{f.lineno} {f.name}"
+                for f in traceback.extract_stack()
+                if "/annotation/" in f.filename
+            ]
+            print(f"    [{self._count}] {sql[:150]}\n        {' < '.join(reversed(where))}")
         return execute(sql, params, many, context)
 
     def call(self, kind: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -172,7 +178,7 @@ def run(args: argparse.Namespace, work: Path, database_url: str) -> None:
         backend = cursor.fetchone()[0]
     meter = Meter(backend)
     ends: dict[str, int] = defaultdict(int)
-    profile = cProfile.Profile()
+    profile = cProfile.Profile(time.process_time)  # CPU, not the waits for PostgreSQL
     with connection.execute_wrapper(meter.query):
         for plan in plans(launch):
             meter.on = args.warm <= plan.n < args.warm + args.hires

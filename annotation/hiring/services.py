@@ -442,6 +442,7 @@ def after_submit(membership: Membership, assignment: Assignment | None = None) -
     policy = HiringPolicy.of(project)
     with transaction.atomic():
         hire = Hire.objects.select_for_update().get(membership=membership)
+        hire.membership = membership  # read by the rules below (project, user id)
         was_out = screened_out(hire)
         changed = []
         # one read of the training assignments: what is recorded and what is decided come
@@ -449,8 +450,7 @@ def after_submit(membership: Membership, assignment: Assignment | None = None) -
         # counted as done before its first answer is kept)
         given = list(
             Assignment.objects.in_project(project)
-            .for_annotator(membership.user)
-            .filter(item__quality__role=TRAINING)
+            .filter(annotator_id=membership.user_id, item__quality__role=TRAINING)
             .select_related("item")
         )
         for a in given:
@@ -500,7 +500,9 @@ def training_score(hire: Hire) -> Score:
     """The training items' reference units matched by the first submitted answers; a
     training item skipped (or never answered) counts with none matching."""
     membership = hire.membership
-    given = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
+    given = Assignment.objects.in_project(membership.project).filter(
+        annotator_id=membership.user_id
+    )
     references = QualityItem.objects.filter(
         role=TRAINING, item_id__in=given.values("item_id")
     ).values_list("item_id", "reference")
@@ -515,7 +517,7 @@ def training_score(hire: Hire) -> Score:
 def _open(membership: Membership, role: str) -> QuerySet[Assignment]:
     return (
         Assignment.objects.in_project(membership.project)
-        .for_annotator(membership.user)
+        .filter(annotator_id=membership.user_id)
         .open()
         .filter(item__quality__role=role)
     )
@@ -532,12 +534,12 @@ def blocked(membership: Membership, assignment: Assignment | None = None) -> str
         return "returned"
     if hire.paused:
         return "paused"
-    if (
+    if hire.cleared or (
         assignment is not None
         and QualityItem.objects.filter(item_id=assignment.item_id, role=TRAINING).exists()
     ):
         return None
-    return None if hire.cleared else "training"
+    return "training"
 
 
 def can_take_more(membership: Membership) -> bool:
@@ -786,6 +788,14 @@ def expire_unstarted(project: Project) -> int:
 
 
 def expire_if_unstarted(hire: Hire) -> bool:
+    minutes = HiringPolicy.of(hire.membership.project).join_expiry_minutes
+    if (
+        minutes is None
+        or hire.invite_id is None
+        or hire.returned_at is not None
+        or hire.joined_at > timezone.now() - dt.timedelta(minutes=minutes)
+    ):
+        return False  # not one of _unstarted's, whatever they submitted: no query
     if not _unstarted(hire.membership.project).filter(pk=hire.pk).exists():
         return False
     give_back(hire)

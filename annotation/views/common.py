@@ -7,6 +7,7 @@ from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 from django_htmx.middleware import HtmxDetails
 
+from ..hiring import HiringPolicy, hire_of
 from ..models import Assignment, Membership, Project
 
 
@@ -22,10 +23,14 @@ def membership_for(request: HtmxRequest, project_id: int, role: str) -> Membersh
     )
     if role == Membership.ANNOTATOR:  # an archived project is closed to its annotators
         memberships = memberships.filter(project__archived_at=None)
-    # The hire (hiring.hire_of) with it: every annotator page asks for it.
-    membership = memberships.select_related("project", "hire").first()
+    # The hire (hiring.hire_of), its invite and the hiring policy with it: every annotator
+    # page's hiring rules read them.
+    membership = memberships.select_related("project__hiring_policy", "hire__invite").first()
     if membership is None:
         raise Http404("No such project.")
+    HiringPolicy.keep_for_request(membership.project)
+    if hire_of(membership) is not None:  # the page header's name (hire_tags.hired_as)
+        request.user.hired_pseudonym = membership.pseudonym  # type: ignore[attr-defined]
     return membership
 
 
