@@ -56,6 +56,8 @@ class Meter:
         self._count = 0
         self.last = (0.0, 0, 0)
         self.show = False
+        self.profile: cProfile.Profile | None = None
+        self.only: str | None = None
 
     def ticks(self) -> int:
         fields = self.stat.read_text().rsplit(")", 1)[1].split()
@@ -74,10 +76,15 @@ class Meter:
 
     def call(self, kind: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         ticks, self._count = self.ticks(), 0
+        profiled = self.profile is not None and kind == (self.only or kind)
+        if profiled:
+            self.profile.enable()
         if self.show:
             print(f"  -- {kind} {args[0]}")
         t = time.process_time()
         response = fn(*args, **kwargs)
+        if profiled:
+            self.profile.disable()
         self.last = (time.process_time() - t, self.ticks() - ticks, self._count)
         self._add(kind, 1)
         return response
@@ -137,6 +144,7 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=0, help="then N hires under cProfile")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--show", action="store_true", help="print the SQL of the last hire")
+    parser.add_argument("--only", choices=KINDS, help="profile only this kind of request")
     args = parser.parse_args()
     print(cpu_yardstick())
     work = Path(tempfile.mkdtemp(prefix="crowd-cpu-"))
@@ -187,10 +195,9 @@ def run(args: argparse.Namespace, work: Path, database_url: str) -> None:
                 HTTP_X_FORWARDED_FOR=f"10.0.{plan.n // 256}.{plan.n % 256 + 1}",
             )
             if plan.n >= args.warm + args.hires:
-                profile.enable()
+                meter.profile, meter.only = profile, args.only
             meter.show = args.show and plan.n == total - 1
             ends[walk(client, meter, spec, plan.n, plan.fails)] += 1
-            profile.disable()
     print(
         f"crowd_cpu: {args.hires} hires measured after {args.warm} warm-up, quota {args.quota}, "
         f"2 training items; ends: {dict(ends)}; load average {loadavg()}"

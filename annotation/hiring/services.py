@@ -534,12 +534,19 @@ def blocked(membership: Membership, assignment: Assignment | None = None) -> str
         return "returned"
     if hire.paused:
         return "paused"
-    if hire.cleared or (
-        assignment is not None
-        and QualityItem.objects.filter(item_id=assignment.item_id, role=TRAINING).exists()
-    ):
+    if hire.cleared or (assignment is not None and is_training(assignment)):
         return None
     return "training"
+
+
+def is_training(assignment: Assignment) -> bool:
+    """Whether the assignment's item is a training item: read with the assignment when
+    its lookup annotated `training_item` (views.common.assignment_for_annotator), else
+    one query."""
+    known = getattr(assignment, "training_item", None)
+    if known is not None:
+        return bool(known)
+    return QualityItem.objects.filter(item_id=assignment.item_id, role=TRAINING).exists()
 
 
 def can_take_more(membership: Membership) -> bool:

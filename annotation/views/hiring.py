@@ -129,7 +129,7 @@ def gate(request: HtmxRequest, membership: Membership) -> HttpResponse | None:
 def after_answer(assignment: Assignment) -> str | None:
     """The page after an answer (its hiring rules ran in operations.answer): a training
     item's feedback, else None (the next item)."""
-    if QualityItem.objects.filter(item_id=assignment.item_id, role=hiring.TRAINING).exists():
+    if hiring.is_training(assignment):
         return reverse("training_feedback", kwargs={"assignment_id": assignment.pk})
     return None
 
