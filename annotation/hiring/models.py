@@ -113,7 +113,7 @@ class HiringPolicy(models.Model):
         (`select_related("project__hiring_policy")`, as the annotator pages do): every
         hiring rule of the request reads that policy, not one query each. Only for such an
         instance (a long-lived one would keep a policy changed meanwhile)."""
-        related = Project.hiring_policy.related  # type: ignore[attr-defined]
+        related = Project.hiring_policy.related
         if related.is_cached(project) and (policy := related.get_cached_value(project)):
             project.__dict__[KEPT_POLICY] = policy
 
