@@ -769,19 +769,25 @@ def give_back_if_overdue(hire: Hire, known: Progress | None = None) -> bool:
     return True
 
 
-def _unstarted(project: Project) -> QuerySet[Hire]:
+def _unstarted(project: Project, since: dt.datetime | None = None) -> QuerySet[Hire]:
     """Hires in the project who submitted nothing within the policy's join_expiry_minutes
-    of joining, not returned yet."""
-    minutes = HiringPolicy.of(project).join_expiry_minutes
-    if minutes is None:
+    of joining, not returned yet (`since`: that moment, when the caller has it)."""
+    since = since or _expiry_start(project)
+    if since is None:
         return Hire.objects.none()
     return Hire.objects.filter(
         ~started(project.pk),
         membership__project=project,
         invite__isnull=False,
         returned_at__isnull=True,
-        joined_at__lte=timezone.now() - dt.timedelta(minutes=minutes),
+        joined_at__lte=since,
     )
+
+
+def _expiry_start(project: Project) -> dt.datetime | None:
+    """Who joined before this moment and submitted nothing is returned (None: never)."""
+    minutes = HiringPolicy.of(project).join_expiry_minutes
+    return None if minutes is None else timezone.now() - dt.timedelta(minutes=minutes)
 
 
 def expire_unstarted(project: Project) -> int:
@@ -795,15 +801,16 @@ def expire_unstarted(project: Project) -> int:
 
 
 def expire_if_unstarted(hire: Hire) -> bool:
-    minutes = HiringPolicy.of(hire.membership.project).join_expiry_minutes
+    project = hire.membership.project
+    since = _expiry_start(project)
     if (
-        minutes is None
+        since is None
         or hire.invite_id is None
         or hire.returned_at is not None
-        or hire.joined_at > timezone.now() - dt.timedelta(minutes=minutes)
+        or hire.joined_at > since
     ):
         return False  # not one of _unstarted's, whatever they submitted: no query
-    if not _unstarted(hire.membership.project).filter(pk=hire.pk).exists():
+    if not _unstarted(project, since).filter(pk=hire.pk).exists():
         return False
     give_back(hire)
     return True
