@@ -655,11 +655,23 @@ def _progress_of(hire: Hire, known: Progress | None) -> Progress:
     return progress(membership.project, [uid]).get(uid, Progress())
 
 
+def _has_open(hire: Hire) -> bool:
+    """Whether the person holds a pending or draft item (progress's `open`)."""
+    membership = hire.membership
+    return Assignment.objects.filter(
+        item__project_id=membership.project_id,
+        annotator_id=membership.user_id,
+        status__in=[Assignment.PENDING, Assignment.DRAFT],
+    ).exists()
+
+
 def completed(hire: Hire, known: Progress | None = None) -> bool:
     """Every item of the person's quota is done and submitted (at most the invite's
     `skips_allowed` skipped), and training was passed (or a researcher let them through).
     `known`: their `progress`, when counted already."""
     if hire.returned_at or hire.paused or not hire.cleared:
+        return False
+    if known is None and _has_open(hire):  # mid-queue: one plain query, not the counts
         return False
     p = _progress_of(hire, known)
     if p.open:
