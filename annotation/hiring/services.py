@@ -135,10 +135,10 @@ def join(
     with transaction.atomic():
         # Lock the invite row so two people cannot both take the last place under the cap.
         locked = Invite.objects.select_for_update().get(pk=invite.pk)
-        if worker and Hire.objects.filter(invite__project=locked.project, worker_id__iexact=worker):
+        if worker and Hire.objects.filter(invite__project_id=project_id, worker_id__iexact=worker):
             raise JoinRefused(ALREADY_JOINED, "joined")
         if session and Hire.objects.filter(
-            invite__project=locked.project, **{f"worker_params__{session_param}": session}
+            invite__project_id=project_id, **{f"worker_params__{session_param}": session}
         ):
             raise JoinRefused(f"{session_param}: this session has an account already.", "invalid")
         problem = locked.problem()

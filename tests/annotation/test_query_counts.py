@@ -28,10 +28,10 @@ FULL = {"choice": "1", "hard": "no", "justification": JUSTIFICATION}
 
 
 # The hired worker's path (issue 41's launch), per request; before the launch's query cuts
-# (28 Nov 2026): next 8 and 9, item page 16, submit 37 (training) and 30.
+# (28 Nov 2026): link 10, join 57, next 8 and 9, item page 16, submit 37 (training) and 30.
 HIRE_PATH = {
-    "link": 10,
-    "join": 57,
+    "link": 9,
+    "join": 53,
     "instructions": 5,
     "training next": 4,
     "training page": 10,
