@@ -67,6 +67,9 @@ def regular(item: str = "item_id") -> Q:
     )
 
 
+KEPT_POLICY = "_hiring_policy_kept"  # HiringPolicy.keep_for_request
+
+
 class HiringPolicy(models.Model):
     project = models.OneToOneField(Project, models.CASCADE, related_name="hiring_policy")
     pass_mark = models.FloatField(default=0.8)  # share of training units like the reference
@@ -99,7 +102,20 @@ class HiringPolicy(models.Model):
 
     @classmethod
     def of(cls, project: Project) -> HiringPolicy:
-        return cls.objects.get_or_create(project=project)[0]
+        """The project's policy (made with the defaults when it has none); the one kept
+        by `keep_for_request` when the request read it with the project."""
+        kept = project.__dict__.get(KEPT_POLICY)
+        return kept if kept is not None else cls.objects.get_or_create(project=project)[0]
+
+    @classmethod
+    def keep_for_request(cls, project: Project) -> None:
+        """A project read for one request with its policy
+        (`select_related("project__hiring_policy")`, as the annotator pages do): every
+        hiring rule of the request reads that policy, not one query each. Only for such an
+        instance (a long-lived one would keep a policy changed meanwhile)."""
+        related = Project.hiring_policy.related
+        if related.is_cached(project) and (policy := related.get_cached_value(project)):
+            project.__dict__[KEPT_POLICY] = policy
 
 
 class Invite(models.Model):

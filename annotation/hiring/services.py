@@ -135,10 +135,10 @@ def join(
     with transaction.atomic():
         # Lock the invite row so two people cannot both take the last place under the cap.
         locked = Invite.objects.select_for_update().get(pk=invite.pk)
-        if worker and Hire.objects.filter(invite__project=locked.project, worker_id__iexact=worker):
+        if worker and Hire.objects.filter(invite__project_id=project_id, worker_id__iexact=worker):
             raise JoinRefused(ALREADY_JOINED, "joined")
         if session and Hire.objects.filter(
-            invite__project=locked.project, **{f"worker_params__{session_param}": session}
+            invite__project_id=project_id, **{f"worker_params__{session_param}": session}
         ):
             raise JoinRefused(f"{session_param}: this session has an account already.", "invalid")
         problem = locked.problem()
@@ -442,6 +442,7 @@ def after_submit(membership: Membership, assignment: Assignment | None = None) -
     policy = HiringPolicy.of(project)
     with transaction.atomic():
         hire = Hire.objects.select_for_update().get(membership=membership)
+        hire.membership = membership  # read by the rules below (project, user id)
         was_out = screened_out(hire)
         changed = []
         # one read of the training assignments: what is recorded and what is decided come
@@ -449,8 +450,7 @@ def after_submit(membership: Membership, assignment: Assignment | None = None) -
         # counted as done before its first answer is kept)
         given = list(
             Assignment.objects.in_project(project)
-            .for_annotator(membership.user)
-            .filter(item__quality__role=TRAINING)
+            .filter(annotator_id=membership.user_id, item__quality__role=TRAINING)
             .select_related("item")
         )
         for a in given:
@@ -500,7 +500,9 @@ def training_score(hire: Hire) -> Score:
     """The training items' reference units matched by the first submitted answers; a
     training item skipped (or never answered) counts with none matching."""
     membership = hire.membership
-    given = Assignment.objects.in_project(membership.project).for_annotator(membership.user)
+    given = Assignment.objects.in_project(membership.project).filter(
+        annotator_id=membership.user_id
+    )
     references = QualityItem.objects.filter(
         role=TRAINING, item_id__in=given.values("item_id")
     ).values_list("item_id", "reference")
@@ -515,7 +517,7 @@ def training_score(hire: Hire) -> Score:
 def _open(membership: Membership, role: str) -> QuerySet[Assignment]:
     return (
         Assignment.objects.in_project(membership.project)
-        .for_annotator(membership.user)
+        .filter(annotator_id=membership.user_id)
         .open()
         .filter(item__quality__role=role)
     )
@@ -532,12 +534,19 @@ def blocked(membership: Membership, assignment: Assignment | None = None) -> str
         return "returned"
     if hire.paused:
         return "paused"
-    if (
-        assignment is not None
-        and QualityItem.objects.filter(item_id=assignment.item_id, role=TRAINING).exists()
-    ):
+    if hire.cleared or (assignment is not None and is_training(assignment)):
         return None
-    return None if hire.cleared else "training"
+    return "training"
+
+
+def is_training(assignment: Assignment) -> bool:
+    """Whether the assignment's item is a training item: read with the assignment when
+    its lookup annotated `training_item` (views.common.assignment_for_annotator), else
+    one query."""
+    known = getattr(assignment, "training_item", None)
+    if known is not None:
+        return bool(known)
+    return QualityItem.objects.filter(item_id=assignment.item_id, role=TRAINING).exists()
 
 
 def can_take_more(membership: Membership) -> bool:
@@ -646,11 +655,23 @@ def _progress_of(hire: Hire, known: Progress | None) -> Progress:
     return progress(membership.project, [uid]).get(uid, Progress())
 
 
+def _has_open(hire: Hire) -> bool:
+    """Whether the person holds a pending or draft item (progress's `open`)."""
+    membership = hire.membership
+    return Assignment.objects.filter(
+        item__project_id=membership.project_id,
+        annotator_id=membership.user_id,
+        status__in=[Assignment.PENDING, Assignment.DRAFT],
+    ).exists()
+
+
 def completed(hire: Hire, known: Progress | None = None) -> bool:
     """Every item of the person's quota is done and submitted (at most the invite's
     `skips_allowed` skipped), and training was passed (or a researcher let them through).
     `known`: their `progress`, when counted already."""
     if hire.returned_at or hire.paused or not hire.cleared:
+        return False
+    if known is None and _has_open(hire):  # mid-queue: one plain query, not the counts
         return False
     p = _progress_of(hire, known)
     if p.open:
@@ -759,19 +780,25 @@ def give_back_if_overdue(hire: Hire, known: Progress | None = None) -> bool:
     return True
 
 
-def _unstarted(project: Project) -> QuerySet[Hire]:
+def _unstarted(project: Project, since: dt.datetime | None = None) -> QuerySet[Hire]:
     """Hires in the project who submitted nothing within the policy's join_expiry_minutes
-    of joining, not returned yet."""
-    minutes = HiringPolicy.of(project).join_expiry_minutes
-    if minutes is None:
+    of joining, not returned yet (`since`: that moment, when the caller has it)."""
+    since = since or _expiry_start(project)
+    if since is None:
         return Hire.objects.none()
     return Hire.objects.filter(
         ~started(project.pk),
         membership__project=project,
         invite__isnull=False,
         returned_at__isnull=True,
-        joined_at__lte=timezone.now() - dt.timedelta(minutes=minutes),
+        joined_at__lte=since,
     )
+
+
+def _expiry_start(project: Project) -> dt.datetime | None:
+    """Who joined before this moment and submitted nothing is returned (None: never)."""
+    minutes = HiringPolicy.of(project).join_expiry_minutes
+    return None if minutes is None else timezone.now() - dt.timedelta(minutes=minutes)
 
 
 def expire_unstarted(project: Project) -> int:
@@ -785,7 +812,16 @@ def expire_unstarted(project: Project) -> int:
 
 
 def expire_if_unstarted(hire: Hire) -> bool:
-    if not _unstarted(hire.membership.project).filter(pk=hire.pk).exists():
+    project = hire.membership.project
+    since = _expiry_start(project)
+    if (
+        since is None
+        or hire.invite_id is None
+        or hire.returned_at is not None
+        or hire.joined_at > since
+    ):
+        return False  # not one of _unstarted's, whatever they submitted: no query
+    if not _unstarted(project, since).filter(pk=hire.pk).exists():
         return False
     give_back(hire)
     return True

@@ -34,13 +34,21 @@ BROWSER_COOKIE = "hiring_browser"  # a random mark of the browser that joined (H
 def _log_in(request: HtmxRequest, hire: Hire) -> None:
     login(request, hire.membership.user, backend=settings.AUTHENTICATION_BACKENDS[0])
     request.session.set_expiry(SESSION_SECONDS)
+    # the page header's name (hire_tags.hired_as), as views.common.membership_for says it
+    request.user.hired_pseudonym = hire.membership.pseudonym  # type: ignore[attr-defined]
 
 
 def join(request: HtmxRequest, key: str) -> HttpResponse:
     """An invite link: GET shows a Start button (so link previews create nobody), POST
     makes the account, logs this browser in and shows the personal URL once. A worker id
     with an account already is told how to come back, never let in by the id."""
-    invite = get_object_or_404(Invite, key=key, project__deleted_at=None)
+    # the project and its hiring policy with it: the join's rules read them
+    invite = get_object_or_404(
+        Invite.objects.select_related("project__hiring_policy"),
+        key=key,
+        project__deleted_at=None,
+    )
+    HiringPolicy.keep_for_request(invite.project)
     params = request.POST if request.method == "POST" else request.GET
     carried = {p: params[p] for p in invite.params() if p in params}
     if (mine := hiring.joined_here(request.user, invite, carried)) is not None:
@@ -129,7 +137,7 @@ def gate(request: HtmxRequest, membership: Membership) -> HttpResponse | None:
 def after_answer(assignment: Assignment) -> str | None:
     """The page after an answer (its hiring rules ran in operations.answer): a training
     item's feedback, else None (the next item)."""
-    if QualityItem.objects.filter(item_id=assignment.item_id, role=hiring.TRAINING).exists():
+    if hiring.is_training(assignment):
         return reverse("training_feedback", kwargs={"assignment_id": assignment.pk})
     return None
 

@@ -11,14 +11,35 @@ import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
+from annotation import hiring
+from annotation.hiring import Invite
 from annotation.models import Answer, Assignment, Item
 
 from ..conftest import login
+from .test_hiring import invite
+
+__all__ = ["invite"]  # the fixture
 
 JUSTIFICATION = "List 1 covers every fact of the text."
 FULL = {"choice": "1", "hard": "no", "justification": JUSTIFICATION}
+
+
+# The hired worker's path (issue 41's launch), per request; before the launch's query cuts
+# (28 Nov 2026): link 10, join 57, next 8 and 9, item page 16, submit 37 (training) and 30.
+HIRE_PATH = {
+    "link": 9,
+    "join": 53,
+    "instructions": 5,
+    "training next": 4,
+    "training page": 10,
+    "training submit": 24,
+    "real next": 5,
+    "real page": 10,
+    "real submit": 20,
+}
 
 
 def counted(call: Any) -> tuple[Any, list[str]]:
@@ -42,27 +63,28 @@ def test_the_pages_next_draft_and_submit_cost_a_fixed_number_of_queries(
     pinned(sql, 4)
     url = r["Location"]
     # the item: session, user, assignment with item, document and claim lists,
-    # membership, stored answers, the queue (neighbours and progress), two claim lists'
-    # claims, started_at (first opening only) and the project's data version it bumps
-    # (the report cache's key, models.bump_data_version), the page instance
+    # membership, stored answers, the queue (neighbours and progress), the two claim
+    # lists' claims (one query), started_at (first opening only) and the project's data
+    # version it bumps (the report cache's key, models.bump_data_version), the page instance
     r, sql = counted(lambda: client.get(url))
     assert r.status_code == 200
-    pinned(sql, 11)
+    pinned(sql, 10)
     r, sql = counted(lambda: client.get(url))
-    pinned(sql, 9)
+    pinned(sql, 8)
     # draft: session, user, assignment, membership; the store (savepoint, lock, stored
     # answers, one insert, the assignment, the data version, release)
     hx = {"HX-Request": "true"}
     r, sql = counted(lambda: client.post(url, {"action": "draft", "choice": "1"}, headers=hx))
     assert r.status_code == 200
     pinned(sql, 11)
-    # submit: the same, one insert of the two new fields, the training-item check and
-    # the project's adaptive overlap (operations.widen_overlap)
+    # submit: the same, one insert of the two new fields and the project's adaptive
+    # overlap (operations.widen_overlap); whether it is a training item comes with the
+    # assignment (hiring.is_training)
     r, sql = counted(lambda: client.post(url, {"action": "submit", **FULL}, headers=hx))
     assert "HX-Redirect" in r, r.content.decode()[:500]
     # + the submission's webhook events in its transaction (operations._submit: a savepoint
     # around Assignment.submit's own, and the project's active hooks read once)
-    pinned(sql, 16)
+    pinned(sql, 15)
 
 
 def test_the_api_next_draft_and_submit_cost_a_fixed_number_of_queries(
@@ -82,23 +104,23 @@ def test_the_api_next_draft_and_submit_cost_a_fixed_number_of_queries(
     pinned(sql, 3)
     pk = r.json()["results"][0]["id"]
     # ... and the item: token, assignment, membership, activity and the data version it
-    # bumps, answers, claims x 2
+    # bumps, answers, the claims of both lists (one query)
     r, sql = counted(lambda: api.get(f"/api/assignments/{pk}/"))
     assert r.status_code == 200
-    pinned(sql, 8)
+    pinned(sql, 7)
     # draft: token; the write limit in the shared cache (read, count, savepoint, read,
     # write, release); assignment, membership; the store (7 with the data version);
-    # answers and claims x 2
+    # answers and the claims of both lists (one query)
     r, sql = counted(lambda: post(f"/api/assignments/{pk}/draft/", {"choice": "2"}))
     assert r.status_code == 200, r.content
-    pinned(sql, 19)
+    pinned(sql, 18)
     # submit: the same with one update (the choice changed) besides the insert (the
     # hiring rules read the hire fetched with the membership)
     r, sql = counted(lambda: post(f"/api/assignments/{pk}/submit/", FULL))
     assert r.status_code == 200, r.content
     # + the adaptive overlap lookup and the data version; + the webhook events' savepoint
-    # and hooks lookup (as on the page)
-    pinned(sql, 24)
+    # and hooks lookup (as on the page); the claims in one query
+    pinned(sql, 23)
 
 
 @pytest.mark.parametrize("via", ["draft", "submit"])
@@ -131,3 +153,35 @@ def test_storing_updates_changed_answers_adds_new_ones_and_removes_cleared_ones(
         assert changed.updated_at > before["choice"].updated_at
     else:  # a submitted assignment is not turned back into a draft
         assert changed.value == "1"
+
+
+def test_a_hired_workers_join_next_page_and_submit_cost_a_fixed_number_of_queries(
+    invite: Invite,
+) -> None:
+    """Issue 41: the launch's path for a stranger (the invite link, Start, the
+    instructions, a training item, then a real one), every hiring rule on it included."""
+    client = Client()
+    url = reverse("join", args=[invite.key])
+    params = {"PROLIFIC_PID": "w-launch-1", "STUDY_ID": "s1"}
+    counts: dict[str, int] = {}
+
+    def count(name: str, status: int, method: Any, *args: Any, **kwargs: Any) -> Any:
+        r, sql = counted(lambda: method(*args, **kwargs))
+        assert r.status_code == status, (name, r.status_code)
+        counts[name] = len(sql)
+        return r
+
+    count("link", 200, client.get, url, params)
+    count("join", 200, client.post, url, params)
+    project = invite.project_id
+    hx = {"HX-Request": "true"}
+    count("instructions", 302, client.post, f"/p/{project}/instructions/", headers=hx)
+    for step in ("training", "real"):
+        page = count(f"{step} next", 302, client.get, f"/p/{project}/next/")["Location"]
+        count(f"{step} page", 200, client.get, page)
+        mine = Assignment.objects.get(pk=page.strip("/").split("/")[-1])
+        choice = hiring.presented(mine, "choice", "a")  # the training's reference: passed
+        data = {"action": "submit", "choice": choice, "hard": "no", "justification": JUSTIFICATION}
+        r = count(f"{step} submit", 200, client.post, page, data, headers=hx)
+        assert "HX-Redirect" in r
+    assert counts == HIRE_PATH, repr(counts)

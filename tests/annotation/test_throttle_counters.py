@@ -223,6 +223,7 @@ def test_the_cap_counts_hires_who_started_and_unstarted_joins_expire(
         hiring.join(invite, {"PROLIFIC_PID": "fourth"})
     # an idle hire past the time is returned when they come back, too
     Hire.objects.filter(pk=real.pk).update(joined_at=long_ago)
+    real.refresh_from_db()  # as a request reads it (the rules read joined_at from the hire)
     assert hiring.blocked(real.membership) == "returned"
     # the policy can keep joins forever (empty)
     policy = HiringPolicy.of(alpha)

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Count
 
 from ...forms import AnswerForm, PolicyForm, sample_size
-from ...models import Assignment, ClaimList, Item, Project, System, sample_ids
+from ...models import Assignment, Claim, ClaimList, Item, Project, System, sample_ids
 from ..base import ITEM, Agreement, Field, ItemInfo, KindSpec, ls_choices, ls_text, ls_textarea
 from ..protocols import KindSection
 from ..schema import COMPARISON
@@ -26,6 +26,18 @@ SIDES = ["a", "b"]
 
 
 JUSTIFY = "Please justify your choice in at least one sentence."
+
+
+def _claim_texts(*lists: ClaimList) -> list[list[str]]:
+    """Each list's claim texts in order: from a prefetch (`claims`) when made, else one
+    query for all the lists."""
+    if all("claims" in getattr(cl, "_prefetched_objects_cache", {}) for cl in lists):
+        return [[c.text for c in cl.claims.all()] for cl in lists]
+    texts: dict[int, list[str]] = {cl.pk: [] for cl in lists}
+    rows = Claim.objects.filter(claim_list_id__in=list(texts)).order_by("claim_list", "position")
+    for list_id, text in rows.values_list("claim_list_id", "text"):
+        texts[list_id].append(text)
+    return [texts[cl.pk] for cl in lists]
 
 
 class ComparisonForm(AnswerForm):
@@ -214,10 +226,8 @@ class Comparison(KindSpec):
     def view(self, item: Item, *, swapped: bool = False) -> dict[str, Any]:
         assert item.list_a is not None and item.list_b is not None
         first, second = (item.list_b, item.list_a) if swapped else (item.list_a, item.list_b)
-        return {
-            "list1": [c.text for c in first.claims.all()],
-            "list2": [c.text for c in second.claims.all()],
-        }
+        list1, list2 = _claim_texts(first, second)
+        return {"list1": list1, "list2": list2}
 
     def form(
         self, item: Item, data: Mapping[str, Any] | None, initial: dict[str, str] | None
