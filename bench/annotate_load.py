@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from measure import yardstick_line
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -821,6 +822,7 @@ def main() -> None:
             f"paced: one cycle per annotator every {args.pace:g}s for {args.paced_seconds:g}s; "
             f"saturating: back to back for {args.saturating_seconds:g}s; times in ms\n"
         )
+        print(yardstick_line())
         print(HEADER, flush=True)
         ours, ok = [], True
         if not args.label_studio_only:
@@ -828,6 +830,7 @@ def main() -> None:
         if not args.no_label_studio:
             theirs = bench_label_studio(args, work)
             ratios(ours, theirs)
+        print(yardstick_line())
         if not ok:
             sys.exit(1)
     finally:

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from annotate_load import ROOT, django_env, loadavg, start_postgres
-from crowd_launch import JUSTIFICATION, cpu_yardstick, plans, setup_project
+from crowd_launch import JUSTIFICATION, plans, setup_project
+from measure import yardstick_line
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -146,12 +147,12 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="print the SQL of the last hire")
     parser.add_argument("--only", choices=KINDS, help="profile only this kind of request")
     args = parser.parse_args()
-    print(cpu_yardstick())
+    print(yardstick_line())
     work = Path(tempfile.mkdtemp(prefix="crowd-cpu-"))
     database_url, pg = start_postgres()
     try:
         run(args, work, database_url)
-        print(cpu_yardstick())
+        print(yardstick_line())
     finally:
         subprocess.run(
             [str(ROOT / "scripts" / "ensure-postgres"), "stop"],

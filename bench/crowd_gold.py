@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from measure import yardstick_line
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -31,16 +32,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
 
 LABELS = ("supported", "contradicted", "inconclusive-not-enough", "inconclusive-conflicting")
 ACCURACY = (0.9, 0.75, 0.6)
-
-
-def yardstick() -> float:
-    """CPU seconds of a fixed pure-Python loop (0.34-0.42 s on this machine's shared cores
-    at load 5-21, 28 Nov 2026): figures taken at other times compare through it."""
-    start = time.process_time()
-    total = 0
-    for i in range(5_000_000):
-        total += i * i % 7
-    return time.process_time() - start
 
 
 def load() -> str:
@@ -101,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     small, _ = field(100)
     for method in args.methods:  # imports (crowd-kit, pandas) and first calls, untimed
         (gold.majority_gold if method == "majority" else gold.model_gold(method))(small)
-    print(f"CPU yardstick {yardstick():.2f} s ({load()})", flush=True)
+    print(yardstick_line(), flush=True)
     for n in args.units or [10_000, 100_000]:
         codes, truth = field(n)
         majority = gold.majority_gold(codes).values  # the comparison, whatever is timed
@@ -118,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{differs}  ({load()})",
                 flush=True,
             )
-    print(f"CPU yardstick {yardstick():.2f} s ({load()})", flush=True)
+    print(yardstick_line(), flush=True)
     return 0
 
 

@@ -61,6 +61,7 @@ from annotate_load import (
     stop,
     wait_ready,
 )
+from measure import yardstick_line
 
 if str(ROOT) not in sys.path:  # this clone's code, whatever the venv's editable install points at
     sys.path.insert(0, str(ROOT))
@@ -522,22 +523,6 @@ def cpu_line(res: Result, seconds: dict[str, float]) -> str:
     return f"  server CPU over the run: {parts}; {n} timed requests"
 
 
-def cpu_yardstick() -> str:
-    """The machine's speed now, to read the figures against: a fixed pure-Python loop
-    (best of 3), and the load average."""
-    best = math.inf
-    for _ in range(3):
-        t = time.process_time()
-        x = 0
-        for i in range(2_000_000):
-            x = (x + i * i) % 1_000_003
-        best = min(best, time.process_time() - t)
-    return (
-        f"CPU yardstick: {best * 1000:.0f} ms for 2M loop steps (best of 3), "
-        f"load average {loadavg()}, {os.cpu_count()} CPUs"
-    )
-
-
 def bench_ours(args: argparse.Namespace, work: Path, database_url: str) -> bool:
     env = django_env(work, database_url)
     env.update(
@@ -643,7 +628,7 @@ def main() -> None:
         args.workers, args.minutes, args.think_scale = 12, 0.1, 0.01
         args.fail_share, args.abandon_share, args.return_share = 0.25, 0.2, 0.2
         args.saturate = True
-    print(cpu_yardstick())
+    print(yardstick_line())
     print(
         f"crowd_launch: {args.workers} workers over {args.minutes:g} min, quota {args.quota}, "
         f"{args.training} training items, seed {args.seed}, {args.web_workers} gunicorn workers"
@@ -657,7 +642,7 @@ def main() -> None:
             ok &= bench_ours(args, work, database_url)
         if args.target in ("potato", "both"):
             ok &= bench_potato(args, work)
-        print(cpu_yardstick())
+        print(yardstick_line())
     finally:
         if pg:
             subprocess.run(

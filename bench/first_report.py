@@ -38,6 +38,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from measure import yardstick_line
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 GUNICORN = str(Path(PYTHON).with_name("gunicorn"))
@@ -57,16 +59,6 @@ s[HASH_SESSION_KEY] = user.get_session_auth_hash()
 s.create()
 print(s.session_key, Project.objects.get(name=DEMO_PROJECT).pk)
 """
-
-
-def yardstick() -> float:
-    """Seconds for a fixed pure-Python loop, best of 3 (about 0.3 s on an idle core)."""
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        sum(i * i % 7 for i in range(3_000_000))
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def manage(env: dict[str, str], *args: str) -> str:
@@ -163,7 +155,7 @@ def main() -> None:
         print(
             f"median {statistics.median(times):.2f} s over {len(times)} restarts "
             f"(cache {opts.cache}, {opts.workers} workers); load average {load}; "
-            f"CPU yardstick {yardstick():.2f} s (3M-step Python loop, best of 3)"
+            f"{yardstick_line()}"
         )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

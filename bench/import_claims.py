@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from measure import yardstick_line
+
 HERE = Path(__file__).resolve().parent
 TARGET = 2.0
 
@@ -56,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [500, 20_000] if args.quick else [5_000, 200_000]
     tmp = Path(tempfile.mkdtemp(prefix="claims-bench-"))
     per_claim = []
+    print(yardstick_line())
     try:
         for n in sizes:
             path = tmp / f"synthetic-{n}.jsonl"
@@ -75,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         f"per-claim time of {sizes[-1]:,} claims / of {sizes[0]:,}: {ratio:.2f} "
         f"(target: at most {TARGET:g})"
     )
+    print(yardstick_line())
     if ratio > TARGET:
         print("ABOVE TARGET")
         return 3

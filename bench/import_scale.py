@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from measure import peak_rss_mb
+from measure import peak_rss_mb, yardstick_line
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAIMS = 15
@@ -201,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     tmp = Path(tempfile.mkdtemp(prefix="import-bench-"))
     results: list[dict[str, Any] | None] = []
+    print(yardstick_line())
     try:
         for lines in sizes:
             path = tmp / f"synthetic-{lines}.jsonl"
@@ -225,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     done = [r for r in results if r is not None]
     print(table(done))
+    print(yardstick_line())
     ok = len(done) == len(results) and all(r["documents"] == r["lines"] for r in done)
     return 0 if ok else 1
 

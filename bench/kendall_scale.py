@@ -21,6 +21,7 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from measure import yardstick_line  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from annotation.stats import correlation
 
+    print(yardstick_line())
     for k in args.points or [500, 1_500, 3_000, 10_000]:
         rng = np.random.default_rng(k)
         a = rng.integers(0, 60, k) / 59
@@ -55,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             f"tracemalloc peak {peak:.0f} MB, sum of taus {float(np.nansum(taus))!r}, "
             f"load average {os.getloadavg()[0]:.1f}"
         )
+    print(yardstick_line())
     return 0
 
 

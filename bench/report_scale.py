@@ -37,7 +37,9 @@ rendering the report HTML, and each said met / NOT met against the issue's targe
 Memory: tracemalloc peak during one more uncached build (tracemalloc slows Python down,
 so it is not used for the timing), and the fresh process's maximum resident set size.
 Each time is printed with the process's CPU time and the load average: on a shared
-machine the wall time is inflated by the other jobs, the CPU time much less.
+machine the wall time is inflated by the other jobs, the CPU time much less. The CPU
+yardstick (bench/measure.py), printed before and after, is the machine's speed in the
+same run: figures taken on other machines or days compare through it.
 --profile adds the memory by phase (shared data, each section, the HTML; the top 15 lines
 of what the shared data holds) and the top 20 functions by cumulative time of one more
 fresh-process build under cProfile.
@@ -59,7 +61,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from measure import peak_rss_mb
+from measure import peak_rss_mb, yardstick_line
 
 ROOT = Path(__file__).resolve().parent.parent
 DOMAINS = ["Biography", "ELI5", "LongFact"]
@@ -888,7 +890,9 @@ def main(argv: list[str] | None = None) -> int:
         call_command("migrate", verbosity=0)
         call_command("createcachetable", verbosity=0)
         print(f"one-off imports and template compilation: {warm_up():.2f} s (not counted below)")
+        print(yardstick_line())
         ok = all(bench(n, args) for n in sizes)
+        print(yardstick_line())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0 if ok else 1

@@ -36,6 +36,7 @@ def test_the_benchmark_runs_in_quick_mode() -> None:
     # three report times, two tables downloaded twice each (rendered, then again from the
     # cache), traced memory and RSS
     assert result.stdout.count(" - target < ") == 9
+    assert result.stdout.count("CPU yardstick ") == 2  # before and after
     assert result.stdout.count("as CSV, downloaded again: ") == 2
     assert "the report cache's entry: " in result.stdout
     # --profile: the memory by phase and the fresh build's 20 functions by cumulative time
