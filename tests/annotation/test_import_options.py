@@ -69,6 +69,11 @@ def test_the_manuals_table_of_formats_is_the_registrys() -> None:
     assert table == formats.format_table(), "paste formats.format_table() into " + str(DOCS)
 
 
+def test_the_api_manual_names_every_export() -> None:
+    text = (DOCS.parent.parent / "api.md").read_text(encoding="utf-8")
+    assert [name for name in formats.EXPORTS if name not in text] == []
+
+
 def test_an_unknown_export_names_the_registrys() -> None:
     with pytest.raises(ValueError, match="unknown export 'x.csv'; one of canonical.jsonl"):
         formats.export(Project(), "x.csv", params={})
