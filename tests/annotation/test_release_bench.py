@@ -29,4 +29,4 @@ def test_the_release_bench_prints_its_figures() -> None:
     assert re.search(r"release: items 300, annotations [\d,]+, gold [\d,]+", out)
     assert re.search(r"build_release with the zip: [\d.]+ s, CPU [\d.]+ s \(load average", out)
     assert re.search(r"peak resident set of that process: \d+ MB", out)
-    assert re.search(r"CPU yardstick \(a fixed loop\): [\d.]+ s before, [\d.]+ s after", out)
+    assert re.search(r"CPU yardstick \(bench/measure.py\): [\d.]+ s before, [\d.]+ s after", out)
