@@ -257,27 +257,6 @@ def goodness_of_fit(
     return float(np.sum((of - at) ** 2 / at))
 
 
-def rotondi_donner_units(
-    kappa0: float,
-    low: float,
-    high: float | None,
-    shares: Sequence[float],
-    raters: int,
-    alpha: float = 0.05,
-) -> int:
-    """Rotondi & Donner's (2012) goodness-of-fit sample size for a kappa interval, as the
-    R package kappaSize computes it (CIBinary, CI3Cats, ...): the smallest n from 11 at
-    which n `goodness_of_fit(limit, kappa0)` reaches the critical value for each expected
-    limit (`high` None: one-sided)."""
-    crit = _critical(alpha, 1 if high is None else 2)
-    needed = [
-        (crit + 0.001) / goodness_of_fit(x, kappa0, shares, raters)
-        for x in (low, high)
-        if x is not None
-    ]
-    return max(11, math.ceil(max(needed) - 1e-9))
-
-
 # --------------------------------------------------------------------------- kappaSize
 # The R package kappaSize's three families (Rotondi & Donner 2012; Donner & Eliasziw 1992):
 # each compares the cells of `rotondi_donner_cells` at two values of kappa by the
@@ -324,12 +303,19 @@ def kappasize_ci(
     alpha: float = 0.05,
 ) -> int:
     """kappaSize's CIBinary / CI3Cats / CI4Cats / CI5Cats(kappa0, kappaL, kappaU, props,
-    raters, alpha): subjects needed for the expected interval; `kappa_high` None is its
-    one-sided kappaU = NA. `rotondi_donner_units` with kappaSize's ranges checked."""
+    raters, alpha): Rotondi & Donner's (2012) goodness-of-fit sample size for the expected
+    interval, the smallest n from 11 at which n `goodness_of_fit(limit, kappa0)` reaches
+    the critical value at each limit; `kappa_high` None is the one-sided kappaU = NA."""
     _kappasize_design(shares, raters, kappa0=kappa0, kappaL=kappa_low, kappaU=kappa_high)
     if not kappa_low < kappa0 or (kappa_high is not None and not kappa0 < kappa_high):
         raise ValueError(f"need kappaL < kappa0 < kappaU, got {kappa_low}, {kappa0}, {kappa_high}")
-    return rotondi_donner_units(kappa0, kappa_low, kappa_high, shares, raters, alpha)
+    crit = _critical(alpha, 1 if kappa_high is None else 2)
+    needed = [
+        (crit + 0.001) / goodness_of_fit(limit, kappa0, shares, raters)
+        for limit in (kappa_low, kappa_high)
+        if limit is not None
+    ]
+    return max(11, math.ceil(max(needed) - 1e-9))
 
 
 @dataclass(frozen=True)
