@@ -198,15 +198,14 @@ def _agreement_rows(
     out: list[Row] = []
     for pilot in pilots:
         kappa = pilot.kappa
-        plans: list[tuple[str, int, float | None, planning.UnitModel]] = []
+        plans: list[tuple[str, int, float, planning.UnitModel]] = []
         source = pilot.source
         if pilot.model is not None:
-            finite = kappa if math.isfinite(kappa) else None
-            why = _degenerate(pilot)
+            why = _degenerate(pilot)  # '' only with a finite kappa
             if why:
                 degenerate.append(f"{pilot.kind}.{pilot.field} ({why})")
             else:
-                plans.append(("pilot", pilot.current, finite, pilot.model))
+                plans.append(("pilot", pilot.current, kappa, pilot.model))
                 if pilot.units < options.min_pilot_units:
                     small.append(f"{pilot.kind}.{pilot.field} ({pilot.units} units)")
             source = "model"

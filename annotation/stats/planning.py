@@ -225,7 +225,10 @@ def units_needed(
     return result
 
 
-# --------------------------------------------------------------------------- Rotondi-Donner
+# --------------------------------------------------------------------------- kappaSize
+# The R package kappaSize's three families (Rotondi & Donner 2012; Donner & Eliasziw 1992):
+# each compares the cells of `rotondi_donner_cells` at two values of kappa by the
+# goodness-of-fit chi-square with 1 degree of freedom (`goodness_of_fit`).
 
 
 def rotondi_donner_cells(kappa: float, shares: Sequence[float], raters: int) -> FloatArray:
@@ -257,11 +260,6 @@ def goodness_of_fit(
     return float(np.sum((of - at) ** 2 / at))
 
 
-# --------------------------------------------------------------------------- kappaSize
-# The R package kappaSize's three families (Rotondi & Donner 2012; Donner & Eliasziw 1992):
-# each compares the cells of `rotondi_donner_cells` at two values of kappa by the
-# goodness-of-fit chi-square with 1 degree of freedom.
-
 KAPPASIZE_RATERS = (2, 3, 4, 5, 6)
 KAPPASIZE_CATEGORIES = (2, 3, 4, 5)
 KAPPASIZE_FAMILIES = ("ci", "power", "fixedn")
@@ -273,16 +271,15 @@ def kappasize_name(family: str, categories: int) -> str:
     return stem + ("Binary" if categories == 2 else f"{categories}Cats")
 
 
-def _kappasize_design(shares: Sequence[float], raters: int, **kappas: float | None) -> FloatArray:
-    shares_ = _check_shares(shares)
-    if len(shares_) not in KAPPASIZE_CATEGORIES:
-        raise ValueError(f"kappaSize plans for 2 to 5 categories; {len(shares_)} shares were given")
+def _kappasize_design(shares: Sequence[float], raters: int, **kappas: float | None) -> None:
+    categories = len(_check_shares(shares))
+    if categories not in KAPPASIZE_CATEGORIES:
+        raise ValueError(f"kappaSize plans for 2 to 5 categories; {categories} shares were given")
     if raters not in KAPPASIZE_RATERS:
         raise ValueError(f"kappaSize plans for 2 to 6 raters, not {raters}")
     for name, value in kappas.items():
         if value is not None and not 0 < value < 1:
             raise ValueError(f"{name} must lie in (0, 1), got {value}")
-    return shares_
 
 
 def _critical(alpha: float, sided: int) -> float:
