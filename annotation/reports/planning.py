@@ -1,5 +1,6 @@
-"""Planning the study (issue 30): units, comparisons and money the real study needs,
-projected from the pilot (the project's answers so far) or from assumed values.
+"""Planning the study: units, comparisons and money the real study needs, projected from
+the pilot (the project's answers so far) or from assumed values; and what adaptive
+overlap did (docs/researchers/planning.md).
 
 The figures come from `stats.planning`; this module reads the pilot: the count vectors
 of each agreement field (as the agreement section reads them), the preference
@@ -29,7 +30,7 @@ from .preference import preference_rows
 from .queries import ReportData, assignment_filter, member_names, report_data
 from .tables import Cell, Filters, Section, Table
 
-DEFAULT_RATERS = (2, 3, 4, 5)
+Row = dict[str, Cell]  # a table's row by column: the table's columns are its rows' keys
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,8 @@ class PlanOptions:
     share: float = 0.6  # preference share to detect against 0.5
     power: float = 0.8
     alpha: float = 0.05
-    hourly_rate: float | None = None  # None: the project's rate (`pay_rates`)
-    raters: tuple[int, ...] = DEFAULT_RATERS
+    hourly_rate: float | None = None  # the researcher's (`--rate`, the API's `rate`); None: no cost
+    raters: tuple[int, ...] = (2, 3, 4, 5)
     studies: int = 100  # simulated studies per candidate size
     bootstrap: int = 0  # per simulated study: 0 the jackknife, else bootstrap resamples
     seed: int = 0
@@ -60,25 +61,23 @@ class PlanOptions:
     min_pilot_units: int = 10
 
 
-class PayRates(NamedTuple):
-    hourly: float | None
-    per_item: float  # paid per answer on top of the hours
+class _Pay(NamedTuple):
+    """What the budget columns read besides the options."""
+
+    hourly: float | None  # PlanOptions.hourly_rate
+    per_answer: float  # the hiring policy's pay per item (the payments export's bonus rate)
+    check_rate: float  # the hiring policy's share of checks in a queue
+    training: int  # training items per annotator
+    seconds: dict[str, float]  # kind -> the pilot's median active seconds per item
 
 
-def pay_rates(project: Project) -> PayRates:
-    """The project's pay rates: the hiring policy's per-item pay (the payments export's
-    bonus rate); the hourly rate is the researcher's (`--rate`, the API's `rate`)."""
-    policy = hiring.HiringPolicy.objects.filter(project=project).first()
-    return PayRates(hourly=None, per_item=float(policy.pay_per_item) if policy else 0.0)
-
-
-def overhead(project: Project) -> tuple[float, int]:
-    """(check rate, training items per annotator) from the hiring policy."""
-    policy = hiring.HiringPolicy.objects.filter(project=project).first()
+def _pay(data: ReportData, hourly: float | None) -> _Pay:
+    policy = hiring.HiringPolicy.objects.filter(project=data.project).first()
     training = hiring.QualityItem.objects.filter(
-        item__project=project, role=hiring.TRAINING
+        item__project=data.project, role=hiring.TRAINING
     ).count()
-    return (policy.check_rate if policy else 0.0), training
+    pay, checks = (float(policy.pay_per_item), policy.check_rate) if policy else (0.0, 0.0)
+    return _Pay(hourly, pay, checks, training, median_seconds(data))
 
 
 def median_seconds(data: ReportData) -> dict[str, float]:
@@ -109,90 +108,38 @@ def planning_section(data: ReportData, method: str = "simulation") -> Section | 
 
 
 def plan_section(data: ReportData, options: PlanOptions) -> Section | None:
-    rate = pay_rates(data.project)
-    if options.hourly_rate is not None:
-        rate = rate._replace(hourly=options.hourly_rate)
-    check_rate, training = overhead(data.project)
-    seconds = median_seconds(data)
+    pay = _pay(data, options.hourly_rate)
     if options.method == "kappasize":
-        return _kappasize_section(data, options, seconds, rate, check_rate, training)
-    agreement, unplanned, degenerate = _agreement_rows(
-        data, options, seconds, rate, check_rate, training
-    )
+        return _kappasize_section(data, options, pay)
+    agreement, unplanned, degenerate = _agreement_rows(data, options, pay)
     preference = _preference_rows(data, options)
     if not agreement and not preference:
         return None
-    tables = _plan_tables(agreement, preference, options)
-    notes = _plan_notes(options, rate, check_rate, training, unplanned, degenerate)
+    tables = []
+    if agreement:
+        title = f"Units needed for a 95 % CI half-width of {options.target:g}"
+        tables.append(_table("planning-agreement", title, agreement))
+    if preference:
+        title = f"Comparisons needed to detect a preference of {options.share:g} vs 0.5"
+        tables.append(_table("planning-preference", title, preference))
+    notes = _plan_notes(options, pay, unplanned, degenerate)
     return Section("planning", "Planning the study", notes, tuple(tables))
 
 
-def _plan_tables(
-    agreement: list[tuple[Cell, ...]], preference: list[tuple[Cell, ...]], options: PlanOptions
-) -> list[Table]:
-    """The units needed per field and the comparisons needed per pair of systems."""
-    tables = []
-    if agreement:
-        tables.append(
-            Table(
-                "planning-agreement",
-                f"Units needed for a 95 % CI half-width of {options.target:g}",
-                (
-                    "task",
-                    "unit",
-                    "field",
-                    "source",
-                    "annotators per unit",
-                    "pilot units",
-                    "kappa used",
-                    "units for Fleiss' kappa",
-                    "units for Krippendorff's alpha",
-                    "units for Gwet's AC1",
-                    "units planned",
-                    "items planned",
-                    "answers incl. checks and training",
-                    "median active s per item",
-                    "annotator-hours",
-                    "cost",
-                ),
-                tuple(agreement),
-            )
-        )
-    if preference:
-        tables.append(
-            Table(
-                "planning-preference",
-                f"Comparisons needed to detect a preference of {options.share:g} vs 0.5",
-                (
-                    "system A",
-                    "system B",
-                    "domain",
-                    "pilot judgements",
-                    "pilot share preferring A",
-                    f"needed for {options.share:g}",
-                    "needed for the pilot share",
-                    "still to collect",
-                ),
-                tuple(preference),
-            )
-        )
-    return tables
+def _table(name: str, title: str, rows: list[Row]) -> Table:
+    """A table of rows built alike (the same columns in the same order)."""
+    return Table(name, title, tuple(rows[0]), tuple(tuple(row.values()) for row in rows))
 
 
 def _plan_notes(
-    options: PlanOptions,
-    rate: PayRates,
-    check_rate: float,
-    training: int,
-    unplanned: list[str],
-    degenerate: list[str],
+    options: PlanOptions, pay: _Pay, unplanned: list[str], degenerate: list[str]
 ) -> tuple[str, ...]:
     """How the plan was made: the simulation, its sources, the answers and the cost."""
     rate_note = (
-        f"Cost: annotator-hours x {rate.hourly:g} per hour"
-        + (f" + {rate.per_item:g} per answer" if rate.per_item else "")
+        f"Cost: annotator-hours x {pay.hourly:g} per hour"
+        + (f" + {pay.per_answer:g} per answer" if pay.per_answer else "")
         + "."
-        if rate.hourly is not None
+        if pay.hourly is not None
         else "No hourly rate: give one (plan_study --rate, or the API's rate) for a cost."
     )
     analysed = (
@@ -214,19 +161,14 @@ def _plan_notes(
         "cannot agree; answers outside the labels are left out, as in the agreement section).",
         "Items planned: units planned / the pilot's units per item (fields on evidence, "
         "segments or facts have several per item; 1 without a pilot).",
-        f"Answers: items x annotators, plus known-answer checks (check rate {check_rate:g} of "
-        f"a queue) and {training} training items per annotator, from the hiring policy (as "
+        f"Answers: items x annotators, plus known-answer checks (check rate {pay.check_rate:g} of "
+        f"a queue) and {pay.training} training items per annotator, from the hiring policy (as "
         "many annotators in all as per unit).",
         rate_note,
         f"Preference: two-sided one-sample test against 0.5 at alpha {options.alpha:g} with "
         f"power {options.power:g} (normal approximation on Cohen's h, statsmodels).",
     )
-    if unplanned:
-        notes += (
-            "Not planned (no pilot answers and no assumed values with as many categories): "
-            + ", ".join(unplanned)
-            + ".",
-        )
+    notes += _unplanned(unplanned)
     if degenerate:
         notes += (
             "Pilots not resampled as they are (the 'model' rows use the pilot's kappa, at "
@@ -235,31 +177,35 @@ def _plan_notes(
     return notes
 
 
+def _unplanned(fields: list[str]) -> tuple[str, ...]:
+    """The note naming the fields not planned, if any."""
+    if not fields:
+        return ()
+    return (
+        "Not planned (no pilot answers and no assumed values with as many categories): "
+        + ", ".join(fields)
+        + ".",
+    )
+
+
 def _agreement_rows(
-    data: ReportData,
-    options: PlanOptions,
-    seconds: dict[str, float],
-    rate: PayRates,
-    check_rate: float,
-    training: int,
-) -> tuple[list[tuple[Cell, ...]], list[str], list[str]]:
+    data: ReportData, options: PlanOptions, pay: _Pay
+) -> tuple[list[Row], list[str], list[str]]:
     """The rows, the fields not planned, and the pilots not resampled as they are (why)."""
     pilots, unplanned = _pilots(data, options)
     degenerate: list[str] = []
     small: list[str] = []
-    out: list[tuple[Cell, ...]] = []
+    out: list[Row] = []
     for pilot in pilots:
-        per_item = options.seconds_per_item or seconds.get(pilot.kind)
         kappa = pilot.kappa
-        plans: list[tuple[str, int, float | None, planning.UnitModel]] = []
+        plans: list[tuple[str, int, float, planning.UnitModel]] = []
         source = pilot.source
         if pilot.model is not None:
-            finite = kappa if math.isfinite(kappa) else None
-            why = _degenerate(pilot)
+            why = _degenerate(pilot)  # '' only with a finite kappa
             if why:
                 degenerate.append(f"{pilot.kind}.{pilot.field} ({why})")
             else:
-                plans.append(("pilot", pilot.current, finite, pilot.model))
+                plans.append(("pilot", pilot.current, kappa, pilot.model))
                 if pilot.units < options.min_pilot_units:
                     small.append(f"{pilot.kind}.{pilot.field} ({pilot.units} units)")
             source = "model"
@@ -278,21 +224,17 @@ def _agreement_rows(
             )
             found = [n.units for n in needed.values()]
             planned = None if None in found else max(u for u in found if u is not None)
-            n_items = None if planned is None else math.ceil(planned / pilot.per_item_units)
-            cost = _cost(n_items, m, per_item, rate, check_rate, training)
-            answers, hours, money = _cost_cells(cost)
             out.append(
-                (
-                    *_head(pilot, source_, m),
-                    kappa_used,
-                    *(needed[k].units for k in planning.COEFFICIENTS),
-                    planned,
-                    n_items,
-                    answers,
-                    per_item,
-                    hours,
-                    money,
-                )
+                {
+                    **_head(pilot, source_, m),
+                    "kappa used": kappa_used,
+                    **{
+                        f"units for {name}": needed[k].units
+                        for k, name in planning.COEFFICIENTS.items()
+                    },
+                    "units planned": planned,
+                    **_budget(planned, pilot, m, options, pay),
+                }
             )
     if small:  # planned, flagged
         degenerate.append(
@@ -312,43 +254,54 @@ def _degenerate(pilot: _Pilot) -> str:
     return ""
 
 
-def _head(pilot: _Pilot, source: str, raters: int) -> tuple[Cell, ...]:
-    """A planning row's first cells: task, unit, field, source, annotators, pilot units."""
-    return (pilot.kind, pilot.level, pilot.field, source, raters, pilot.units)
+def _head(pilot: _Pilot, source: str, raters: int) -> Row:
+    """A planning row's first cells."""
+    return {
+        "task": pilot.kind,
+        "unit": pilot.level,
+        "field": pilot.field,
+        "source": source,
+        "annotators per unit": raters,
+        "pilot units": pilot.units,
+    }
 
 
-def _cost_cells(cost: planning.Budget | None) -> tuple[Cell, Cell, Cell]:
-    """Answers (incl. checks and training), annotator-hours and cost; None without a budget."""
-    if cost is None:
-        return None, None, None
-    return cost.answers + cost.check_answers + cost.training_answers, cost.hours, cost.cost
+def _budget(
+    planned: int | None, pilot: _Pilot, raters: int, options: PlanOptions, pay: _Pay
+) -> Row:
+    """Items, answers (incl. checks and training), active time, hours and cost of the
+    units planned; None without units planned or an active time."""
+    seconds = options.seconds_per_item or pay.seconds.get(pilot.kind)
+    items = None if planned is None else math.ceil(planned / pilot.per_item_units)
+    answers = hours = cost = None
+    if items is not None and seconds is not None:
+        budget = planning.budget(
+            items,
+            raters,
+            seconds_per_item=seconds,
+            hourly_rate=pay.hourly,
+            check_rate=pay.check_rate,
+            training_items=pay.training,
+            per_item_rate=pay.per_answer,
+        )
+        answers = budget.answers + budget.check_answers + budget.training_answers
+        hours, cost = budget.hours, budget.cost
+    return {
+        "items planned": items,
+        "answers incl. checks and training": answers,
+        "median active s per item": seconds,
+        "annotator-hours": hours,
+        "cost": cost,
+    }
 
 
-def _cost(
-    n_items: int | None,
-    raters: int,
-    per_item: float | None,
-    rate: PayRates,
-    check_rate: float,
-    training: int,
-) -> planning.Budget | None:
-    if n_items is None or per_item is None:
-        return None
-    return planning.budget(
-        n_items,
-        raters,
-        seconds_per_item=per_item,
-        hourly_rate=rate.hourly,
-        check_rate=check_rate,
-        training_items=training,
-        per_item_rate=rate.per_item,
-    )
-
-
-KAPPASIZE_COLUMNS = {
-    "ci": ("kappaL", "kappaU", "units (n)"),
-    "power": ("kappa1", "power", "units (n)", "kappaSize N"),
-    "fixedn": ("n", "expected kappaL", "exact kappaL"),
+KAPPASIZE_TABLES = {  # family -> its table's title and its own columns
+    "ci": ("Units needed (kappaSize CI...)", ("kappaL", "kappaU", "units (n)")),
+    "power": ("Units needed (kappaSize Power...)", ("kappa1", "power", "units (n)", "kappaSize N")),
+    "fixedn": (
+        "Expected lower limit for a fixed n (kappaSize FixedN...)",
+        ("n", "expected kappaL", "exact kappaL"),
+    ),
 }
 
 
@@ -424,91 +377,58 @@ def _pilots(data: ReportData, options: PlanOptions) -> tuple[list[_Pilot], list[
     return out, unplanned
 
 
-def kappasize_call(
-    family: str,
-    options: PlanOptions,
-    kappa0: float,
-    shares: tuple[float, ...],
-    raters: int,
-    sided: int,
-) -> str:
+def kappasize_call(options: PlanOptions, pilot: _Pilot, raters: int, sided: int) -> str:
     """The R call of kappaSize that gives the same figure, for a paper's methods section."""
+    kappa0, shares = pilot.kappa, pilot.shares
     props = "c(" + ", ".join(f"{s:.4g}" for s in shares) + ")"
-    name = planning.kappasize_name(family, len(shares))
+    name = planning.kappasize_name(options.family, len(shares))
     k0 = f"kappa0={kappa0:.4g}"
     tail = f"props={props}, raters={raters}, alpha={options.alpha:g}"
-    if family == "ci":
+    if options.family == "ci":
         high = f"{kappa0 + options.target:.4g}" if sided == 2 else "NA"
         return f"{name}({k0}, kappaL={kappa0 - options.target:.4g}, kappaU={high}, {tail})"
-    if family == "power":
+    if options.family == "power":
         return f"{name}({k0}, kappa1={options.kappa1:g}, {tail}, power={options.power:g})"
     return f"{name}({k0}, n={options.n}, {tail})"
 
 
 def _kappasize_figures(
-    family: str,
-    options: PlanOptions,
-    kappa0: float,
-    shares: tuple[float, ...],
-    raters: int,
-    sided: int,
+    options: PlanOptions, pilot: _Pilot, raters: int, sided: int
 ) -> tuple[tuple[Cell, ...], int | None]:
-    """The family's columns (KAPPASIZE_COLUMNS) and the units it plans (None: fixed n)."""
-    if family == "ci":
+    """The family's own columns (KAPPASIZE_TABLES) and the units it plans (None: fixed n)."""
+    kappa0, shares, alpha = pilot.kappa, pilot.shares, options.alpha
+    if options.family == "ci":
         low, high = kappa0 - options.target, kappa0 + options.target if sided == 2 else None
-        n = planning.kappasize_ci(kappa0, low, high, shares, raters, options.alpha)
+        n = planning.kappasize_ci(kappa0, low, high, shares, raters, alpha)
         return (low, high, n), n
-    if family == "power":
+    if options.family == "power":
         assert options.kappa1 is not None
         power = planning.kappasize_power(
-            kappa0, options.kappa1, shares, raters, options.alpha, options.power, sided
+            kappa0, options.kappa1, shares, raters, alpha, options.power, sided
         )
         return (options.kappa1, options.power, power.n, power.n_exact), power.n
     assert options.n is not None
-    fixed = planning.kappasize_fixed_n(kappa0, options.n, shares, raters, options.alpha, sided)
+    fixed = planning.kappasize_fixed_n(kappa0, options.n, shares, raters, alpha, sided)
     return (options.n, fixed.kappa_low, fixed.kappa_low_exact), None
 
 
-def _kappasize_section(
-    data: ReportData,
-    options: PlanOptions,
-    seconds: dict[str, float],
-    rate: PayRates,
-    check_rate: float,
-    training: int,
-) -> Section | None:
+def _kappasize_section(data: ReportData, options: PlanOptions, pay: _Pay) -> Section | None:
     family = options.family
     sided = options.sided or (1 if family == "fixedn" else 2)
     pilots, unplanned = _pilots(data, options)
-    if not pilots:
+    rows = _kappasize_rows(pilots, options, sided, pay)
+    if not rows:
         return None
-    rows = _kappasize_rows(pilots, options, sided, seconds, rate, check_rate, training)
+    sides = "two" if sided == 2 else "one"
     what = {
-        "ci": f"the expected {'two' if sided == 2 else 'one'}-sided {1 - options.alpha:.0%} "
+        "ci": f"the expected {sides}-sided {1 - options.alpha:.0%} "
         f"interval of kappa0 -/+ {options.target:g}",
         "power": f"power {options.power:g} to tell kappa1 = {options.kappa1} from kappa0 at "
-        f"alpha {options.alpha:g} ({'two' if sided == 2 else 'one'}-sided)",
-        "fixedn": f"the expected lower limit of a {'two' if sided == 2 else 'one'}-sided "
+        f"alpha {options.alpha:g} ({sides}-sided)",
+        "fixedn": f"the expected lower limit of a {sides}-sided "
         f"{1 - options.alpha:.0%} interval from n = {options.n} units",
     }[family]
-    columns = (
-        "task",
-        "unit",
-        "field",
-        "source",
-        "annotators per unit",
-        "pilot units",
-        "kappa0",
-        "category shares",
-        "kappaSize call",
-        *KAPPASIZE_COLUMNS[family],
-        "items planned",
-        "answers incl. checks and training",
-        "annotator-hours",
-        "cost",
-        "not planned because",
-    )
-    notes: tuple[str, ...] = (
+    notes = (
         f"kappaSize (Rotondi & Donner 2012; Donner & Eliasziw 1992), exactly as the R package "
         f"computes it: {what}. The 'kappaSize call' column is the R call that gives the same "
         "figure.",
@@ -517,68 +437,38 @@ def _kappasize_section(
         "annotators, Fleiss' kappa only, and an expected interval (about half of real "
         "studies reach it), where the simulation method plans all three coefficients with "
         "assurance. kappaSize covers 2 to 5 categories and 2 to 6 annotators.",
+        *_unplanned(unplanned),
     )
-    if unplanned:
-        notes += (
-            "Not planned (no pilot answers and no assumed values with as many categories): "
-            + ", ".join(unplanned)
-            + ".",
-        )
-    name = {
-        "ci": "planning-kappasize-ci",
-        "power": "planning-kappasize-power",
-        "fixedn": "planning-kappasize-fixedn",
-    }[family]
-    title = {
-        "ci": "Units needed (kappaSize CI...)",
-        "power": "Units needed (kappaSize Power...)",
-        "fixedn": "Expected lower limit for a fixed n (kappaSize FixedN...)",
-    }[family]
-    return Section(
-        "planning", "Planning the study", notes, (Table(name, title, columns, tuple(rows)),)
-    )
+    table = _table(f"planning-kappasize-{family}", KAPPASIZE_TABLES[family][0], rows)
+    return Section("planning", "Planning the study", notes, (table,))
 
 
-def _kappasize_rows(
-    pilots: list[_Pilot],
-    options: PlanOptions,
-    sided: int,
-    seconds: dict[str, float],
-    rate: PayRates,
-    check_rate: float,
-    training: int,
-) -> list[tuple[Cell, ...]]:
+def _kappasize_rows(pilots: list[_Pilot], options: PlanOptions, sided: int, pay: _Pay) -> list[Row]:
     """A row per pilot and number of annotators: kappaSize's figures, items and cost."""
-    family = options.family
-    rows: list[tuple[Cell, ...]] = []
+    columns = KAPPASIZE_TABLES[options.family][1]
+    rows: list[Row] = []
     for pilot in pilots:
-        per_item = options.seconds_per_item or seconds.get(pilot.kind)
         for m in pilot.raters:
             problem = None
-            figures: tuple[Cell, ...] = (None,) * len(KAPPASIZE_COLUMNS[family])
+            figures: tuple[Cell, ...] = (None,) * len(columns)
             planned = None
             call = None
             try:
-                call = kappasize_call(family, options, pilot.kappa, pilot.shares, m, sided)
-                figures, planned = _kappasize_figures(
-                    family, options, pilot.kappa, pilot.shares, m, sided
-                )
+                call = kappasize_call(options, pilot, m, sided)
+                figures, planned = _kappasize_figures(options, pilot, m, sided)
             except ValueError as error:
                 problem = str(error)
-            n_items = None if planned is None else math.ceil(planned / pilot.per_item_units)
-            cost = _cost(n_items, m, per_item, rate, check_rate, training)
-            rows.append(
-                (
-                    *_head(pilot, pilot.source, m),
-                    pilot.kappa,
-                    ", ".join(f"{s:.4g}" for s in pilot.shares),
-                    call,
-                    *figures,
-                    n_items,
-                    *_cost_cells(cost),
-                    problem,
-                )
-            )
+            row = {
+                **_head(pilot, pilot.source, m),
+                "kappa0": pilot.kappa,
+                "category shares": ", ".join(f"{s:.4g}" for s in pilot.shares),
+                "kappaSize call": call,
+                **dict(zip(columns, figures, strict=True)),
+                **_budget(planned, pilot, m, options, pay),
+                "not planned because": problem,
+            }
+            del row["median active s per item"]  # not in kappaSize's table
+            rows.append(row)
     return rows
 
 
@@ -598,8 +488,8 @@ def _assumed_for(options: PlanOptions, kind: str, field: str, categories: list[s
     )
 
 
-def _preference_rows(data: ReportData, options: PlanOptions) -> list[tuple[Cell, ...]]:
-    out: list[tuple[Cell, ...]] = []
+def _preference_rows(data: ReportData, options: PlanOptions) -> list[Row]:
+    out: list[Row] = []
     needed = planning.preference_comparisons(
         options.share, 0.5, alpha=options.alpha, power=options.power
     )
@@ -620,16 +510,16 @@ def _preference_rows(data: ReportData, options: PlanOptions) -> list[tuple[Cell,
                 else None
             )
             out.append(
-                (
-                    cell.system_a,
-                    cell.system_b,
-                    cell.domain,
-                    cell.n,
-                    cell.a_rate,
-                    needed,
-                    observed,
-                    max(0, needed - cell.n),
-                )
+                {
+                    "system A": cell.system_a,
+                    "system B": cell.system_b,
+                    "domain": cell.domain,
+                    "pilot judgements": cell.n,
+                    "pilot share preferring A": cell.a_rate,
+                    f"needed for {options.share:g}": needed,
+                    "needed for the pilot share": observed,
+                    "still to collect": max(0, needed - cell.n),
+                }
             )
     return out
 
@@ -739,13 +629,11 @@ class PlanOptionsForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("field") == "":
-            data["field"] = None
-        if (data.get("kappa") is None) != (data.get("shares") is None):
-            raise forms.ValidationError("Assumed values need both kappa and shares.")
-        for key in ("method", "family"):
+        for key in ("field", "method", "family"):
             if data.get(key) == "":
                 data[key] = None
+        if (data.get("kappa") is None) != (data.get("shares") is None):
+            raise forms.ValidationError("Assumed values need both kappa and shares.")
         kappasize = data.get("method") == "kappasize"
         if not kappasize and any(
             data.get(k) is not None for k in ("family", "kappa1", "n", "sided")
@@ -862,10 +750,7 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         return None
     escalated = sorted(i for i, a in under.items() if len(a) > policy.start)
     answers = sum(1 for a in under.values() for _, status in a if status == Assignment.SUBMITTED)
-    fixed = len(under) * policy.up_to
-    # hours saved over finished items only (every answer in, none more to come): an
-    # unfinished item may still get up to m answers (issue 43: the answers submitted so
-    # far compared with a finished fixed-overlap study)
+    # hours saved over finished items only: an unfinished item may still get up to m answers
     finished = _finished_items(policy, under)
     seconds = median_seconds(data).get(policy.kind)
     saved = (
@@ -877,46 +762,24 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
     first = _first_answers(data, policy, under)
     kappa = _first_kappa(data, policy, first)
     waiting = OverlapWait.objects.filter(item__project=data.project, item__kind=policy.kind).count()
-    summary = Table(
-        "adaptive-overlap",
-        "Adaptive overlap",
-        (
-            "task",
-            "field",
-            "start k",
-            "up to m",
-            "items",
-            "items escalated",
-            "answers",
-            "answers at fixed m",
-            "items finished",
-            "annotator-hours saved",
-            "units with k answers",
-            "Fleiss' kappa, first k answers",
-            "kappa CI low",
-            "kappa CI high",
-            "items waiting for an annotator",
-        ),
-        (
-            (
-                policy.kind,
-                policy.field,
-                policy.start,
-                policy.up_to,
-                len(under),
-                len(escalated),
-                answers,
-                fixed,
-                len(finished),
-                saved,
-                len(first),
-                None if kappa is None else kappa.value,
-                None if kappa is None else kappa.ci_low,
-                None if kappa is None else kappa.ci_high,
-                waiting,
-            ),
-        ),
-    )
+    row: Row = {
+        "task": policy.kind,
+        "field": policy.field,
+        "start k": policy.start,
+        "up to m": policy.up_to,
+        "items": len(under),
+        "items escalated": len(escalated),
+        "answers": answers,
+        "answers at fixed m": len(under) * policy.up_to,
+        "items finished": len(finished),
+        "annotator-hours saved": saved,
+        "units with k answers": len(first),
+        "Fleiss' kappa, first k answers": None if kappa is None else kappa.value,
+        "kappa CI low": None if kappa is None else kappa.ci_low,
+        "kappa CI high": None if kappa is None else kappa.ci_high,
+        "items waiting for an annotator": waiting,
+    }
+    summary = _table("adaptive-overlap", "Adaptive overlap", [row])
     items = Table(
         "adaptive-overlap-items",
         "Items given more than k annotators",

@@ -1,24 +1,13 @@
-"""Planning a study: units needed for a target confidence-interval half-width of Fleiss'
-kappa, Krippendorff's alpha and Gwet's AC1, comparisons needed for a preference test, and
-the budget. No Django.
+"""Planning a study (docs/researchers/planning.md, kappasize.md): units needed for a target
+95 % interval half-width of Fleiss' kappa, Krippendorff's alpha and Gwet's AC1, the R
+package kappaSize's closed forms, comparisons for a preference test, and the budget. No
+Django.
 
-Units are described by their per-category count vectors ("patterns") and how likely each
-is: the pilot's own units (resampled as they are), or the common-correlation model below.
-A study of n units is a multinomial draw of n patterns; its 95 % interval is, by
-default, z times the jackknife standard error of its units, or with `bootstrap` resamples
-the percentile interval of a bootstrap of its own units, as the agreement report computes
-it (slower by about a hundred times; the two give sizes within a few per cent,
-tests/annotation/test_planning_stats.py).
-`units_needed` finds the smallest n whose simulated studies reach the target half-width
-in at least `assurance` of runs (90 % by default, with 95 % confidence over the
-simulated studies: a Clopper-Pearson bound), not merely on average.
-
-The common-correlation model (Rotondi & Donner 2012, the model of the R package
-kappaSize for two categories): each unit is, with probability kappa, rated the same by
-every annotator (a category drawn from the shares), otherwise each annotator draws a
-category from the shares independently. Its Fleiss' kappa is kappa for any number of
-annotators. It assumes exchangeable annotators (no annotator-specific bias) and an
-agreement that does not change with the number of annotators.
+Units are count vectors ("patterns") with a probability each: the pilot's own units, or the
+common-correlation model (Rotondi & Donner 2012, kappaSize's model for two categories): with
+probability kappa every annotator gives the same category, drawn from the shares, else each
+draws one from the shares independently; its Fleiss' kappa is kappa for any number of
+annotators (exchangeable annotators, agreement not changing with their number).
 """
 
 from __future__ import annotations
@@ -109,11 +98,10 @@ def study_halfwidths(
     confidence: float = 0.95,
     rng: np.random.Generator,
 ) -> dict[str, FloatArray]:
-    """Half-widths of the 95 % intervals of `studies` simulated studies of n units (inf
-    where undefined). With `bootstrap` resamples: the percentile interval of a bootstrap of
-    each study's units, as the report computes it. With 0 (the default): z times the
-    jackknife standard error of each study's units (`_jackknife_halfwidths`), within about
-    2 % of the percentile interval at a fraction of the cost."""
+    """Half-widths of the intervals of `studies` simulated studies of n units (inf where
+    undefined): with `bootstrap` resamples, the percentile interval of a bootstrap of each
+    study's units, as the report computes it; with 0, z times the jackknife standard error
+    of each study's units (`_jackknife_halfwidths`)."""
     draws = rng.multinomial(n, model.probs, size=studies)  # (S, P)
     if not bootstrap:
         return _jackknife_halfwidths(model, draws, confidence)
@@ -161,7 +149,6 @@ def _jackknife_halfwidths(
 
 @dataclass(frozen=True)
 class UnitsNeeded:
-    coefficient: str
     units: int | None  # None: not reachable below MAX_UNITS
     halfwidth: float | None  # the half-width the required share of studies reach at `units`
 
@@ -221,7 +208,7 @@ def units_needed(
                 break
             width = quantile_at(n)[key]
         if width > target:
-            result[key] = UnitsNeeded(key, None, None)
+            result[key] = UnitsNeeded(None, None)
             continue
         law = True  # the next guess from the 1/sqrt(n) law (after a size that held)
         while n - fails > max(1, 0.02 * n):  # down to about 2 %
@@ -234,11 +221,14 @@ def units_needed(
                 n, width, law = mid, quantile_at(mid)[key], True
             else:
                 fails, law = mid, False
-        result[key] = UnitsNeeded(key, n, width)
+        result[key] = UnitsNeeded(n, width)
     return result
 
 
-# --------------------------------------------------------------------------- Rotondi-Donner
+# --------------------------------------------------------------------------- kappaSize
+# The R package kappaSize's three families (Rotondi & Donner 2012; Donner & Eliasziw 1992):
+# each compares the cells of `rotondi_donner_cells` at two values of kappa by the
+# goodness-of-fit chi-square with 1 degree of freedom (`goodness_of_fit`).
 
 
 def rotondi_donner_cells(kappa: float, shares: Sequence[float], raters: int) -> FloatArray:
@@ -260,45 +250,15 @@ def rotondi_donner_cells(kappa: float, shares: Sequence[float], raters: int) -> 
     return np.append(together, 1 - together.sum())
 
 
-def rotondi_donner_units(
-    kappa0: float,
-    low: float,
-    high: float | None,
-    shares: Sequence[float],
-    raters: int,
-    alpha: float = 0.05,
-) -> int:
-    """Rotondi & Donner's (2012) goodness-of-fit sample size for a kappa interval, as the
-    R package kappaSize computes it (CIBinary, CI3Cats, ...): the smallest n from 11 at
-    which the chi-square distance between the cells at kappa0 and at each expected limit
-    reaches the critical value (1 df; 1 - alpha two-sided, 1 - 2 alpha one-sided)."""
-    crit = float(scipy_stats.chi2.ppf(1 - alpha if high is not None else 1 - 2 * alpha, 1))
-    p0 = rotondi_donner_cells(kappa0, shares, raters)
+def goodness_of_fit(
+    kappa_at: float, kappa_of: float, shares: Sequence[float], raters: int
+) -> float:
+    """sum_l (P_l(kappa_of) - P_l(kappa_at))^2 / P_l(kappa_at): the chi-square per subject
+    between the cells at two values of kappa, the denominator at `kappa_at`."""
+    at = rotondi_donner_cells(kappa_at, shares, raters)
+    of = rotondi_donner_cells(kappa_of, shares, raters)
+    return float(np.sum((of - at) ** 2 / at))
 
-    def per_unit(limit: float) -> float:
-        p1 = rotondi_donner_cells(limit, shares, raters)
-        return float(np.sum((p0 - p1) ** 2 / p1))
-
-    needed = [(crit + 0.001) / per_unit(x) for x in (low, high) if x is not None]
-    return max(11, math.ceil(max(needed) - 1e-9))
-
-
-# --------------------------------------------------------------------------- kappaSize
-#
-# The three families of the R package kappaSize (Rotondi & Donner 2012; Donner &
-# Eliasziw 1992), from the papers and the package's documentation. All compare the cell
-# probabilities of `rotondi_donner_cells` at two values of kappa by the goodness-of-fit
-# chi-square with 1 degree of freedom:
-#   CI (CIBinary, CI3Cats, CI4Cats, CI5Cats): `kappasize_ci`, the smallest n whose
-#     expected interval around kappa0 reaches kappaL (and kappaU);
-#   power (PowerBinary, Power3Cats, ...): `kappasize_power`, n = lambda / X2 with X2 =
-#     sum (P(kappa1) - P(kappa0))^2 / P(kappa0) and lambda the non-centrality at which a
-#     non-central chi-square (1 df) exceeds the critical value with the wanted power;
-#   fixed n (FixedNBinary, FixedN3Cats, ...): `kappasize_fixed_n`, the kappaL at which
-#     n sum (P(kappa0) - P(kappaL))^2 / P(kappaL) reaches the critical value of a one-sided
-#     interval, which kappaSize reports on a grid of 0.001 (the largest grid value at or
-#     below the exact limit, e.g. 0.0629668 -> 0.062).
-# The critical value is chi2(1 - alpha, 1) two-sided and chi2(1 - 2 alpha, 1) one-sided.
 
 KAPPASIZE_RATERS = (2, 3, 4, 5, 6)
 KAPPASIZE_CATEGORIES = (2, 3, 4, 5)
@@ -311,19 +271,19 @@ def kappasize_name(family: str, categories: int) -> str:
     return stem + ("Binary" if categories == 2 else f"{categories}Cats")
 
 
-def _kappasize_design(shares: Sequence[float], raters: int, **kappas: float | None) -> FloatArray:
-    shares_ = _check_shares(shares)
-    if len(shares_) not in KAPPASIZE_CATEGORIES:
-        raise ValueError(f"kappaSize plans for 2 to 5 categories; {len(shares_)} shares were given")
+def _kappasize_design(shares: Sequence[float], raters: int, **kappas: float | None) -> None:
+    categories = len(_check_shares(shares))
+    if categories not in KAPPASIZE_CATEGORIES:
+        raise ValueError(f"kappaSize plans for 2 to 5 categories; {categories} shares were given")
     if raters not in KAPPASIZE_RATERS:
         raise ValueError(f"kappaSize plans for 2 to 6 raters, not {raters}")
     for name, value in kappas.items():
         if value is not None and not 0 < value < 1:
             raise ValueError(f"{name} must lie in (0, 1), got {value}")
-    return shares_
 
 
 def _critical(alpha: float, sided: int) -> float:
+    """chi2(1 - alpha, 1) two-sided, chi2(1 - 2 alpha, 1) one-sided."""
     if sided not in (1, 2):
         raise ValueError(f"sided must be 1 or 2, not {sided}")
     if not 0 < alpha < (0.5 if sided == 1 else 1):
@@ -340,23 +300,19 @@ def kappasize_ci(
     alpha: float = 0.05,
 ) -> int:
     """kappaSize's CIBinary / CI3Cats / CI4Cats / CI5Cats(kappa0, kappaL, kappaU, props,
-    raters, alpha): subjects needed for the expected interval; `kappa_high` None is its
-    one-sided kappaU = NA. `rotondi_donner_units` with kappaSize's ranges checked."""
+    raters, alpha): Rotondi & Donner's (2012) goodness-of-fit sample size for the expected
+    interval, the smallest n from 11 at which n `goodness_of_fit(limit, kappa0)` reaches
+    the critical value at each limit; `kappa_high` None is the one-sided kappaU = NA."""
     _kappasize_design(shares, raters, kappa0=kappa0, kappaL=kappa_low, kappaU=kappa_high)
     if not kappa_low < kappa0 or (kappa_high is not None and not kappa0 < kappa_high):
         raise ValueError(f"need kappaL < kappa0 < kappaU, got {kappa_low}, {kappa0}, {kappa_high}")
-    _critical(alpha, 2)
-    return rotondi_donner_units(kappa0, kappa_low, kappa_high, shares, raters, alpha)
-
-
-def goodness_of_fit(
-    kappa_at: float, kappa_of: float, shares: Sequence[float], raters: int
-) -> float:
-    """sum_l (P_l(kappa_of) - P_l(kappa_at))^2 / P_l(kappa_at): the chi-square per subject
-    between the cells at two values of kappa, the denominator at `kappa_at`."""
-    at = rotondi_donner_cells(kappa_at, shares, raters)
-    of = rotondi_donner_cells(kappa_of, shares, raters)
-    return float(np.sum((of - at) ** 2 / at))
+    crit = _critical(alpha, 1 if kappa_high is None else 2)
+    needed = [
+        (crit + 0.001) / goodness_of_fit(limit, kappa0, shares, raters)
+        for limit in (kappa_low, kappa_high)
+        if limit is not None
+    ]
+    return max(11, math.ceil(max(needed) - 1e-9))
 
 
 @dataclass(frozen=True)
@@ -377,16 +333,16 @@ def kappasize_power(
 ) -> KappaSizePower:
     """kappaSize's PowerBinary / Power3Cats / Power4Cats / Power5Cats(kappa0, kappa1, props,
     raters, alpha, power): subjects needed to reject kappa = kappa0 with `power` when kappa
-    is kappa1 (Donner & Eliasziw 1992). kappaSize's test is the chi-square with 1 df at
-    1 - alpha (two-sided, `sided=2`); `sided=1` uses 1 - 2 alpha."""
+    is kappa1 (Donner & Eliasziw 1992): n = lambda / `goodness_of_fit(kappa0, kappa1)`,
+    lambda the non-centrality at which a non-central chi-square (1 df) exceeds the critical
+    value with probability `power` (kappaSize's test is two-sided, `sided=2`)."""
     _kappasize_design(shares, raters, kappa0=kappa0, kappa1=kappa1)
     if kappa0 == kappa1:
         raise ValueError("kappa1 must differ from kappa0")
     if not 0 < power < 1:
         raise ValueError(f"power must lie in (0, 1), got {power}")
     crit = _critical(alpha, sided)
-    # the non-centrality at which P(chi2_1(lambda) > crit) = power; it grows with lambda
-    high = 1.0
+    high = 1.0  # P(chi2_1(lambda) > crit) grows with lambda
     while scipy_stats.ncx2.sf(crit, 1, high) < power:
         high *= 2
     lam = float(
@@ -414,8 +370,9 @@ def kappasize_fixed_n(
 ) -> KappaSizeFixedN:
     """kappaSize's FixedNBinary / FixedN3Cats / FixedN4Cats / FixedN5Cats(kappa0, n, props,
     raters, alpha): the expected lower limit of a one-sided 100(1 - alpha) % interval for
-    kappa from n subjects (`sided=2`: of a two-sided interval, not a kappaSize option).
-    kappaSize needs n > 10."""
+    kappa from n subjects (`sided=2`: two-sided, not a kappaSize option), the kappaL at
+    which n `goodness_of_fit(kappaL, kappa0)` reaches the critical value, floored to 0.001
+    as kappaSize prints it (0.0629668 -> 0.062). kappaSize needs n > 10."""
     _kappasize_design(shares, raters, kappa0=kappa0)
     if n <= 10:
         raise ValueError(f"kappaSize needs more than 10 subjects, got {n}")

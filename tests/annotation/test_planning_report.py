@@ -299,7 +299,7 @@ def test_plan_from_the_category_shares_of_factscore_labels(alpha: Project) -> No
     assert [(r["source"], r["annotators per unit"]) for r in rows] == [
         ("assumed", m) for m in (2, 3, 4, 5)
     ]
-    published = planning.rotondi_donner_units(0.6, 0.5, 0.7, shares, raters=2)
+    published = planning.kappasize_ci(0.6, 0.5, 0.7, shares, raters=2)
     assert rows[0]["units for Fleiss' kappa"] == pytest.approx(published, rel=0.3)
     # more annotators per unit need fewer units
     units = [r["units for Fleiss' kappa"] for r in rows]

@@ -11,7 +11,7 @@ Published values:
   `CIBinary(kappa0=0.4, kappaL=0.3, kappaU=0.5, props=0.30)` and
   `CI3Cats(kappa0=0.4, kappaL=0.3, kappaU=0.6, props=c(0.30, 0.2, 0.5), raters=3)`
   print no value in the documentation, so their n is computed with the package's own
-  stopping rule (ported in `rotondi_donner_units`) and our bootstrap planner is compared
+  stopping rule (ported in `kappasize_ci`) and our bootstrap planner is compared
   with it within 30 % (different interval methods: goodness-of-fit vs percentile);
 - kappaSize's printed n for other inputs, exactly (tolerance 0), from the jamovi module
   that wraps it (sbalci/ClinicoPathJamoviModule, tests/testthat/test-kappasizeci-release-
@@ -170,8 +170,8 @@ def test_three_category_cells_are_kappasize_ci3cats(raters):
 
 
 def test_documented_kappasize_examples():
-    assert planning.rotondi_donner_units(0.4, 0.3, 0.5, [0.7, 0.3], raters=2) == 397
-    assert planning.rotondi_donner_units(0.4, 0.3, 0.6, [0.3, 0.2, 0.5], raters=3) == 125
+    assert planning.kappasize_ci(0.4, 0.3, 0.5, [0.7, 0.3], raters=2) == 397
+    assert planning.kappasize_ci(0.4, 0.3, 0.6, [0.3, 0.2, 0.5], raters=3) == 125
 
 
 # kappaSize's printed n as the jamovi module that wraps it reports it, from
@@ -212,8 +212,8 @@ PUBLISHED = [
 @pytest.mark.parametrize(("kappa0", "low", "high", "shares", "raters", "published"), PUBLISHED)
 def test_published_kappasize_outputs(kappa0, low, high, shares, raters, published):
     """kappaSize's printed n, exactly (tolerance 0); sources in the comments above."""
-    assert planning.rotondi_donner_units(kappa0, low, high, shares, raters) == published
-    assert planning.rotondi_donner_units(kappa0, low, high, shares[::-1], raters) == published
+    assert planning.kappasize_ci(kappa0, low, high, shares, raters) == published
+    assert planning.kappasize_ci(kappa0, low, high, shares[::-1], raters) == published
 
 
 def test_kappasize_unnormalised_shares_are_refused():
@@ -222,7 +222,7 @@ def test_kappasize_unnormalised_shares_are_refused():
     where the valid design needs 93636 (review: proportions are renormalised ...). We refuse
     such shares with a clear error instead of reproducing that number."""
     with pytest.raises(ValueError, match="summing to 1"):
-        planning.rotondi_donner_units(0.9, 0.5, 0.95, [0.9997, 0.0002, 0.0002], raters=2)
+        planning.kappasize_ci(0.9, 0.5, 0.95, [0.9997, 0.0002, 0.0002], raters=2)
 
 
 def test_model_has_the_kappa_it_was_given():
@@ -240,7 +240,7 @@ def test_model_has_the_kappa_it_was_given():
 def test_bootstrap_planner_agrees_with_rotondi_donner(shares, raters, bootstrap):
     """Same model, same target (kappa 0.6, limits 0.4 and 0.8): n within 30 %, with the
     jackknife (the default) and with the percentile bootstrap."""
-    published = planning.rotondi_donner_units(0.6, 0.4, 0.8, shares, raters)
+    published = planning.kappasize_ci(0.6, 0.4, 0.8, shares, raters)
     model = planning.UnitModel.common_correlation(0.6, shares, raters)
     ours = planning.units_needed(model, 0.2, assurance=0.5, studies=100, bootstrap=bootstrap)
     assert ours["fleiss"].units == pytest.approx(published, rel=0.3)
