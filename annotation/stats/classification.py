@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
@@ -608,22 +608,20 @@ def response_labels(
         raise ValueError("response-level labels are binary: a response is right or has an error")
     if len(segment_labels) != len(response_ids):
         raise ValueError(f"{len(segment_labels)} labels for {len(response_ids)} response ids")
-    # per response, which labels its segments have (IR left out), as bits: one pass
-    bits = map_each(
-        segment_labels, lambda label: _RESPONSE_BITS[normalise_verdict(label, mode="binary")]
-    )
-    seen: dict[Hashable, int] = {}
-    for bit, response in zip(bits, response_ids, strict=True):
-        seen[response] = seen.get(response, 0) | bit  # type: ignore[operator]
+    labels = map_each(segment_labels, lambda label: normalise_verdict(label, mode="binary"))
+    found: dict[Hashable, set[Label | None]] = defaultdict(set)
+    for label, response in zip(labels, response_ids, strict=True):
+        found[response].add(label)
+    # any unsupported segment: unsupported; only supported ones (IR aside): supported; a
+    # segment without a label, or only IR: None
     return {
-        response: UNSUPPORTED if found & 4 else SUPPORTED if found == 1 else None
-        for response, found in seen.items()
+        response: UNSUPPORTED
+        if UNSUPPORTED in given
+        else SUPPORTED
+        if given - {IRRELEVANT} == {SUPPORTED}
+        else None
+        for response, given in found.items()
     }
-
-
-# a segment's binary label as a bit of its response's: any unsupported -> unsupported;
-# only supported (and IR) -> supported; a segment without a label, or only IR -> None
-_RESPONSE_BITS: dict[str | None, int] = {SUPPORTED: 1, None: 2, UNSUPPORTED: 4, IRRELEVANT: 0}
 
 
 # --------------------------------------------------------------------------- McNemar
