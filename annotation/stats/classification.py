@@ -596,16 +596,14 @@ def _verdict(
 
 
 def response_labels(
-    segment_labels: Sequence[str | None], response_ids: Sequence[Hashable], *, mode: Mode = "binary"
+    segment_labels: Sequence[str | None], response_ids: Sequence[Hashable]
 ) -> dict[Hashable, str | None]:
     """Response-level labels from segment labels, as FELM scores responses.
 
     A response is unsupported when any of its segments is; supported when every
-    segment is; None (no usable label) otherwise. Binary mode only: a response with
-    one contradicted and one inconclusive segment has no single ternary label.
+    segment is; None (no usable label) otherwise. Binary only: a response with one
+    contradicted and one inconclusive segment has no single ternary label.
     """
-    if mode != "binary":
-        raise ValueError("response-level labels are binary: a response is right or has an error")
     if len(segment_labels) != len(response_ids):
         raise ValueError(f"{len(segment_labels)} labels for {len(response_ids)} response ids")
     labels = map_each(segment_labels, lambda label: normalise_verdict(label, mode="binary"))
