@@ -4,8 +4,8 @@ from the cache, fitted by the task worker (`fit_gold`, `manage.py db_worker`) on
 report's own answers (its filters) and kept per data version (`Project.data_version`,
 as the report cache: a key names the version, so an entry is never stale). Until the fit
 is done the report uses majority vote and says so, with the fit's progress (fields
-fitted of all): never a blank wait. MACE takes ~18 s and GLAD ~28 s at 10,000 x 3 on
-this machine (bench/crowd_gold.py), too long for a page.
+fitted of all): never a blank wait. A model's fit takes too long for a page (MACE and
+GLAD: bench/RESULTS.md, "Gold by annotator models").
 
 A fit's state in the cache: queued (enqueued, not started), running (a worker fits it;
 `started_at` by `clock()`), done (the columns), failed (the error, shown in the report;
@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from .. import kinds
 from ..answers import FieldCodes, FieldKey, read_answers
-from ..gold import MODELS, GoldColumn, GoldMethod, adjudications, project_method
+from ..gold import METHOD_TITLES, MODELS, GoldColumn, GoldMethod, adjudications, project_method
 from ..models import Project
 from .queries import assignment_filter
 from .tables import Filters, Report, Section
@@ -239,8 +239,6 @@ def resolve(
 def notice_section(fit: Fit) -> Section:
     """What the report says of a model's fit: done, or computing with its progress (the
     tables then use majority vote), or failed with the error."""
-    from ..gold import METHOD_TITLES
-
     title = f"Gold method: {METHOD_TITLES[fit.method]}"
     if fit.state == DONE:
         return Section(

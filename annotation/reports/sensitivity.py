@@ -9,6 +9,7 @@ is then not cached, so it fills in on a later view)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -31,18 +32,17 @@ def sensitivity_section(data: ReportData) -> Section | None:
     golds, pending = _golds(data)
     figures = {m: _figures(data, g) for m, g in golds.items()}
     changed = {m: _changed(golds[METHOD_MAJORITY], g) for m, g in golds.items()}
-    rows = []
-    for of in sorted({k for c in changed.values() for k in c}):
-        rows.append(
-            (
-                "units whose gold differs from majority",
-                of,
-                *(changed.get(m, {}).get(of) if m in golds else None for m in METHODS),
-            )
+    # a model not fitted yet has no figures: its column is empty (None)
+    rows = [
+        (
+            "units whose gold differs from majority",
+            of,
+            *(changed.get(m, {}).get(of) for m in METHODS),
         )
-    keys = list(dict.fromkeys(k for f in figures.values() for k in f))
-    for key in keys:
-        rows.append((*key, *(figures[m].get(key) if m in figures else None for m in METHODS)))
+        for of in sorted({k for c in changed.values() for k in c})
+    ]
+    keys = dict.fromkeys(k for f in figures.values() for k in f)
+    rows += [(*key, *(figures.get(m, {}).get(key) for m in METHODS)) for key in keys]
     notes = [
         "Each headline figure with gold by majority vote and by each annotator model"
         " (adjudicated values are gold under every method). FActScore here is that of the"
@@ -101,6 +101,8 @@ def _changed(majority: dict[str, list[Gold]], other: dict[str, list[Gold]]) -> d
 
 
 def _figures(data: ReportData, golds: dict[str, list[Gold]]) -> Figures:
+    from .factscore_table import GOLD
+
     verdict = {s.verdict_field for s in kinds.all_specs() if s.verdict_field}
     variant = replace(
         data,
@@ -109,50 +111,25 @@ def _figures(data: ReportData, golds: dict[str, list[Gold]]) -> Figures:
         bootstrap=0,
     )
     out: Figures = {}
-    for section in verifier_sections(variant):
-        out.update(_verifier_figures(section))
+    for row in _rows(verifier_sections(variant), "verifier-scores"):
+        of = f"{row['system']} / {row['level']} / {row['mode']}"
+        out["verifier macro F1", of] = _number(row["overall F1 (macro)"])
+        out["verifier balanced accuracy", of] = _number(row["balanced accuracy"])
     if not data.filters.active:
-        for section in factscore_section(variant):
-            out.update(_factscore_figures(section))
+        for row in _rows(factscore_section(variant), "factscore"):
+            if row["verdict set"] == GOLD:
+                of = f"{row['facts from']} / {row['source model']}"
+                out["FActScore (annotators' gold)", of] = _number(row["FActScore"])
     out.update(_preference_figures(golds))
     return out
 
 
-def _column(table: Table, name: str) -> int:
-    return table.columns.index(name)
-
-
-def _verifier_figures(section: Section) -> Figures:
-    out: Figures = {}
-    for table in section.tables:
-        if table.name != "verifier-scores":
-            continue
-        system, level, mode = (_column(table, c) for c in ("system", "level", "mode"))
-        f1, balanced = _column(table, "overall F1 (macro)"), _column(table, "balanced accuracy")
-        for row in table.rows:
-            of = f"{row[system]} / {row[level]} / {row[mode]}"
-            out["verifier macro F1", of] = _number(row[f1])
-            out["verifier balanced accuracy", of] = _number(row[balanced])
-    return out
-
-
-def _factscore_figures(section: Section) -> Figures:
-    from .factscore_table import GOLD
-
-    out: Figures = {}
-    for table in section.tables:
-        if table.name != "factscore":
-            continue
-        who, facts, model = (
-            _column(table, c) for c in ("verdict set", "facts from", "source model")
-        )
-        score = _column(table, "FActScore")
-        for row in table.rows:
-            if row[who] == GOLD:
-                out["FActScore (annotators' gold)", f"{row[facts]} / {row[model]}"] = _number(
-                    row[score]
-                )
-    return out
+def _rows(sections: Iterable[Section], name: str) -> Iterator[dict[str, Any]]:
+    """The rows of the sections' tables called `name`, each as column -> value."""
+    for section in sections:
+        for table in section.tables:
+            if table.name == name:
+                yield from (dict(zip(table.columns, row, strict=True)) for row in table.rows)
 
 
 def _preference_figures(golds: dict[str, list[Gold]]) -> Figures:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
@@ -155,33 +155,39 @@ def classification_scores(
     if beta <= 0:
         raise ValueError(f"beta must be positive, not {beta!r}")
     rule = dict(collapse or {})
-    mapped = _memoised(lambda value: None if is_missing(value) else rule.get(value, value))
-    t_values, p_values = map_each(y_true, mapped), map_each(y_pred, mapped)
-    excluded, kept_true, kept_pred, kept = _kept(unit_ids, t_values, p_values, exclude)
 
-    labels_ = label_set(labels, {*kept_true, *kept_pred})
-    if labels is not None and any(  # checked on the distinct values, then found
-        value is not None and value not in labels_ and value not in exclude
-        for value in mapped.seen()
-    ):
-        index = set(labels_)
-        for position, (t_raw, p_raw) in enumerate(zip(y_true, y_pred, strict=True)):
-            for side, raw in (("y_true", t_raw), ("y_pred", p_raw)):
-                value = mapped(raw)
-                if value is not None and value not in index and value not in exclude:
+    def mapped(value: Any) -> Label | None:
+        return None if is_missing(value) else rule.get(value, value)
+
+    true, pred = map_each(y_true, mapped), map_each(y_pred, mapped)
+    # each distinct (reference, prediction) pair with its count, in the order of its first
+    # unit, and why it is left out (None: scored)
+    pairs = Counter(zip(true, pred, strict=True))
+    why = {pair: _reason(*pair, exclude) for pair in pairs}
+    excluded: Counter[str] = Counter()
+    for pair, count in pairs.items():
+        if (reason := why[pair]) is not None:
+            excluded[reason] += count
+    scored = {pair: count for pair, count in pairs.items() if why[pair] is None}
+    labels_ = label_set(labels, {value for pair in scored for value in pair})
+    allowed = {*labels_, *exclude, None}
+    if labels is not None and not {value for pair in pairs for value in pair} <= allowed:
+        for position, row in enumerate(zip(y_true, y_pred, true, pred, strict=True)):
+            for side, raw, value in (("y_true", row[0], row[2]), ("y_pred", row[1], row[3])):
+                if value not in allowed:
                     shown = f"{raw!r}" + (f" (collapsed to {value!r})" if value != raw else "")
                     raise ValueError(
                         f"{side}[{position}] = {shown} is not one of the labels {list(labels_)}"
                     )
+    disagreements = tuple(
+        Disagreement(unit, t, p)
+        for unit, t, p in zip(unit_ids, true, pred, strict=True)
+        if t != p and why[t, p] is None
+    )
     # The codes _report hands scikit-learn are int64 arrays it builds itself: the
     # library's documented switch skips re-validating them on each of its ~10 calls.
-    code_of = {label: i for i, label in enumerate(labels_)}
-    true = np.fromiter(map(code_of.__getitem__, kept_true), np.int64, len(kept_true))
-    pred = np.fromiter(map(code_of.__getitem__, kept_pred), np.int64, len(kept_pred))
-    differ = np.flatnonzero(true != pred).tolist()
-    disagreements = tuple(Disagreement(kept[i], kept_true[i], kept_pred[i]) for i in differ)
     with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
-        return _report(true, pred, disagreements, labels_, dict(excluded), beta, name)
+        return _report(scored, disagreements, labels_, dict(excluded), beta, name)
 
 
 def map_each(values: Sequence[Any], fn: Callable[[Any], Label | None]) -> list[Label | None]:
@@ -198,149 +204,68 @@ def map_each(values: Sequence[Any], fn: Callable[[Any], Label | None]) -> list[L
     return list(map(table.__getitem__, values))
 
 
-def _kept(
-    units: Sequence[Hashable],
-    true: list[Label | None],
-    pred: list[Label | None],
-    exclude: Collection[Label],
-) -> tuple[Counter[str], list[Label], list[Label], list[Hashable]]:
-    """The units scored (their reference labels, predictions, ids) and why the others were
-    left out (reasons in the order of their first unit); per distinct (reference,
-    prediction) pair when the labels are strings."""
-    values = list(dict.fromkeys([*dict.fromkeys(true), *dict.fromkeys(pred)]))
-    excluded: Counter[str] = Counter()
-
-    def reason(t: Label | None, p: Label | None) -> str | None:
-        if t is None:
-            return "no reference label"
-        if p is None:
-            return "no usable prediction (missing or unparsed)"
-        if t in exclude or p in exclude:
-            return _excluded_reason(t if t in exclude else p)
-        return None
-
-    if not all(v is None or type(v) is str for v in values):  # one by one
-        kept = []
-        for unit, t, p in zip(units, true, pred, strict=True):
-            why = reason(t, p)
-            if why is None:
-                kept.append((unit, t, p))
-            else:
-                excluded[why] += 1
-        return excluded, [t for _, t, _ in kept], [p for _, _, p in kept], [u for u, _, _ in kept]
-    code = {v: i for i, v in enumerate(values)}
-    pair = np.fromiter(map(code.__getitem__, true), np.intp, len(true)) * len(values)
-    pair += np.fromiter(map(code.__getitem__, pred), np.intp, len(pred))
-    distinct, first, inverse, count = np.unique(
-        pair, return_index=True, return_inverse=True, return_counts=True
-    )
-    keep = np.zeros(len(distinct), dtype=bool)
-    for j in np.argsort(first, kind="stable").tolist():
-        why = reason(values[distinct[j] // len(values)], values[distinct[j] % len(values)])
-        if why is None:
-            keep[j] = True
-        else:
-            excluded[why] += int(count[j])
-    rows = np.flatnonzero(keep[inverse]).tolist()
-    if len(rows) == len(true):  # every unit kept (the common case): no copies to pick
-        return excluded, true, pred, list(units)
-    return (
-        excluded,
-        list(map(true.__getitem__, rows)),
-        list(map(pred.__getitem__, rows)),
-        list(map(units.__getitem__, rows)),
-    )
-
-
-class _memoised:  # noqa: N801 (used as a function)
-    """fn once per distinct value (a report's labels are a few values repeated thousands
-    of times), told apart by type as well (1 and True stay apart); an unhashable value
-    is computed each time. An error is raised again on each call, not kept."""
-
-    def __init__(self, fn: Callable[[Any], Label | None]) -> None:
-        self.fn = fn
-        self.cache: dict[tuple[type, Any], Label | None] = {}
-
-    def __call__(self, value: Any) -> Label | None:
-        key = (type(value), value)
-        try:
-            return self.cache[key]
-        except KeyError:
-            result = self.cache[key] = self.fn(value)
-            return result
-        except TypeError:  # unhashable
-            return self.fn(value)
-
-    def seen(self) -> list[Label | None]:
-        return list(self.cache.values())
-
-
-def _excluded_reason(label: Label) -> str:
-    return "marked irrelevant (IR)" if label == "irrelevant" else f"labelled {label!r} (excluded)"
+def _reason(t: Label | None, p: Label | None, exclude: Collection[Label]) -> str | None:
+    """Why a unit with reference `t` and prediction `p` is left out; None: it is scored."""
+    if t is None:
+        return "no reference label"
+    if p is None:
+        return "no usable prediction (missing or unparsed)"
+    if t in exclude or p in exclude:
+        label = t if t in exclude else p
+        return (
+            "marked irrelevant (IR)" if label == "irrelevant" else f"labelled {label!r} (excluded)"
+        )
+    return None
 
 
 def _report(
-    true: npt.NDArray[np.int64],
-    pred: npt.NDArray[np.int64],
+    scored: dict[tuple[Label, Label], int],
     disagreements: tuple[Disagreement, ...],
     labels: tuple[Label, ...],
     excluded: dict[str, int],
     beta: float,
     name: str,
 ) -> ClassificationReport:
-    k, n = len(labels), len(true)
-    codes = list(range(k))
+    k = len(labels)
+    code = {label: i for i, label in enumerate(labels)}
     # scikit-learn gets each distinct (reference, prediction) pair once, weighted by how
-    # many units have it (sample_weight: sums of whole numbers, exact): the same scores
-    # from k x k pairs instead of every unit
-    pairs, weight = np.unique(true * k + pred, return_counts=True)
-    true, pred = pairs // k, pairs % k
-    # the confusion matrix is those counts laid out k x k (each pair is one cell)
+    # many units have it (sample_weight: sums of whole numbers, exact); each pair is one
+    # cell of the confusion matrix
+    true = np.array([code[t] for t, _ in scored], dtype=np.int64)
+    pred = np.array([code[p] for _, p in scored], dtype=np.int64)
+    weight = np.array(list(scored.values()), dtype=np.int64)
     confusion = np.zeros((k, k), dtype=np.int64)
-    confusion.flat[pairs] = weight
-
-    def undefined(title: str) -> Coefficient:
-        return Coefficient(title, None, undefined_reason=NO_UNITS)
-
-    per_class = _per_class(true, pred, weight, confusion, labels, beta)
-    if not n:
-        none = ScoreAverages("", None, None, None, None, NO_UNITS)
-        return ClassificationReport(
-            mode=name,
-            labels=labels,
-            n=0,
-            excluded=excluded,
-            per_class=per_class,
-            accuracy=undefined("Accuracy"),
-            macro_f1=undefined("Macro F1"),
-            balanced_accuracy=undefined("Balanced accuracy"),
-            kappa=undefined("Cohen's kappa"),
-            confusion=_tuple(confusion),
-            disagreements=(),
-            mcc=undefined("MCC"),
-            macro=none,
-            weighted=none,
-            micro=none,
-            beta=beta,
+    confusion[true, pred] = weight
+    n = int(weight.sum())
+    if n:
+        macro, weighted, micro = (
+            _averages(true, pred, weight, labels, confusion, beta, average)
+            for average in ("macro", "weighted", "micro")
         )
-    macro, weighted, micro = (
-        _averages(true, pred, weight, codes, labels, confusion, beta, average)
-        for average in ("macro", "weighted", "micro")
-    )
-    macro_f1 = Coefficient("Macro F1", macro.f1, note=macro.note, n_units=n)
+        accuracy = Coefficient("Accuracy", float(np.trace(confusion)) / n, n_units=n)
+        macro_f1 = Coefficient("Macro F1", macro.f1, note=macro.note, n_units=n)
+        balanced = _balanced_accuracy(true, pred, weight, confusion, labels)
+        kappa = _kappa(true, pred, weight, labels)
+        mcc = _mcc(true, pred, weight, confusion)
+    else:
+        macro = weighted = micro = ScoreAverages("", None, None, None, None, NO_UNITS)
+        accuracy, macro_f1, balanced, kappa, mcc = (
+            Coefficient(title, None, undefined_reason=NO_UNITS)
+            for title in ("Accuracy", "Macro F1", "Balanced accuracy", "Cohen's kappa", "MCC")
+        )
     return ClassificationReport(
         mode=name,
         labels=labels,
         n=n,
         excluded=excluded,
-        per_class=per_class,
-        accuracy=Coefficient("Accuracy", float(np.trace(confusion)) / n, n_units=n),
+        per_class=_per_class(true, pred, weight, confusion, labels, beta),
+        accuracy=accuracy,
         macro_f1=macro_f1,
-        balanced_accuracy=_balanced_accuracy(true, pred, weight, confusion, labels),
-        kappa=_kappa(true, pred, weight, codes, labels),
-        confusion=_tuple(confusion),
+        balanced_accuracy=balanced,
+        kappa=kappa,
+        confusion=tuple(tuple(int(x) for x in row) for row in confusion),
         disagreements=disagreements,
-        mcc=_mcc(true, pred, weight, confusion),
+        mcc=mcc,
         macro=macro,
         weighted=weighted,
         micro=micro,
@@ -348,12 +273,33 @@ def _report(
     )
 
 
-def _tuple(confusion: npt.NDArray[np.int64]) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(int(x) for x in row) for row in confusion)
-
-
 def _number(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
+
+
+def _scores(
+    true: npt.NDArray[np.int64],
+    pred: npt.NDArray[np.int64],
+    weight: npt.NDArray[np.int64],
+    k: int,
+    average: str | None,
+    beta: float,
+) -> tuple[Any, Any, Any, Any]:
+    """scikit-learn's precision, recall, F1 and F-beta (with beta 1, the F1 itself)."""
+
+    def call(b: float) -> Any:
+        return metrics.precision_recall_fscore_support(
+            true,
+            pred,
+            labels=list(range(k)),
+            average=average,
+            beta=b,
+            zero_division=np.nan,
+            sample_weight=weight,
+        )
+
+    p, r, f1, _ = call(1.0)
+    return p, r, f1, f1 if beta == 1 else call(beta)[2]
 
 
 def _per_class(
@@ -364,12 +310,8 @@ def _per_class(
     labels: tuple[Label, ...],
     beta: float,
 ) -> tuple[ClassScores, ...]:
-    codes = list(range(len(labels)))
     if len(true):
-        precision, recall, f1, _ = metrics.precision_recall_fscore_support(
-            true, pred, labels=codes, average=None, zero_division=np.nan, sample_weight=weight
-        )
-        f_beta = f1 if beta == 1 else _f_beta(true, pred, weight, codes, None, beta)
+        precision, recall, f1, f_beta = _scores(true, pred, weight, len(labels), None, beta)
     else:
         precision = recall = f1 = f_beta = np.full(len(labels), np.nan)
     result = []
@@ -398,40 +340,16 @@ def _per_class(
     return tuple(result)
 
 
-def _f_beta(
-    true: npt.NDArray[np.int64],
-    pred: npt.NDArray[np.int64],
-    weight: npt.NDArray[np.int64],
-    codes: list[int],
-    average: str | None,
-    beta: float,
-) -> Any:
-    """scikit-learn's F-beta (with beta 1 it is the F1 of the same call: not asked twice)."""
-    return metrics.precision_recall_fscore_support(
-        true,
-        pred,
-        labels=codes,
-        average=average,
-        beta=beta,
-        zero_division=np.nan,
-        sample_weight=weight,
-    )[2]
-
-
 def _averages(
     true: npt.NDArray[np.int64],
     pred: npt.NDArray[np.int64],
     weight: npt.NDArray[np.int64],
-    codes: list[int],
     labels: tuple[Label, ...],
     confusion: npt.NDArray[np.int64],
     beta: float,
     average: str,
 ) -> ScoreAverages:
-    p, r, f1, _ = metrics.precision_recall_fscore_support(
-        true, pred, labels=codes, average=average, zero_division=np.nan, sample_weight=weight
-    )
-    fb = f1 if beta == 1 else _f_beta(true, pred, weight, codes, average, beta)
+    p, r, f1, fb = _scores(true, pred, weight, len(labels), average, beta)
     note = None
     absent = [
         str(label)
@@ -471,7 +389,6 @@ def _kappa(
     true: npt.NDArray[np.int64],
     pred: npt.NDArray[np.int64],
     weight: npt.NDArray[np.int64],
-    codes: list[int],
     labels: tuple[Label, ...],
 ) -> Coefficient:
     name = "Cohen's kappa"
@@ -483,6 +400,7 @@ def _kappa(
             f"all {int(weight.sum())} units: expected agreement is 1, so kappa is 0/0",
             n_units=int(weight.sum()),
         )
+    codes = list(range(len(labels)))
     value = float(metrics.cohen_kappa_score(true, pred, labels=codes, sample_weight=weight))
     return Coefficient(name, value, n_units=int(weight.sum()))
 
@@ -639,9 +557,8 @@ def verifier_vs_reference(
     kinds = [SUPPORTED, UNSUPPORTED, CONTRADICTED, INCONCLUSIVE]
     image = [rule.get(k, k) for k in kinds if k != UNSUPPORTED or k in rule.values()]
     verdict_labels = tuple(dict.fromkeys(image))
-    verdict = _memoised(lambda x: _verdict(x, rule, verdict_labels))
-    true = map_each(y_true, verdict)
-    pred = map_each(y_pred, verdict)
+    true = map_each(y_true, lambda x: _verdict(x, rule, verdict_labels))
+    pred = map_each(y_pred, lambda x: _verdict(x, rule, verdict_labels))
     return classification_scores(
         y_true=true,
         y_pred=pred,
@@ -679,34 +596,30 @@ def _verdict(
 
 
 def response_labels(
-    segment_labels: Sequence[str | None], response_ids: Sequence[Hashable], *, mode: Mode = "binary"
+    segment_labels: Sequence[str | None], response_ids: Sequence[Hashable]
 ) -> dict[Hashable, str | None]:
     """Response-level labels from segment labels, as FELM scores responses.
 
     A response is unsupported when any of its segments is; supported when every
-    segment is; None (no usable label) otherwise. Binary mode only: a response with
-    one contradicted and one inconclusive segment has no single ternary label.
+    segment is; None (no usable label) otherwise. Binary only: a response with one
+    contradicted and one inconclusive segment has no single ternary label.
     """
-    if mode != "binary":
-        raise ValueError("response-level labels are binary: a response is right or has an error")
     if len(segment_labels) != len(response_ids):
         raise ValueError(f"{len(segment_labels)} labels for {len(response_ids)} response ids")
-    # per response, which labels its segments have (IR left out), as bits: one pass
-    bits = map_each(
-        segment_labels, lambda label: _RESPONSE_BITS[normalise_verdict(label, mode="binary")]
-    )
-    seen: dict[Hashable, int] = {}
-    for bit, response in zip(bits, response_ids, strict=True):
-        seen[response] = seen.get(response, 0) | bit  # type: ignore[operator]
+    labels = map_each(segment_labels, lambda label: normalise_verdict(label, mode="binary"))
+    found: dict[Hashable, set[Label | None]] = defaultdict(set)
+    for label, response in zip(labels, response_ids, strict=True):
+        found[response].add(label)
+    # any unsupported segment: unsupported; only supported ones (IR aside): supported; a
+    # segment without a label, or only IR: None
     return {
-        response: UNSUPPORTED if found & 4 else SUPPORTED if found == 1 else None
-        for response, found in seen.items()
+        response: UNSUPPORTED
+        if UNSUPPORTED in given
+        else SUPPORTED
+        if given - {IRRELEVANT} == {SUPPORTED}
+        else None
+        for response, given in found.items()
     }
-
-
-# a segment's binary label as a bit of its response's: any unsupported -> unsupported;
-# only supported (and IR) -> supported; a segment without a label, or only IR -> None
-_RESPONSE_BITS: dict[str | None, int] = {SUPPORTED: 1, None: 2, UNSUPPORTED: 4, IRRELEVANT: 0}
 
 
 # --------------------------------------------------------------------------- McNemar
@@ -749,7 +662,6 @@ def mcnemar_test(
     table = np.zeros((2, 2), dtype=np.int64)
     excluded = 0
 
-    @_memoised
     def verdict(label: str | None) -> Label | None:
         if collapse is None:
             return normalise_verdict(label, mode=mode)

@@ -25,8 +25,8 @@ the `crowd` extra (pyproject.toml); it is imported when a model is fitted, so th
 from __future__ import annotations
 
 import warnings
-from collections import defaultdict
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections import Counter, defaultdict
+from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, SupportsFloat, SupportsInt, cast
@@ -114,22 +114,24 @@ def _rows(labels: Iterable[LabelRow]) -> list[LabelRow]:
     return rows
 
 
-def _check_known(
-    known: Mapping[Any, Label] | None, method: str, units: set[Hashable], seen: set[Label]
-) -> dict[Hashable, Label]:
-    if not known:
-        return {}
-    if method not in ANCHORED:
+def _refuse_known(method: str, known: Mapping[Any, Any] | None) -> None:
+    if known and method not in ANCHORED:
         raise ValueError(
             f"{method} cannot take known true labels (crowd-kit's {method.upper()} has no"
             " such input); only Dawid-Skene is anchored by them"
         )
-    for unit, label in known.items():
+
+
+def _check_known(
+    known: Mapping[Any, Label] | None, method: str, units: Collection[Hashable], seen: set[Label]
+) -> dict[Hashable, Label]:
+    _refuse_known(method, known)
+    for unit, label in (known or {}).items():
         if unit not in units:
             raise ValueError(f"known label for unit {unit!r}, which has no labels")
         if label not in seen:
             raise ValueError(f"known label {label!r} of unit {unit!r} was never given")
-    return dict(known)
+    return dict(known or {})
 
 
 def _frame(
@@ -160,45 +162,6 @@ def _code(value: object) -> int:
     return int(cast(SupportsInt, value))
 
 
-def _unit_estimates(probas: pd.DataFrame, data: _Data) -> dict[Hashable, UnitEstimate]:
-    out = {}
-    for task, row in probas.sort_index().iterrows():
-        labels = data.labels
-        posterior = {labels[_code(code)]: float(p) for code, p in sorted(row.items())}
-        # crowd-kit's own choice (idxmax: a tie goes to the label first in category order)
-        chosen = max(labels, key=lambda label: (posterior.get(label, 0.0), -labels.index(label)))
-        unit = data.unit_ids[_code(task)]
-        out[unit] = UnitEstimate(chosen, posterior.get(chosen, 0.0), posterior, data.counts[unit])
-    return out
-
-
-@dataclass(frozen=True)
-class _Data:
-    """The labels checked and coded for crowd-kit (see `_frame`)."""
-
-    labels: tuple[Label, ...]
-    counts: dict[Hashable, int]  # labels per unit
-    per_annotator: dict[Hashable, int]  # labels per annotator
-    anchors: dict[Hashable, Label]
-    frame: pd.DataFrame
-    unit_ids: list[Hashable]
-    annotator_ids: list[Hashable]
-
-
-def _prepare(
-    labels: Iterable[LabelRow], known: Mapping[Any, Label] | None, method: str
-) -> _Data | None:
-    """The rows checked, known labels checked for `method`; None when there are none."""
-    rows = _rows(labels)
-    seen = order_categories({label for _, _, label in rows})
-    counts = _counts(rows)
-    anchors = _check_known(known, method, set(counts), set(seen))
-    if not rows:
-        return None
-    frame, unit_ids, annotator_ids = _frame(rows, seen)
-    return _Data(seen, counts, _per_annotator(rows), anchors, frame, unit_ids, annotator_ids)
-
-
 # --------------------------------------------------------------------------- methods
 
 
@@ -216,7 +179,7 @@ def majority(
     by_unit: dict[Hashable, list[Label]] = defaultdict(list)
     for unit, _, label in rows:
         by_unit[unit].append(label)
-    anchors = _check_known(known, MAJORITY, set(by_unit), set(seen))
+    anchors = _check_known(known, MAJORITY, by_unit, set(seen))
     units = {}
     for unit, given in by_unit.items():
         vote = majority_vote(given, tie=tie)
@@ -229,115 +192,121 @@ def majority(
     return CrowdEstimate(MAJORITY, seen, units, {})
 
 
-def dawid_skene(
+# crowd-kit's class of each annotator model and the options we fit it with (its defaults,
+# written here so that a new version of the library cannot change them unseen)
+_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
+    DAWID_SKENE: ("DawidSkene", {"n_iter": 100, "tol": 1e-5}),
+    MACE: ("MACE", {"n_restarts": 10, "n_iter": 50, "method": "vb", "random_state": 0}),
+    GLAD: ("GLAD", {"n_iter": 100, "tol": 1e-5}),
+}
+MODELS = tuple(_MODELS)  # the annotator models (`posteriors`)
+
+
+def _fit(
+    method: str, frame: pd.DataFrame, truth: pd.Series | None, options: Mapping[str, Any]
+) -> Any:
+    """`method`'s crowd-kit model fitted on a (task, worker, label) frame of codes;
+    `truth` (task -> label code) anchors Dawid-Skene."""
+    from crowdkit import aggregation
+
+    name, defaults = _MODELS[method]
+    with _library():
+        model = getattr(aggregation, name)(**{**defaults, **options})
+        return model.fit(frame, truth) if method == DAWID_SKENE else model.fit(frame)
+
+
+def _estimate(
+    method: str,
     labels: Iterable[LabelRow],
-    known: Mapping[Any, Label] | None = None,
-    *,
-    n_iter: int = 100,
-    tol: float = 1e-5,
+    known: Mapping[Any, Label] | None,
+    options: Mapping[str, Any],
 ) -> CrowdEstimate:
-    """Dawid & Skene (1979) by crowd-kit's `DawidSkene(n_iter, tol)`, initialised by the
-    majority vote's shares as in the paper (eq. 3.1). `known`: unit -> its true label
-    (check items, adjudicated values); crowd-kit holds those units' posteriors at the known
-    label through every EM step, so they anchor each annotator's confusion matrix."""
-    from crowdkit.aggregation import DawidSkene
+    """An annotator model fitted on the labels, read back to the callers' ids: each unit's
+    posterior and each annotator's reliability as the model has it."""
+    import pandas as pd
 
-    data = _prepare(labels, known, DAWID_SKENE)
-    if data is None:
-        return CrowdEstimate(DAWID_SKENE, (), {}, {})
-    seen, anchors = data.labels, data.anchors
-    true_labels = None
+    rows = _rows(labels)
+    seen = order_categories({label for _, _, label in rows})
+    counts = Counter(unit for unit, _, _ in rows)
+    anchors = _check_known(known, method, counts, set(seen))
+    if not rows:
+        return CrowdEstimate(method, (), {}, {})
+    frame, unit_ids, annotator_ids = _frame(rows, seen)
+    truth = None
     if anchors:
-        import pandas as pd
-
-        code = {unit: i for i, unit in enumerate(data.unit_ids)}
-        true_labels = pd.Series(
+        code = {unit: i for i, unit in enumerate(unit_ids)}
+        truth = pd.Series(
             {code[unit]: seen.index(label) for unit, label in anchors.items()}, dtype="int64"
         )
-    with _library():
-        model = DawidSkene(n_iter=n_iter, tol=tol).fit(data.frame, true_labels)
-    assert model.probas_ is not None and model.errors_ is not None and model.priors_ is not None
-    annotators = {}
-    per_annotator = data.per_annotator
-    for worker, matrix in model.errors_.groupby(level="worker"):
-        table = matrix.droplevel("worker")  # rows: the label given; columns: the true label
-        confusion = {
-            seen[_code(true)]: {
-                seen[_code(given)]: float(cast(SupportsFloat, table.at[given, true]))
-                for given in sorted(table.index)
+    model = _fit(method, frame, truth, options)
+    # worker code -> the model's figures for that annotator
+    figures: dict[int, dict[str, Any]]
+    priors: dict[Label, float] = {}
+    if method == DAWID_SKENE:
+        figures = {}
+        for worker, matrix in model.errors_.groupby(level="worker"):
+            table = matrix.droplevel("worker")  # rows: the label given; columns: the true label
+            confusion = {
+                seen[_code(true)]: {
+                    seen[_code(given)]: float(cast(SupportsFloat, table.at[given, true]))
+                    for given in sorted(table.index)
+                }
+                for true in sorted(table.columns)
             }
-            for true in sorted(table.columns)
-        }
-        annotator = data.annotator_ids[_code(worker)]
-        annotators[annotator] = Reliability(per_annotator[annotator], confusion=confusion)
-    priors = {seen[_code(label)]: float(p) for label, p in sorted(model.priors_.items())}
-    units = _unit_estimates(model.probas_, data)
-    return CrowdEstimate(DAWID_SKENE, seen, units, annotators, priors)
+            figures[_code(worker)] = {"confusion": confusion}
+        priors = {seen[_code(label)]: float(p) for label, p in sorted(model.priors_.items())}
+    elif method == MACE:
+        # crowd-kit numbers workers by pd.factorize(data["worker"]): first appearance, which
+        # is _frame's own numbering, so row i of spamming_ is worker i.
+        figures = {i: {"competence": float(p)} for i, p in enumerate(model.spamming_[:, 1])}
+    else:
+        figures = {_code(worker): {"alpha": float(a)} for worker, a in model.alphas_.items()}
+    per_annotator = Counter(annotator for _, annotator, _ in rows)
+    annotators = {
+        annotator_ids[w]: Reliability(per_annotator[annotator_ids[w]], **f)
+        for w, f in figures.items()
+    }
+    units = {}
+    for task, row in model.probas_.sort_index().iterrows():
+        posterior = {seen[_code(code)]: float(p) for code, p in sorted(row.items())}
+        # crowd-kit's own choice (idxmax: a tie goes to the label first in category order)
+        chosen = max(seen, key=lambda label: (posterior.get(label, 0.0), -seen.index(label)))
+        unit = unit_ids[_code(task)]
+        units[unit] = UnitEstimate(chosen, posterior.get(chosen, 0.0), posterior, counts[unit])
+    return CrowdEstimate(method, seen, units, annotators, priors)
+
+
+def dawid_skene(
+    labels: Iterable[LabelRow], known: Mapping[Any, Label] | None = None, **options: Any
+) -> CrowdEstimate:
+    """Dawid & Skene (1979) by crowd-kit's `DawidSkene` (`options`: its n_iter, 100, and
+    tol, 1e-5), initialised by the majority vote's shares as in the paper (eq. 3.1).
+    `known`: unit -> its true label (check items, adjudicated values); crowd-kit holds
+    those units' posteriors at the known label through every EM step, so they anchor each
+    annotator's confusion matrix."""
+    return _estimate(DAWID_SKENE, labels, known, options)
 
 
 def mace(
-    labels: Iterable[LabelRow],
-    known: Mapping[Any, Label] | None = None,
-    *,
-    n_restarts: int = 10,
-    n_iter: int = 50,
-    method: str = "vb",
-    random_state: int = 0,
+    labels: Iterable[LabelRow], known: Mapping[Any, Label] | None = None, **options: Any
 ) -> CrowdEstimate:
-    """MACE (Hovy et al., 2013) by crowd-kit's `MACE` (variational Bayes by default, a
-    fixed `random_state`, so the same labels give the same estimate). Per annotator:
-    `competence`, the posterior probability that they know rather than guess (crowd-kit's
-    `spamming_[:, 1]`). MACE cannot take known true labels: crowd-kit's MACE has no such
-    input, so `known` raises ValueError rather than being ignored."""
-    from crowdkit.aggregation import MACE as MaceModel
-
-    data = _prepare(labels, known, MACE)
-    if data is None:
-        return CrowdEstimate(MACE, (), {}, {})
-    with _library():
-        model = MaceModel(
-            n_restarts=n_restarts, n_iter=n_iter, method=method, random_state=random_state
-        ).fit(data.frame)
-    assert model.probas_ is not None
-    # crowd-kit numbers workers by pd.factorize(data["worker"]): first appearance, which
-    # is _frame's own numbering, so row i of spamming_ is annotator_ids[i].
-    per_annotator = data.per_annotator
-    annotators = {
-        annotator: Reliability(per_annotator[annotator], competence=float(model.spamming_[i, 1]))
-        for i, annotator in enumerate(data.annotator_ids)
-    }
-    units = _unit_estimates(model.probas_, data)
-    return CrowdEstimate(MACE, data.labels, units, annotators)
+    """MACE (Hovy et al., 2013) by crowd-kit's `MACE` (`options`: its n_restarts, 10,
+    n_iter, 50, method, "vb": variational Bayes, and random_state, 0, fixed so the same
+    labels give the same estimate). Per annotator: `competence`, the posterior probability
+    that they know rather than guess (crowd-kit's `spamming_[:, 1]`). MACE cannot take
+    known true labels: crowd-kit's MACE has no such input, so `known` raises ValueError
+    rather than being ignored."""
+    return _estimate(MACE, labels, known, options)
 
 
 def glad(
-    labels: Iterable[LabelRow],
-    known: Mapping[Any, Label] | None = None,
-    *,
-    n_iter: int = 100,
-    tol: float = 1e-5,
+    labels: Iterable[LabelRow], known: Mapping[Any, Label] | None = None, **options: Any
 ) -> CrowdEstimate:
-    """GLAD (Whitehill et al., 2009) by crowd-kit's `GLAD(n_iter, tol)`. Per annotator:
-    `alpha`, their ability. GLAD cannot take known true labels: crowd-kit's GLAD has no
-    such input, so `known` raises ValueError rather than being ignored."""
-    from crowdkit.aggregation import GLAD as GladModel
-
-    data = _prepare(labels, known, GLAD)
-    if data is None:
-        return CrowdEstimate(GLAD, (), {}, {})
-    with _library():
-        model = GladModel(n_iter=n_iter, tol=tol).fit(data.frame)
-    assert model.probas_ is not None
-    per_annotator = data.per_annotator
-    annotators = {
-        data.annotator_ids[_code(worker)]: Reliability(
-            per_annotator[data.annotator_ids[_code(worker)]],
-            alpha=float(alpha),
-        )
-        for worker, alpha in model.alphas_.items()
-    }
-    units = _unit_estimates(model.probas_, data)
-    return CrowdEstimate(GLAD, data.labels, units, annotators)
+    """GLAD (Whitehill et al., 2009) by crowd-kit's `GLAD` (`options`: its n_iter, 100,
+    and tol, 1e-5). Per annotator: `alpha`, their ability. GLAD cannot take known true
+    labels: crowd-kit's GLAD has no such input, so `known` raises ValueError rather than
+    being ignored."""
+    return _estimate(GLAD, labels, known, options)
 
 
 def estimate(
@@ -348,19 +317,11 @@ def estimate(
 ) -> CrowdEstimate:
     """The named method (`METHODS`); `options` go to its function (e.g. MACE's
     `n_restarts`)."""
-    functions: dict[str, Any] = {
-        MAJORITY: majority,
-        DAWID_SKENE: dawid_skene,
-        MACE: mace,
-        GLAD: glad,
-    }
-    if method not in functions:
+    if method == MAJORITY:
+        return majority(labels, known, **options)
+    if method not in _MODELS:
         raise ValueError(f"unknown aggregation method {method!r}; one of {', '.join(METHODS)}")
-    result: CrowdEstimate = functions[method](labels, known, **options)
-    return result
-
-
-MODELS = (DAWID_SKENE, MACE, GLAD)  # the annotator models (`posteriors`)
+    return _estimate(method, labels, known, options)
 
 
 def posteriors(
@@ -377,100 +338,20 @@ def posteriors(
     arrays (unit 0..n-1, annotator, label 0..n_labels-1; a unit may have several labels
     by one annotator). Returns units x n_labels (a unit with no label: a row of zeros).
     `known`: unit -> its true label code, which anchors Dawid-Skene only (MACE and GLAD
-    refuse it, as `mace` and `glad` do). The same crowd-kit models and defaults as
+    refuse it, as `mace` and `glad` do). The same crowd-kit models and options as
     `dawid_skene`, `mace`, `glad`; no per-row Python work, for 100,000-unit fields."""
     import pandas as pd
-    from crowdkit.aggregation import GLAD as GladModel
-    from crowdkit.aggregation import MACE as MaceModel
-    from crowdkit.aggregation import DawidSkene
 
     if method not in MODELS:
         raise ValueError(f"unknown annotator model {method!r}; one of {', '.join(MODELS)}")
-    if known and method not in ANCHORED:
-        raise ValueError(
-            f"{method} cannot take known true labels (crowd-kit's {method.upper()} has no"
-            " such input); only Dawid-Skene is anchored by them"
-        )
-    n_units = int(units.max(initial=-1)) + 1
-    out = np.zeros((n_units, n_labels))
+    _refuse_known(method, known)
+    out = np.zeros((int(units.max(initial=-1)) + 1, n_labels))
     if not len(units):
         return out
     frame = pd.DataFrame({"task": units, "worker": annotators, "label": labels})
-    with _library():
-        if method == DAWID_SKENE:
-            truth = pd.Series(dict(known), dtype="int64") if known else None
-            model: Any = DawidSkene(
-                n_iter=options.get("n_iter", 100), tol=options.get("tol", 1e-5)
-            ).fit(frame, truth)
-        elif method == MACE:
-            model = MaceModel(
-                n_restarts=options.get("n_restarts", 10),
-                n_iter=options.get("n_iter", 50),
-                method=options.get("method", "vb"),
-                random_state=options.get("random_state", 0),
-            ).fit(frame)
-        else:
-            model = GladModel(n_iter=options.get("n_iter", 100), tol=options.get("tol", 1e-5)).fit(
-                frame
-            )
-    probas = model.probas_
+    truth = pd.Series(dict(known), dtype="int64") if known else None
+    probas = _fit(method, frame, truth, options).probas_
     rows = probas.index.to_numpy(dtype=np.int64)
     columns = probas.columns.to_numpy(dtype=np.int64)
     out[np.ix_(rows, columns)] = probas.to_numpy(dtype=np.float64)
     return out
-
-
-ADJUDICATED = "adjudicated"
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One unit's gold: the label, the method that chose it (`ADJUDICATED` when a
-    researcher decided it) and its confidence (1 for an adjudicated value)."""
-
-    label: Label
-    method: str
-    confidence: float
-
-
-def decide(
-    unit_labels: Iterable[LabelRow],
-    adjudicated: Mapping[Any, Label],
-    method: str,
-    **options: Any,
-) -> dict[Hashable, Decision]:
-    """Gold per unit: an adjudicated value wins whatever the model says; every other unit
-    gets the method's label. Dawid-Skene also learns from the adjudicated values (they
-    anchor its confusion matrices); MACE and GLAD cannot take them, so they are fitted on
-    the labels alone and the adjudicated values replace their answers afterwards. A unit
-    adjudicated but never labelled still gets its adjudicated value."""
-    rows = _rows(unit_labels)
-    labelled = {unit for unit, _, _ in rows}
-    seen = {label for _, _, label in rows}
-    anchors = {
-        unit: label
-        for unit, label in adjudicated.items()
-        if unit in labelled and label in seen and method in ANCHORED
-    }
-    fitted = estimate(method, rows, anchors or None, **options)
-    out: dict[Hashable, Decision] = {
-        unit: Decision(unit_estimate.label, method, unit_estimate.confidence)
-        for unit, unit_estimate in fitted.units.items()
-    }
-    for unit, label in adjudicated.items():
-        out[unit] = Decision(label, ADJUDICATED, 1.0)
-    return out
-
-
-def _counts(rows: list[LabelRow]) -> dict[Hashable, int]:
-    counts: dict[Hashable, int] = defaultdict(int)
-    for unit, _, _ in rows:
-        counts[unit] += 1
-    return dict(counts)
-
-
-def _per_annotator(rows: list[LabelRow]) -> dict[Hashable, int]:
-    counts: dict[Hashable, int] = defaultdict(int)
-    for _, annotator, _ in rows:
-        counts[annotator] += 1
-    return dict(counts)

@@ -3,6 +3,7 @@ bias) and Kendall's tau."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -76,40 +77,37 @@ def preference(rows: Iterable[tuple[str, str, str, bool, int]]) -> PreferenceRep
             raise ValueError(f"hard must be True or False, not {row.hard!r}")
         if row.winner_position not in (1, 2):
             raise ValueError(f"winner_position must be 1 or 2, not {row.winner_position!r}")
-    domains = sorted({row.domain for row in parsed})
-    pairs = sorted({tuple(sorted((row.winner, row.loser))) for row in parsed})
+    domains = [None, *sorted({row.domain for row in parsed})]
+
+    def within(rows: list[PreferenceRow], domain: str | None) -> list[PreferenceRow]:
+        return [row for row in rows if domain is None or row.domain == domain]
+
     cells = []
-    for system_a, system_b in pairs:
-        in_pair = [row for row in parsed if {row.winner, row.loser} == {system_a, system_b}]
-        for domain in [None, *domains]:
-            subset = [row for row in in_pair if domain is None or row.domain == domain]
-            if subset:
-                cells.append(_preference_cell(system_a, system_b, domain, subset))
+    for a, b in sorted({tuple(sorted((row.winner, row.loser))) for row in parsed}):
+        in_pair = [row for row in parsed if {row.winner, row.loser} == {a, b}]
+        cells += [
+            _preference_cell(a, b, d, subset) for d in domains if (subset := within(in_pair, d))
+        ]
     bias = []
-    for domain in [None, *domains]:
-        subset = [row for row in parsed if domain is None or row.domain == domain]
-        if subset:
+    for domain in domains:
+        if subset := within(parsed, domain):
             wins = sum(row.winner_position == 1 for row in subset)
-            bias.append(
-                PositionBias(
-                    domain,
-                    len(subset),
-                    wins,
-                    wins / len(subset),
-                    float(scipy_stats.binomtest(wins, len(subset), 0.5).pvalue),
-                )
-            )
+            n = len(subset)
+            bias.append(PositionBias(domain, n, wins, wins / n, _p_value(wins, n)))
     return PreferenceReport(tuple(cells), tuple(bias))
+
+
+def _p_value(successes: int, n: int) -> float:
+    """The two-sided exact binomial test against 0.5 (scipy)."""
+    return float(scipy_stats.binomtest(successes, n, 0.5).pvalue)
 
 
 def _preference_cell(
     system_a: str, system_b: str, domain: str | None, rows: list[PreferenceRow]
 ) -> PreferenceCell:
-    def count(system: str, hard: bool) -> int:
-        return sum(row.winner == system and row.hard == hard for row in rows)
-
+    wins = Counter((row.winner, row.hard) for row in rows)
     n = len(rows)
-    a_wins = sum(row.winner == system_a for row in rows)
+    a_wins = wins[system_a, False] + wins[system_a, True]
     return PreferenceCell(
         system_a=system_a,
         system_b=system_b,
@@ -117,13 +115,13 @@ def _preference_cell(
         n=n,
         a_wins=a_wins,
         b_wins=n - a_wins,
-        a_strong=count(system_a, False),
-        a_slight=count(system_a, True),
-        b_strong=count(system_b, False),
-        b_slight=count(system_b, True),
+        a_strong=wins[system_a, False],
+        a_slight=wins[system_a, True],
+        b_strong=wins[system_b, False],
+        b_slight=wins[system_b, True],
         a_rate=a_wins / n,
         b_rate=(n - a_wins) / n,
-        p_value=float(scipy_stats.binomtest(a_wins, n, 0.5).pvalue),
+        p_value=_p_value(a_wins, n),
     )
 
 

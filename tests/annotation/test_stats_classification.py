@@ -187,9 +187,8 @@ def test_nan_and_none_are_missing_on_either_side() -> None:
 
 
 def test_string_labels_counted_per_distinct_pair_as_other_labels_one_by_one() -> None:
-    """Strings go through the per-distinct-pair path, other labels one unit at a time:
-    the same report (excluded reasons in the order of their first unit, disagreements in
-    unit order) from the same labels spelt as strings and as numbers."""
+    """The same report (excluded reasons in the order of their first unit, disagreements
+    in unit order) from the same labels spelt as strings and as numbers."""
     true = ["a", "b", None, "ir", "a", "c", "b", None, "a", "c"] * 3
     pred = ["a", "c", "a", "b", None, "c", "a", "ir", "b", "c"] * 3
     number = {"a": 1, "b": 2, "c": 3, "ir": 9, None: None}

@@ -263,16 +263,3 @@ def test_unknown_method_and_empty_input() -> None:
         crowd.estimate("vote", TOY)
     for method in crowd.METHODS:
         assert crowd.estimate(method, []).units == {}
-
-
-@pytest.mark.parametrize("method", crowd.METHODS)
-def test_decide_an_adjudicated_value_wins_whatever_the_model_says(method: str) -> None:
-    # every annotator says "yes" on t4; a researcher adjudicated "no"; t9 has no labels
-    adjudicated = {"t4": "no", "t9": "yes"}
-    options = {"n_restarts": 1, "n_iter": 5} if method == crowd.MACE else {}
-    assert crowd.estimate(method, TOY, **options).units["t4"].label == "yes"
-    gold = crowd.decide(TOY, adjudicated, method, **options)
-    assert gold["t4"] == crowd.Decision("no", crowd.ADJUDICATED, 1.0)
-    assert gold["t9"] == crowd.Decision("yes", crowd.ADJUDICATED, 1.0)
-    assert gold["t1"].method == method
-    assert 0 < gold["t1"].confidence <= 1
