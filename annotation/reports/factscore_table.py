@@ -119,28 +119,19 @@ class Row:
         )
 
 
-def factscore_rows(
+def factscore_rows_of(
     project: Project,
-    verdict_set: VerdictSet,
+    verdict_sets: list[VerdictSet],
     documents: Iterable[int] | QuerySet[Document] | None = None,
 ) -> list[Row]:
-    """Rows per (claim-list system, source model) of the lists the set labels.
+    """Rows per (verdict set, claim-list system, source model) of the lists each set
+    labels, the project's claims, claim lists and irrelevant facts queried once for all.
 
     `responses` and `% responding` describe the data; facts per response and FActScore
     are over the responding responses the set labels (at least one of their facts, or,
     under the human-label rule, facts of sentences marked irrelevant): a set that labels
     a few responses (the annotators' gold labels part way through) scores only those,
     and a source model none of whose responses it labels gets no row."""
-    return factscore_rows_of(project, [verdict_set], documents)
-
-
-def factscore_rows_of(
-    project: Project,
-    verdict_sets: list[VerdictSet],
-    documents: Iterable[int] | QuerySet[Document] | None = None,
-) -> list[Row]:
-    """`factscore_rows` of each set in turn, with the project's claims, claim lists and
-    irrelevant facts queried once for all of them."""
     labelled = set().union(*(vs.labels for vs in verdict_sets))
     # the project's labelled claims: their list and its system (a join, not thousands of
     # ids in the query; no sort: a lookup)
@@ -167,19 +158,15 @@ def factscore_rows_of(
     )
     if documents is not None:
         lists = lists.filter(document__in=documents)
-    found = fetch(  # plain tuples from the cursor (none for no system or document)
+    found = fetch(  # abstained: SQLite's 0 / 1, read only as true or false
         lists.values_list(
             "pk", "document_id", "system_id", "system__name", "document__source_model", "abstained"
         )
     )
-    # SQLite's booleans are 0 / 1
-    all_info = [
-        (pk, doc, system, *rest, bool(abstained)) for pk, doc, system, *rest, abstained in found
-    ]
     irrelevant = _irrelevant_model_facts(project)
     rows = []
     for verdict_set, counts, systems in counts_of:
-        info = [(pk, doc, *rest) for pk, doc, system, *rest in all_info if system in systems]
+        info = [(pk, doc, *rest) for pk, doc, system, *rest in found if system in systems]
         rows += _rows(verdict_set, counts, info, irrelevant)
     return rows
 
@@ -229,7 +216,7 @@ def _rows(
                 total,
                 responding[(name, model)],
                 len(scored),
-                sum(n for n, _ in scored) / len(scored) if scored else None,
+                sum(n for n, _ in scored) / len(scored),
                 100 * sum(scores) / len(scores) if scores else None,
             )
         )
