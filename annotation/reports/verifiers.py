@@ -18,10 +18,8 @@ from ..stats.classification import map_each
 from .queries import ReportData
 from .tables import Cell, Section, Table
 
-# --------------------------------------------------------------------------- verifiers
 
-
-class _Unit(NamedTuple):  # tens of thousands per report: a tuple is cheap to make
+class _Unit(NamedTuple):
     key: str  # "item 12" or "item 3 / segment:2"
     item: int
     target: int  # claim or segment id
@@ -48,16 +46,6 @@ class _Scores:
     reports: dict[tuple[str, str, str], stats.VerifierReport] = field(default_factory=dict)
     # (system, level) -> the predictions on the level's units, for McNemar
     aligned: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
-    # a gold's votes -> the votes as text
-    votes: dict[tuple[tuple[str, int], ...], str] = field(default_factory=dict)
-
-    def votes_of(self, u: _Unit) -> str:
-        """The unit's human votes as text, written once for every system, mode and unit
-        with the same votes."""
-        votes = tuple(u.gold.votes.items())
-        if (text := self.votes.get(votes)) is None:
-            text = self.votes[votes] = " ".join(f"{k}:{v}" for k, v in votes)
-        return text
 
 
 def verifier_sections(data: ReportData) -> list[Section]:
@@ -67,19 +55,13 @@ def verifier_sections(data: ReportData) -> list[Section]:
         return []
     specs = [s for s in kinds.all_specs() if s.verdict_field]
     units = _gold_units(data, specs)
-    # system id -> claim id -> label, and segment id -> label
-    of_system: dict[int, tuple[dict[int, str], dict[int, str]]] = {}
+    of_system: dict[int, Labels] = defaultdict(lambda: {Claim: {}, Segment: {}})
     for system, claim, segment, _, label in verdicts:
-        if system not in of_system:
-            of_system[system] = ({}, {})
         if claim is not None:
-            of_system[system][0][claim] = label
+            of_system[system][Claim][claim] = label
         elif segment is not None:
-            of_system[system][1][segment] = label
-    by_system: dict[tuple[str, str], Labels] = {
-        systems_of[pk]: {Claim: on_claims, Segment: on_segments}
-        for pk, (on_claims, on_segments) in of_system.items()
-    }
+            of_system[system][Segment][segment] = label
+    by_system = {systems_of[pk]: labels for pk, labels in of_system.items()}
     if not units:
         return [
             Section(
@@ -223,7 +205,7 @@ def _score_system(
                     d.predicted,
                     mine.get(u.target),
                     u.gold.value,
-                    scores.votes_of(u),
+                    " ".join([f"{k}:{v}" for k, v in u.gold.votes.items()]),
                     u.gold.provenance,
                 )
             )
