@@ -11,7 +11,7 @@ averaged over responding responses.
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -147,7 +147,7 @@ def factscore_rows_of(
             system_of[list_id] = system
     counts_of = []
     for verdict_set in verdict_sets:
-        counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        counts: dict[int, Counter[str]] = defaultdict(Counter)
         for claim, label in verdict_set.labels.items():
             if claim in list_of:
                 counts[list_of[claim]][label] += 1
@@ -173,7 +173,7 @@ def factscore_rows_of(
 
 def _rows(
     verdict_set: VerdictSet,
-    counts: dict[int, dict[str, int]],
+    counts: dict[int, Counter[str]],
     info: list[tuple[int, int, str, str, bool]],
     irrelevant: dict[int, int],
 ) -> list[Row]:
@@ -194,13 +194,8 @@ def _rows(
         responding[(name, model)] += 1
         if pk not in counts and not (name != MODEL and irrelevant.get(doc) and labels_all):
             continue  # the set says nothing about this response
-        c = counts[pk]
-        n = (
-            c[SUPPORTED]
-            + c[NOT_SUPPORTED]
-            + c[IRRELEVANT]
-            + (irrelevant.get(doc, 0) if name != MODEL else 0)
-        )
+        c = counts[pk]  # S, NS and IR
+        n = c.total() + (irrelevant.get(doc, 0) if name != MODEL else 0)
         groups[(name, model)].append((n, c[SUPPORTED] / n if n else None))
     rows = []
     for (name, model), total in sorted(totals.items()):
