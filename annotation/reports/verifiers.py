@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import combinations, compress
 from typing import Any, NamedTuple, cast
 
 from .. import kinds, stats
@@ -199,35 +199,34 @@ def _mcnemar_rows(
 ) -> None:
     """McNemar between every two systems on the units both labelled."""
     named = [n for n, _ in systems if (n, level) in scores.aligned]
-    for i, a in enumerate(named):
-        for b in named[i + 1 :]:
-            for mode, rule in modes.items():
-                if (a, level, mode) not in scores.reports or (b, level, mode) not in scores.reports:
-                    continue
-                m = stats.mcnemar_test(
-                    scores.aligned[(a, level)],
-                    scores.aligned[(b, level)],
-                    ref_raw,
-                    collapse=rule,  # type: ignore[arg-type]
-                    mode="binary" if rule is not None else mode,  # type: ignore[arg-type]
+    for a, b in combinations(named, 2):
+        for mode, rule in modes.items():
+            if (a, level, mode) not in scores.reports or (b, level, mode) not in scores.reports:
+                continue
+            m = stats.mcnemar_test(
+                scores.aligned[(a, level)],
+                scores.aligned[(b, level)],
+                ref_raw,
+                collapse=rule,  # type: ignore[arg-type]
+                mode="binary" if rule is not None else mode,  # type: ignore[arg-type]
+            )
+            scores.mcnemar_rows.append(
+                (
+                    a,
+                    b,
+                    level,
+                    mode,
+                    m.n,
+                    m.both_correct,
+                    m.only_a_correct,
+                    m.only_b_correct,
+                    m.both_wrong,
+                    m.method,
+                    m.statistic,
+                    m.p_value,
+                    m.undefined_reason or "",
                 )
-                scores.mcnemar_rows.append(
-                    (
-                        a,
-                        b,
-                        level,
-                        mode,
-                        m.n,
-                        m.both_correct,
-                        m.only_a_correct,
-                        m.only_b_correct,
-                        m.both_wrong,
-                        m.method,
-                        m.statistic,
-                        m.p_value,
-                        m.undefined_reason or "",
-                    )
-                )
+            )
 
 
 SCORE_COLUMNS = (
@@ -297,7 +296,13 @@ DISAGREEMENT_COLUMNS = (
 
 
 def _verifier_tables(scores: _Scores) -> list[Table]:
-    tables = [
+    mcnemar = Table(
+        "mcnemar",
+        "McNemar's test between systems on the same units",
+        MCNEMAR_COLUMNS,
+        tuple(scores.mcnemar_rows),
+    )
+    return [
         Table(
             "verifier-scores",
             "Verifiers against human gold labels (VeriScore Table 11)",
@@ -310,26 +315,15 @@ def _verifier_tables(scores: _Scores) -> list[Table]:
             CLASS_COLUMNS,
             tuple(scores.class_rows),
         ),
-    ]
-    if scores.mcnemar_rows:
-        tables.append(
-            Table(
-                "mcnemar",
-                "McNemar's test between systems on the same units",
-                MCNEMAR_COLUMNS,
-                tuple(scores.mcnemar_rows),
-            )
-        )
-    tables += scores.confusion_tables
-    tables.append(
+        *([mcnemar] if scores.mcnemar_rows else []),
+        *scores.confusion_tables,
         Table(
             "verifier-disagreements",
             "Units where a system and the human gold label disagree",
             DISAGREEMENT_COLUMNS,
             tuple(scores.disagreement_rows),
-        )
-    )
-    return tables
+        ),
+    ]
 
 
 def _verifier_notes(rules: dict[str, dict[str, str] | None]) -> list[str]:
