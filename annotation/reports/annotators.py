@@ -1,4 +1,4 @@
-"""The annotator page (issue 39): per annotator, by pseudonym, for the project's
+"""The annotator page: per annotator, by pseudonym, for the project's
 researchers only: items done, active time per item, known-answer accuracy with its
 Wilson interval, Cohen's kappa with each other annotator, the annotator models'
 reliability (Dawid-Skene confusion matrix, MACE competence) and careless answering (the
@@ -14,7 +14,6 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Hashable
-from dataclasses import dataclass
 from itertools import combinations
 
 from django.urls import reverse
@@ -26,16 +25,10 @@ from ..models import Answer, Assignment, Membership, Project
 from ..stats import crowd
 from .tables import Cell, Table
 
-# MACE with one restart (crowd-kit's default is 10): the page fits it while it answers,
-# until the report's background fit lands (issue 39's scale item).
+# MACE with one restart (crowd-kit's default is 10): the page fits it while it answers
 MACE_RESTARTS = 1
 
-
-@dataclass(frozen=True)
-class Labels:
-    """Per kind: (item id, pseudonym, label) rows of the main field."""
-
-    by_kind: dict[str, list[tuple[int, str, Hashable]]]
+Labels = dict[str, list[tuple[int, str, Hashable]]]  # kind -> (item, pseudonym, label)
 
 
 def main_field_labels(project: Project) -> Labels:
@@ -65,7 +58,7 @@ def main_field_labels(project: Project) -> Labels:
             continue
         label = kinds.get(kind).comparable(field, value, swapped)
         by_kind[kind].append((item, names[annotator], label))
-    return Labels(dict(by_kind))
+    return dict(by_kind)
 
 
 def _seconds(project: Project) -> dict[int, list[float]]:
@@ -154,7 +147,7 @@ def _crowd_rows(
     """Dawid-Skene's confusion rows and MACE's competence per annotator, kind by kind."""
     confusion_rows: list[tuple[str, str, str, str, float]] = []
     competence: dict[str, list[str]] = defaultdict(list)
-    for kind, rows in sorted(labels.by_kind.items()):
+    for kind, rows in sorted(labels.items()):
         ds = crowd.dawid_skene(rows)
         for name, reliability in sorted(ds.annotators.items(), key=lambda kv: str(kv[0])):
             for true, given in (reliability.confusion or {}).items():
@@ -202,7 +195,7 @@ def _kappa_rows(project: Project, labels: Labels) -> list[tuple[Cell, ...]]:
     """Cohen's kappa per pair of annotators and kind, with the link to their disagreements."""
     kappa_rows: list[tuple[Cell, ...]] = []
     drill = reverse("disagreements", args=[project.pk])
-    for kind, rows in sorted(labels.by_kind.items()):
+    for kind, rows in sorted(labels.items()):
         per: dict[str, dict[int, Hashable]] = defaultdict(dict)
         for item, name, label in rows:
             per[name][item] = label

@@ -1,4 +1,4 @@
-"""Disagreement drill-down (issue 39): from an agreement figure to the units behind it.
+"""Disagreement drill-down: from an agreement figure to the units behind it.
 
 A figure is a field of a kind (every unit whose annotators disagree on it), a category of
 that field (the units where some but not all annotators gave it: what its per-category
@@ -36,8 +36,10 @@ def disagreement_table(
         labels[(r.item, r.unit)][names.get(r.annotator, f"annotator {r.annotator}")] = r.value
     golds = {(g.item, g.unit): g for g in gold.gold_values(project, kind=kind)}
     people = sorted({name for given in labels.values() for name in given})
-    chosen = []
-    for key, given in sorted(labels.items()):
+    adjudication = reverse("adjudication", args=[project.pk])
+    query = urlencode({"kind": kind, "field": field})
+    out = []
+    for (item, unit), given in sorted(labels.items()):
         values = set(given.values())
         if pair is not None:
             a, b = pair
@@ -48,21 +50,15 @@ def disagreement_table(
                 continue
         elif len(values) < 2:
             continue
-        chosen.append(key)
-    adjudication = reverse("adjudication", args=[project.pk])
-    out = []
-    for item, unit in chosen:
         g = golds.get((item, unit))
-        query = urlencode({"kind": kind, "field": field})
-        anchor = f"unit-{item}-{slugify(unit)}-{field}"
         out.append(
             (
                 item,
                 unit,
-                *[labels[(item, unit)].get(name) for name in people],
+                *[given.get(name) for name in people],
                 g.value if g else None,
                 g.provenance if g else "",
-                f"{adjudication}?{query}#{anchor}",
+                f"{adjudication}?{query}#unit-{item}-{slugify(unit)}-{field}",
             )
         )
     what = (

@@ -1,11 +1,10 @@
-"""The agreement tables linked to the disagreement drill-down (issue 39): each field of
-the overview, each category of a per-category kappa and each pair of annotators opens
-the units behind the figure (`/p/<id>/disagreements/`, researchers only). The links are
-the page's (`Table.links`), never exported: the CSV, JSON and LaTeX stay as they were."""
+"""The agreement tables linked to the disagreement drill-down: each field of the
+overview, each category of a per-category kappa and each pair of annotators opens the
+units behind the figure (`/p/<id>/disagreements/`, researchers only). The links are the
+page's (`Table.links`), never exported (CSV, JSON and LaTeX)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
 from django.urls import reverse
@@ -48,6 +47,10 @@ def _linked(
     def url(**params: str) -> str:
         return f"{base}?{urlencode(params)}"
 
+    def pair_url(kind: str, fld: str, row: tuple[Cell, ...]) -> str:
+        a, b = pseudonym.get(str(row[0])), pseudonym.get(str(row[1]))
+        return "" if a is None or b is None else url(kind=kind, field=fld, a=a, b=b)
+
     tables = []
     for t in section.tables:
         links: tuple[str, ...] = ()
@@ -58,15 +61,6 @@ def _linked(
             if t.name == f"{section.slug}-categories":
                 links = tuple(url(kind=kind, field=fld, category=str(r[0])) for r in t.rows)
             elif t.name == f"{section.slug}-pairwise":
-                links = tuple(_pair_url(url, kind, fld, r, pseudonym) for r in t.rows)
+                links = tuple(pair_url(kind, fld, r) for r in t.rows)
         tables.append(replace(t, links=links) if links else t)
     return replace(section, tables=tuple(tables))
-
-
-def _pair_url(
-    url: Callable[..., str], kind: str, fld: str, row: tuple[Cell, ...], pseudonym: dict[str, str]
-) -> str:
-    a, b = pseudonym.get(str(row[0])), pseudonym.get(str(row[1]))
-    if a is None or b is None:
-        return ""
-    return url(kind=kind, field=fld, a=a, b=b)

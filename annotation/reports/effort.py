@@ -15,8 +15,6 @@ from .agreement import rater_key
 from .queries import ReportData, assignment_filter
 from .tables import Section, Table
 
-# --------------------------------------------------------------------------- effort
-
 
 def _assignments(data: ReportData) -> list[tuple[int, str, int, float]]:
     """(annotator id, kind, status code, active seconds) of each assignment counted."""
@@ -34,9 +32,9 @@ def _assignments(data: ReportData) -> list[tuple[int, str, int, float]]:
             Q(item__project=project) & assignment_filter(filters) & hiring.regular()
         )
         .annotate(code=status)
+        .order_by()  # not Assignment's default order: no sort
         .values_list("annotator_id", "item__kind", "code", "active_seconds")
     )
-    rows = rows.order_by()  # not Assignment's default order: a sort of 300,000 rows at 100k
     return fetch(rows)
 
 
@@ -48,43 +46,27 @@ def _row_groups(
     npt.NDArray[np.bool_],
     npt.NDArray[np.float64],
 ]:
-    """Each (annotator, "all" or kind)'s rows of `found`, in the table's first order,
+    """Each (annotator, "all") and (annotator, kind)'s rows of `found` as index arrays,
     and the columns submitted, skipped and active seconds."""
-    # columns as arrays, each annotator's and (annotator, kind)'s rows as index arrays
-    # from one stable sort (not a mask per annotator: a project of hired annotators has
-    # hundreds); the sums exactly rounded (math.fsum), in any row order (the strings as
-    # int codes, mapped at C speed: numpy's comparisons of string arrays are slow)
     annotator_ids, kind_names, statuses, seconds = zip(*found, strict=True)
     n = len(found)
-    kind_codes = {kind: i for i, kind in enumerate(dict.fromkeys(kind_names))}
-    kinds = list(kind_codes)
+    kinds = sorted(set(kind_names))
+    # kinds as int codes: numpy's comparisons of string arrays are slow
+    code_of = {kind: i for i, kind in enumerate(kinds)}
+    kind_of = np.fromiter(map(code_of.__getitem__, kind_names), dtype=np.int64, count=n)
     annotator_of = np.fromiter(annotator_ids, dtype=np.int64, count=n)
-    kind_of = np.fromiter(map(kind_codes.__getitem__, kind_names), dtype=np.int64, count=n)
     status_of = np.fromiter(statuses, dtype=np.int64, count=n)
-    is_submitted, is_skipped = status_of == 1, status_of == 2
-    seconds_of = np.array(seconds, dtype=np.float64)
-    annotators, annotator_code = np.unique(annotator_of, return_inverse=True)
-    found_rows: dict[tuple[int, str], npt.NDArray[np.intp]] = {}
-    for codes, name_of in (
-        (annotator_code, lambda c: (int(annotators[c]), "all")),
-        (
-            annotator_code * len(kinds) + kind_of,
-            lambda c: (int(annotators[c // len(kinds)]), kinds[c % len(kinds)]),
-        ),
-    ):
-        by_code = np.argsort(codes, kind="stable")
-        groups, starts = np.unique(codes[by_code], return_index=True)
-        for code, rows_of in zip(groups.tolist(), np.split(by_code, starts[1:]), strict=True):
-            found_rows[name_of(code)] = rows_of
-    # in the order of the earlier code (annotators as first seen, "all", then each kind):
-    # sorted() below keeps it among rows of equal names
-    rows_by = {
-        key: found_rows[key]
-        for annotator in dict.fromkeys(annotator_ids)
-        for key in [(annotator, "all"), *((annotator, kind) for kind in kinds)]
-        if key in found_rows
-    }
-    return rows_by, is_submitted, is_skipped, seconds_of
+    rows_by = {(a, "all"): rows for a, rows in _rows_of(annotator_of).items()}
+    for code, rows in _rows_of(annotator_of * len(kinds) + kind_of).items():
+        rows_by[(code // len(kinds), kinds[code % len(kinds)])] = rows
+    return rows_by, status_of == 1, status_of == 2, np.array(seconds, dtype=np.float64)
+
+
+def _rows_of(codes: npt.NDArray[np.int64]) -> dict[int, npt.NDArray[np.intp]]:
+    """Each code of `codes` -> the indices holding it (one stable sort)."""
+    order = np.argsort(codes, kind="stable")
+    values, starts = np.unique(codes[order], return_index=True)
+    return dict(zip(values.tolist(), np.split(order, starts[1:]), strict=True))
 
 
 def effort_section(data: ReportData) -> Section | None:
@@ -93,17 +75,17 @@ def effort_section(data: ReportData) -> Section | None:
     if not found:
         return None
     rows_by, is_submitted, is_skipped, seconds_of = _row_groups(found)
+    name = {a: names.get(a, f"A?{a}") for a, _ in rows_by}
     table_rows = []
-    order = sorted(
-        rows_by, key=lambda k: (rater_key(names.get(k[0], f"A?{k[0]}")), k[1] != "all", k[1])
-    )
-    for annotator, kind in order:
+    for annotator, kind in sorted(
+        rows_by, key=lambda k: (rater_key(name[k[0]]), k[1] != "all", k[1], k[0])
+    ):
         mine = rows_by[(annotator, kind)]
         submitted = seconds_of[mine[is_submitted[mine]]]
         skipped = int(is_skipped[mine].sum())
         table_rows.append(
             (
-                names.get(annotator, f"A?{annotator}"),
+                name[annotator],
                 kind,
                 len(mine),
                 len(submitted),

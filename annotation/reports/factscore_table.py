@@ -11,7 +11,7 @@ averaged over responding responses.
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -119,28 +119,19 @@ class Row:
         )
 
 
-def factscore_rows(
+def factscore_rows_of(
     project: Project,
-    verdict_set: VerdictSet,
+    verdict_sets: list[VerdictSet],
     documents: Iterable[int] | QuerySet[Document] | None = None,
 ) -> list[Row]:
-    """Rows per (claim-list system, source model) of the lists the set labels.
+    """Rows per (verdict set, claim-list system, source model) of the lists each set
+    labels, the project's claims, claim lists and irrelevant facts queried once for all.
 
     `responses` and `% responding` describe the data; facts per response and FActScore
     are over the responding responses the set labels (at least one of their facts, or,
     under the human-label rule, facts of sentences marked irrelevant): a set that labels
     a few responses (the annotators' gold labels part way through) scores only those,
     and a source model none of whose responses it labels gets no row."""
-    return factscore_rows_of(project, [verdict_set], documents)
-
-
-def factscore_rows_of(
-    project: Project,
-    verdict_sets: list[VerdictSet],
-    documents: Iterable[int] | QuerySet[Document] | None = None,
-) -> list[Row]:
-    """`factscore_rows` of each set in turn, with the project's claims, claim lists and
-    irrelevant facts queried once for all of them."""
     labelled = set().union(*(vs.labels for vs in verdict_sets))
     # the project's labelled claims: their list and its system (a join, not thousands of
     # ids in the query; no sort: a lookup)
@@ -156,7 +147,7 @@ def factscore_rows_of(
             system_of[list_id] = system
     counts_of = []
     for verdict_set in verdict_sets:
-        counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        counts: dict[int, Counter[str]] = defaultdict(Counter)
         for claim, label in verdict_set.labels.items():
             if claim in list_of:
                 counts[list_of[claim]][label] += 1
@@ -167,26 +158,22 @@ def factscore_rows_of(
     )
     if documents is not None:
         lists = lists.filter(document__in=documents)
-    found = fetch(  # plain tuples from the cursor (none for no system or document)
+    found = fetch(  # abstained: SQLite's 0 / 1, read only as true or false
         lists.values_list(
             "pk", "document_id", "system_id", "system__name", "document__source_model", "abstained"
         )
     )
-    # SQLite's booleans are 0 / 1
-    all_info = [
-        (pk, doc, system, *rest, bool(abstained)) for pk, doc, system, *rest, abstained in found
-    ]
     irrelevant = _irrelevant_model_facts(project)
     rows = []
     for verdict_set, counts, systems in counts_of:
-        info = [(pk, doc, *rest) for pk, doc, system, *rest in all_info if system in systems]
+        info = [(pk, doc, *rest) for pk, doc, system, *rest in found if system in systems]
         rows += _rows(verdict_set, counts, info, irrelevant)
     return rows
 
 
 def _rows(
     verdict_set: VerdictSet,
-    counts: dict[int, dict[str, int]],
+    counts: dict[int, Counter[str]],
     info: list[tuple[int, int, str, str, bool]],
     irrelevant: dict[int, int],
 ) -> list[Row]:
@@ -207,13 +194,8 @@ def _rows(
         responding[(name, model)] += 1
         if pk not in counts and not (name != MODEL and irrelevant.get(doc) and labels_all):
             continue  # the set says nothing about this response
-        c = counts[pk]
-        n = (
-            c[SUPPORTED]
-            + c[NOT_SUPPORTED]
-            + c[IRRELEVANT]
-            + (irrelevant.get(doc, 0) if name != MODEL else 0)
-        )
+        c = counts[pk]  # S, NS and IR
+        n = c.total() + (irrelevant.get(doc, 0) if name != MODEL else 0)
         groups[(name, model)].append((n, c[SUPPORTED] / n if n else None))
     rows = []
     for (name, model), total in sorted(totals.items()):
@@ -229,7 +211,7 @@ def _rows(
                 total,
                 responding[(name, model)],
                 len(scored),
-                sum(n for n, _ in scored) / len(scored) if scored else None,
+                sum(n for n, _ in scored) / len(scored),
                 100 * sum(scores) / len(scores) if scores else None,
             )
         )

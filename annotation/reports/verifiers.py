@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import combinations, compress
 from typing import Any, NamedTuple, cast
 
 from .. import kinds, stats
@@ -18,18 +17,17 @@ from ..stats.classification import map_each
 from .queries import ReportData
 from .tables import Cell, Section, Table
 
-# --------------------------------------------------------------------------- verifiers
 
+class _Level(NamedTuple):
+    """A kind's units with a human gold label, as the columns every system's scoring reads."""
 
-class _Unit(NamedTuple):  # tens of thousands per report: a tuple is cheap to make
-    key: str  # "item 12" or "item 3 / segment:2"
-    item: int
-    target: int  # claim or segment id
-    level: str  # the verdict_level of its kind (claim, segment, fact)
-    domain: str
-    gold: Gold
-    document: int
-    reference: str | None  # the gold value as a verdict label
+    keys: list[str]  # "item 12" or "item 3 / segment:2"
+    targets: list[int]  # claim or segment ids
+    domains: list[str]
+    golds: list[Gold]
+    documents: list[int]
+    reference: list[str | None]  # the gold values as verdict labels
+    position: dict[str, int]  # key -> its unit's place in the columns
 
 
 Labels = dict[Any, dict[int, str]]  # Claim or Segment -> id -> a system's label
@@ -48,16 +46,6 @@ class _Scores:
     reports: dict[tuple[str, str, str], stats.VerifierReport] = field(default_factory=dict)
     # (system, level) -> the predictions on the level's units, for McNemar
     aligned: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
-    # a gold's votes -> the votes as text
-    votes: dict[tuple[tuple[str, int], ...], str] = field(default_factory=dict)
-
-    def votes_of(self, u: _Unit) -> str:
-        """The unit's human votes as text, written once for every system, mode and unit
-        with the same votes."""
-        votes = tuple(u.gold.votes.items())
-        if (text := self.votes.get(votes)) is None:
-            text = self.votes[votes] = " ".join(f"{k}:{v}" for k, v in votes)
-        return text
 
 
 def verifier_sections(data: ReportData) -> list[Section]:
@@ -66,21 +54,15 @@ def verifier_sections(data: ReportData) -> list[Section]:
     if not verdicts:
         return []
     specs = [s for s in kinds.all_specs() if s.verdict_field]
-    units = _gold_units(data, specs)
-    # system id -> claim id -> label, and segment id -> label
-    of_system: dict[int, tuple[dict[int, str], dict[int, str]]] = {}
+    levels = [(spec, _level(data, spec)) for spec in specs]
+    of_system: dict[int, Labels] = defaultdict(lambda: {Claim: {}, Segment: {}})
     for system, claim, segment, _, label in verdicts:
-        if system not in of_system:
-            of_system[system] = ({}, {})
         if claim is not None:
-            of_system[system][0][claim] = label
+            of_system[system][Claim][claim] = label
         elif segment is not None:
-            of_system[system][1][segment] = label
-    by_system: dict[tuple[str, str], Labels] = {
-        systems_of[pk]: {Claim: on_claims, Segment: on_segments}
-        for pk, (on_claims, on_segments) in of_system.items()
-    }
-    if not units:
+            of_system[system][Segment][segment] = label
+    by_system = {systems_of[pk]: labels for pk, labels in of_system.items()}
+    if not any(level.keys for _, level in levels):
         return [
             Section(
                 "verifiers",
@@ -96,11 +78,9 @@ def verifier_sections(data: ReportData) -> list[Section]:
     systems = sorted(by_system)
     rules = _collapse_rules(project)
     scores = _Scores()
-    for spec in specs:
-        level_units = [u for u in units if u.level == spec.verdict_level]
-        if not level_units:
+    for spec, level in levels:
+        if not level.keys:
             continue
-        level = _level(level_units)
         modes: dict[str, dict[str, str] | None] = (
             rules if spec.verdict_level == "claim" else dict.fromkeys(spec.verdict_modes)
         )
@@ -122,42 +102,21 @@ def verifier_sections(data: ReportData) -> list[Section]:
     ]
 
 
-def _gold_units(data: ReportData, specs: Sequence[ReportKind]) -> list[_Unit]:
-    """The units with a human gold label that verdicts can be compared with."""
-    units: list[_Unit] = []
-    for spec in specs:
-        level, as_verdict = spec.verdict_level, functools.cache(spec.as_verdict)
-        units += [
-            _Unit(
-                f"item {g.item}" if g.unit == ITEM else f"item {g.item} / {g.unit}",
-                g.item,
-                t.target,
-                level,
-                t.domain,
-                g,
-                t.document,
-                as_verdict(g.value),  # a few distinct values
-            )
-            for t in data.verdict_targets(spec)
-            for g in (t.gold,)
-        ]
-    return units
-
-
-class _Level(NamedTuple):
-    """What every system's scoring reads of one level's units, computed once."""
-
-    units: list[_Unit]
-    targets: list[int]  # claim or segment ids
-    keys: list[str]
-    reference: list[str | None]
-    by_key: dict[str, _Unit]
-
-
-def _level(units: list[_Unit]) -> _Level:
-    keys = [u.key for u in units]
-    by_key = dict(zip(keys, units, strict=True))
-    return _Level(units, [u.target for u in units], keys, [u.reference for u in units], by_key)
+def _level(data: ReportData, spec: ReportKind) -> _Level:
+    """The kind's units with a human gold label that verdicts can be compared with."""
+    targets = data.verdict_targets(spec)
+    golds = [t.gold for t in targets]
+    keys = [f"item {g.item}" if g.unit == ITEM else f"item {g.item} / {g.unit}" for g in golds]
+    as_verdict = functools.cache(spec.as_verdict)  # a few distinct values
+    return _Level(
+        keys,
+        [t.target for t in targets],
+        [t.domain for t in targets],
+        golds,
+        [t.document for t in targets],
+        [as_verdict(g.value) for g in golds],
+        {key: i for i, key in enumerate(keys)},
+    )
 
 
 def _score_system(
@@ -165,23 +124,20 @@ def _score_system(
     spec: ReportKind,
     name: str,
     kind: str,
-    level_units: _Level,
+    units: _Level,
     labels: Labels,
     modes: dict[str, dict[str, str] | None],
 ) -> None:
     """One system against the human gold labels of one level, in every scoring mode."""
     level, target = spec.verdict_level, spec.verdict_target
-    ref_raw = level_units.reference
+    ref_raw = units.reference
     mine = labels.get(target, {})
     # read like the gold labels ("true"/"false" on a segment: supported/unsupported), once
     # per distinct label
-    pred = cast(
-        "list[str | None]", map_each(list(map(mine.get, level_units.targets)), spec.as_verdict)
-    )
+    pred = cast("list[str | None]", map_each(list(map(mine.get, units.targets)), spec.as_verdict))
     if not any(p is not None for p in pred):
         return
     scores.aligned[(name, level)] = pred
-    by_key = level_units.by_key
     for mode, rule in modes.items():
         try:
             rep = stats.verifier_vs_reference(
@@ -189,7 +145,7 @@ def _score_system(
                 y_pred=pred,
                 collapse=rule,  # type: ignore[arg-type]
                 mode=None if rule is not None else mode,  # type: ignore[arg-type]
-                units=level_units.keys,
+                units=units.keys,
             )
         except ValueError as e:
             scores.notes.append(f"{name}: no {mode} scores ({e}).")
@@ -209,29 +165,29 @@ def _score_system(
             )
         )
         for d in rep.disagreements:
-            u = by_key[d.unit]  # type: ignore[index]
+            i = units.position[d.unit]  # type: ignore[index]
+            g, claim_or_segment = units.golds[i], units.targets[i]
             scores.disagreement_rows.append(
                 (  # type: ignore[arg-type]
                     name,
                     level,
                     mode,
-                    u.item,
-                    u.gold.unit,
-                    u.domain,
-                    u.target,
+                    g.item,
+                    g.unit,
+                    units.domains[i],
+                    claim_or_segment,
                     d.reference,
                     d.predicted,
-                    mine.get(u.target),
-                    u.gold.value,
-                    scores.votes_of(u),
-                    u.gold.provenance,
+                    mine.get(claim_or_segment),
+                    g.value,
+                    " ".join([f"{k}:{v}" for k, v in g.votes.items()]),
+                    g.provenance,
                 )
             )
     if target is not Claim:  # segments add up to a response (FELM)
-        response = _response_level(level_units.units, pred, ref_raw)
-        if response is not None:
-            scores.reports[(name, "response", "binary")] = response
-            scores.score_rows.append(_score_row(name, kind, "response", "binary", response))
+        response = _response_level(units.documents, pred, ref_raw)
+        scores.reports[(name, "response", "binary")] = response
+        scores.score_rows.append(_score_row(name, kind, "response", "binary", response))
 
 
 def _mcnemar_rows(
@@ -243,35 +199,34 @@ def _mcnemar_rows(
 ) -> None:
     """McNemar between every two systems on the units both labelled."""
     named = [n for n, _ in systems if (n, level) in scores.aligned]
-    for i, a in enumerate(named):
-        for b in named[i + 1 :]:
-            for mode, rule in modes.items():
-                if (a, level, mode) not in scores.reports or (b, level, mode) not in scores.reports:
-                    continue
-                m = stats.mcnemar_test(
-                    scores.aligned[(a, level)],
-                    scores.aligned[(b, level)],
-                    ref_raw,
-                    collapse=rule,  # type: ignore[arg-type]
-                    mode="binary" if rule is not None else mode,  # type: ignore[arg-type]
+    for a, b in combinations(named, 2):
+        for mode, rule in modes.items():
+            if (a, level, mode) not in scores.reports or (b, level, mode) not in scores.reports:
+                continue
+            m = stats.mcnemar_test(
+                scores.aligned[(a, level)],
+                scores.aligned[(b, level)],
+                ref_raw,
+                collapse=rule,  # type: ignore[arg-type]
+                mode="binary" if rule is not None else mode,  # type: ignore[arg-type]
+            )
+            scores.mcnemar_rows.append(
+                (
+                    a,
+                    b,
+                    level,
+                    mode,
+                    m.n,
+                    m.both_correct,
+                    m.only_a_correct,
+                    m.only_b_correct,
+                    m.both_wrong,
+                    m.method,
+                    m.statistic,
+                    m.p_value,
+                    m.undefined_reason or "",
                 )
-                scores.mcnemar_rows.append(
-                    (
-                        a,
-                        b,
-                        level,
-                        mode,
-                        m.n,
-                        m.both_correct,
-                        m.only_a_correct,
-                        m.only_b_correct,
-                        m.both_wrong,
-                        m.method,
-                        m.statistic,
-                        m.p_value,
-                        m.undefined_reason or "",
-                    )
-                )
+            )
 
 
 SCORE_COLUMNS = (
@@ -341,7 +296,13 @@ DISAGREEMENT_COLUMNS = (
 
 
 def _verifier_tables(scores: _Scores) -> list[Table]:
-    tables = [
+    mcnemar = Table(
+        "mcnemar",
+        "McNemar's test between systems on the same units",
+        MCNEMAR_COLUMNS,
+        tuple(scores.mcnemar_rows),
+    )
+    return [
         Table(
             "verifier-scores",
             "Verifiers against human gold labels (VeriScore Table 11)",
@@ -354,26 +315,15 @@ def _verifier_tables(scores: _Scores) -> list[Table]:
             CLASS_COLUMNS,
             tuple(scores.class_rows),
         ),
-    ]
-    if scores.mcnemar_rows:
-        tables.append(
-            Table(
-                "mcnemar",
-                "McNemar's test between systems on the same units",
-                MCNEMAR_COLUMNS,
-                tuple(scores.mcnemar_rows),
-            )
-        )
-    tables += scores.confusion_tables
-    tables.append(
+        *([mcnemar] if scores.mcnemar_rows else []),
+        *scores.confusion_tables,
         Table(
             "verifier-disagreements",
             "Units where a system and the human gold label disagree",
             DISAGREEMENT_COLUMNS,
             tuple(scores.disagreement_rows),
-        )
-    )
-    return tables
+        ),
+    ]
 
 
 def _verifier_notes(rules: dict[str, dict[str, str] | None]) -> list[str]:
@@ -437,12 +387,12 @@ def _score_row(
 
 
 def _response_level(
-    units: list[_Unit], pred: list[str | None], ref: list[str | None]
-) -> stats.VerifierReport | None:
+    documents: list[int], pred: list[str | None], ref: list[str | None]
+) -> stats.VerifierReport:
+    """The units' documents' labels (FELM: unsupported when any segment is), where the
+    system labelled at least one unit."""
     labelled = [p is not None for p in pred]
-    if not any(labelled):
-        return None
-    docs = list(compress([u.document for u in units], labelled))
+    docs = list(compress(documents, labelled))
     pred_resp = stats.response_labels(list(compress(pred, labelled)), docs)
     ref_resp = stats.response_labels(list(compress(ref, labelled)), docs)
     keys = list(ref_resp)

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from annotation import reports
 from annotation.ingest import FACTSCORE_HUMAN, FACTSCORE_LABELS, import_file
 from annotation.models import Claim, Project
-from annotation.reports.factscore_table import VerdictSet, factscore_rows, system_verdict_sets
+from annotation.reports.factscore_table import VerdictSet, factscore_rows_of, system_verdict_sets
 from annotation.reports.queries import ReportData
 from tests.conftest import peer_file
 
@@ -79,7 +79,7 @@ def test_the_human_label_rule_on_a_worked_example(project: Project) -> None:
     import_file(project=project, text="\n".join(json.dumps(r) for r in ROWS), file="M.jsonl")
     [labels] = system_verdict_sets(project)
     assert labels.name == FACTSCORE_LABELS
-    [row] = factscore_rows(project, labels)
+    [row] = factscore_rows_of(project, [labels])
     assert (row.facts_from, row.source_model, row.responses, row.responding) == (
         FACTSCORE_HUMAN,
         "M",
@@ -98,7 +98,7 @@ def test_any_verdict_set_on_atomic_facts_gives_a_row(project: Project) -> None:
     verifier = VerdictSet(
         "a verifier", {c.pk: "S" if c.text.startswith("a") else "NS" for c in model_facts}
     )
-    [row] = factscore_rows(project, verifier)
+    [row] = factscore_rows_of(project, [verifier])
     # model facts: A has a1 a2 (S) b1 b2 c1 (NS) -> 2/5; B has b (NS) -> 0
     assert row.facts_from == "factscore-model-facts" and row.factscore == pytest.approx(
         100 * (2 / 5 + 0) / 2
@@ -117,7 +117,7 @@ def test_a_set_that_labels_some_responses_scores_only_those(project: Project) ->
     first = human.first()
     assert first is not None
     only_one = {c.pk: "S" for c in human.filter(claim_list=first.claim_list)}
-    [row] = factscore_rows(project, VerdictSet("gold so far", only_one))
+    [row] = factscore_rows_of(project, [VerdictSet("gold so far", only_one)])
     assert (row.source_model, row.responses, row.responding, row.labelled) == ("M", 3, 2, 1)
     # response A: its 4 human facts, all S here, and the 2 model facts of its irrelevant
     # sentence (the human-label rule) -> 4 / 6; B, unlabelled, is left out (it scored 0)
@@ -307,7 +307,9 @@ def test_documents_as_a_query_give_the_rows_of_their_ids(project: Project) -> No
     import_file(project=project, text="\n".join(json.dumps(r) for r in ROWS), file="Other.jsonl")
     [labels] = system_verdict_sets(project)
     only_m = project.documents.filter(source_model="M")
-    as_query = factscore_rows(project, labels, only_m)
-    assert as_query == factscore_rows(project, labels, list(only_m.values_list("pk", flat=True)))
+    as_query = factscore_rows_of(project, [labels], only_m)
+    assert as_query == factscore_rows_of(
+        project, [labels], list(only_m.values_list("pk", flat=True))
+    )
     assert [r.source_model for r in as_query] == ["M"]
-    assert len(factscore_rows(project, labels)) == 2
+    assert len(factscore_rows_of(project, [labels])) == 2

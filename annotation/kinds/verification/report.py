@@ -33,8 +33,7 @@ def claim_labels(
 def evidence_ranks(
     project: Project, spec: ReportKind, answers: Answers, golds: list[Gold], *, with_charts: bool
 ) -> Section | None:
-    # counted per (unit name, value): a 100,000-item report has 360,000 stances and a few
-    # distinct unit names
+    # counted per (unit name, value) at once: many stances, a few distinct unit names
     stances: Counter[tuple[str, str]] = Counter()
     for codes in answers.of_kind(spec.name):
         if codes.field != "stance":
@@ -46,65 +45,61 @@ def evidence_ranks(
         for cell, n in enumerate(np.bincount(flat, minlength=len(names) * n_values).tolist()):
             if n:
                 stances[str(names[cell // n_values]), codes.values[cell % n_values]] += n
-    if stances:
-        by_rank: dict[int, Counter[str]] = defaultdict(Counter)
-        for (unit, value), n in stances.items():
-            try:
-                rank = int(unit.split(":", 1)[1])
-            except ValueError:
-                continue
-            by_rank[rank][value] += n
-        table_rows = []
-        for rank in sorted(by_rank):
-            c = by_rank[rank]
-            n = sum(c.values())
-            informative = c["supports"] + c["contradicts"]
-            table_rows.append(
-                (
-                    rank,
-                    n,
-                    c["supports"],
-                    c["contradicts"],
-                    c["inconclusive"],
-                    100 * informative / n if n else None,
-                )
-            )
-        chart_list = []
-        if with_charts:
-            chart_list.append(
-                Chart(
-                    "Informative search results by rank",
-                    charts.bars(
-                        [str(r[0]) for r in table_rows],
-                        [float(r[5] or 0) for r in table_rows],
-                        xlabel="search result rank",
-                        ylabel="% informative",
-                    ),
-                )
-            )
-        return Section(
-            "evidence-ranks",
-            "Informative search results by rank (VeriScore §3.3)",
-            (
-                "A search result is informative when an annotator marked it as supporting or "
-                "contradicting the claim; every annotator's judgement counts.",
-            ),
-            (
-                Table(
-                    "evidence-ranks",
-                    "How often each search-result rank was informative",
-                    (
-                        "rank",
-                        "judgements",
-                        "supports",
-                        "contradicts",
-                        "inconclusive",
-                        "% informative",
-                    ),
-                    tuple(table_rows),
-                    decimals=1,
-                ),
-            ),
-            tuple(chart_list),
+    if not stances:
+        return None
+    by_rank: dict[int, Counter[str]] = defaultdict(Counter)
+    for (unit, value), n in stances.items():
+        try:
+            rank = int(unit.split(":", 1)[1])
+        except ValueError:
+            continue
+        by_rank[rank][value] += n
+    table_rows = [
+        (
+            rank,
+            c.total(),
+            c["supports"],
+            c["contradicts"],
+            c["inconclusive"],
+            100 * (c["supports"] + c["contradicts"]) / c.total(),  # each rank has a stance
         )
-    return None
+        for rank, c in sorted(by_rank.items())
+    ]
+    chart_list = []
+    if with_charts:
+        chart_list.append(
+            Chart(
+                "Informative search results by rank",
+                charts.bars(
+                    [str(r[0]) for r in table_rows],
+                    [float(r[5]) for r in table_rows],
+                    xlabel="search result rank",
+                    ylabel="% informative",
+                ),
+            )
+        )
+    return Section(
+        "evidence-ranks",
+        "Informative search results by rank (VeriScore §3.3)",
+        (
+            "A search result is informative when an annotator marked it as supporting or "
+            "contradicting the claim; every annotator's judgement counts.",
+        ),
+        (
+            Table(
+                "evidence-ranks",
+                "How often each search-result rank was informative",
+                (
+                    "rank",
+                    "judgements",
+                    "supports",
+                    "contradicts",
+                    "inconclusive",
+                    "% informative",
+                ),
+                tuple(table_rows),
+                decimals=1,
+            ),
+        ),
+        tuple(chart_list),
+    )
