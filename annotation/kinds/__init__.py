@@ -61,6 +61,9 @@ def _registry() -> dict[str, KindSpec]:
                 f"The item kind {name!r} (annotation/kinds/{name}/) lacks: " + ", ".join(missing)
             )
         specs[name] = spec
+    levels = [spec.verdict_level for spec in specs.values() if spec.verdict_level]
+    if len(levels) != len(set(levels)):  # the verifier sections keep each level's units apart
+        raise ImproperlyConfigured(f"Two item kinds judge verdicts at one level: {levels}")
     return specs
 
 

@@ -195,6 +195,15 @@ def test_a_kind_that_lacks_a_part_is_refused(
         kinds.all_specs()
 
 
+def test_two_kinds_judging_verdicts_at_one_level_are_refused(
+    registered: Callable[[KindSpec], None],
+) -> None:
+    verification = type(kinds.get("verification"))
+    registered(type("Rival", (verification,), {"name": "ranking"})())
+    with pytest.raises(ImproperlyConfigured, match="at one level: .*'claim', .*'claim'"):
+        kinds.all_specs()
+
+
 def test_a_kind_whose_template_is_missing_is_refused(
     registered: Callable[[KindSpec], None],
 ) -> None:
