@@ -14,13 +14,12 @@ and tested against the values irrCAC's README prints.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as scipy_stats
+from scipy import special
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -202,11 +201,6 @@ def wald_interval(
     """value -/+ t(n-1) * se, the upper end capped at 1, as irrCAC and Gwet (2014) print it."""
     if se is None or n < 2 or not np.isfinite(se):
         return None, None
-    half = _t_quantile(1 - (1 - confidence) / 2, n - 1) * se
+    # scipy.stats.t.ppf's own function (stdtrit), without its argument checking
+    half = float(special.stdtrit(n - 1, 1 - (1 - confidence) / 2)) * se
     return value - half, min(1.0, value + half)
-
-
-@functools.lru_cache(maxsize=256)
-def _t_quantile(p: float, df: int) -> float:
-    """scipy's t quantile, once per (p, df): a report asks for the same few dozen times."""
-    return float(scipy_stats.t.ppf(p, df))
