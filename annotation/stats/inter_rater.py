@@ -3,7 +3,7 @@ kappa, raw agreement) with bootstrap intervals, per category, per rater pair and
 rater; majority votes.
 
 Point estimates come from the libraries that already compute them (statsmodels for
-Fleiss' kappa, scikit-learn for Cohen's kappa, `krippendorff` for alpha). Gwet's AC1 has
+Fleiss' and Cohen's kappa, `krippendorff` for alpha). Gwet's AC1 has
 no mainstream Python library and is written from Gwet (2014).
 
 Bootstrap confidence intervals resample units. Every coefficient here depends on a
@@ -26,9 +26,7 @@ from typing import Any, Literal
 import krippendorff
 import numpy as np
 import numpy.typing as npt
-import sklearn
-from sklearn import metrics
-from statsmodels.stats.inter_rater import fleiss_kappa
+from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
 from . import gwet
 from .coefficient import Coefficient
@@ -1198,18 +1196,9 @@ def _pair_kappa(
             "units: expected agreement is 1, so kappa is 0/0",
             n_units=n,
         )
-    # Each distinct (a, b) pair once, weighted by its count: the same confusion matrix, so
-    # the same kappa, from q * q rows at most instead of one per shared unit. a and b are
-    # int64 codes _pairwise_kappas cut from the matrix it built: scikit-learn's documented
-    # switch skips re-validating them (21 calls per report at 7 fields)
+    # statsmodels' kappa of the confusion table: the same kappa as one row per shared unit
     table = np.bincount(a * q + b, minlength=q * q).astype(np.float64)
-    cells = np.flatnonzero(table)
-    with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
-        value = float(
-            metrics.cohen_kappa_score(
-                cells // q, cells % q, labels=list(range(q)), sample_weight=table[cells]
-            )
-        )
+    value = float(cohens_kappa(table.reshape(q, q), return_results=False))
     if not bootstrap:
         return Coefficient(name, value, n_units=n)
     draws = rng.multinomial(n, table / n, size=bootstrap).reshape(-1, q, q).astype(np.float64)
