@@ -731,7 +731,6 @@ def _point_estimates(
     )
     result["ac1"], result["bp"] = _ac1_bp(
         make,
-        counts,
         patterns,
         len(categories),
         observed,
@@ -858,7 +857,6 @@ def _alpha(
 
 def _ac1_bp(
     make: MakeFn,
-    counts: npt.NDArray[np.int64],
     patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
     q: int,
     observed: dict[str, FloatArray],
@@ -871,17 +869,11 @@ def _ac1_bp(
             make("ac1", None, undefined_reason=reason),
             make("bp", None, undefined_reason=reason),
         )
-    ac1_parts = gwet.gwet_ac1(*patterns)
-    ac1 = make(
-        "ac1",
-        gwet_ac1_from_counts(counts, n_categories=q),
-        note=note,
-        parts=ac1_parts,
-        check=float(observed["ac1"][0]),
+    ac1, bp = gwet.gwet_ac1(*patterns), gwet.brennan_prediger(*patterns)
+    return (
+        make("ac1", ac1.value, note=note, parts=ac1, check=float(observed["ac1"][0])),
+        make("bp", bp.value, note=note, parts=bp, check=float(observed["bp"][0])),
     )
-    bp_parts = gwet.brennan_prediger(*patterns)
-    bp = make("bp", bp_parts.value, note=note, parts=bp_parts, check=float(observed["bp"][0]))
-    return ac1, bp
 
 
 def _library_metric(
@@ -974,29 +966,6 @@ def _conger_from_weights(rows: npt.NDArray[np.int64], weights: FloatArray, q: in
         pe = (mean**2).sum(axis=1) - s2_trace / raters
         kappa: FloatArray = (pa - pe) / (1 - pe)
     return kappa
-
-
-def gwet_ac1_from_counts(counts: npt.ArrayLike, *, n_categories: int | None = None) -> float:
-    """Gwet's AC1 from a units x categories count matrix (Gwet 2014, ch. 2 and 5).
-
-    pa = mean over units with r_i >= 2 of sum_k r_ik (r_ik - 1) / (r_i (r_i - 1));
-    pi_k = mean over units with r_i >= 1 of r_ik / r_i;
-    pe = sum_k pi_k (1 - pi_k) / (q - 1);  AC1 = (pa - pe) / (1 - pe).
-    `n_categories` (q) defaults to the number of columns.
-    """
-    table = np.asarray(counts, dtype=np.float64)
-    q = n_categories if n_categories is not None else table.shape[1]
-    if q < 2:
-        raise ValueError("AC1 needs at least two categories")
-    r = table.sum(axis=1)
-    rated, pairable = r >= 1, r >= 2
-    if not pairable.any():
-        raise ValueError("AC1 needs at least one unit with two or more ratings")
-    rp = r[pairable]
-    pa = float(((table[pairable] * (table[pairable] - 1)).sum(axis=1) / (rp * (rp - 1))).mean())
-    pi = (table[rated] / r[rated, np.newaxis]).mean(axis=0)
-    pe = float((pi * (1 - pi)).sum() / (q - 1))
-    return (pa - pe) / (1 - pe)
 
 
 def _value_domain(level: str, categories: tuple[Label, ...]) -> FloatArray:
