@@ -807,52 +807,39 @@ def _alpha(
     distance, with Gwet's standard error when nominal."""
     if undefined:
         return make("alpha", None, undefined_reason=undefined)
-    if distance is not None and not float(observed["d_e"][0]) > 0:
-        return make(
-            "alpha",
-            None,
-            undefined_reason="the distance puts every pair of the categories used at 0: "
-            "expected disagreement D_e is 0, so alpha = 1 - D_o / D_e is 0/0",
-        )
-    if distance is not None:
-        value = float(
-            krippendorff.alpha(
-                value_counts=used_counts,
-                value_domain=_value_domain("interval", categories),
-                level_of_measurement=_library_metric(distance, len(categories)),
+    note = None
+    if distance is not None:  # then the level is nominal (_check_options)
+        if not float(observed["d_e"][0]) > 0:
+            return make(
+                "alpha",
+                None,
+                undefined_reason="the distance puts every pair of the categories used at 0: "
+                "expected disagreement D_e is 0, so alpha = 1 - D_o / D_e is 0/0",
             )
+        note = (
+            "the researcher's distance; no asymptotic standard error here, use the "
+            "bootstrap interval"
         )
-        return make(
-            "alpha",
-            value,
-            check=float(observed["alpha"][0]),
-            note="the researcher's distance; no asymptotic standard error here, use the "
-            "bootstrap interval",
-            d_o=float(observed["d_o"][0]),
-            d_e=float(observed["d_e"][0]),
-        )
-    value = float(
-        krippendorff.alpha(
-            value_counts=used_counts,
-            value_domain=_value_domain(level, categories),
-            level_of_measurement=level,  # type: ignore[arg-type]
-        )
+    elif level != "nominal":
+        note = f"no asymptotic standard error for {level} alpha here; use the bootstrap interval"
+    value = krippendorff.alpha(
+        value_counts=used_counts,
+        value_domain=_value_domain(level if distance is None else "interval", categories),
+        level_of_measurement=level  # type: ignore[arg-type]
+        if distance is None
+        else _library_metric(distance, len(categories)),
     )
     alpha = make(
         "alpha",
-        value,
+        float(value),
         check=float(observed["alpha"][0]),
-        parts=gwet.krippendorff_alpha_se(*patterns) if level == "nominal" else None,
-        note=None
-        if level == "nominal"
-        else f"no asymptotic standard error for {level} alpha here; use the bootstrap interval",
+        parts=None if note else gwet.krippendorff_alpha_se(*patterns),
+        note=note,
         d_o=float(observed["d_o"][0]),
         d_e=float(observed["d_e"][0]),
     )
-    if level == "nominal":
-        # p_o and p_e in Gwet's form of alpha are not Krippendorff's; keep d_o, d_e only.
-        alpha = replace(alpha, p_o=None, p_e=None)
-    return alpha
+    # p_o and p_e in Gwet's form of alpha are not Krippendorff's; keep d_o, d_e only.
+    return replace(alpha, p_o=None, p_e=None)
 
 
 def _ac1_bp(
