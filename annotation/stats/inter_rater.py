@@ -501,15 +501,14 @@ def _alpha_parts(
 def coincidence_matrix(patterns: npt.ArrayLike, freq: npt.ArrayLike) -> FloatArray:
     """Krippendorff's coincidence matrix o_ck = sum_u n_uc (n_uk - [c == k]) / (m_u - 1)
     over units with m_u >= 2 values, from per-unit count vectors (P, q) and how many
-    units have each (P,)."""
+    units have each (P,); B such weightings (B, P) give B matrices (B, q, q)."""
     p = np.asarray(patterns, dtype=np.float64)
     w = np.asarray(freq, dtype=np.float64)
-    q = p.shape[1]
-    m = p.sum(axis=1)
-    keep = m >= 2
-    p, w, m = p[keep], w[keep], m[keep]
+    q, m = p.shape[1], p.sum(axis=1)
     within = p[:, :, np.newaxis] * p[:, np.newaxis, :] - np.einsum("pk,kl->pkl", p, np.eye(q))
-    return np.asarray(np.einsum("p,pkl->kl", w / (m - 1), within), dtype=np.float64)
+    within = np.where((m >= 2)[:, np.newaxis, np.newaxis], within, 0.0)
+    within /= np.where(m >= 2, m - 1, 1.0)[:, np.newaxis, np.newaxis]
+    return np.asarray(w @ within.reshape(len(p), q * q)).reshape(*w.shape[:-1], q, q)
 
 
 def _categories(data: Ratings, declared: Sequence[Label] | None, level: str) -> tuple[Label, ...]:
@@ -1026,10 +1025,7 @@ def _coefficients_from_patterns(
         bp = (percent - 1 / q) / (1 - 1 / q) if q > 1 else np.full(len(weights), np.nan)
 
         # Krippendorff's alpha from the coincidence matrix.
-        within = p[:, :, np.newaxis] * p[:, np.newaxis, :] - np.einsum("pk,kl->pkl", p, np.eye(q))
-        within = np.where(pairable[:, np.newaxis, np.newaxis], within, 0.0)
-        within /= np.where(pairable, r - 1, 1.0)[:, np.newaxis, np.newaxis]
-        coincidences = (weights @ within.reshape(len(p), q * q)).reshape(-1, q, q)
+        coincidences = coincidence_matrix(p, weights)
         n_c = coincidences.sum(axis=2)
         n = n_c.sum(axis=1)
         d = delta(n_c)
