@@ -257,7 +257,8 @@ def _agreement(
     counts = _count_matrix(codes, len(categories))
     per_unit = counts.sum(axis=1)
     used = per_unit >= 2
-    patterns, freq = _count_patterns(counts, per_unit)
+    # the distinct count rows of the units with a rating, and how many units have each
+    patterns, freq = _unique_rows(counts[per_unit >= 1])
     delta = _delta_fn(level, categories) if distance is None else custom_delta(distance, categories)
     observed = _coefficients_from_patterns(
         patterns, freq[np.newaxis, :].astype(np.float64), delta=delta
@@ -322,16 +323,6 @@ def _agreement(
         alpha_parts=_alpha_parts(patterns, freq, categories, delta) if n_used else None,
         distance=_fixed_distance(distance, delta, len(categories)),
     )
-
-
-def _count_patterns(
-    counts: npt.NDArray[np.int64], per_unit: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """The distinct count rows of the units with a rating, and how many units have each."""
-    population = counts[per_unit >= 1]
-    if population.shape[0]:
-        return _unique_rows(population)
-    return np.zeros((0, counts.shape[1]), dtype=np.int64), np.zeros(0, np.int64)
 
 
 def _raters_per_unit(per_unit: npt.NDArray[np.int64]) -> dict[str, Any]:
@@ -554,16 +545,13 @@ def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int6
 def _unique_rows(
     matrix: npt.NDArray[np.int64],
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """np.unique(matrix, axis=0, return_counts=True) for small integers of -1 or more (codes,
+    """np.unique(matrix, axis=0, return_counts=True) for integers of -1 or more (codes,
     counts): each row read as one number, first column most significant, which keeps the
     rows' lexicographic order; much faster than sorting rows as records."""
-    if not matrix.size or matrix.min() < -1:
+    base, width = int(matrix.max(initial=-1)) + 2, matrix.shape[1]
+    if not matrix.size or base**width >= 2**62:
         return np.unique(matrix, axis=0, return_counts=True)
-    digits = matrix + 1
-    base, width = int(digits.max()) + 1, matrix.shape[1]
-    if base**width >= 2**62:
-        return np.unique(matrix, axis=0, return_counts=True)
-    keys = digits @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
+    keys = (matrix + 1) @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
     _, first, counts = np.unique(keys, return_index=True, return_counts=True)
     return matrix[first], counts
 
@@ -926,10 +914,7 @@ def _conger_patterns(
     Conger's chance agreement needs each rater's category shares, which the count
     patterns behind the other intervals do not keep, so its resamples draw whole rows.
     """
-    rated = codes[(codes >= 0).any(axis=1)]
-    if not len(rated):
-        return rated, np.zeros(0, dtype=np.int64)
-    return _unique_rows(rated)
+    return _unique_rows(codes[(codes >= 0).any(axis=1)])
 
 
 def _conger_from_weights(rows: npt.NDArray[np.int64], weights: FloatArray, q: int) -> FloatArray:
