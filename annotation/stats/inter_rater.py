@@ -265,17 +265,11 @@ def _agreement(
     )
     # who said what on each unit, as distinct rows and their counts (Conger's kappa)
     code_rows = None if data.anonymous_raters else _conger_patterns(codes)
-    resampled: dict[str, FloatArray] = {}
-    if bootstrap and len(freq):
-        resampled = _resampled(
-            (patterns, freq), code_rows, observed, len(categories), delta, bootstrap, seed
-        )
-
-    intervals = percentile_cis(resampled, confidence)
-
-    def ci(key: str) -> tuple[float | None, float | None, str | None]:
-        return intervals.get(key, (None, None, None))
-
+    resampled = (
+        _resampled((patterns, freq), code_rows, observed, len(categories), delta, bootstrap, seed)
+        if bootstrap and len(freq)
+        else {}
+    )
     n_used = int(used.sum())
     estimates = _point_estimates(
         counts=counts,
@@ -285,7 +279,7 @@ def _agreement(
         categories=categories,
         level=level,
         observed=observed,
-        ci=ci,
+        intervals=percentile_cis(resampled, confidence),
         confidence=confidence,
         distance=distance,
     )
@@ -598,7 +592,7 @@ class _Maker:
 
     names: dict[str, str]
     n_units: int
-    ci: Callable[[str], tuple[float | None, float | None, str | None]]
+    intervals: dict[str, tuple[float | None, float | None, str | None]]
     confidence: float
 
     def make(
@@ -617,7 +611,7 @@ class _Maker:
             return Coefficient(
                 self.names[key], None, undefined_reason=undefined_reason, n_units=self.n_units
             )
-        low, high, ci_note = self.ci(key)
+        low, high, ci_note = self.intervals.get(key, (None, None, None))
         if check is not None and not math.isclose(value, check, rel_tol=1e-9, abs_tol=1e-9):
             # The bootstrap trusts the vectorised formula; withhold intervals built on a
             # formula that does not reproduce the library's value on this very data, and
@@ -658,7 +652,7 @@ def _point_estimates(
     categories: tuple[Label, ...],
     level: str,
     observed: dict[str, FloatArray],
-    ci: Callable[[str], tuple[float | None, float | None, str | None]],
+    intervals: dict[str, tuple[float | None, float | None, str | None]],
     confidence: float,
     distance: DistanceMatrix | DistanceMetric | None = None,
 ) -> dict[str, Coefficient]:
@@ -684,7 +678,7 @@ def _point_estimates(
         "cannot show that the raters tell the categories apart"
     )
 
-    make = _Maker(names, n_used, ci, confidence).make
+    make = _Maker(names, n_used, intervals, confidence).make
 
     result: dict[str, Coefficient] = {}
     # Gwet's parts from the distinct count patterns of the rated units and how many units
