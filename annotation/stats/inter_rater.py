@@ -315,7 +315,7 @@ def _agreement(
         seed=seed,
         fleiss_parts=_fleiss_parts(counts, data.units, categories) if n_used else None,
         alpha_parts=_alpha_parts(patterns, freq, categories, delta) if n_used else None,
-        distance=_fixed_distance(distance, delta, len(categories)),
+        distance=_fixed_distance(distance, len(categories)),
     )
 
 
@@ -344,13 +344,13 @@ def _excluded(
 
 
 def _fixed_distance(
-    distance: DistanceMatrix | DistanceMetric | None, delta: DeltaFn, q: int
+    distance: DistanceMatrix | DistanceMetric | None, q: int
 ) -> tuple[tuple[float, ...], ...] | None:
     """A researcher's distance matrix as the report keeps it (None: a level's or a
     callable)."""
     if distance is None or callable(distance):
         return None
-    return tuple(tuple(float(x) for x in row) for row in delta(np.zeros((1, q)))[0])
+    return tuple(tuple(float(x) for x in row) for row in distance_matrix(distance, q))
 
 
 def _check_options(level: Level, distance: object, confidence: float, bootstrap: int) -> None:
@@ -851,18 +851,7 @@ def _library_metric(
     if callable(distance):
         return distance  # type: ignore[return-value]
     fixed = distance_matrix(distance, q)
-
-    def metric(
-        v1: FloatArray,
-        v2: FloatArray,
-        i1: npt.NDArray[np.int_],
-        i2: npt.NDArray[np.int_],
-        n_v: FloatArray,
-        dtype: object = np.float64,
-    ) -> FloatArray:
-        return np.asarray(fixed[i1, i2], dtype=np.float64)
-
-    return metric  # type: ignore[return-value]
+    return lambda v1, v2, i1, i2, n_v, dtype=np.float64: fixed[i1, i2]  # type: ignore[return-value]
 
 
 def _per_category(
