@@ -142,7 +142,9 @@ def cohen_kappa_from_table(
     reason = _undefined(counts)
     if reason:
         return Coefficient(title, None, undefined_reason=reason, n_units=n)
-    if matrix is not None and np.isclose(_weighted_parts(counts, matrix)[1], 1, rtol=0, atol=1e-12):
+    agree = matrix if matrix is not None else _agreement_matrix(len(counts), weights)  # type: ignore[arg-type]
+    observed, expected = _weighted_parts(counts, agree)
+    if matrix is not None and np.isclose(expected, 1, rtol=0, atol=1e-12):
         return Coefficient(
             title,
             None,
@@ -150,14 +152,10 @@ def cohen_kappa_from_table(
             "categories counts as full agreement: expected agreement is 1, so kappa is 0/0",
             n_units=n,
         )
-    if matrix is not None:
-        # statsmodels takes disagreement weights (0 on the diagonal)
-        result = sm_cohens_kappa(counts, weights=1 - matrix)
-        agree = matrix
-    else:
+    if matrix is None:
         result = sm_cohens_kappa(counts, wt=weights)
-        agree = _agreement_matrix(len(counts), weights)  # type: ignore[arg-type]
-    observed, expected = _weighted_parts(counts, agree)
+    else:  # statsmodels takes disagreement weights (0 on the diagonal)
+        result = sm_cohens_kappa(counts, weights=1 - matrix)
     # the variance is a difference of sums: 0 can come out a rounding error below 0,
     # whose square root statsmodels gives as NaN
     se = float(np.sqrt(max(float(result.var_kappa), 0.0)))
