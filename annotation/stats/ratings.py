@@ -126,8 +126,6 @@ class Ratings:
             labels=tuple(tuple(cells.get((u, r)) for r in raters) for u in units),
         )
 
-    from_rows = from_long
-
     @classmethod
     def from_units_by_raters(
         cls,
@@ -144,8 +142,6 @@ class Ratings:
             raters=tuple(raters) if raters is not None else tuple(range(width)),
             labels=tuple(tuple(row) for row in rows),
         )
-
-    from_matrix = from_units_by_raters
 
     @classmethod
     def from_raters_by_units(
