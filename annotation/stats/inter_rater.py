@@ -20,7 +20,7 @@ import math
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain, repeat
+from itertools import chain, combinations, repeat
 from typing import Any, Literal
 
 import krippendorff
@@ -1071,59 +1071,33 @@ def _pairwise_kappas(
     seed: int,
     confidence: float,
 ) -> tuple[PairwiseKappa, ...]:
+    """Cohen's kappa of each pair of raters on the units both rated: statsmodels' kappa of
+    their confusion table, and its bootstrap interval from multinomial draws of it."""
     q = len(categories)
     rng = np.random.default_rng(seed)
     pairs = []
-    for i in range(len(raters)):
-        for j in range(i + 1, len(raters)):
-            both = (codes[:, i] >= 0) & (codes[:, j] >= 0)
-            a, b = codes[both, i], codes[both, j]
-            pairs.append(
-                PairwiseKappa(
-                    raters[i],
-                    raters[j],
-                    int(both.sum()),
-                    _pair_kappa(
-                        a, b, raters[i], raters[j], categories, q, rng, bootstrap, confidence
-                    ),
-                )
+    for i, j in combinations(range(len(raters)), 2):
+        both = (codes[:, i] >= 0) & (codes[:, j] >= 0)
+        a, b, n = codes[both, i], codes[both, j], int(both.sum())
+        if n == 0:
+            reason = f"{raters[i]!r} and {raters[j]!r} rated no unit in common"
+            kappa = Coefficient("Cohen's kappa", None, undefined_reason=reason)
+        elif (a == a[0]).all() and (b == a[0]).all():  # one label throughout
+            reason = (
+                f"both raters gave {categories[int(a[0])]!r} to all {n} shared units: "
+                "expected agreement is 1, so kappa is 0/0"
             )
+            kappa = Coefficient("Cohen's kappa", None, undefined_reason=reason, n_units=n)
+        else:
+            table = np.bincount(a * q + b, minlength=q * q).astype(np.float64)
+            value = float(cohens_kappa(table.reshape(q, q), return_results=False))
+            low = high = note = None
+            if bootstrap:
+                draws = rng.multinomial(n, table / n, size=bootstrap).reshape(-1, q, q)
+                low, high, note = percentile_ci(_kappa_from_tables(draws.astype(float)), confidence)
+            kappa = Coefficient("Cohen's kappa", value, low, high, note=note, n_units=n)
+        pairs.append(PairwiseKappa(raters[i], raters[j], n, kappa))
     return tuple(pairs)
-
-
-def _pair_kappa(
-    a: npt.NDArray[np.int64],
-    b: npt.NDArray[np.int64],
-    rater_a: Hashable,
-    rater_b: Hashable,
-    categories: tuple[Label, ...],
-    q: int,
-    rng: np.random.Generator,
-    bootstrap: int,
-    confidence: float,
-) -> Coefficient:
-    name = "Cohen's kappa"
-    n = len(a)
-    if n == 0:
-        return Coefficient(
-            name, None, undefined_reason=f"{rater_a!r} and {rater_b!r} rated no unit in common"
-        )
-    if (a == a[0]).all() and (b == a[0]).all():  # one label throughout
-        return Coefficient(
-            name,
-            None,
-            undefined_reason=f"both raters gave {categories[int(a[0])]!r} to all {n} shared "
-            "units: expected agreement is 1, so kappa is 0/0",
-            n_units=n,
-        )
-    # statsmodels' kappa of the confusion table: the same kappa as one row per shared unit
-    table = np.bincount(a * q + b, minlength=q * q).astype(np.float64)
-    value = float(cohens_kappa(table.reshape(q, q), return_results=False))
-    if not bootstrap:
-        return Coefficient(name, value, n_units=n)
-    draws = rng.multinomial(n, table / n, size=bootstrap).reshape(-1, q, q).astype(np.float64)
-    low, high, note = percentile_ci(_kappa_from_tables(draws), confidence)
-    return Coefficient(name, value, low, high, note=note, n_units=n)
 
 
 def _kappa_from_tables(tables: FloatArray) -> FloatArray:
