@@ -299,7 +299,7 @@ def _agreement(
         n_ratings=int(per_unit.sum()),
         **_raters_per_unit(per_unit),
         excluded=_excluded(data.units, per_unit),
-        label_distribution=_distribution(data, codes, categories),
+        label_distribution=label_distribution(chain.from_iterable(data.labels)),
         percent_agreement=estimates["percent"],
         full_agreement=estimates["full"],
         fleiss_kappa=estimates["fleiss"],
@@ -548,20 +548,6 @@ def _unique_rows(
     keys = (matrix + 1) @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
     _, first, counts = np.unique(keys, return_index=True, return_counts=True)
     return matrix[first], counts
-
-
-def _distribution(
-    data: Ratings, codes: npt.NDArray[np.int64], categories: tuple[Label, ...]
-) -> dict[Label, int]:
-    """`label_distribution` of every rating, from the codes when the labels are text (the
-    label is then its category): most frequent first, ties in order of first appearance
-    row by row, as Counter.most_common orders them."""
-    if not all(isinstance(c, str) for c in categories):
-        return label_distribution(label for row in data.labels for label in row)
-    flat = codes.ravel()
-    present, first, counts = np.unique(flat[flat >= 0], return_index=True, return_counts=True)
-    order = np.lexsort((first, -counts))
-    return {categories[int(present[i])]: int(counts[i]) for i in order}
 
 
 def _count_matrix(codes: npt.NDArray[np.int64], n_categories: int) -> npt.NDArray[np.int64]:

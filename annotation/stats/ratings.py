@@ -327,4 +327,7 @@ def as_ratings(data: RatingsInput) -> Ratings:
 
 def label_distribution(labels: Iterable[Label | None]) -> dict[Label, int]:
     """Counts of each label, most frequent first; missing labels are not counted."""
-    return dict(Counter(label for label in labels if not is_missing(label)).most_common())
+    counts = Counter(labels)
+    for label in [label for label in counts if is_missing(label)]:
+        del counts[label]
+    return dict(counts.most_common())
