@@ -29,6 +29,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
 from .coefficient import Coefficient
+from .gwet import wald_interval
 from .ratings import Label, is_missing, label_set, square_matrix
 
 Weights = Literal["linear", "quadratic"] | None
@@ -221,16 +222,9 @@ def scott_pi_from_table(
     total = (p * (same - (1 - value) * pi_sum) ** 2).sum()
     variance = (total - (pa - 2 * (1 - value) * pe) ** 2) / (n * (1 - pe) ** 2)
     se = float(np.sqrt(max(variance, 0.0)))
-    half = float(scipy_stats.t.ppf(1 - (1 - confidence) / 2, n - 1)) * se if n > 1 else None
+    low, high = wald_interval(value, se, n, confidence)
     return Coefficient(
-        "Scott's pi",
-        value,
-        n_units=n,
-        p_o=pa,
-        p_e=pe,
-        se=se,
-        wald_low=value - half if half is not None else None,
-        wald_high=min(1.0, value + half) if half is not None else None,
+        "Scott's pi", value, n_units=n, p_o=pa, p_e=pe, se=se, wald_low=low, wald_high=high
     )
 
 
