@@ -696,13 +696,15 @@ def _point_estimates(
         distance,
         one_category_reason if single_category else None,
     )
-    result["ac1"], result["bp"] = _ac1_bp(
-        make,
-        patterns,
-        len(categories),
-        observed,
-        one_category_note if single_category else None,
-    )
+    # Gwet's AC1 and Brennan-Prediger's kappa: chance agreement divides by q - 1
+    if len(categories) < 2:
+        reason = "only one category is declared; chance agreement divides by (categories - 1)"
+        result["ac1"] = make("ac1", None, undefined_reason=reason)
+        result["bp"] = make("bp", None, undefined_reason=reason)
+        return result
+    note = one_category_note if single_category else None
+    for key, parts in (("ac1", gwet.gwet_ac1(*patterns)), ("bp", gwet.brennan_prediger(*patterns))):
+        result[key] = make(key, parts.value, note=note, parts=parts, check=float(observed[key][0]))
     return result
 
 
@@ -807,27 +809,6 @@ def _alpha(
     )
     # p_o and p_e in Gwet's form of alpha are not Krippendorff's; keep d_o, d_e only.
     return replace(alpha, p_o=None, p_e=None)
-
-
-def _ac1_bp(
-    make: MakeFn,
-    patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
-    q: int,
-    observed: dict[str, FloatArray],
-    note: str | None,
-) -> tuple[Coefficient, Coefficient]:
-    """Gwet's AC1 and Brennan-Prediger's kappa (undefined with one category declared)."""
-    if q < 2:
-        reason = "only one category is declared; chance agreement divides by (categories - 1)"
-        return (
-            make("ac1", None, undefined_reason=reason),
-            make("bp", None, undefined_reason=reason),
-        )
-    ac1, bp = gwet.gwet_ac1(*patterns), gwet.brennan_prediger(*patterns)
-    return (
-        make("ac1", ac1.value, note=note, parts=ac1, check=float(observed["ac1"][0])),
-        make("bp", bp.value, note=note, parts=bp, check=float(observed["bp"][0])),
-    )
 
 
 def _library_metric(
