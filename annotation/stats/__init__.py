@@ -104,7 +104,6 @@ from .ratings import (
     order_categories,
 )
 from .two_raters import (
-    TwoRaterKappa,
     WeightMatrix,
     Weights,
     WeightsOver,
@@ -156,7 +155,6 @@ __all__ = [
     "ScoreAverages",
     "TERNARY_LABELS",
     "TIE",
-    "TwoRaterKappa",
     "UNSUPPORTED",
     "VERISCORE_BINARY",
     "VerifierReport",

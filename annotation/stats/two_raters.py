@@ -37,7 +37,6 @@ Weights = Literal["linear", "quadratic"] | None
 # the categories (rows rater 1's category, columns rater 2's), 1 on the diagonal.
 WeightMatrix = Sequence[Sequence[float]] | npt.NDArray[np.float64]
 WeightsOver = Literal["declared", "observed"]
-TwoRaterKappa = Coefficient
 
 FloatArray = npt.NDArray[np.float64]
 
