@@ -608,26 +608,32 @@ class _Maker:
                 f"no bootstrap interval: the resampling formula gives {check!r}, the library "
                 f"{value!r}; please report this"
             )
-        wald_low, wald_high = (
-            gwet.wald_interval(parts.value, parts.se, parts.n, self.confidence)
-            if parts
-            else (None, None)
+        return _with_parts(
+            Coefficient(
+                self.names[key],
+                value,
+                low,
+                high,
+                note="; ".join(n for n in (note, ci_note) if n) or None,
+                n_units=self.n_units,
+                d_o=d_o,
+                d_e=d_e,
+            ),
+            parts,
+            self.confidence,
         )
-        return Coefficient(
-            self.names[key],
-            value,
-            low,
-            high,
-            note="; ".join(n for n in (note, ci_note) if n) or None,
-            n_units=self.n_units,
-            p_o=parts.p_o if parts else None,
-            p_e=parts.p_e if parts else None,
-            se=parts.se if parts else None,
-            wald_low=wald_low,
-            wald_high=wald_high,
-            d_o=d_o,
-            d_e=d_e,
-        )
+
+
+def _with_parts(
+    coefficient: Coefficient, parts: gwet.Parts | None, confidence: float
+) -> Coefficient:
+    """The coefficient with Gwet's p_o, p_e and standard error, and the Wald interval."""
+    if parts is None:
+        return coefficient
+    low, high = gwet.wald_interval(parts.value, parts.se, parts.n, confidence)
+    return replace(
+        coefficient, p_o=parts.p_o, p_e=parts.p_e, se=parts.se, wald_low=low, wald_high=high
+    )
 
 
 def _point_estimates(
@@ -842,17 +848,8 @@ def _per_category(
             )
         else:
             parts = gwet.fleiss_kappa(binary, freq)
-            low, high = gwet.wald_interval(parts.value, parts.se, parts.n, confidence)
-            kappa = Coefficient(
-                name,
-                parts.value,
-                n_units=int(freq[total >= 2].sum()),
-                p_o=parts.p_o,
-                p_e=parts.p_e,
-                se=parts.se,
-                wald_low=low,
-                wald_high=high,
-            )
+            n_units = int(freq[total >= 2].sum())
+            kappa = _with_parts(Coefficient(name, parts.value, n_units=n_units), parts, confidence)
         result.append(CategoryKappa(category, kappa))
     return tuple(result)
 
