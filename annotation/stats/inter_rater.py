@@ -139,15 +139,13 @@ class AgreementReport:
     bootstrap: int
     confidence: float
     seed: int
-    conger_kappa: Coefficient = Coefficient("Conger's kappa", None, undefined_reason="not computed")
-    brennan_prediger: Coefficient = Coefficient(
-        "Brennan-Prediger", None, undefined_reason="not computed"
-    )
-    per_category: tuple[CategoryKappa, ...] = ()
-    fleiss_parts: FleissParts | None = None
-    alpha_parts: AlphaParts | None = None
+    conger_kappa: Coefficient
+    brennan_prediger: Coefficient
+    per_category: tuple[CategoryKappa, ...]
+    fleiss_parts: FleissParts | None
+    alpha_parts: AlphaParts | None
     # the researcher's squared distances for alpha (categories x categories), if given
-    distance: tuple[tuple[float, ...], ...] | None = None
+    distance: tuple[tuple[float, ...], ...] | None
 
     @property
     def coefficients(self) -> tuple[Coefficient, ...]:
@@ -521,8 +519,7 @@ def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int6
     index: dict[Label | None, int] = {label: i for i, label in enumerate(categories)}
     index[None] = -1  # categories never hold None: it is a missing rating
     width = len(data.raters)
-    # each distinct row encoded once, then laid out per unit (a 12,000-unit field of a
-    # report holds a few dozen)
+    # each distinct row encoded once, then laid out per unit
     rows, row_of = data.distinct
     distinct = np.fromiter(
         map(index.get, chain.from_iterable(rows), repeat(-2)), np.int64, len(rows) * width
@@ -703,7 +700,6 @@ def _point_estimates(
         distance,
         one_category_reason if single_category else None,
     )
-    # Gwet's AC1 and Brennan-Prediger's kappa: chance agreement divides by q - 1
     if len(categories) < 2:
         reason = "only one category is declared; chance agreement divides by (categories - 1)"
         result["ac1"] = make("ac1", None, undefined_reason=reason)

@@ -227,16 +227,14 @@ class Ratings:
 
     def categories_seen(self) -> tuple[Label, ...]:
         """The labels used, numerically ordered when they are all numbers."""
-        # first-seen order, as Counter gave it; one dict over the flattened distinct rows
-        # (the same order: a row seen again adds no label)
+        # the distinct rows hold every label, in first-seen order
         seen = [x for x in dict.fromkeys(chain.from_iterable(self.distinct[0])) if x is not None]
         return order_categories(seen)
 
     @cached_property
     def distinct(self) -> tuple[list[tuple[Label | None, ...]], list[int]]:
         """The distinct rows of labels in order of first appearance, and each unit's
-        position among them: what holds for a row holds for every unit with it (a
-        10,000-item field's 12,000 units hold a few dozen)."""
+        position among them: what holds for a row holds for every unit with it."""
         position: dict[tuple[Label | None, ...], int] = {}
         row_of = [position.setdefault(row, len(position)) for row in self.labels]
         return list(position), row_of
