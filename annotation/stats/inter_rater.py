@@ -723,15 +723,14 @@ def _fleiss(
     if undefined:
         return make("fleiss", None, undefined_reason=undefined)
     sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
+    parts, vectorised = gwet.fleiss_kappa(*patterns), float(observed["fleiss"][0])
     if len(sizes) == 1:
         value = float(fleiss_kappa(rated_counts, method="fleiss"))
-        return make(
-            "fleiss", value, parts=gwet.fleiss_kappa(*patterns), check=float(observed["fleiss"][0])
-        )
+        return make("fleiss", value, parts=parts, check=vectorised)
     return make(
         "fleiss",
-        float(observed["fleiss"][0]),
-        parts=gwet.fleiss_kappa(*patterns),
+        vectorised,
+        parts=parts,
         note=f"units have {sizes[0]} to {sizes[-1]} ratings: Fleiss' kappa generalised to "
         "unequal counts as in Gwet (2014) (irrCAC fleiss.kappa.raw); chance agreement "
         "uses every rated unit",
