@@ -79,7 +79,6 @@ from .inter_rater import (
     agreement,
     coincidence_matrix,
     distance_matrix,
-    gwet_ac1_from_counts,
     majority,
     nominal_coefficients,
     percentile_ci,
@@ -105,7 +104,6 @@ from .ratings import (
     order_categories,
 )
 from .two_raters import (
-    TwoRaterKappa,
     WeightMatrix,
     Weights,
     WeightsOver,
@@ -157,7 +155,6 @@ __all__ = [
     "ScoreAverages",
     "TERNARY_LABELS",
     "TIE",
-    "TwoRaterKappa",
     "UNSUPPORTED",
     "VERISCORE_BINARY",
     "VerifierReport",
@@ -178,7 +175,6 @@ __all__ = [
     "claim_lists",
     "correlation",
     "gwet",
-    "gwet_ac1_from_counts",
     "is_missing",
     "kendall_tau",
     "label_distribution",

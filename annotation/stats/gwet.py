@@ -14,13 +14,12 @@ and tested against the values irrCAC's README prints.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as scipy_stats
+from scipy import special
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -62,12 +61,6 @@ def _prepare(
     return table, r, pairable, w, n, n2
 
 
-def _per_unit_agreement(table: FloatArray, r: FloatArray, pairable: FloatArray) -> FloatArray:
-    """p_a of each unit: pairs of ratings that agree over pairs of ratings (0 if unpairable)."""
-    den = np.where(pairable > 0, r * (r - 1), 1.0)
-    return np.where(pairable > 0, (table * (table - 1)).sum(axis=1) / den, 0.0)
-
-
 def _variance(values: FloatArray, w: FloatArray, centre: float, n: int) -> float | None:
     if n < 2:
         return None
@@ -75,7 +68,8 @@ def _variance(values: FloatArray, w: FloatArray, centre: float, n: int) -> float
 
 
 def _chance_corrected(
-    pa_i: FloatArray,
+    table: FloatArray,
+    r: FloatArray,
     pairable: FloatArray,
     w: FloatArray,
     pe_i: FloatArray | None,
@@ -83,6 +77,10 @@ def _chance_corrected(
     n: int,
     n2: int,
 ) -> Parts:
+    """(p_a - p_e) / (1 - p_e) with p_a of each unit the pairs of its ratings that agree
+    over its pairs (0 if unpairable), and Gwet's variance (pe_i: p_e's linearisation)."""
+    den = np.where(pairable > 0, r * (r - 1), 1.0)
+    pa_i = np.where(pairable > 0, (table * (table - 1)).sum(axis=1) / den, 0.0)
     pa = float((pa_i * w).sum() / n2)
     value = (pa - pe) / (1 - pe)
     c_i = (n / n2) * (pa_i - pe * pairable) / (1 - pe)
@@ -94,9 +92,7 @@ def _chance_corrected(
 def percent_agreement(counts: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> Parts:
     """`weights`, here and below: each row of `counts` stands for that many units."""
     table, r, pairable, w, n, n2 = _prepare(counts, weights)
-    pa_i = _per_unit_agreement(table, r, pairable)
-    pa = float((pa_i * w).sum() / n2)
-    return Parts(pa, 0.0, pa, _variance((n / n2) * pa_i, w, pa, n), n)
+    return _chance_corrected(table, r, pairable, w, None, 0.0, n, n2)
 
 
 def fleiss_kappa(counts: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> Parts:
@@ -105,8 +101,7 @@ def fleiss_kappa(counts: npt.ArrayLike, weights: npt.ArrayLike | None = None) ->
     pi = (table / r[:, np.newaxis] * w[:, np.newaxis]).sum(axis=0) / n
     pe = float((pi**2).sum())
     pe_i = (table @ pi) / r
-    pa_i = _per_unit_agreement(table, r, pairable)
-    return _chance_corrected(pa_i, pairable, w, pe_i, pe, n, n2)
+    return _chance_corrected(table, r, pairable, w, pe_i, pe, n, n2)
 
 
 def gwet_ac1(counts: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> Parts:
@@ -115,16 +110,14 @@ def gwet_ac1(counts: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> Par
     pi = (table / r[:, np.newaxis] * w[:, np.newaxis]).sum(axis=0) / n
     pe = float((pi * (1 - pi)).sum() / (q - 1))
     pe_i = (table @ (1 - pi)) / r / (q - 1)
-    pa_i = _per_unit_agreement(table, r, pairable)
-    return _chance_corrected(pa_i, pairable, w, pe_i, pe, n, n2)
+    return _chance_corrected(table, r, pairable, w, pe_i, pe, n, n2)
 
 
 def brennan_prediger(counts: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> Parts:
     """Brennan & Prediger (1981), Bennett et al.'s S: chance agreement 1/q."""
     table, r, pairable, w, n, n2 = _prepare(counts, weights)
     pe = 1 / table.shape[1]
-    pa_i = _per_unit_agreement(table, r, pairable)
-    return _chance_corrected(pa_i, pairable, w, None, pe, n, n2)
+    return _chance_corrected(table, r, pairable, w, None, pe, n, n2)
 
 
 def conger_kappa(
@@ -162,8 +155,7 @@ def conger_kappa(
     centred *= (n / n_g)[np.newaxis, :, np.newaxis]
     lam = (centred * (raters * p_k[np.newaxis, np.newaxis, :] - p_gk[np.newaxis, :, :])).sum(2)
     pe_i = lam.sum(axis=1) / (raters * (raters - 1))
-    pa_i = _per_unit_agreement(table, r, pairable)
-    return _chance_corrected(pa_i, pairable, w, pe_i, pe, n, n2)
+    return _chance_corrected(table, r, pairable, w, pe_i, pe, n, n2)
 
 
 def krippendorff_alpha_se(counts: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> Parts:
@@ -202,11 +194,6 @@ def wald_interval(
     """value -/+ t(n-1) * se, the upper end capped at 1, as irrCAC and Gwet (2014) print it."""
     if se is None or n < 2 or not np.isfinite(se):
         return None, None
-    half = _t_quantile(1 - (1 - confidence) / 2, n - 1) * se
+    # scipy.stats.t.ppf's own function (stdtrit), without its argument checking
+    half = float(special.stdtrit(n - 1, 1 - (1 - confidence) / 2)) * se
     return value - half, min(1.0, value + half)
-
-
-@functools.lru_cache(maxsize=256)
-def _t_quantile(p: float, df: int) -> float:
-    """scipy's t quantile, once per (p, df): a report asks for the same few dozen times."""
-    return float(scipy_stats.t.ppf(p, df))

@@ -3,7 +3,7 @@ kappa, raw agreement) with bootstrap intervals, per category, per rater pair and
 rater; majority votes.
 
 Point estimates come from the libraries that already compute them (statsmodels for
-Fleiss' kappa, scikit-learn for Cohen's kappa, `krippendorff` for alpha). Gwet's AC1 has
+Fleiss' and Cohen's kappa, `krippendorff` for alpha). Gwet's AC1 has
 no mainstream Python library and is written from Gwet (2014).
 
 Bootstrap confidence intervals resample units. Every coefficient here depends on a
@@ -21,15 +21,13 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain, repeat
+from itertools import chain, combinations, repeat
 from typing import Any, Literal
 
 import krippendorff
 import numpy as np
 import numpy.typing as npt
-import sklearn
-from sklearn import metrics
-from statsmodels.stats.inter_rater import fleiss_kappa
+from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
 from . import gwet
 from .coefficient import Coefficient
@@ -141,15 +139,13 @@ class AgreementReport:
     bootstrap: int
     confidence: float
     seed: int
-    conger_kappa: Coefficient = Coefficient("Conger's kappa", None, undefined_reason="not computed")
-    brennan_prediger: Coefficient = Coefficient(
-        "Brennan-Prediger", None, undefined_reason="not computed"
-    )
-    per_category: tuple[CategoryKappa, ...] = ()
-    fleiss_parts: FleissParts | None = None
-    alpha_parts: AlphaParts | None = None
+    conger_kappa: Coefficient
+    brennan_prediger: Coefficient
+    per_category: tuple[CategoryKappa, ...]
+    fleiss_parts: FleissParts | None
+    alpha_parts: AlphaParts | None
     # the researcher's squared distances for alpha (categories x categories), if given
-    distance: tuple[tuple[float, ...], ...] | None = None
+    distance: tuple[tuple[float, ...], ...] | None
 
     @property
     def coefficients(self) -> tuple[Coefficient, ...]:
@@ -260,24 +256,19 @@ def _agreement(
     counts = _count_matrix(codes, len(categories))
     per_unit = counts.sum(axis=1)
     used = per_unit >= 2
-    patterns, freq = _count_patterns(counts, per_unit)
+    # the distinct count rows of the units with a rating, and how many units have each
+    patterns, freq = _unique_rows(counts[per_unit >= 1])
     delta = _delta_fn(level, categories) if distance is None else custom_delta(distance, categories)
     observed = _coefficients_from_patterns(
         patterns, freq[np.newaxis, :].astype(np.float64), delta=delta
     )
     # who said what on each unit, as distinct rows and their counts (Conger's kappa)
     code_rows = None if data.anonymous_raters else _conger_patterns(codes)
-    resampled: dict[str, FloatArray] = {}
-    if bootstrap and len(freq):
-        resampled = _resampled(
-            (patterns, freq), code_rows, observed, len(categories), delta, bootstrap, seed
-        )
-
-    intervals = percentile_cis(resampled, confidence)
-
-    def ci(key: str) -> tuple[float | None, float | None, str | None]:
-        return intervals.get(key, (None, None, None))
-
+    resampled = (
+        _resampled((patterns, freq), code_rows, observed, len(categories), delta, bootstrap, seed)
+        if bootstrap and len(freq)
+        else {}
+    )
     n_used = int(used.sum())
     estimates = _point_estimates(
         counts=counts,
@@ -287,7 +278,7 @@ def _agreement(
         categories=categories,
         level=level,
         observed=observed,
-        ci=ci,
+        intervals=percentile_cis(resampled, confidence),
         confidence=confidence,
         distance=distance,
     )
@@ -307,7 +298,7 @@ def _agreement(
         n_ratings=int(per_unit.sum()),
         **_raters_per_unit(per_unit),
         excluded=_excluded(data.units, per_unit),
-        label_distribution=_distribution(data, codes, categories),
+        label_distribution=label_distribution(chain.from_iterable(data.labels)),
         percent_agreement=estimates["percent"],
         full_agreement=estimates["full"],
         fleiss_kappa=estimates["fleiss"],
@@ -323,18 +314,8 @@ def _agreement(
         seed=seed,
         fleiss_parts=_fleiss_parts(counts, data.units, categories) if n_used else None,
         alpha_parts=_alpha_parts(patterns, freq, categories, delta) if n_used else None,
-        distance=_fixed_distance(distance, delta, len(categories)),
+        distance=_fixed_distance(distance, len(categories)),
     )
-
-
-def _count_patterns(
-    counts: npt.NDArray[np.int64], per_unit: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """The distinct count rows of the units with a rating, and how many units have each."""
-    population = counts[per_unit >= 1]
-    if population.shape[0]:
-        return _unique_rows(population)
-    return np.zeros((0, counts.shape[1]), dtype=np.int64), np.zeros(0, np.int64)
 
 
 def _raters_per_unit(per_unit: npt.NDArray[np.int64]) -> dict[str, Any]:
@@ -362,13 +343,13 @@ def _excluded(
 
 
 def _fixed_distance(
-    distance: DistanceMatrix | DistanceMetric | None, delta: DeltaFn, q: int
+    distance: DistanceMatrix | DistanceMetric | None, q: int
 ) -> tuple[tuple[float, ...], ...] | None:
     """A researcher's distance matrix as the report keeps it (None: a level's or a
     callable)."""
     if distance is None or callable(distance):
         return None
-    return tuple(tuple(float(x) for x in row) for row in delta(np.zeros((1, q)))[0])
+    return tuple(tuple(float(x) for x in row) for row in distance_matrix(distance, q))
 
 
 def _check_options(level: Level, distance: object, confidence: float, bootstrap: int) -> None:
@@ -504,15 +485,14 @@ def _alpha_parts(
 def coincidence_matrix(patterns: npt.ArrayLike, freq: npt.ArrayLike) -> FloatArray:
     """Krippendorff's coincidence matrix o_ck = sum_u n_uc (n_uk - [c == k]) / (m_u - 1)
     over units with m_u >= 2 values, from per-unit count vectors (P, q) and how many
-    units have each (P,)."""
+    units have each (P,); B such weightings (B, P) give B matrices (B, q, q)."""
     p = np.asarray(patterns, dtype=np.float64)
     w = np.asarray(freq, dtype=np.float64)
-    q = p.shape[1]
-    m = p.sum(axis=1)
-    keep = m >= 2
-    p, w, m = p[keep], w[keep], m[keep]
+    q, m = p.shape[1], p.sum(axis=1)
     within = p[:, :, np.newaxis] * p[:, np.newaxis, :] - np.einsum("pk,kl->pkl", p, np.eye(q))
-    return np.asarray(np.einsum("p,pkl->kl", w / (m - 1), within), dtype=np.float64)
+    within = np.where((m >= 2)[:, np.newaxis, np.newaxis], within, 0.0)
+    within /= np.where(m >= 2, m - 1, 1.0)[:, np.newaxis, np.newaxis]
+    return np.asarray(w @ within.reshape(len(p), q * q)).reshape(*w.shape[:-1], q, q)
 
 
 def _categories(data: Ratings, declared: Sequence[Label] | None, level: str) -> tuple[Label, ...]:
@@ -539,8 +519,7 @@ def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int6
     index: dict[Label | None, int] = {label: i for i, label in enumerate(categories)}
     index[None] = -1  # categories never hold None: it is a missing rating
     width = len(data.raters)
-    # each distinct row encoded once, then laid out per unit (a 12,000-unit field of a
-    # report holds a few dozen)
+    # each distinct row encoded once, then laid out per unit
     rows, row_of = data.distinct
     distinct = np.fromiter(
         map(index.get, chain.from_iterable(rows), repeat(-2)), np.int64, len(rows) * width
@@ -558,32 +537,15 @@ def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int6
 def _unique_rows(
     matrix: npt.NDArray[np.int64],
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """np.unique(matrix, axis=0, return_counts=True) for small integers of -1 or more (codes,
+    """np.unique(matrix, axis=0, return_counts=True) for integers of -1 or more (codes,
     counts): each row read as one number, first column most significant, which keeps the
     rows' lexicographic order; much faster than sorting rows as records."""
-    if not matrix.size or matrix.min() < -1:
+    base, width = int(matrix.max(initial=-1)) + 2, matrix.shape[1]
+    if not matrix.size or base**width >= 2**62:
         return np.unique(matrix, axis=0, return_counts=True)
-    digits = matrix + 1
-    base, width = int(digits.max()) + 1, matrix.shape[1]
-    if base**width >= 2**62:
-        return np.unique(matrix, axis=0, return_counts=True)
-    keys = digits @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
+    keys = (matrix + 1) @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
     _, first, counts = np.unique(keys, return_index=True, return_counts=True)
     return matrix[first], counts
-
-
-def _distribution(
-    data: Ratings, codes: npt.NDArray[np.int64], categories: tuple[Label, ...]
-) -> dict[Label, int]:
-    """`label_distribution` of every rating, from the codes when the labels are text (the
-    label is then its category): most frequent first, ties in order of first appearance
-    row by row, as Counter.most_common orders them."""
-    if not all(isinstance(c, str) for c in categories):
-        return label_distribution(label for row in data.labels for label in row)
-    flat = codes.ravel()
-    present, first, counts = np.unique(flat[flat >= 0], return_index=True, return_counts=True)
-    order = np.lexsort((first, -counts))
-    return {categories[int(present[i])]: int(counts[i]) for i in order}
 
 
 def _count_matrix(codes: npt.NDArray[np.int64], n_categories: int) -> npt.NDArray[np.int64]:
@@ -614,7 +576,7 @@ class _Maker:
 
     names: dict[str, str]
     n_units: int
-    ci: Callable[[str], tuple[float | None, float | None, str | None]]
+    intervals: dict[str, tuple[float | None, float | None, str | None]]
     confidence: float
 
     def make(
@@ -633,7 +595,7 @@ class _Maker:
             return Coefficient(
                 self.names[key], None, undefined_reason=undefined_reason, n_units=self.n_units
             )
-        low, high, ci_note = self.ci(key)
+        low, high, ci_note = self.intervals.get(key, (None, None, None))
         if check is not None and not math.isclose(value, check, rel_tol=1e-9, abs_tol=1e-9):
             # The bootstrap trusts the vectorised formula; withhold intervals built on a
             # formula that does not reproduce the library's value on this very data, and
@@ -643,26 +605,32 @@ class _Maker:
                 f"no bootstrap interval: the resampling formula gives {check!r}, the library "
                 f"{value!r}; please report this"
             )
-        wald_low, wald_high = (
-            gwet.wald_interval(parts.value, parts.se, parts.n, self.confidence)
-            if parts
-            else (None, None)
+        return _with_parts(
+            Coefficient(
+                self.names[key],
+                value,
+                low,
+                high,
+                note="; ".join(n for n in (note, ci_note) if n) or None,
+                n_units=self.n_units,
+                d_o=d_o,
+                d_e=d_e,
+            ),
+            parts,
+            self.confidence,
         )
-        return Coefficient(
-            self.names[key],
-            value,
-            low,
-            high,
-            note="; ".join(n for n in (note, ci_note) if n) or None,
-            n_units=self.n_units,
-            p_o=parts.p_o if parts else None,
-            p_e=parts.p_e if parts else None,
-            se=parts.se if parts else None,
-            wald_low=wald_low,
-            wald_high=wald_high,
-            d_o=d_o,
-            d_e=d_e,
-        )
+
+
+def _with_parts(
+    coefficient: Coefficient, parts: gwet.Parts | None, confidence: float
+) -> Coefficient:
+    """The coefficient with Gwet's p_o, p_e and standard error, and the Wald interval."""
+    if parts is None:
+        return coefficient
+    low, high = gwet.wald_interval(parts.value, parts.se, parts.n, confidence)
+    return replace(
+        coefficient, p_o=parts.p_o, p_e=parts.p_e, se=parts.se, wald_low=low, wald_high=high
+    )
 
 
 def _point_estimates(
@@ -674,7 +642,7 @@ def _point_estimates(
     categories: tuple[Label, ...],
     level: str,
     observed: dict[str, FloatArray],
-    ci: Callable[[str], tuple[float | None, float | None, str | None]],
+    intervals: dict[str, tuple[float | None, float | None, str | None]],
     confidence: float,
     distance: DistanceMatrix | DistanceMetric | None = None,
 ) -> dict[str, Coefficient]:
@@ -700,7 +668,7 @@ def _point_estimates(
         "cannot show that the raters tell the categories apart"
     )
 
-    make = _Maker(names, n_used, ci, confidence).make
+    make = _Maker(names, n_used, intervals, confidence).make
 
     result: dict[str, Coefficient] = {}
     # Gwet's parts from the distinct count patterns of the rated units and how many units
@@ -732,14 +700,14 @@ def _point_estimates(
         distance,
         one_category_reason if single_category else None,
     )
-    result["ac1"], result["bp"] = _ac1_bp(
-        make,
-        counts,
-        patterns,
-        len(categories),
-        observed,
-        one_category_note if single_category else None,
-    )
+    if len(categories) < 2:
+        reason = "only one category is declared; chance agreement divides by (categories - 1)"
+        result["ac1"] = make("ac1", None, undefined_reason=reason)
+        result["bp"] = make("bp", None, undefined_reason=reason)
+        return result
+    note = one_category_note if single_category else None
+    for key, parts in (("ac1", gwet.gwet_ac1(*patterns)), ("bp", gwet.brennan_prediger(*patterns))):
+        result[key] = make(key, parts.value, note=note, parts=parts, check=float(observed[key][0]))
     return result
 
 
@@ -755,15 +723,14 @@ def _fleiss(
     if undefined:
         return make("fleiss", None, undefined_reason=undefined)
     sizes = sorted(set(rated_counts.sum(axis=1).tolist()))
+    parts, vectorised = gwet.fleiss_kappa(*patterns), float(observed["fleiss"][0])
     if len(sizes) == 1:
         value = float(fleiss_kappa(rated_counts, method="fleiss"))
-        return make(
-            "fleiss", value, parts=gwet.fleiss_kappa(*patterns), check=float(observed["fleiss"][0])
-        )
+        return make("fleiss", value, parts=parts, check=vectorised)
     return make(
         "fleiss",
-        float(observed["fleiss"][0]),
-        parts=gwet.fleiss_kappa(*patterns),
+        vectorised,
+        parts=parts,
         note=f"units have {sizes[0]} to {sizes[-1]} ratings: Fleiss' kappa generalised to "
         "unequal counts as in Gwet (2014) (irrCAC fleiss.kappa.raw); chance agreement "
         "uses every rated unit",
@@ -811,80 +778,39 @@ def _alpha(
     distance, with Gwet's standard error when nominal."""
     if undefined:
         return make("alpha", None, undefined_reason=undefined)
-    if distance is not None and not float(observed["d_e"][0]) > 0:
-        return make(
-            "alpha",
-            None,
-            undefined_reason="the distance puts every pair of the categories used at 0: "
-            "expected disagreement D_e is 0, so alpha = 1 - D_o / D_e is 0/0",
-        )
-    if distance is not None:
-        value = float(
-            krippendorff.alpha(
-                value_counts=used_counts,
-                value_domain=_value_domain("interval", categories),
-                level_of_measurement=_library_metric(distance, len(categories)),
+    note = None
+    if distance is not None:  # then the level is nominal (_check_options)
+        if not float(observed["d_e"][0]) > 0:
+            return make(
+                "alpha",
+                None,
+                undefined_reason="the distance puts every pair of the categories used at 0: "
+                "expected disagreement D_e is 0, so alpha = 1 - D_o / D_e is 0/0",
             )
+        note = (
+            "the researcher's distance; no asymptotic standard error here, use the "
+            "bootstrap interval"
         )
-        return make(
-            "alpha",
-            value,
-            check=float(observed["alpha"][0]),
-            note="the researcher's distance; no asymptotic standard error here, use the "
-            "bootstrap interval",
-            d_o=float(observed["d_o"][0]),
-            d_e=float(observed["d_e"][0]),
-        )
-    value = float(
-        krippendorff.alpha(
-            value_counts=used_counts,
-            value_domain=_value_domain(level, categories),
-            level_of_measurement=level,  # type: ignore[arg-type]
-        )
+    elif level != "nominal":
+        note = f"no asymptotic standard error for {level} alpha here; use the bootstrap interval"
+    value = krippendorff.alpha(
+        value_counts=used_counts,
+        value_domain=_value_domain(level if distance is None else "interval", categories),
+        level_of_measurement=level  # type: ignore[arg-type]
+        if distance is None
+        else _library_metric(distance, len(categories)),
     )
     alpha = make(
         "alpha",
-        value,
+        float(value),
         check=float(observed["alpha"][0]),
-        parts=gwet.krippendorff_alpha_se(*patterns) if level == "nominal" else None,
-        note=None
-        if level == "nominal"
-        else f"no asymptotic standard error for {level} alpha here; use the bootstrap interval",
+        parts=None if note else gwet.krippendorff_alpha_se(*patterns),
+        note=note,
         d_o=float(observed["d_o"][0]),
         d_e=float(observed["d_e"][0]),
     )
-    if level == "nominal":
-        # p_o and p_e in Gwet's form of alpha are not Krippendorff's; keep d_o, d_e only.
-        alpha = replace(alpha, p_o=None, p_e=None)
-    return alpha
-
-
-def _ac1_bp(
-    make: MakeFn,
-    counts: npt.NDArray[np.int64],
-    patterns: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
-    q: int,
-    observed: dict[str, FloatArray],
-    note: str | None,
-) -> tuple[Coefficient, Coefficient]:
-    """Gwet's AC1 and Brennan-Prediger's kappa (undefined with one category declared)."""
-    if q < 2:
-        reason = "only one category is declared; chance agreement divides by (categories - 1)"
-        return (
-            make("ac1", None, undefined_reason=reason),
-            make("bp", None, undefined_reason=reason),
-        )
-    ac1_parts = gwet.gwet_ac1(*patterns)
-    ac1 = make(
-        "ac1",
-        gwet_ac1_from_counts(counts, n_categories=q),
-        note=note,
-        parts=ac1_parts,
-        check=float(observed["ac1"][0]),
-    )
-    bp_parts = gwet.brennan_prediger(*patterns)
-    bp = make("bp", bp_parts.value, note=note, parts=bp_parts, check=float(observed["bp"][0]))
-    return ac1, bp
+    # p_o and p_e in Gwet's form of alpha are not Krippendorff's; keep d_o, d_e only.
+    return replace(alpha, p_o=None, p_e=None)
 
 
 def _library_metric(
@@ -894,18 +820,7 @@ def _library_metric(
     if callable(distance):
         return distance  # type: ignore[return-value]
     fixed = distance_matrix(distance, q)
-
-    def metric(
-        v1: FloatArray,
-        v2: FloatArray,
-        i1: npt.NDArray[np.int_],
-        i2: npt.NDArray[np.int_],
-        n_v: FloatArray,
-        dtype: object = np.float64,
-    ) -> FloatArray:
-        return np.asarray(fixed[i1, i2], dtype=np.float64)
-
-    return metric  # type: ignore[return-value]
+    return lambda v1, v2, i1, i2, n_v, dtype=np.float64: fixed[i1, i2]  # type: ignore[return-value]
 
 
 def _per_category(
@@ -928,17 +843,8 @@ def _per_category(
             )
         else:
             parts = gwet.fleiss_kappa(binary, freq)
-            low, high = gwet.wald_interval(parts.value, parts.se, parts.n, confidence)
-            kappa = Coefficient(
-                name,
-                parts.value,
-                n_units=int(freq[total >= 2].sum()),
-                p_o=parts.p_o,
-                p_e=parts.p_e,
-                se=parts.se,
-                wald_low=low,
-                wald_high=high,
-            )
+            n_units = int(freq[total >= 2].sum())
+            kappa = _with_parts(Coefficient(name, parts.value, n_units=n_units), parts, confidence)
         result.append(CategoryKappa(category, kappa))
     return tuple(result)
 
@@ -951,10 +857,7 @@ def _conger_patterns(
     Conger's chance agreement needs each rater's category shares, which the count
     patterns behind the other intervals do not keep, so its resamples draw whole rows.
     """
-    rated = codes[(codes >= 0).any(axis=1)]
-    if not len(rated):
-        return rated, np.zeros(0, dtype=np.int64)
-    return _unique_rows(rated)
+    return _unique_rows(codes[(codes >= 0).any(axis=1)])
 
 
 def _conger_from_weights(rows: npt.NDArray[np.int64], weights: FloatArray, q: int) -> FloatArray:
@@ -977,29 +880,6 @@ def _conger_from_weights(rows: npt.NDArray[np.int64], weights: FloatArray, q: in
         pe = (mean**2).sum(axis=1) - s2_trace / raters
         kappa: FloatArray = (pa - pe) / (1 - pe)
     return kappa
-
-
-def gwet_ac1_from_counts(counts: npt.ArrayLike, *, n_categories: int | None = None) -> float:
-    """Gwet's AC1 from a units x categories count matrix (Gwet 2014, ch. 2 and 5).
-
-    pa = mean over units with r_i >= 2 of sum_k r_ik (r_ik - 1) / (r_i (r_i - 1));
-    pi_k = mean over units with r_i >= 1 of r_ik / r_i;
-    pe = sum_k pi_k (1 - pi_k) / (q - 1);  AC1 = (pa - pe) / (1 - pe).
-    `n_categories` (q) defaults to the number of columns.
-    """
-    table = np.asarray(counts, dtype=np.float64)
-    q = n_categories if n_categories is not None else table.shape[1]
-    if q < 2:
-        raise ValueError("AC1 needs at least two categories")
-    r = table.sum(axis=1)
-    rated, pairable = r >= 1, r >= 2
-    if not pairable.any():
-        raise ValueError("AC1 needs at least one unit with two or more ratings")
-    rp = r[pairable]
-    pa = float(((table[pairable] * (table[pairable] - 1)).sum(axis=1) / (rp * (rp - 1))).mean())
-    pi = (table[rated] / r[rated, np.newaxis]).mean(axis=0)
-    pe = float((pi * (1 - pi)).sum() / (q - 1))
-    return (pa - pe) / (1 - pe)
 
 
 def _value_domain(level: str, categories: tuple[Label, ...]) -> FloatArray:
@@ -1073,10 +953,7 @@ def _coefficients_from_patterns(
         bp = (percent - 1 / q) / (1 - 1 / q) if q > 1 else np.full(len(weights), np.nan)
 
         # Krippendorff's alpha from the coincidence matrix.
-        within = p[:, :, np.newaxis] * p[:, np.newaxis, :] - np.einsum("pk,kl->pkl", p, np.eye(q))
-        within = np.where(pairable[:, np.newaxis, np.newaxis], within, 0.0)
-        within /= np.where(pairable, r - 1, 1.0)[:, np.newaxis, np.newaxis]
-        coincidences = (weights @ within.reshape(len(p), q * q)).reshape(-1, q, q)
+        coincidences = coincidence_matrix(p, weights)
         n_c = coincidences.sum(axis=2)
         n = n_c.sum(axis=1)
         d = delta(n_c)
@@ -1168,68 +1045,33 @@ def _pairwise_kappas(
     seed: int,
     confidence: float,
 ) -> tuple[PairwiseKappa, ...]:
+    """Cohen's kappa of each pair of raters on the units both rated: statsmodels' kappa of
+    their confusion table, and its bootstrap interval from multinomial draws of it."""
     q = len(categories)
     rng = np.random.default_rng(seed)
     pairs = []
-    for i in range(len(raters)):
-        for j in range(i + 1, len(raters)):
-            both = (codes[:, i] >= 0) & (codes[:, j] >= 0)
-            a, b = codes[both, i], codes[both, j]
-            pairs.append(
-                PairwiseKappa(
-                    raters[i],
-                    raters[j],
-                    int(both.sum()),
-                    _pair_kappa(
-                        a, b, raters[i], raters[j], categories, q, rng, bootstrap, confidence
-                    ),
-                )
+    for i, j in combinations(range(len(raters)), 2):
+        both = (codes[:, i] >= 0) & (codes[:, j] >= 0)
+        a, b, n = codes[both, i], codes[both, j], int(both.sum())
+        if n == 0:
+            reason = f"{raters[i]!r} and {raters[j]!r} rated no unit in common"
+            kappa = Coefficient("Cohen's kappa", None, undefined_reason=reason)
+        elif (a == a[0]).all() and (b == a[0]).all():  # one label throughout
+            reason = (
+                f"both raters gave {categories[int(a[0])]!r} to all {n} shared units: "
+                "expected agreement is 1, so kappa is 0/0"
             )
+            kappa = Coefficient("Cohen's kappa", None, undefined_reason=reason, n_units=n)
+        else:
+            table = np.bincount(a * q + b, minlength=q * q).astype(np.float64)
+            value = float(cohens_kappa(table.reshape(q, q), return_results=False))
+            low = high = note = None
+            if bootstrap:
+                draws = rng.multinomial(n, table / n, size=bootstrap).reshape(-1, q, q)
+                low, high, note = percentile_ci(_kappa_from_tables(draws.astype(float)), confidence)
+            kappa = Coefficient("Cohen's kappa", value, low, high, note=note, n_units=n)
+        pairs.append(PairwiseKappa(raters[i], raters[j], n, kappa))
     return tuple(pairs)
-
-
-def _pair_kappa(
-    a: npt.NDArray[np.int64],
-    b: npt.NDArray[np.int64],
-    rater_a: Hashable,
-    rater_b: Hashable,
-    categories: tuple[Label, ...],
-    q: int,
-    rng: np.random.Generator,
-    bootstrap: int,
-    confidence: float,
-) -> Coefficient:
-    name = "Cohen's kappa"
-    n = len(a)
-    if n == 0:
-        return Coefficient(
-            name, None, undefined_reason=f"{rater_a!r} and {rater_b!r} rated no unit in common"
-        )
-    if (a == a[0]).all() and (b == a[0]).all():  # one label throughout
-        return Coefficient(
-            name,
-            None,
-            undefined_reason=f"both raters gave {categories[int(a[0])]!r} to all {n} shared "
-            "units: expected agreement is 1, so kappa is 0/0",
-            n_units=n,
-        )
-    # Each distinct (a, b) pair once, weighted by its count: the same confusion matrix, so
-    # the same kappa, from q * q rows at most instead of one per shared unit. a and b are
-    # int64 codes _pairwise_kappas cut from the matrix it built: scikit-learn's documented
-    # switch skips re-validating them (21 calls per report at 7 fields)
-    table = np.bincount(a * q + b, minlength=q * q).astype(np.float64)
-    cells = np.flatnonzero(table)
-    with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
-        value = float(
-            metrics.cohen_kappa_score(
-                cells // q, cells % q, labels=list(range(q)), sample_weight=table[cells]
-            )
-        )
-    if not bootstrap:
-        return Coefficient(name, value, n_units=n)
-    draws = rng.multinomial(n, table / n, size=bootstrap).reshape(-1, q, q).astype(np.float64)
-    low, high, note = percentile_ci(_kappa_from_tables(draws), confidence)
-    return Coefficient(name, value, low, high, note=note, n_units=n)
 
 
 def _kappa_from_tables(tables: FloatArray) -> FloatArray:

@@ -126,8 +126,6 @@ class Ratings:
             labels=tuple(tuple(cells.get((u, r)) for r in raters) for u in units),
         )
 
-    from_rows = from_long
-
     @classmethod
     def from_units_by_raters(
         cls,
@@ -144,8 +142,6 @@ class Ratings:
             raters=tuple(raters) if raters is not None else tuple(range(width)),
             labels=tuple(tuple(row) for row in rows),
         )
-
-    from_matrix = from_units_by_raters
 
     @classmethod
     def from_raters_by_units(
@@ -231,16 +227,14 @@ class Ratings:
 
     def categories_seen(self) -> tuple[Label, ...]:
         """The labels used, numerically ordered when they are all numbers."""
-        # first-seen order, as Counter gave it; one dict over the flattened distinct rows
-        # (the same order: a row seen again adds no label)
+        # the distinct rows hold every label, in first-seen order
         seen = [x for x in dict.fromkeys(chain.from_iterable(self.distinct[0])) if x is not None]
         return order_categories(seen)
 
     @cached_property
     def distinct(self) -> tuple[list[tuple[Label | None, ...]], list[int]]:
         """The distinct rows of labels in order of first appearance, and each unit's
-        position among them: what holds for a row holds for every unit with it (a
-        10,000-item field's 12,000 units hold a few dozen)."""
+        position among them: what holds for a row holds for every unit with it."""
         position: dict[tuple[Label | None, ...], int] = {}
         row_of = [position.setdefault(row, len(position)) for row in self.labels]
         return list(position), row_of
@@ -331,4 +325,7 @@ def as_ratings(data: RatingsInput) -> Ratings:
 
 def label_distribution(labels: Iterable[Label | None]) -> dict[Label, int]:
     """Counts of each label, most frequent first; missing labels are not counted."""
-    return dict(Counter(label for label in labels if not is_missing(label)).most_common())
+    counts = Counter(labels)
+    for label in [label for label in counts if is_missing(label)]:
+        del counts[label]
+    return dict(counts.most_common())

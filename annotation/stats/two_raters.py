@@ -29,6 +29,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
 from .coefficient import Coefficient
+from .gwet import wald_interval
 from .ratings import Label, is_missing, label_set, square_matrix
 
 Weights = Literal["linear", "quadratic"] | None
@@ -36,7 +37,6 @@ Weights = Literal["linear", "quadratic"] | None
 # the categories (rows rater 1's category, columns rater 2's), 1 on the diagonal.
 WeightMatrix = Sequence[Sequence[float]] | npt.NDArray[np.float64]
 WeightsOver = Literal["declared", "observed"]
-TwoRaterKappa = Coefficient
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -142,7 +142,9 @@ def cohen_kappa_from_table(
     reason = _undefined(counts)
     if reason:
         return Coefficient(title, None, undefined_reason=reason, n_units=n)
-    if matrix is not None and np.isclose(_weighted_parts(counts, matrix)[1], 1, rtol=0, atol=1e-12):
+    agree = matrix if matrix is not None else _agreement_matrix(len(counts), weights)  # type: ignore[arg-type]
+    observed, expected = _weighted_parts(counts, agree)
+    if matrix is not None and np.isclose(expected, 1, rtol=0, atol=1e-12):
         return Coefficient(
             title,
             None,
@@ -150,14 +152,10 @@ def cohen_kappa_from_table(
             "categories counts as full agreement: expected agreement is 1, so kappa is 0/0",
             n_units=n,
         )
-    if matrix is not None:
-        # statsmodels takes disagreement weights (0 on the diagonal)
-        result = sm_cohens_kappa(counts, weights=1 - matrix)
-        agree = matrix
-    else:
+    if matrix is None:
         result = sm_cohens_kappa(counts, wt=weights)
-        agree = _agreement_matrix(len(counts), weights)  # type: ignore[arg-type]
-    observed, expected = _weighted_parts(counts, agree)
+    else:  # statsmodels takes disagreement weights (0 on the diagonal)
+        result = sm_cohens_kappa(counts, weights=1 - matrix)
     # the variance is a difference of sums: 0 can come out a rounding error below 0,
     # whose square root statsmodels gives as NaN
     se = float(np.sqrt(max(float(result.var_kappa), 0.0)))
@@ -223,16 +221,9 @@ def scott_pi_from_table(
     total = (p * (same - (1 - value) * pi_sum) ** 2).sum()
     variance = (total - (pa - 2 * (1 - value) * pe) ** 2) / (n * (1 - pe) ** 2)
     se = float(np.sqrt(max(variance, 0.0)))
-    half = float(scipy_stats.t.ppf(1 - (1 - confidence) / 2, n - 1)) * se if n > 1 else None
+    low, high = wald_interval(value, se, n, confidence)
     return Coefficient(
-        "Scott's pi",
-        value,
-        n_units=n,
-        p_o=pa,
-        p_e=pe,
-        se=se,
-        wald_low=value - half if half is not None else None,
-        wald_high=min(1.0, value + half) if half is not None else None,
+        "Scott's pi", value, n_units=n, p_o=pa, p_e=pe, se=se, wald_low=low, wald_high=high
     )
 
 
