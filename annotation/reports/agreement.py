@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from itertools import compress
 
 import numpy as np
-import numpy.typing as npt
 
 from .. import charts, kinds, stats
 from ..answers import FieldCodes, unique_rows
@@ -123,17 +123,13 @@ def _agreement_for(
     alpha (Project.agreement_weights)."""
     if codes is None:
         return None
-    allowed = np.array([v in set(categories) for v in codes.values] + [False])  # -1: False
-    matrix = codes.codes
-    clean = allowed[matrix]
-    dropped = int((matrix >= 0).sum() - clean.sum())
-    kept: npt.NDArray[np.bool_] = np.ones(len(matrix), np.bool_)
-    if dropped:
-        matrix = np.where(clean, matrix, -1)
-        kept = np.asarray((matrix >= 0).any(axis=1))
-        matrix = matrix[kept]
-    if not len(matrix):
+    allowed = np.array([v in categories for v in codes.values] + [False])  # -1: False
+    clean = allowed[codes.codes]
+    dropped = int((codes.codes >= 0).sum() - clean.sum())
+    kept = np.asarray(clean.any(axis=1))  # units with an answer left (each had one)
+    if not kept.any():
         return None
+    matrix = np.where(clean, codes.codes, -1)[kept]
     rater_names = [names.get(a, f"A?{a}") for a in codes.annotators.tolist()]
     columns = sorted(
         np.flatnonzero((matrix >= 0).any(axis=0)).tolist(),
@@ -142,14 +138,9 @@ def _agreement_for(
     # each distinct row of answers one tuple, shared by its units (stats reads it once)
     distinct, row_of, _ = unique_rows(matrix[:, columns])
     rows = [tuple(codes.values[c] if c >= 0 else None for c in r) for r in distinct.tolist()]
+    units = compress(zip(codes.items.tolist(), codes.units, strict=True), kept.tolist())
     ratings = Ratings(
-        units=tuple(
-            f"{item}/{unit}"
-            for item, unit, keep in zip(
-                codes.items.tolist(), codes.units, kept.tolist(), strict=True
-            )
-            if keep
-        ),
+        units=tuple([f"{item}/{unit}" for item, unit in units]),
         raters=tuple(rater_names[j] for j in columns),
         labels=tuple(map(rows.__getitem__, row_of.tolist())),
     )
