@@ -14,8 +14,6 @@ from ..stats.ratings import Ratings
 from .queries import ReportData
 from .tables import Cell, Chart, Section, Table, failed_section
 
-# --------------------------------------------------------------------------- agreement
-
 
 def field_codes(data: ReportData, kind: str, level: str, fld: str) -> FieldCodes | None:
     """The codes of (kind, level, field) as agreement reads them, None when unanswered.
