@@ -18,7 +18,7 @@ import gc
 from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from itertools import chain, compress
 from typing import Any, NamedTuple
@@ -120,18 +120,13 @@ class FieldCodes:
         """The units where `mask` is true, without the annotators left with no answer."""
         codes = self.codes[mask]
         answered = (codes >= 0).any(axis=0)
-        units = tuple(u for u, keep in zip(self.units, mask.tolist(), strict=True) if keep)
-        return FieldCodes(
-            self.kind,
-            self.level,
-            self.field,
-            self.items[mask],
-            units,
-            self.annotators[answered],
-            self.values,
-            codes[:, answered],
-            self.raw_values,
-            self.raw[mask][:, answered],
+        return replace(
+            self,
+            items=self.items[mask],
+            units=tuple(compress(self.units, mask.tolist())),
+            annotators=self.annotators[answered],
+            codes=codes[:, answered],
+            raw=self.raw[mask][:, answered],
         )
 
     def keys(self) -> Iterator[UnitKey]:

@@ -318,8 +318,6 @@ def golds_of(
     method: str | GoldMethod = METHOD_MAJORITY,
 ) -> dict[str, list[Gold]]:
     """kind -> the golds of its units' `fields`, in (item, unit, field) order."""
-    if isinstance(method, str):
-        method = gold_method(method, adjudicated)
     found: dict[str, list[Gold]] = defaultdict(list)
     for codes in answers.fields.values():
         if codes.field in fields:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 from itertools import compress
 
 import numpy as np
@@ -26,43 +25,37 @@ def field_codes(data: ReportData, kind: str, level: str, fld: str) -> FieldCodes
 
 
 def agreement_sections(data: ReportData) -> list[Section]:
-    project, names = data.project, data.names
-    bootstrap, seed, with_charts = data.bootstrap, data.seed, data.with_charts
+    names = data.names
     rater_order = {name: i for i, name in enumerate(sorted(names.values(), key=rater_key))}
 
     overview_rows = []
     sections = []
-    own = project.agreement_weights or {}  # the researcher's distances and weights
+    own = data.project.agreement_weights or {}  # the researcher's distances and weights
     for spec in kinds.all_specs():
         for agreement in spec.agreement:
             kind, level, fld, title = spec.name, agreement.level, agreement.field, agreement.title
             slug = f"agreement-{kind}-{fld}"
             setting = own.get(f"{kind}.{fld}", {})
             try:
-                categories = spec.categorical(project)[fld]
+                categories = spec.categorical(data.project)[fld]
                 section = _agreement_for(
                     field_codes(data, kind, level, fld),
                     categories,
                     names,
                     rater_order,
-                    bootstrap=bootstrap,
-                    seed=seed,
+                    bootstrap=data.bootstrap,
+                    seed=data.seed,
                     distance=setting.get("distance"),
                 )
                 if section is None:
                     continue
                 result, dropped, ratings = section
-                built = _agreement_section(
-                    slug, title, result, dropped=dropped, with_charts=with_charts
+                weighted = (
+                    (_weighted_pairs(slug, title, ratings, categories, setting["weights"]),)
+                    if setting.get("weights")
+                    else ()
                 )
-                if setting.get("weights"):
-                    built = replace(
-                        built,
-                        tables=(
-                            *built.tables,
-                            _weighted_pairs(slug, title, ratings, categories, setting["weights"]),
-                        ),
-                    )
+                built = _agreement_section(slug, title, result, dropped, data.with_charts, weighted)
             except Exception as error:  # noqa: BLE001 - one field's failure stays in its section
                 sections.append(failed_section(slug, title, error))
                 continue
@@ -93,9 +86,9 @@ def agreement_sections(data: ReportData) -> list[Section]:
         slug="agreement",
         title="Inter-annotator agreement",
         notes=(
-            f"Confidence intervals: {bootstrap} bootstrap resamples of units (seed {seed}), "
-            "95 % percentile intervals."
-            if bootstrap
+            f"Confidence intervals: {data.bootstrap} bootstrap resamples of units "
+            f"(seed {data.seed}), 95 % percentile intervals."
+            if data.bootstrap
             else "No confidence intervals (bootstrap=0).",
             "A dash means the coefficient is undefined; the section of the field says why.",
         ),
@@ -339,8 +332,14 @@ def _rater_tables(slug: str, title: str, r: stats.AgreementReport) -> tuple[Tabl
 
 
 def _agreement_section(
-    slug: str, title: str, r: stats.AgreementReport, *, dropped: int, with_charts: bool
+    slug: str,
+    title: str,
+    r: stats.AgreementReport,
+    dropped: int,
+    with_charts: bool,
+    weighted: tuple[Table, ...],
 ) -> Section:
+    """A field's section; `weighted`: its table of the researcher's weighted kappas, if any."""
     excluded = Counter(e.reason for e in r.excluded)
     notes = [
         f"{r.n_units_used} of {r.n_units_total} units have two or more ratings "
@@ -371,7 +370,7 @@ def _agreement_section(
         slug,
         title,
         tuple(notes),
-        (coefficients, per_category, distribution, pairwise, per_rater, *parts),
+        (coefficients, per_category, distribution, pairwise, per_rater, *parts, *weighted),
         tuple(chart_list),
         data=r,
     )
