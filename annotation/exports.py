@@ -1,6 +1,5 @@
-"""The answer exports: the long format (one row per answer, the table every statistic
-and export reads) and the wide diagnosis table (one row per unit, one column per
-annotator)."""
+"""The answer exports: the long format (one row per answer, with its unit's gold) and the
+wide diagnosis table (one row per unit, one column per annotator)."""
 
 from __future__ import annotations
 

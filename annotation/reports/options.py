@@ -38,10 +38,6 @@ class ReportOptions:
     sensitivity: bool = False  # compare the headline figures across gold methods
 
 
-def wants_names(value: object) -> bool:
-    return value in (True, "1", "on", "true")
-
-
 class ReportOptionsForm(forms.Form):
     annotators = forms.TypedMultipleChoiceField(
         coerce=int, required=False, widget=forms.CheckboxSelectMultiple
@@ -80,7 +76,7 @@ class ReportOptionsForm(forms.Form):
 
     def __init__(self, data: Any = None, *, project: Project) -> None:
         super().__init__(data)
-        real_names = wants_names((data or {}).get("names"))
+        real_names = (data or {}).get("names") in (True, "1", "on", "true")
         annotators: Any = self.fields["annotators"]
         annotators.choices = annotator_choices(project, real_names=real_names)
         domains: Any = self.fields["domains"]
