@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from itertools import compress
+from itertools import combinations, compress
 
 import numpy as np
 
@@ -149,32 +149,30 @@ def _weighted_pairs(
     rows: list[tuple[Cell, ...]] = []
     raters = ratings.raters
     columns = list(zip(*ratings.labels, strict=True)) if ratings.labels else []
-    for i, a in enumerate(raters):
-        for j in range(i + 1, len(raters)):
-            shared = [
-                (x, y)
-                for x, y in zip(columns[i], columns[j], strict=True)
-                if x is not None and y is not None
-            ]
-            if not shared:
-                continue
-            k = stats.cohen_kappa(
-                [x for x, _ in shared], [y for _, y in shared], labels=categories, weights=weights
+    for i, j in combinations(range(len(raters)), 2):
+        shared = [
+            (x, y)
+            for x, y in zip(columns[i], columns[j], strict=True)
+            if x is not None and y is not None
+        ]
+        if not shared:
+            continue
+        xs, ys = zip(*shared, strict=True)
+        k = stats.cohen_kappa(list(xs), list(ys), labels=categories, weights=weights)
+        rows.append(
+            (
+                str(raters[i]),
+                str(raters[j]),
+                len(shared),
+                k.value,
+                k.d_o,
+                k.d_e,
+                k.se,
+                k.wald_low,
+                k.wald_high,
+                f"undefined: {k.undefined_reason}" if k.undefined_reason else (k.note or ""),
             )
-            rows.append(
-                (
-                    str(a),
-                    str(raters[j]),
-                    len(shared),
-                    k.value,
-                    k.d_o,
-                    k.d_e,
-                    k.se,
-                    k.wald_low,
-                    k.wald_high,
-                    f"undefined: {k.undefined_reason}" if k.undefined_reason else (k.note or ""),
-                )
-            )
+        )
     return Table(
         f"{slug}-weighted-kappa",
         f"{title}: Cohen's weighted kappa per pair (your agreement weights)",
