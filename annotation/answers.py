@@ -18,8 +18,9 @@ import gc
 from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
+from itertools import chain, compress
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -32,44 +33,31 @@ from django.db.models.expressions import RawSQL
 from . import kinds
 from .hiring.models import regular
 from .kinds import unit_type
-from .models import Answer, Assignment, Item, Project
+from .models import Assignment, Item, Project
 
 Codes = npt.NDArray[np.int64]
 UnitKey = tuple[int, str, str]  # (item, unit, field)
 FieldKey = tuple[str, str, str]  # (kind, level, field)
 
 
-def fetch(qs: QuerySet[Any]) -> list[tuple[Any, ...]]:
-    """The rows of a values_list() query as plain tuples, straight from the cursor.
-
-    Skips the ORM's per-row converters, which cost more than the query itself on
-    100,000-row reports; callers only read ints and strings (booleans via bool()).
-    """
-    if (query := _sql(qs)) is None:
-        return []
-    with connections[qs.db].cursor() as cursor:
-        cursor.execute(*query)
-        return list(cursor.fetchall())
-
-
-def _sql(qs: QuerySet[Any]) -> tuple[str, tuple[Any, ...]] | None:
-    """The query's SQL and parameters; None when it can have no row (a filter on an empty
-    list of ids, which Django does not send to the database, as its ORM gives no row)."""
-    try:
-        return qs.query.sql_with_params()
-    except EmptyResultSet:
-        return None
-
-
 def chunks(qs: QuerySet[Any], size: int = 20_000) -> Iterator[list[tuple[Any, ...]]]:
-    """`fetch`, a chunk at a time: the rows of a large query are never all held as
-    Python tuples at once."""
-    if (query := _sql(qs)) is None:
+    """The rows of a values_list() query as plain tuples straight from the cursor, a chunk
+    at a time: no ORM per-row converters, which cost more than the query itself on
+    100,000-row reports (callers only read ints and strings, booleans via bool()). No row
+    for a query on an empty list of ids, which Django does not send to the database."""
+    try:
+        query = qs.query.sql_with_params()
+    except EmptyResultSet:
         return
     with connections[qs.db].cursor() as cursor:
         cursor.execute(*query)
         while chunk := cursor.fetchmany(size):
             yield chunk
+
+
+def fetch(qs: QuerySet[Any]) -> list[tuple[Any, ...]]:
+    """The rows of `chunks`, all at once."""
+    return list(chain.from_iterable(chunks(qs)))
 
 
 @contextmanager
@@ -85,21 +73,6 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
-
-
-def related(q: Q, prefix: str) -> Q:
-    """`q`, a filter of plain lookups on a model, as one on a model related to it through
-    `prefix` ("assignment__"): Q(item__kind="x") -> Q(assignment__item__kind="x")."""
-    out = Q()
-    out.connector, out.negated = q.connector, q.negated
-    for child in q.children:
-        if isinstance(child, Q):
-            out.children.append(related(child, prefix))
-        elif isinstance(child, tuple):
-            out.children.append((prefix + child[0], child[1]))
-        else:  # an expression (Exists, ...): its own joins, not a lookup path
-            raise TypeError(f"only plain lookups can be moved to a related model: {child!r}")
-    return out
 
 
 def unique_rows(codes: Codes) -> tuple[Codes, Codes, Codes]:
@@ -147,18 +120,13 @@ class FieldCodes:
         """The units where `mask` is true, without the annotators left with no answer."""
         codes = self.codes[mask]
         answered = (codes >= 0).any(axis=0)
-        units = tuple(u for u, keep in zip(self.units, mask.tolist(), strict=True) if keep)
-        return FieldCodes(
-            self.kind,
-            self.level,
-            self.field,
-            self.items[mask],
-            units,
-            self.annotators[answered],
-            self.values,
-            codes[:, answered],
-            self.raw_values,
-            self.raw[mask][:, answered],
+        return replace(
+            self,
+            items=self.items[mask],
+            units=tuple(compress(self.units, mask.tolist())),
+            annotators=self.annotators[answered],
+            codes=codes[:, answered],
+            raw=self.raw[mask][:, answered],
         )
 
     def keys(self) -> Iterator[UnitKey]:
@@ -195,29 +163,16 @@ class Answers(NamedTuple):
         """`codes`, on the units its field is asked on (`Field.only_when`: the error type
         of an incorrect segment): where every annotator who answered the condition gave
         its value."""
-        spec_field = next((f for f in kinds.get(codes.kind).fields if f.name == codes.field), None)
+        spec_field = kinds.get(codes.kind).field(codes.field)
         if spec_field is None or spec_field.only_when is None:
             return codes
         name, value = spec_field.only_when
-        condition = self.fields.get((codes.kind, codes.level, name))
         met: set[tuple[int, str]] = set()
-        if condition is not None:
-            ok = condition.all_equal(value).tolist()
-            met = {
-                (item, unit)
-                for item, unit, yes in zip(
-                    condition.items.tolist(), condition.units, ok, strict=True
-                )
-                if yes
-            }
-        mask = np.fromiter(
-            (
-                (item, unit) in met
-                for item, unit in zip(codes.items.tolist(), codes.units, strict=True)
-            ),
-            np.bool_,
-            len(codes.units),
-        )
+        if (condition := self.fields.get((codes.kind, codes.level, name))) is not None:
+            units = zip(condition.items.tolist(), condition.units, strict=True)
+            met = set(compress(units, condition.all_equal(value).tolist()))
+        units = zip(codes.items.tolist(), codes.units, strict=True)
+        mask = np.array([unit in met for unit in units], dtype=np.bool_)
         return codes.select(mask)
 
 
@@ -264,33 +219,24 @@ class _Level:
 
 
 def _query(project: Project, kind: str | None, where: Q | None) -> QuerySet[Any]:
-    # Training and known-answer items never count for agreement or gold (hiring's
-    # `regular`, a NOT EXISTS: PostgreSQL estimated `item__quality__isnull=True` as 0.5 %
-    # of the rows and planned this query as nested loops with a sort spilled to disk).
+    # training and known-answer items never count for agreement or gold (`regular`)
     which = Q(item__project=project, status=Assignment.SUBMITTED)
     if kind:
         which &= Q(item__kind=kind)
-    if where is not None:
-        which &= where
     fields = sorted({f for spec in kinds.all_specs() for f in spec.categorical(project)})
-    # joined to the assignments, not `assignment IN (their query)`: PostgreSQL's plan is
-    # then a join, half the time
     return (
-        Answer.objects.filter(
-            related(which, "assignment__"), regular("assignment__item_id"), field__in=fields
-        )
+        Assignment.objects.filter(which, where or Q(), regular(), answers__field__in=fields)
         .values_list(
-            "assignment__item_id",
-            "assignment__annotator_id",
-            "assignment__swapped",
-            "unit",
-            "field",
-            "value",
+            "item_id",
+            "annotator_id",
+            "swapped",
+            "answers__unit",
+            "answers__field",
+            "answers__value",
         )
-        # by the item's own id, not the assignment's item_id (Django writes the latter for
-        # either name): the same order, but SQLite reads the items by their project index
-        # in id order and then sorts only each item's rows
-        .order_by(RawSQL(f'"{Item._meta.db_table}"."id"', ()), "unit", "field")
+        # by the item's own id, not the assignment's item_id: the same order, but SQLite
+        # reads the items by their project index in id order and sorts only each item's rows
+        .order_by(RawSQL(f'"{Item._meta.db_table}"."id"', ()), "answers__unit", "answers__field")
     )
 
 

@@ -1,6 +1,5 @@
-"""The answer exports: the long format (one row per answer, the table every statistic
-and export reads) and the wide diagnosis table (one row per unit, one column per
-annotator)."""
+"""The answer exports: the long format (one row per answer, with its unit's gold) and the
+wide diagnosis table (one row per unit, one column per annotator)."""
 
 from __future__ import annotations
 
@@ -173,15 +172,7 @@ def wide_rows(
     item_info = ItemInfo.read(items)
     specs = {spec.name: spec for spec in kinds.all_specs()}
     answered = _wide_answers(project, filters, items, item_info, specs)
-    header = [
-        "item",
-        "kind",
-        "document",
-        "domain",
-        "unit",
-        "field",
-        *[names.get(a, f"A?{a}") for a in annotators],
-    ]
+    header = [*LONG_FIELDS[:6], *[names.get(a, f"A?{a}") for a in annotators]]
     out = []
     for item, unit, fld in _wide_keys(project, item_info, answered, specs):
         info = item_info[item]

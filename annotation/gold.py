@@ -55,13 +55,11 @@ class LabelRow(NamedTuple):
     """One submitted answer to a categorical field, as `label_rows` lists them."""
 
     item: int
-    kind: str
     unit: str
     field: str
     annotator: int
     value: str  # comparable across annotators (a comparison choice as its side "a"/"b")
-    domain: str
-    raw: str = ""  # as stored
+    raw: str  # as stored
 
 
 class Gold(NamedTuple):
@@ -120,23 +118,20 @@ def majority_gold(codes: FieldCodes) -> GoldColumn:
     return out
 
 
-class CheckAnswers(NamedTuple):
-    """The answers to known-answer (check) items' reference units, which anchor
-    Dawid-Skene: per (kind, level, field), (unit key, annotator, value as compared) rows,
-    and each check unit's known value."""
-
-    answers: dict[FieldKey, list[tuple[UnitKey, int, str]]]
-    truth: dict[UnitKey, str]
+# per (kind, level, field): (unit key, annotator, value as compared, the unit's known
+# value) for each answer to a check item's reference unit
+Checks = dict[FieldKey, list[tuple[UnitKey, int, str, str]]]
 
 
-def check_answers(project: Project) -> CheckAnswers:
-    """The submitted answers to the reference units of the project's check items."""
+def check_answers(project: Project) -> Checks:
+    """The submitted answers to the reference units of the project's check items, which
+    anchor Dawid-Skene."""
     truth = {
         (q.item_id, unit, fld): value
         for q in QualityItem.objects.filter(item__project=project, role=CHECK)
         for (unit, fld), value in q.reference_pairs().items()
     }
-    answers: dict[FieldKey, list[tuple[UnitKey, int, str]]] = defaultdict(list)
+    found: Checks = defaultdict(list)
     rows = Answer.objects.filter(
         assignment__item__project=project,
         assignment__item__quality__role=CHECK,
@@ -151,16 +146,18 @@ def check_answers(project: Project) -> CheckAnswers:
         "value",
     )
     for item, kind, annotator, swapped, unit, fld, value in rows.order_by("pk"):
-        if (item, unit, fld) in truth:
+        if (known := truth.get((item, unit, fld))) is not None:
             compared = kinds.gold(kind).comparable(fld, value, swapped)
-            answers[kind, unit_type(unit), fld].append(((item, unit, fld), annotator, compared))
-    return CheckAnswers(dict(answers), truth)
+            found[kind, unit_type(unit), fld].append(
+                ((item, unit, fld), annotator, compared, known)
+            )
+    return dict(found)
 
 
 def model_gold(
     method: str,
     known: Mapping[UnitKey, str] | None = None,
-    checks: CheckAnswers | None = None,
+    checks: Checks | None = None,
 ) -> GoldMethod:
     """The GoldMethod of an annotator model (`MODELS`). `known` (adjudicated values) and
     `checks` anchor Dawid-Skene only; MACE and GLAD are fitted on the answers alone (an
@@ -190,15 +187,14 @@ def model_gold(
 
 
 def _check_rows(
-    codes: FieldCodes, checks: CheckAnswers, code_of: dict[str, int], anchors: dict[int, int]
+    codes: FieldCodes, checks: Checks, code_of: dict[str, int], anchors: dict[int, int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The check answers of `codes`' field as (unit, annotator, label) arrays, their units
     numbered after the field's own; their references added to `anchors`. A value no
     regular answer gave is left out (the model has no such category)."""
     index: dict[UnitKey, int] = {}
     rows = []
-    for key, annotator, value in checks.answers.get((codes.kind, codes.level, codes.field), ()):
-        truth = checks.truth[key]
+    for key, annotator, value, truth in checks.get((codes.kind, codes.level, codes.field), ()):
         if value not in code_of or truth not in code_of:
             continue
         if (unit := index.get(key)) is None:
@@ -248,7 +244,7 @@ def _column(codes: FieldCodes, post: np.ndarray, rep: np.ndarray, method: str) -
 def gold_method(
     name: str,
     adjudicated: Mapping[UnitKey, tuple[str, str]] | None = None,
-    checks: CheckAnswers | None = None,
+    checks: Checks | None = None,
 ) -> GoldMethod:
     """The GoldMethod called `name` (`METHODS`; ValueError naming them otherwise);
     adjudicated values and `checks` anchor Dawid-Skene."""
@@ -322,17 +318,12 @@ def golds_of(
     method: str | GoldMethod = METHOD_MAJORITY,
 ) -> dict[str, list[Gold]]:
     """kind -> the golds of its units' `fields`, in (item, unit, field) order."""
-    if isinstance(method, str):
-        method = gold_method(method, adjudicated)
     found: dict[str, list[Gold]] = defaultdict(list)
-    parts: dict[str, int] = defaultdict(int)
     for codes in answers.fields.values():
         if codes.field in fields:
             found[codes.kind] += field_golds(codes, adjudicated, method)
-            parts[codes.kind] += 1
-    for kind, n in parts.items():
-        if n > 1:
-            found[kind].sort(key=lambda g: (g.item, g.unit, g.field))
+    for golds in found.values():
+        golds.sort(key=lambda g: (g.item, g.unit, g.field))
     return found
 
 
@@ -342,18 +333,14 @@ def label_rows(
 ) -> list[LabelRow]:
     """Submitted answers to categorical fields, one row each, as each kind compares them,
     in (item, unit, field, annotator) order; `where` narrows the assignments."""
-    answers = read_answers(project, kind=kind, where=where)
     rows = []
-    for codes in answers.fields.values():
+    for codes in read_answers(project, kind=kind, where=where).fields.values():
         annotators = codes.annotators.tolist()
         for (item, unit, fld), row, raw in zip(
             codes.keys(), codes.codes.tolist(), codes.raw.tolist(), strict=True
         ):
-            domain = answers.domains[item]
             rows += [
-                LabelRow(
-                    item, codes.kind, unit, fld, a, codes.values[c], domain, codes.raw_values[r]
-                )
+                LabelRow(item, unit, fld, a, codes.values[c], codes.raw_values[r])
                 for a, c, r in zip(annotators, row, raw, strict=True)
                 if c >= 0
             ]

@@ -4,11 +4,9 @@ A report is a list of sections; a section holds tables (every one exportable as 
 JSON and LaTeX) and inline SVG charts. A section exists only when its data does.
 
 Queries read flat tuples (`values_list`) in a handful of queries per report, whatever
-the project size: no model instances per answer, no query per item.
-
-Gold labels follow `gold.py`'s rules (adjudication, else majority, a verification tie
-read as inconclusive) but are computed here on the filtered answers, so a report
-restricted to some annotators, domains or dates uses the gold of that subset.
+the project size: no model instances per answer, no query per item. Gold labels are
+`gold.field_golds`' on the filtered answers: a report restricted to some annotators,
+domains or dates uses the gold of that subset.
 """
 
 from __future__ import annotations
@@ -155,30 +153,26 @@ def build_report(project: Project, options: ReportOptions | None = None, **chang
     method (`gold.METHODS`), by default the project's; `options.sensitivity`: add the
     section comparing the headline figures across gold methods."""
     o = replace(options or ReportOptions(), **changes)
-    filters, real_names = o.filters, o.real_names
-    bootstrap, seed, plan = o.bootstrap, o.seed, o.plan
-    names = member_names(project, real_names=real_names)
+    names = member_names(project, real_names=o.real_names)
     sections: list[Section] = []
-    # The report makes hundreds of thousands of small objects and no reference cycle: the
-    # collector's passes over them would cost as much as making them; its numpy products
-    # are small, so BLAS threads would only spin on the other cores.
-    gold_name, method, fit = resolve(project, filters, o.gold)
+    gold_name, method, fit = resolve(project, o.filters, o.gold)
     if fit is not None:
         sections.append(notice_section(fit))
+    # numpy's products here are small: BLAS threads would only spin on the other cores
     with collector_paused(), threadpool_limits(limits=1, user_api="blas"):
         data = report_data(
             project,
-            filters=filters,
+            filters=o.filters,
             names=names,
-            bootstrap=bootstrap,
-            seed=seed,
+            bootstrap=o.bootstrap,
+            seed=o.seed,
             k_rule=o.k_rule,
             with_charts=o.with_charts,
             gold=method,
             gold_name=gold_name,
         )
         for slug, (title, build) in SECTIONS.items():
-            if slug in OPT_IN and not {"planning": plan, "sensitivity": o.sensitivity}[slug]:
+            if slug in OPT_IN and not {"planning": o.plan, "sensitivity": o.sensitivity}[slug]:
                 continue
             if slug == "planning":
                 build = functools.partial(planning_section, method=o.plan_method)
@@ -187,13 +181,13 @@ def build_report(project: Project, options: ReportOptions | None = None, **chang
         project_id=project.pk,
         project_name=project.name,
         generated_at=timezone.now(),
-        filters=filters,
-        filters_text=filters.describe(names),
-        real_names=real_names,
-        bootstrap=bootstrap,
-        seed=seed,
+        filters=o.filters,
+        filters_text=o.filters.describe(names),
+        real_names=o.real_names,
+        bootstrap=o.bootstrap,
+        seed=o.seed,
         sections=tuple(sections),
-        plan=plan,
+        plan=o.plan,
     )
 
 
@@ -245,7 +239,6 @@ def _key(project: Project, options: ReportOptions) -> str:
     report at least as new as its key, never an older one under a newer key."""
     version = Project.objects.filter(pk=project.pk).values_list("data_version", flat=True)
     digest = hashlib.sha256(repr(options).encode()).hexdigest()
-    # "tables:": entries of the earlier layout (a plain Report) are never read as CachedReport
     return f"report:tables:{project.pk}:{version.get()}:{digest}"
 
 

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
+from itertools import combinations, compress
 
 import numpy as np
-import numpy.typing as npt
 
 from .. import charts, kinds, stats
 from ..answers import FieldCodes, unique_rows
 from ..stats.ratings import Ratings
 from .queries import ReportData
 from .tables import Cell, Chart, Section, Table, failed_section
-
-# --------------------------------------------------------------------------- agreement
 
 
 def field_codes(data: ReportData, kind: str, level: str, fld: str) -> FieldCodes | None:
@@ -28,43 +25,37 @@ def field_codes(data: ReportData, kind: str, level: str, fld: str) -> FieldCodes
 
 
 def agreement_sections(data: ReportData) -> list[Section]:
-    project, names = data.project, data.names
-    bootstrap, seed, with_charts = data.bootstrap, data.seed, data.with_charts
+    names = data.names
     rater_order = {name: i for i, name in enumerate(sorted(names.values(), key=rater_key))}
 
     overview_rows = []
     sections = []
-    own = project.agreement_weights or {}  # the researcher's distances and weights
+    own = data.project.agreement_weights or {}  # the researcher's distances and weights
     for spec in kinds.all_specs():
         for agreement in spec.agreement:
             kind, level, fld, title = spec.name, agreement.level, agreement.field, agreement.title
             slug = f"agreement-{kind}-{fld}"
             setting = own.get(f"{kind}.{fld}", {})
             try:
-                categories = spec.categorical(project)[fld]
+                categories = spec.categorical(data.project)[fld]
                 section = _agreement_for(
                     field_codes(data, kind, level, fld),
                     categories,
                     names,
                     rater_order,
-                    bootstrap=bootstrap,
-                    seed=seed,
+                    bootstrap=data.bootstrap,
+                    seed=data.seed,
                     distance=setting.get("distance"),
                 )
                 if section is None:
                     continue
                 result, dropped, ratings = section
-                built = _agreement_section(
-                    slug, title, result, dropped=dropped, with_charts=with_charts
+                weighted = (
+                    (_weighted_pairs(slug, title, ratings, categories, setting["weights"]),)
+                    if setting.get("weights")
+                    else ()
                 )
-                if setting.get("weights"):
-                    built = replace(
-                        built,
-                        tables=(
-                            *built.tables,
-                            _weighted_pairs(slug, title, ratings, categories, setting["weights"]),
-                        ),
-                    )
+                built = _agreement_section(slug, title, result, dropped, data.with_charts, weighted)
             except Exception as error:  # noqa: BLE001 - one field's failure stays in its section
                 sections.append(failed_section(slug, title, error))
                 continue
@@ -95,9 +86,9 @@ def agreement_sections(data: ReportData) -> list[Section]:
         slug="agreement",
         title="Inter-annotator agreement",
         notes=(
-            f"Confidence intervals: {bootstrap} bootstrap resamples of units (seed {seed}), "
-            "95 % percentile intervals."
-            if bootstrap
+            f"Confidence intervals: {data.bootstrap} bootstrap resamples of units "
+            f"(seed {data.seed}), 95 % percentile intervals."
+            if data.bootstrap
             else "No confidence intervals (bootstrap=0).",
             "A dash means the coefficient is undefined; the section of the field says why.",
         ),
@@ -123,17 +114,13 @@ def _agreement_for(
     alpha (Project.agreement_weights)."""
     if codes is None:
         return None
-    allowed = np.array([v in set(categories) for v in codes.values] + [False])  # -1: False
-    matrix = codes.codes
-    clean = allowed[matrix]
-    dropped = int((matrix >= 0).sum() - clean.sum())
-    kept: npt.NDArray[np.bool_] = np.ones(len(matrix), np.bool_)
-    if dropped:
-        matrix = np.where(clean, matrix, -1)
-        kept = np.asarray((matrix >= 0).any(axis=1))
-        matrix = matrix[kept]
-    if not len(matrix):
+    allowed = np.array([v in categories for v in codes.values] + [False])  # -1: False
+    clean = allowed[codes.codes]
+    dropped = int((codes.codes >= 0).sum() - clean.sum())
+    kept = np.asarray(clean.any(axis=1))  # units with an answer left (each had one)
+    if not kept.any():
         return None
+    matrix = np.where(clean, codes.codes, -1)[kept]
     rater_names = [names.get(a, f"A?{a}") for a in codes.annotators.tolist()]
     columns = sorted(
         np.flatnonzero((matrix >= 0).any(axis=0)).tolist(),
@@ -142,14 +129,9 @@ def _agreement_for(
     # each distinct row of answers one tuple, shared by its units (stats reads it once)
     distinct, row_of, _ = unique_rows(matrix[:, columns])
     rows = [tuple(codes.values[c] if c >= 0 else None for c in r) for r in distinct.tolist()]
+    units = compress(zip(codes.items.tolist(), codes.units, strict=True), kept.tolist())
     ratings = Ratings(
-        units=tuple(
-            f"{item}/{unit}"
-            for item, unit, keep in zip(
-                codes.items.tolist(), codes.units, kept.tolist(), strict=True
-            )
-            if keep
-        ),
+        units=tuple([f"{item}/{unit}" for item, unit in units]),
         raters=tuple(rater_names[j] for j in columns),
         labels=tuple(map(rows.__getitem__, row_of.tolist())),
     )
@@ -167,32 +149,30 @@ def _weighted_pairs(
     rows: list[tuple[Cell, ...]] = []
     raters = ratings.raters
     columns = list(zip(*ratings.labels, strict=True)) if ratings.labels else []
-    for i, a in enumerate(raters):
-        for j in range(i + 1, len(raters)):
-            shared = [
-                (x, y)
-                for x, y in zip(columns[i], columns[j], strict=True)
-                if x is not None and y is not None
-            ]
-            if not shared:
-                continue
-            k = stats.cohen_kappa(
-                [x for x, _ in shared], [y for _, y in shared], labels=categories, weights=weights
+    for i, j in combinations(range(len(raters)), 2):
+        shared = [
+            (x, y)
+            for x, y in zip(columns[i], columns[j], strict=True)
+            if x is not None and y is not None
+        ]
+        if not shared:
+            continue
+        xs, ys = zip(*shared, strict=True)
+        k = stats.cohen_kappa(list(xs), list(ys), labels=categories, weights=weights)
+        rows.append(
+            (
+                str(raters[i]),
+                str(raters[j]),
+                len(shared),
+                k.value,
+                k.d_o,
+                k.d_e,
+                k.se,
+                k.wald_low,
+                k.wald_high,
+                f"undefined: {k.undefined_reason}" if k.undefined_reason else (k.note or ""),
             )
-            rows.append(
-                (
-                    str(a),
-                    str(raters[j]),
-                    len(shared),
-                    k.value,
-                    k.d_o,
-                    k.d_e,
-                    k.se,
-                    k.wald_low,
-                    k.wald_high,
-                    f"undefined: {k.undefined_reason}" if k.undefined_reason else (k.note or ""),
-                )
-            )
+        )
     return Table(
         f"{slug}-weighted-kappa",
         f"{title}: Cohen's weighted kappa per pair (your agreement weights)",
@@ -350,8 +330,14 @@ def _rater_tables(slug: str, title: str, r: stats.AgreementReport) -> tuple[Tabl
 
 
 def _agreement_section(
-    slug: str, title: str, r: stats.AgreementReport, *, dropped: int, with_charts: bool
+    slug: str,
+    title: str,
+    r: stats.AgreementReport,
+    dropped: int,
+    with_charts: bool,
+    weighted: tuple[Table, ...],
 ) -> Section:
+    """A field's section; `weighted`: its table of the researcher's weighted kappas, if any."""
     excluded = Counter(e.reason for e in r.excluded)
     notes = [
         f"{r.n_units_used} of {r.n_units_total} units have two or more ratings "
@@ -382,7 +368,7 @@ def _agreement_section(
         slug,
         title,
         tuple(notes),
-        (coefficients, per_category, distribution, pairwise, per_rater, *parts),
+        (coefficients, per_category, distribution, pairwise, per_rater, *parts, *weighted),
         tuple(chart_list),
         data=r,
     )

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from django.contrib.staticfiles import finders
 from django.http import HttpRequest
@@ -15,10 +16,7 @@ from .tables import Report
 
 def site_css() -> str:
     path = finders.find("annotation/site.css")
-    if not isinstance(path, str):
-        return ""
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    return Path(path).read_text(encoding="utf-8") if isinstance(path, str) else ""
 
 
 def standalone_html(project: Project, report: Report, request: HttpRequest | None = None) -> str:

@@ -1,9 +1,5 @@
-"""One report-options form for the report pages, the API and `agreement_report`: which
-annotators, domains and dates, real names or pseudonyms, bootstrap resamples, seed, and
-whether to plan the study (the slow planning section, off by default) and how
-(`plan_method`: simulation, the default, or kappaSize's closed form), and the gold method
-(`gold`: the project's by default; majority, dawid_skene, mace or glad), and whether to
-compare the headline figures across gold methods (`sensitivity`, off by default)."""
+"""What a report is built with (`ReportOptions`) and the one form that reads it for the
+report pages, the API and `agreement_report`."""
 
 from __future__ import annotations
 
@@ -25,9 +21,10 @@ MAX_SEED = 2**32 - 1  # numpy's seeds are 32-bit unsigned
 @dataclass(frozen=True)
 class ReportOptions:
     """What a report is built with: which answers (`filters`), usernames or pseudonyms,
-    the bootstrap's resamples and seed, K's rule, charts, and whether and how to plan the
-    study. `build_report` and the report cache take it whole; its repr is the cache key's
-    options part."""
+    the bootstrap's resamples and seed, K's rule, charts, whether and how to plan the study
+    (`plan_method`: simulation or kappaSize's closed form), the gold method and whether to
+    compare the headline figures across gold methods. `build_report` and the report cache
+    take it whole; its repr is the cache key's options part."""
 
     filters: Filters = Filters()
     real_names: bool = False
@@ -39,10 +36,6 @@ class ReportOptions:
     plan_method: str = "simulation"
     gold: str | None = None  # the gold method (gold.METHODS); None: the project's
     sensitivity: bool = False  # compare the headline figures across gold methods
-
-
-def wants_names(value: object) -> bool:
-    return value in (True, "1", "on", "true")
 
 
 class ReportOptionsForm(forms.Form):
@@ -83,7 +76,7 @@ class ReportOptionsForm(forms.Form):
 
     def __init__(self, data: Any = None, *, project: Project) -> None:
         super().__init__(data)
-        real_names = wants_names((data or {}).get("names"))
+        real_names = (data or {}).get("names") in (True, "1", "on", "true")
         annotators: Any = self.fields["annotators"]
         annotators.choices = annotator_choices(project, real_names=real_names)
         domains: Any = self.fields["domains"]

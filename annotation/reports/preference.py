@@ -16,8 +16,7 @@ def preference_rows(
     """(domain, winner, loser, hard, winner position) per judgement between two different
     systems; how many judgements lack the "hard to decide" answer; and how many are on
     items whose two lists have no claim (empty or abstained: nothing to prefer, left out)."""
-    of_kind = {c.field: c for c in answers.of_kind(spec.name) if c.level == "item"}
-    if (choice := of_kind.get("choice")) is None:
+    if (choice := answers.fields.get((spec.name, "item", "choice"))) is None:
         return [], 0, 0
     # (item, annotator, side as compared, position shown) per choice of a list, in order
     annotators = choice.annotators.tolist()
@@ -32,7 +31,7 @@ def preference_rows(
     if not choices:
         return [], 0, 0
     hard: dict[tuple[int, int], bool] = {}
-    if (said := of_kind.get("hard")) is not None:
+    if (said := answers.fields.get((spec.name, "item", "hard"))) is not None:
         who = said.annotators.tolist()
         for item, row in zip(said.items.tolist(), said.codes.tolist(), strict=True):
             hard.update(

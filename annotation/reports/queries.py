@@ -18,8 +18,6 @@ from ..kinds.base import Target
 from ..models import Membership, Project, System, Verdict
 from .tables import Filters
 
-# --------------------------------------------------------------------------- queries
-
 
 def member_names(project: Project, *, real_names: bool) -> dict[int, str]:
     """user id -> what reports call them: "A<n>" unless real names are asked for."""

@@ -1,16 +1,15 @@
 """answers.collector_paused: the report's bulk reads run without the cyclic
-collector, which is back as it was afterwards, also after an error; answers.related moves
-the report's filters to the answers' query. No DB."""
+collector, which is back as it was afterwards, also after an error; answers.fetch and
+chunks on an empty id list."""
 
 from __future__ import annotations
 
 import gc
 
 import pytest
-from django.db.models import Exists, Q
 
-from annotation.answers import chunks, collector_paused, fetch, related
-from annotation.models import Answer, Item, Project
+from annotation.answers import chunks, collector_paused, fetch
+from annotation.models import Item, Project
 
 
 def test_the_collector_is_off_inside_and_back_after() -> None:
@@ -37,19 +36,6 @@ def test_a_collector_that_was_off_stays_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
-
-
-def test_a_filter_moves_to_a_related_model_with_its_logic() -> None:
-    q = Q(item__kind="segment") & ~Q(annotator_id__in=[1, 2]) | Q(item_id=3)
-    moved = related(q, "assignment__")
-    expected = Q(assignment__item__kind="segment") & ~Q(assignment__annotator_id__in=[1, 2])
-    assert moved == expected | Q(assignment__item_id=3)
-    assert related(Q(), "assignment__") == Q()
-
-
-def test_an_expression_is_not_moved() -> None:
-    with pytest.raises(TypeError, match="only plain lookups"):
-        related(Q(Exists(Answer.objects.all())), "assignment__")
 
 
 def test_fetch_and_chunks_give_no_row_for_an_empty_id_list(
