@@ -34,6 +34,7 @@ from . import kinds
 from .hiring.models import regular
 from .kinds import unit_type
 from .models import Assignment, Item, Project
+from .stats.inter_rater import unique_rows
 
 Codes = npt.NDArray[np.int64]
 UnitKey = tuple[int, str, str]  # (item, unit, field)
@@ -73,22 +74,6 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
-
-
-def unique_rows(codes: Codes) -> tuple[Codes, Codes, Codes]:
-    """np.unique(codes, axis=0, return_inverse=True, return_counts=True), for codes of -1
-    or more: each row read as one number in base (largest code + 2), first column most
-    significant, which keeps the rows' order (and is faster than sorting them as rows)."""
-    width = codes.shape[1]
-    base = int(codes.max(initial=-1)) + 2
-    if not codes.size or base**width >= 2**62:
-        distinct, row_of, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
-        return distinct, row_of.reshape(-1), counts
-    keys = (codes + 1) @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
-    _, first, row_of, counts = np.unique(
-        keys, return_index=True, return_inverse=True, return_counts=True
-    )
-    return codes[first], row_of, counts
 
 
 @dataclass(frozen=True, eq=False)

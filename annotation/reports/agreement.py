@@ -8,7 +8,8 @@ from itertools import combinations, compress
 import numpy as np
 
 from .. import charts, kinds, stats
-from ..answers import FieldCodes, unique_rows
+from ..answers import FieldCodes
+from ..stats.inter_rater import unique_rows
 from ..stats.ratings import Ratings
 from .queries import ReportData
 from .tables import Cell, Chart, Section, Table, failed_section

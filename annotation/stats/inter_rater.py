@@ -45,6 +45,7 @@ from .ratings import (
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
 TIE = "tie"
@@ -257,7 +258,7 @@ def _agreement(
     per_unit = counts.sum(axis=1)
     used = per_unit >= 2
     # the distinct count rows of the units with a rating, and how many units have each
-    patterns, freq = _unique_rows(counts[per_unit >= 1])
+    patterns, _, freq = unique_rows(counts[per_unit >= 1])
     delta = _delta_fn(level, categories) if distance is None else custom_delta(distance, categories)
     observed = _coefficients_from_patterns(
         patterns, freq[np.newaxis, :].astype(np.float64), delta=delta
@@ -534,18 +535,20 @@ def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int6
     return codes
 
 
-def _unique_rows(
-    matrix: npt.NDArray[np.int64],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """np.unique(matrix, axis=0, return_counts=True) for integers of -1 or more (codes,
-    counts): each row read as one number, first column most significant, which keeps the
-    rows' lexicographic order; much faster than sorting rows as records."""
-    base, width = int(matrix.max(initial=-1)) + 2, matrix.shape[1]
-    if not matrix.size or base**width >= 2**62:
-        return np.unique(matrix, axis=0, return_counts=True)
-    keys = (matrix + 1) @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
-    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    return matrix[first], counts
+def unique_rows(codes: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """np.unique(codes, axis=0, return_inverse=True, return_counts=True), for codes of -1
+    or more: each row read as one number in base (largest code + 2), first column most
+    significant, which keeps the rows' order (and is faster than sorting them as rows)."""
+    width = codes.shape[1]
+    base = int(codes.max(initial=-1)) + 2
+    if not codes.size or base**width >= 2**62:
+        distinct, row_of, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+        return distinct, row_of.reshape(-1), counts
+    keys = (codes + 1) @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
+    _, first, row_of, counts = np.unique(
+        keys, return_index=True, return_inverse=True, return_counts=True
+    )
+    return codes[first], row_of, counts
 
 
 def _count_matrix(codes: npt.NDArray[np.int64], n_categories: int) -> npt.NDArray[np.int64]:
@@ -857,7 +860,8 @@ def _conger_patterns(
     Conger's chance agreement needs each rater's category shares, which the count
     patterns behind the other intervals do not keep, so its resamples draw whole rows.
     """
-    return _unique_rows(codes[(codes >= 0).any(axis=1)])
+    patterns, _, freq = unique_rows(codes[(codes >= 0).any(axis=1)])
+    return patterns, freq
 
 
 def _conger_from_weights(rows: npt.NDArray[np.int64], weights: FloatArray, q: int) -> FloatArray:

@@ -178,7 +178,7 @@ def test_unique_rows_is_numpys_unique_of_the_rows(
 ) -> None:
     """The one-integer-per-row shortcut gives np.unique(axis=0)'s rows, inverse and
     counts (its reference), also where the keys would overflow and it falls back."""
-    from annotation.answers import unique_rows
+    from annotation.stats.inter_rater import unique_rows
 
     codes = np.random.default_rng(units).integers(-1, largest + 1, (units, annotators))
     rows, row_of, counts = unique_rows(codes)

@@ -128,19 +128,6 @@ def test_text_labels_are_counted_from_the_codes_as_counter_counts_them() -> None
     assert ratings.labels == tuple(tuple(row) for row in matrix)
 
 
-def test_unique_rows_are_numpys_rows_in_numpys_order() -> None:
-    # the agreement's patterns: each row read as one number must give np.unique's rows,
-    # order and counts (codes with -1 for missing, counts; wide rows fall back to numpy)
-    from annotation.stats.inter_rater import _unique_rows
-
-    rng = np.random.default_rng(5)
-    for low, high, width in [(-1, 4, 3), (0, 9, 6), (-1, 2, 40), (0, 1000, 9)]:
-        matrix = rng.integers(low, high, size=(500, width))
-        rows, counts = _unique_rows(matrix)
-        expected_rows, expected_counts = np.unique(matrix, axis=0, return_counts=True)
-        assert np.array_equal(rows, expected_rows) and np.array_equal(counts, expected_counts)
-
-
 def test_distinct_rows_are_read_by_value_and_survive_pickling() -> None:
     """The encoding reads each distinct row once: rows shared by units and copies of
     them are the same rows and give the same report, also after pickling."""
