@@ -202,6 +202,15 @@ _MODELS: dict[str, tuple[str, dict[str, Any]]] = {
 MODELS = tuple(_MODELS)  # the annotator models (`posteriors`)
 
 
+def _options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """`method`'s options: ours (`_MODELS`) with `options` over them; an option the model
+    does not have is a TypeError naming it, whether or not there is anything to fit."""
+    name, defaults = _MODELS[method]
+    if unknown := sorted(set(options) - set(defaults)):
+        raise TypeError(f"{method}: no option {unknown}; its options are {sorted(defaults)}")
+    return {**defaults, **options}
+
+
 def _fit(
     method: str, frame: pd.DataFrame, truth: pd.Series | None, options: Mapping[str, Any]
 ) -> Any:
@@ -209,9 +218,9 @@ def _fit(
     `truth` (task -> label code) anchors Dawid-Skene."""
     from crowdkit import aggregation
 
-    name, defaults = _MODELS[method]
+    settings = _options(method, options)
     with _library():
-        model = getattr(aggregation, name)(**{**defaults, **options})
+        model = getattr(aggregation, _MODELS[method][0])(**settings)
         return model.fit(frame, truth) if method == DAWID_SKENE else model.fit(frame)
 
 
@@ -225,6 +234,7 @@ def _estimate(
     posterior and each annotator's reliability as the model has it."""
     import pandas as pd
 
+    _options(method, options)
     rows = _rows(labels)
     seen = order_categories({label for _, _, label in rows})
     counts = Counter(unit for unit, _, _ in rows)
@@ -345,6 +355,7 @@ def posteriors(
     if method not in MODELS:
         raise ValueError(f"unknown annotator model {method!r}; one of {', '.join(MODELS)}")
     _refuse_known(method, known)
+    _options(method, options)
     out = np.zeros((int(units.max(initial=-1)) + 1, n_labels))
     if not len(units):
         return out

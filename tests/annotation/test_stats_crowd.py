@@ -263,3 +263,16 @@ def test_unknown_method_and_empty_input() -> None:
         crowd.estimate("vote", TOY)
     for method in crowd.METHODS:
         assert crowd.estimate(method, []).units == {}
+
+
+def test_an_option_the_model_does_not_have_is_refused_even_without_labels() -> None:
+    import numpy as np
+
+    with pytest.raises(TypeError, match=r"dawid_skene: no option \['foo'\]"):
+        crowd.dawid_skene([], foo=1)
+    with pytest.raises(TypeError, match=r"mace: no option \['tol'\]; its options are"):
+        crowd.estimate("mace", TOY, tol=1e-3)
+    codes = np.array([0, 0, 1, 1])
+    with pytest.raises(TypeError, match=r"glad: no option \['random_state'\]"):
+        crowd.posteriors("glad", codes, np.array([0, 1, 0, 1]), codes, 2, random_state=1)
+    assert crowd.mace(TOY, n_restarts=2).units  # an option it has is taken
