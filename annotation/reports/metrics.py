@@ -493,10 +493,7 @@ def _correlations(
     """(score A, score B) -> their correlations per example, per source model and per
     source model and domain; only pairs that share a response."""
     pairings: dict[tuple[str, str], list[correlation.Pairing]] = {}
-    draws: dict[
-        tuple[int, int, tuple[int, ...]], list[resampling.FloatArray]
-    ] = {}  # shared resamples
-    responses: resampling.Draws = {}  # the same for the example level
+    draws: correlation.SystemDraws = {}  # shared resamples
     table = correlation.ScoreTable(scores)
     system_levels = [  # each response's system, per level
         (table.systems(scored.model_of), "system: source model"),
@@ -506,9 +503,7 @@ def _correlations(
         if not table.present[b][table.order[a]].any():
             continue
         pairings[(a, b)] = [
-            correlation.example_pairing(
-                table, a, b, bootstrap=bootstrap, seed=seed, draws=responses
-            ),
+            correlation.example_pairing(table, a, b, bootstrap=bootstrap, seed=seed),
             *(
                 correlation.system_pairing(
                     table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws

@@ -20,13 +20,14 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse as scipy_sparse
 from scipy import stats as scipy_stats
 
 from pipeline.score import f1_at_k, median_k
 
 from .classification import SUPPORTED, UNSUPPORTED, normalise_verdict
 from .inter_rater import percentile_cis
-from .resampling import CONFIDENCE, Draws, FloatArray, draw_counts, seeded_chunks
+from .resampling import CONFIDENCE, DRAWS_BYTES, Counts, FloatArray, draw_counts, seeded_counts
 
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
 
@@ -107,6 +108,7 @@ class Correlation:
 
 
 Replicates = dict[str, FloatArray]  # coefficient name -> its value on each resample
+SystemDraws = dict[tuple[int, int, tuple[int, ...]], list[Counts]]  # (seed, resamples, sizes)
 COEFFICIENTS = ("pearson", "spearman", "kendall")
 
 
@@ -407,6 +409,17 @@ class ScoreTable:
             present[order] = True
             self.order[name], self.values[name], self.present[name] = order, column, present
         self._parts: dict[tuple[str, bytes], SystemParts] = {}
+        self._counts: dict[tuple[int, int, int], Counts] = {}
+
+    def counts(self, seed: int, n: int, bootstrap: int) -> Counts:
+        """`resampling.seeded_counts` transposed (responses x resamples), drawn once for
+        every pair with as many responses (kept up to DRAWS_BYTES)."""
+        counts = self._counts.get((seed, n, bootstrap))
+        if counts is None:
+            counts = np.ascontiguousarray(seeded_counts(seed, n, bootstrap).T)
+            if sum(c.nbytes for c in self._counts.values()) + counts.nbytes <= DRAWS_BYTES:
+                self._counts[(seed, n, bootstrap)] = counts
+        return counts
 
     def both(self, a: str, b: str) -> npt.NDArray[np.intp]:
         """The responses a and b both scored, in a's order (as `[k for k in x if k in y]`)."""
@@ -421,7 +434,7 @@ class ScoreTable:
         return codes, names
 
     def system_parts(
-        self, name: str, rows: npt.NDArray[np.intp], starts: Sequence[int], counts: list[FloatArray]
+        self, name: str, rows: npt.NDArray[np.intp], starts: Sequence[int], counts: list[Counts]
     ) -> SystemParts:
         """The parts of the system-level coefficients (`system_parts`) of scoring `name`
         on its resampled system means and, as a last row, its observed ones: each system's
@@ -467,7 +480,7 @@ def rationals(values: FloatArray) -> Rationals:
 
 def exact_mean(
     values: Sequence[float] | FloatArray,
-    counts: FloatArray | None = None,
+    counts: FloatArray | Counts | None = None,
     parts: Rationals | None = None,
 ) -> float:
     """sum(count x score) / sum(count) in exact arithmetic on the scores' fractions
@@ -487,7 +500,9 @@ def exact_mean(
     return float(total / int(c.sum()))
 
 
-def tied_means_exact(values: Sequence[FloatArray], counts: Sequence[FloatArray]) -> FloatArray:
+def tied_means_exact(
+    values: Sequence[FloatArray], counts: Sequence[FloatArray | Counts]
+) -> FloatArray:
     """Rows x systems: each system's mean score in each resample (system j's `values`
     counted `counts[j]` times in a row, a row per resample) and, as a last row, its
     observed mean. Computed in floating point, then each mean within the error bound of
@@ -580,11 +595,8 @@ def example_pairing(
     *,
     bootstrap: int = 1000,
     seed: int = 0,
-    draws: Draws | None = None,
 ) -> Pairing:
-    """What `correlate_many` takes for `example_correlation_of`. `draws` keeps the
-    responses' resample counts for the next pair with as many responses (the same
-    counts as a fresh draw: resampling.seeded_chunks)."""
+    """What `correlate_many` takes for `example_correlation_of`."""
     rows = table.both(a, b)
     xv, yv = table.values[a][rows], table.values[b][rows]
     replicates = None
@@ -601,16 +613,14 @@ def example_pairing(
         by_appearance = np.argsort(first)
         number = np.empty(len(first), dtype=np.intp)
         number[by_appearance] = np.arange(len(first))
-        point = number[inverse.ravel()]
         # how often each point is drawn: its responses' counts summed (whole numbers,
-        # exact; one bincount per chunk, each row's points shifted by K times its
-        # row); the observed points, each counted as often as it occurs, last
-        k = len(first)
-        w = np.empty((bootstrap + 1, k))
-        for start, counts in seeded_chunks(seed, len(rows), bootstrap, draws):
-            shifted = point + k * np.arange(len(counts))[:, None]
-            summed = np.bincount(shifted.ravel(), counts.ravel(), len(counts) * k)
-            w[start : start + len(counts)] = summed.reshape(len(counts), k)
+        # exact; the points x responses indicator times the responses' counts); the
+        # observed points, each counted as often as it occurs, last
+        indicator = scipy_sparse.csr_array(
+            (np.ones(len(rows)), (number[inverse.ravel()], np.arange(len(rows))))
+        )
+        w = np.empty((bootstrap + 1, len(first)))
+        w[:-1] = (indicator @ table.counts(seed, len(rows), bootstrap)).T
         w[-1] = freq[by_appearance]
         both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
         replicates = (
@@ -629,7 +639,7 @@ def system_correlation(
     level: str,
     bootstrap: int = 1000,
     seed: int = 0,
-    draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
+    draws: SystemDraws | None = None,
 ) -> Correlation:
     """Per system: each system's mean score over the responses both scorings scored;
     `systems` maps a response to its system (e.g. its source model). `draws` keeps the
@@ -656,7 +666,7 @@ def system_correlation_of(
     level: str,
     bootstrap: int = 1000,
     seed: int = 0,
-    draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
+    draws: SystemDraws | None = None,
 ) -> Correlation:
     """`system_correlation` of scorings a and b of `table`."""
     pairing = system_pairing(
@@ -681,7 +691,7 @@ def system_pairing(
     level: str,
     bootstrap: int = 1000,
     seed: int = 0,
-    draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
+    draws: SystemDraws | None = None,
 ) -> Pairing:
     """What `correlate_many` takes for `system_correlation_of`; `systems` is
     `table.systems` of the responses' systems (computed once for every pair)."""
