@@ -233,8 +233,7 @@ def _spearman_pairs(xs: FloatArray, ys: FloatArray) -> tuple[list[float], list[f
     )
 
 
-# At most this many pairs per spearmanr call: it computes the (2 x pairs)^2 matrix of
-# every row against every other (3,000 pairs: 1.5 GB and 8 s; 100: 2 MB)
+# At most this many pairs per spearmanr call: it computes every row against every other
 SPEARMAN_BATCH = 100
 
 
@@ -314,7 +313,7 @@ def _discordant(weights: FloatArray, b: FloatArray) -> FloatArray:
         keys = key[left]
         cumulated = np.zeros((len(left) + 1, weights.shape[1]))
         cumulated[1:] = weights[left]
-        for i in range(2, len(cumulated)):  # np.cumsum(axis=0), which is 3-4 times slower
+        for i in range(2, len(cumulated)):  # faster than np.cumsum(axis=0) on these rows
             cumulated[i] += cumulated[i - 1]
         q = np.flatnonzero(right)
         above = np.searchsorted(keys, key[q], "right")  # the left points with a larger b
@@ -389,7 +388,7 @@ class ScoreTable:
     """Scorings of the same responses as arrays over one index of responses: each pair's
     correlations take the responses both scored with numpy, not a loop over responses,
     and the system level's resampled means of a scoring are computed once for every pair
-    with the same responses (`example_correlation_of`, `system_correlation_of`)."""
+    with the same responses (`example_pairing`, `system_pairing`)."""
 
     def __init__(self, scores: Mapping[str, Mapping[Hashable, float]]) -> None:
         index: dict[Hashable, int] = {}
@@ -576,16 +575,8 @@ def example_correlation(
     """Per response, on the responses both scorings scored. A resample draws the responses
     with replacement: default_rng(seed).integers(0, n, (bootstrap, n)), the same draws
     for every pair with as many responses (reference.example_draws)."""
-    return example_correlation_of(
-        ScoreTable({"x": x, "y": y}), "x", "y", bootstrap=bootstrap, seed=seed
-    )
-
-
-def example_correlation_of(
-    table: ScoreTable, a: str, b: str, *, bootstrap: int = 1000, seed: int = 0
-) -> Correlation:
-    """`example_correlation` of scorings a and b of `table`."""
-    return correlate_many([example_pairing(table, a, b, bootstrap=bootstrap, seed=seed)])[0]
+    table = ScoreTable({"x": x, "y": y})
+    return correlate_many([example_pairing(table, "x", "y", bootstrap=bootstrap, seed=seed)])[0]
 
 
 def example_pairing(
@@ -596,7 +587,7 @@ def example_pairing(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> Pairing:
-    """What `correlate_many` takes for `example_correlation_of`."""
+    """What `correlate_many` takes for `example_correlation` of scorings a and b."""
     rows = table.both(a, b)
     xv, yv = table.values[a][rows], table.values[b][rows]
     replicates = None
@@ -645,39 +636,10 @@ def system_correlation(
     `systems` maps a response to its system (e.g. its source model). `draws` keeps the
     resamples' counts between calls with the same seed and system sizes (the same draws
     as a fresh call: rng.integers per system, in the systems' order)."""
-    return system_correlation_of(
-        ScoreTable({"x": x, "y": y}),
-        "x",
-        "y",
-        systems,
-        level=level,
-        bootstrap=bootstrap,
-        seed=seed,
-        draws=draws,
-    )
-
-
-def system_correlation_of(
-    table: ScoreTable,
-    a: str,
-    b: str,
-    systems: Mapping[Hashable, str],
-    *,
-    level: str,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    draws: SystemDraws | None = None,
-) -> Correlation:
-    """`system_correlation` of scorings a and b of `table`."""
+    table = ScoreTable({"x": x, "y": y})
+    codes = table.systems(systems)
     pairing = system_pairing(
-        table,
-        a,
-        b,
-        table.systems(systems),
-        level=level,
-        bootstrap=bootstrap,
-        seed=seed,
-        draws=draws,
+        table, "x", "y", codes, level=level, bootstrap=bootstrap, seed=seed, draws=draws
     )
     return correlate_many([pairing])[0]
 
@@ -693,8 +655,8 @@ def system_pairing(
     seed: int = 0,
     draws: SystemDraws | None = None,
 ) -> Pairing:
-    """What `correlate_many` takes for `system_correlation_of`; `systems` is
-    `table.systems` of the responses' systems (computed once for every pair)."""
+    """What `correlate_many` takes for `system_correlation` of scorings a and b; `systems`
+    is `table.systems` of the responses' systems (computed once for every pair)."""
     rows = table.both(a, b)
     codes, all_names = systems
     rows = rows[codes[rows] >= 0]
