@@ -139,10 +139,10 @@ def correlate(
 
 
 def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
-    """`correlate` of each pairing: scipy's pearsonr once for the pairings with as many
-    points (its axis= form: the same values as one call each), spearmanr's 2-D form once
-    for those pairings (`_spearman_pairs`), kendalltau per pairing, and the percentile
-    intervals of every resampled coefficient (`percentile_cis`)."""
+    """`correlate` of each pairing: scipy's pearsonr and kendalltau once for the pairings
+    with as many points (their axis= form: the same values as one call each), spearmanr's
+    2-D form once for those pairings (`_spearman_pairs`), and the percentile intervals of
+    every resampled coefficient (`percentile_cis`)."""
     found: list[Correlation] = []
     blank = CorrelationCoefficient(None)
     defined: dict[int, list[int]] = defaultdict(list)  # points -> pairings
@@ -165,19 +165,19 @@ def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
         ys = np.array([pairings[i].y for i in same], dtype=np.float64)
         pearson = scipy_stats.pearsonr(xs, ys, axis=1)
         rhos = _spearman_pairs(xs, ys)
-        for i, x, y, r, p, rho, p_rho in zip(
+        tau = scipy_stats.kendalltau(xs, ys, axis=1)
+        for i, r, p, rho, p_rho, t, p_t in zip(
             same,
-            xs,
-            ys,
             pearson.statistic.tolist(),
             pearson.pvalue.tolist(),
             *rhos,
+            tau.statistic.tolist(),
+            tau.pvalue.tolist(),
             strict=True,
         ):
             statistics[(i, "pearson")] = (r, p)
             statistics[(i, "spearman")] = (rho, p_rho)
-            result = scipy_stats.kendalltau(x, y)
-            statistics[(i, "kendall")] = (float(result.statistic), float(result.pvalue))
+            statistics[(i, "kendall")] = (t, p_t)
     resampled: dict[tuple[int, str], FloatArray] = {}
     for same in defined.values():
         for i in same:
