@@ -611,7 +611,9 @@ def example_pairing(
             (np.ones(len(rows)), (number[inverse.ravel()], np.arange(len(rows))))
         )
         w = np.empty((bootstrap + 1, len(first)))
-        w[:-1] = (indicator @ table.counts(seed, len(rows), bootstrap)).T
+        counts = table.counts(seed, len(rows), bootstrap)
+        for start in range(0, bootstrap, 100):  # as floats, 100 resamples at a time
+            w[start : min(start + 100, bootstrap)] = (indicator @ counts[:, start : start + 100]).T
         w[-1] = freq[by_appearance]
         both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
         replicates = (
