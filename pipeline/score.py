@@ -5,10 +5,11 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from pipeline.types import ERROR, UNPARSED, ResponseResult
+from pipeline.types import ERROR, SUPPORTED, UNPARSED, ResponseResult
 
 # What the released VeriScore 2.0.3 does with a response the reference mode scores: a
 # claimless one makes its utils.py divide S by |C| = 0; an abstention first in the file
@@ -104,7 +105,35 @@ def f1_at_k(supported: int, claims: int, k: float) -> tuple[float, float, float]
 MODES = ("default", "reference")
 
 
-def left_out(r: ResponseResult, mode: str = "default") -> bool:
+class Counted(NamedTuple):
+    """What scoring reads of a response (a ResponseResult's fields and counts), for a
+    caller that has its verdict labels and no claims (the report, from stored verdicts)."""
+
+    id: str
+    model: str
+    domain: str
+    abstained: bool
+    extractor: str
+    n_claims: int
+    n_supported: int
+    n_unverified: int
+    incomplete: bool
+
+    @classmethod
+    def of_labels(
+        cls, who: tuple[str, str, str, bool, str], labels: list[str], n_claims: int
+    ) -> Counted:
+        """`who` (id, model, domain, abstained, extractor) with n_claims claims, the first
+        with these verdict labels, the rest none: counted as ResponseResult counts them."""
+        blank = max(n_claims - len(labels), 0)
+        unverified = blank + labels.count(UNPARSED) + labels.count(ERROR)
+        return cls(*who, len(labels) + blank, labels.count(SUPPORTED), unverified, ERROR in labels)
+
+
+Scored = ResponseResult | Counted  # what score_results takes
+
+
+def left_out(r: Scored, mode: str = "default") -> bool:
     """Not scored: some of its calls failed, or (default mode) a verdict is unparsed or
     missing. P is always S / |C| (paper §2): never rescored on a smaller |C|."""
     if r.abstained:
@@ -114,14 +143,14 @@ def left_out(r: ResponseResult, mode: str = "default") -> bool:
     return mode == "default" and r.n_unverified > 0
 
 
-def _veriscore(r: ResponseResult, mode: str) -> bool:
+def _veriscore(r: Scored, mode: str) -> bool:
     """Scored as the released VeriScore scores (its crashes listed): the reference mode,
     but not VeriFastScore's (its released score is verifastscore.released_scores)."""
     return mode == "reference" and r.extractor != "verifastscore"
 
 
 def score_response(
-    r: ResponseResult, k: float | None, *, mode: str = "default", out: bool | None = None
+    r: Scored, k: float | None, *, mode: str = "default", out: bool | None = None
 ) -> ResponseScore:
     """`out`: left_out(r, mode) when the caller has it."""
     out = left_out(r, mode) if out is None else out
@@ -153,7 +182,7 @@ def _mean(values: list[float | None], scale: float = 1.0) -> float | None:
 
 
 def score_results(
-    results: list[ResponseResult],
+    results: Sequence[Scored],
     *,
     fixed_k: float | None = None,
     k_rule: str = "upper",
@@ -215,7 +244,7 @@ def score_results(
     )
 
 
-def released_figures(results: list[ResponseResult], outs: list[bool]) -> dict[str, Any]:
+def released_figures(results: Sequence[Scored], outs: list[bool]) -> dict[str, Any]:
     """What the released VeriScore 2.0.3 prints at the end of a run (utils.get_veriscore),
     computed as it computes it: per response the triplet (supported, |C|, sentences); per
     domain K_median = the sorted claim counts' element n//2 and K_max their largest, over

@@ -1,4 +1,5 @@
-"""Report sections comparing metrics with each other (stats.metric_comparison does the numbers):
+"""Report sections comparing metrics with each other (stats.claim_lists and stats.correlation
+do the numbers):
 
 - "Extractor against extractor": every two extraction systems on the documents both
   extracted claims from, per sentence when both lists are sentence-aligned, else per
@@ -6,9 +7,6 @@
 - "Score against score": every two scoring systems (a verifier, an imported reference
   such as FActScore's human labels, or the annotators' gold labels, on one extractor's
   claims; FActScore or F1@K) over the same responses, per example and per system.
-
-Hooked into reports.build_report, so the page, the API, the exports and
-`agreement_report` carry these sections like the others.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ import random
 from collections import defaultdict
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from django.db.models import Count
 
@@ -39,26 +36,7 @@ MAX_SCATTER_POINTS = 500
 
 
 def metric_sections(data: ReportData) -> list[Section]:
-    # build_report runs every section with one BLAS thread: the resampling's matrix
-    # products are small (idle BLAS threads would spin on the other cores).
-    sections = []
-    extraction = _extraction_section(
-        data.project, data.filters, bootstrap=data.bootstrap, seed=data.seed
-    )
-    if extraction:
-        sections.append(extraction)
-    scores = _score_section(
-        data.project,
-        data.filters,
-        data,
-        bootstrap=data.bootstrap,
-        seed=data.seed,
-        with_charts=data.with_charts,
-        k_rule=data.k_rule,
-    )
-    if scores:
-        sections.append(scores)
-    return sections
+    return [s for s in (_extraction_section(data), _score_section(data)) if s]
 
 
 # --------------------------------------------------------------------------- extraction
@@ -205,10 +183,9 @@ def _densities(
     return found
 
 
-def _extraction_section(
-    project: Project, filters: Filters, *, bootstrap: int, seed: int
-) -> Section | None:
-    ex = _extractions(project, filters)
+def _extraction_section(data: ReportData) -> Section | None:
+    bootstrap, seed = data.bootstrap, data.seed
+    ex = _extractions(data.project, data.filters)
     if ex is None:
         return None
     names = ex.names
@@ -216,7 +193,6 @@ def _extraction_section(
     draws: resampling.Draws = {}
     similarities = _similarities(ex, bootstrap=bootstrap, seed=seed, draws=draws)
     densities = _densities(ex, bootstrap=bootstrap, seed=seed, draws=draws)
-    data: dict[str, Any] = {"pairs": similarities, "density": densities}
     pair_table = _similarity_table(similarities)
     tables = [pair_table] if pair_table else []
     tables.append(_density_table(densities))
@@ -238,7 +214,7 @@ def _extraction_section(
         "Extractor against extractor",
         tuple(notes),
         tuple(tables),
-        data=data,
+        data={"pairs": similarities, "density": densities},
     )
 
 
@@ -421,7 +397,8 @@ class _Scored:
     model_domain: dict[Hashable, str]  # document -> "source model / domain"
 
 
-def _scored(project: Project, filters: Filters, data: ReportData) -> _Scored | None:
+def _scored(data: ReportData) -> _Scored | None:
+    project, filters = data.project, data.filters
     # (label source, claim list) -> claim -> label: the verifiers' and references' verdicts
     # on claims (read once per report; the domain filter applies below: only the lists of
     # the filtered documents are scored)
@@ -493,10 +470,7 @@ def _correlations(
     """(score A, score B) -> their correlations per example, per source model and per
     source model and domain; only pairs that share a response."""
     pairings: dict[tuple[str, str], list[correlation.Pairing]] = {}
-    draws: dict[
-        tuple[int, int, tuple[int, ...]], list[resampling.FloatArray]
-    ] = {}  # shared resamples
-    responses: resampling.Draws = {}  # the same for the example level
+    draws: correlation.SystemDraws = {}  # shared resamples
     table = correlation.ScoreTable(scores)
     system_levels = [  # each response's system, per level
         (table.systems(scored.model_of), "system: source model"),
@@ -506,9 +480,7 @@ def _correlations(
         if not table.present[b][table.order[a]].any():
             continue
         pairings[(a, b)] = [
-            correlation.example_pairing(
-                table, a, b, bootstrap=bootstrap, seed=seed, draws=responses
-            ),
+            correlation.example_pairing(table, a, b, bootstrap=bootstrap, seed=seed),
             *(
                 correlation.system_pairing(
                     table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws
@@ -539,17 +511,9 @@ def _scatter_charts(
     return chart_list
 
 
-def _score_section(
-    project: Project,
-    filters: Filters,
-    data: ReportData,
-    *,
-    bootstrap: int,
-    seed: int,
-    with_charts: bool,
-    k_rule: str,
-) -> Section | None:
-    scored = _scored(project, filters, data)
+def _score_section(data: ReportData) -> Section | None:
+    bootstrap, seed, k_rule = data.bootstrap, data.seed, data.k_rule
+    scored = _scored(data)
     if scored is None:
         return None
     scores, system_rows = _scorings(scored, k_rule=k_rule)
@@ -559,7 +523,7 @@ def _score_section(
     correlations = _correlations(scores, scored, bootstrap=bootstrap, seed=seed)
     found = {(a, b, c.level): c for (a, b), levels in correlations.items() for c in levels}
     corr_table = _correlation_table(correlations)
-    chart_list = _scatter_charts(correlations, seed=seed) if with_charts else []
+    chart_list = _scatter_charts(correlations, seed=seed) if data.with_charts else []
     tables = [
         Table(
             "score-systems",

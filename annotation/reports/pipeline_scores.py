@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from pipeline import score as pipeline_score
-from pipeline.types import Claim as PipelineClaim
-from pipeline.types import ClaimResult, ResponseResult
-from pipeline.types import Verdict as PipelineVerdict
+from pipeline.score import Counted, Scored
 
 from .. import stats
 from ..answers import fetch
@@ -25,11 +23,8 @@ from .verifiers import slugify
 # --------------------------------------------------------------------------- pipeline
 
 
-_BLANK_CLAIM = PipelineClaim("", 0, "")
-
-
 def score_run(
-    results: list[ResponseResult], config: dict[str, Any] | None, *, k_rule: str = "upper"
+    results: Sequence[Scored], config: dict[str, Any] | None, *, k_rule: str = "upper"
 ) -> pipeline_score.ScoresTable:
     """A run's responses scored as its run page scores them: with the run's mode and fixed
     K (`config`, a PipelineRun's). None (verdicts imported, no run): the default mode, K by
@@ -136,13 +131,12 @@ def pipeline_section(data: ReportData) -> Section | None:
         )
     )
     tables: list[Table] = []
-    shared: dict[str | None, ClaimResult] = {}  # claim objects, see _response
     scores_of: dict[tuple[str, str], pipeline_score.ScoresTable] = {}
     for verifier in sorted(labels):
         config = configs.get(verifier)
         # the run's extractor (veriscore, atomic...) as the run's own results name it
         kind = str(config.get("extractor", "")) if config else ""
-        by_extractor = _results(verifier, kind, labels[verifier], info, sizes, shared)
+        by_extractor = _results(kind, labels[verifier], info, sizes)
         for extractor, results in sorted(by_extractor.items()):
             scores = score_run(results, config, k_rule=k_rule)
             scores_of[(verifier, extractor)] = scores
@@ -200,16 +194,15 @@ def _verifier_labels(
 
 
 def _results(
-    verifier: str,
     kind: str,
     verified_lists: dict[int, list[str]],
     info: dict[int, tuple[str, str, str, str, bool]],
     sizes: dict[int, int],
-    shared: dict[str | None, ClaimResult],
-) -> dict[str, list[ResponseResult]]:
-    """extractor -> the responses `verifier` scored, as a run's results."""
+) -> dict[str, list[Counted]]:
+    """extractor -> the responses a verifier scored (its labels per list), as a run's
+    results (`kind`: the run's extractor, if a run made the verifier)."""
     seen_extractors = {info[list_id][3] for list_id in verified_lists}
-    by_extractor: dict[str, list[ResponseResult]] = defaultdict(list)
+    by_extractor: dict[str, list[Counted]] = defaultdict(list)
     # in the lists' order (a run's order); abstained and claimless responses have no
     # claim to verify but are responses of the extractor's lists, as in the run
     for list_id, (external, model, domain, extractor, abstained) in sorted(info.items()):
@@ -220,16 +213,10 @@ def _results(
         if verdict_labels is None and not abstained and n_claims:
             continue  # a list nobody verified is not a response of the table
         by_extractor[extractor].append(
-            _response(
-                external,
-                model,
-                domain,
-                abstained,
-                0 if abstained else n_claims,
+            Counted.of_labels(
+                (external, model or "(unknown model)", domain, abstained, kind or extractor),
                 verdict_labels or [],
-                kind or extractor,
-                verifier,
-                shared,
+                0 if abstained else n_claims,
             )
         )
     return by_extractor
@@ -268,44 +255,6 @@ def factscore_section(data: ReportData) -> list[Section]:
             (table,),
         )
     ]
-
-
-def _response(
-    external: str,
-    model: str,
-    domain: str,
-    abstained: bool,
-    n_claims: int,
-    labels: list[str],
-    extractor: str,
-    verifier: str,
-    shared: dict[str | None, ClaimResult] | None = None,
-) -> ResponseResult:
-    # scoring only reads them: one claim object per label (a few distinct labels) and
-    # one unverified, shared by the section's responses (`shared`)
-    shared = {} if shared is None else shared
-    for label in labels:
-        if label not in shared:
-            shared[label] = ClaimResult(_BLANK_CLAIM, verdict=PipelineVerdict(label, "", True))
-    if None not in shared:
-        shared[None] = ClaimResult(_BLANK_CLAIM)
-    claims = [shared[label] for label in labels]
-    claims += [shared[None]] * max(n_claims - len(labels), 0)
-    return ResponseResult(
-        id=external,
-        response="",
-        question=None,
-        model=model or "(unknown model)",
-        domain=domain,
-        abstained=abstained,
-        extractor=extractor,
-        extraction_model="",
-        verification_model=verifier,
-        prompt_version="",
-        label_mode="",
-        retriever="",
-        claims=claims,
-    )
 
 
 def _k(k: float | None) -> Cell:

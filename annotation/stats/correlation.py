@@ -20,13 +20,14 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse as scipy_sparse
 from scipy import stats as scipy_stats
 
 from pipeline.score import f1_at_k, median_k
 
 from .classification import SUPPORTED, UNSUPPORTED, normalise_verdict
 from .inter_rater import percentile_cis
-from .resampling import CONFIDENCE, Draws, FloatArray, draw_counts, seeded_chunks
+from .resampling import CONFIDENCE, DRAWS_BYTES, Counts, FloatArray, draw_counts, seeded_counts
 
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
 
@@ -107,6 +108,7 @@ class Correlation:
 
 
 Replicates = dict[str, FloatArray]  # coefficient name -> its value on each resample
+SystemDraws = dict[tuple[int, int, tuple[int, ...]], list[Counts]]  # (seed, resamples, sizes)
 COEFFICIENTS = ("pearson", "spearman", "kendall")
 
 
@@ -137,10 +139,10 @@ def correlate(
 
 
 def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
-    """`correlate` of each pairing: scipy's pearsonr once for the pairings with as many
-    points (its axis= form: the same values as one call each), spearmanr's 2-D form once
-    for those pairings (`_spearman_pairs`), kendalltau per pairing, and the percentile
-    intervals of every resampled coefficient (`percentile_cis`)."""
+    """`correlate` of each pairing: scipy's pearsonr and kendalltau once for the pairings
+    with as many points (their axis= form: the same values as one call each), spearmanr's
+    2-D form once for those pairings (`_spearman_pairs`), and the percentile intervals of
+    every resampled coefficient (`percentile_cis`)."""
     found: list[Correlation] = []
     blank = CorrelationCoefficient(None)
     defined: dict[int, list[int]] = defaultdict(list)  # points -> pairings
@@ -163,19 +165,19 @@ def correlate_many(pairings: Sequence[Pairing]) -> list[Correlation]:
         ys = np.array([pairings[i].y for i in same], dtype=np.float64)
         pearson = scipy_stats.pearsonr(xs, ys, axis=1)
         rhos = _spearman_pairs(xs, ys)
-        for i, x, y, r, p, rho, p_rho in zip(
+        tau = scipy_stats.kendalltau(xs, ys, axis=1)
+        for i, r, p, rho, p_rho, t, p_t in zip(
             same,
-            xs,
-            ys,
             pearson.statistic.tolist(),
             pearson.pvalue.tolist(),
             *rhos,
+            tau.statistic.tolist(),
+            tau.pvalue.tolist(),
             strict=True,
         ):
             statistics[(i, "pearson")] = (r, p)
             statistics[(i, "spearman")] = (rho, p_rho)
-            result = scipy_stats.kendalltau(x, y)
-            statistics[(i, "kendall")] = (float(result.statistic), float(result.pvalue))
+            statistics[(i, "kendall")] = (t, p_t)
     resampled: dict[tuple[int, str], FloatArray] = {}
     for same in defined.values():
         for i in same:
@@ -231,8 +233,7 @@ def _spearman_pairs(xs: FloatArray, ys: FloatArray) -> tuple[list[float], list[f
     )
 
 
-# At most this many pairs per spearmanr call: it computes the (2 x pairs)^2 matrix of
-# every row against every other (3,000 pairs: 1.5 GB and 8 s; 100: 2 MB)
+# At most this many pairs per spearmanr call: it computes every row against every other
 SPEARMAN_BATCH = 100
 
 
@@ -312,7 +313,7 @@ def _discordant(weights: FloatArray, b: FloatArray) -> FloatArray:
         keys = key[left]
         cumulated = np.zeros((len(left) + 1, weights.shape[1]))
         cumulated[1:] = weights[left]
-        for i in range(2, len(cumulated)):  # np.cumsum(axis=0), which is 3-4 times slower
+        for i in range(2, len(cumulated)):  # faster than np.cumsum(axis=0) on these rows
             cumulated[i] += cumulated[i - 1]
         q = np.flatnonzero(right)
         above = np.searchsorted(keys, key[q], "right")  # the left points with a larger b
@@ -387,7 +388,7 @@ class ScoreTable:
     """Scorings of the same responses as arrays over one index of responses: each pair's
     correlations take the responses both scored with numpy, not a loop over responses,
     and the system level's resampled means of a scoring are computed once for every pair
-    with the same responses (`example_correlation_of`, `system_correlation_of`)."""
+    with the same responses (`example_pairing`, `system_pairing`)."""
 
     def __init__(self, scores: Mapping[str, Mapping[Hashable, float]]) -> None:
         index: dict[Hashable, int] = {}
@@ -407,6 +408,17 @@ class ScoreTable:
             present[order] = True
             self.order[name], self.values[name], self.present[name] = order, column, present
         self._parts: dict[tuple[str, bytes], SystemParts] = {}
+        self._counts: dict[tuple[int, int, int], Counts] = {}
+
+    def counts(self, seed: int, n: int, bootstrap: int) -> Counts:
+        """`resampling.seeded_counts` transposed (responses x resamples), drawn once for
+        every pair with as many responses (kept up to DRAWS_BYTES)."""
+        counts = self._counts.get((seed, n, bootstrap))
+        if counts is None:
+            counts = np.ascontiguousarray(seeded_counts(seed, n, bootstrap).T)
+            if sum(c.nbytes for c in self._counts.values()) + counts.nbytes <= DRAWS_BYTES:
+                self._counts[(seed, n, bootstrap)] = counts
+        return counts
 
     def both(self, a: str, b: str) -> npt.NDArray[np.intp]:
         """The responses a and b both scored, in a's order (as `[k for k in x if k in y]`)."""
@@ -421,7 +433,7 @@ class ScoreTable:
         return codes, names
 
     def system_parts(
-        self, name: str, rows: npt.NDArray[np.intp], starts: Sequence[int], counts: list[FloatArray]
+        self, name: str, rows: npt.NDArray[np.intp], starts: Sequence[int], counts: list[Counts]
     ) -> SystemParts:
         """The parts of the system-level coefficients (`system_parts`) of scoring `name`
         on its resampled system means and, as a last row, its observed ones: each system's
@@ -467,7 +479,7 @@ def rationals(values: FloatArray) -> Rationals:
 
 def exact_mean(
     values: Sequence[float] | FloatArray,
-    counts: FloatArray | None = None,
+    counts: FloatArray | Counts | None = None,
     parts: Rationals | None = None,
 ) -> float:
     """sum(count x score) / sum(count) in exact arithmetic on the scores' fractions
@@ -487,7 +499,9 @@ def exact_mean(
     return float(total / int(c.sum()))
 
 
-def tied_means_exact(values: Sequence[FloatArray], counts: Sequence[FloatArray]) -> FloatArray:
+def tied_means_exact(
+    values: Sequence[FloatArray], counts: Sequence[FloatArray | Counts]
+) -> FloatArray:
     """Rows x systems: each system's mean score in each resample (system j's `values`
     counted `counts[j]` times in a row, a row per resample) and, as a last row, its
     observed mean. Computed in floating point, then each mean within the error bound of
@@ -561,16 +575,8 @@ def example_correlation(
     """Per response, on the responses both scorings scored. A resample draws the responses
     with replacement: default_rng(seed).integers(0, n, (bootstrap, n)), the same draws
     for every pair with as many responses (reference.example_draws)."""
-    return example_correlation_of(
-        ScoreTable({"x": x, "y": y}), "x", "y", bootstrap=bootstrap, seed=seed
-    )
-
-
-def example_correlation_of(
-    table: ScoreTable, a: str, b: str, *, bootstrap: int = 1000, seed: int = 0
-) -> Correlation:
-    """`example_correlation` of scorings a and b of `table`."""
-    return correlate_many([example_pairing(table, a, b, bootstrap=bootstrap, seed=seed)])[0]
+    table = ScoreTable({"x": x, "y": y})
+    return correlate_many([example_pairing(table, "x", "y", bootstrap=bootstrap, seed=seed)])[0]
 
 
 def example_pairing(
@@ -580,11 +586,8 @@ def example_pairing(
     *,
     bootstrap: int = 1000,
     seed: int = 0,
-    draws: Draws | None = None,
 ) -> Pairing:
-    """What `correlate_many` takes for `example_correlation_of`. `draws` keeps the
-    responses' resample counts for the next pair with as many responses (the same
-    counts as a fresh draw: resampling.seeded_chunks)."""
+    """What `correlate_many` takes for `example_correlation` of scorings a and b."""
     rows = table.both(a, b)
     xv, yv = table.values[a][rows], table.values[b][rows]
     replicates = None
@@ -601,16 +604,16 @@ def example_pairing(
         by_appearance = np.argsort(first)
         number = np.empty(len(first), dtype=np.intp)
         number[by_appearance] = np.arange(len(first))
-        point = number[inverse.ravel()]
         # how often each point is drawn: its responses' counts summed (whole numbers,
-        # exact; one bincount per chunk, each row's points shifted by K times its
-        # row); the observed points, each counted as often as it occurs, last
-        k = len(first)
-        w = np.empty((bootstrap + 1, k))
-        for start, counts in seeded_chunks(seed, len(rows), bootstrap, draws):
-            shifted = point + k * np.arange(len(counts))[:, None]
-            summed = np.bincount(shifted.ravel(), counts.ravel(), len(counts) * k)
-            w[start : start + len(counts)] = summed.reshape(len(counts), k)
+        # exact; the points x responses indicator times the responses' counts); the
+        # observed points, each counted as often as it occurs, last
+        indicator = scipy_sparse.csr_array(
+            (np.ones(len(rows)), (number[inverse.ravel()], np.arange(len(rows))))
+        )
+        w = np.empty((bootstrap + 1, len(first)))
+        counts = table.counts(seed, len(rows), bootstrap)
+        for start in range(0, bootstrap, 100):  # as floats, 100 resamples at a time
+            w[start : min(start + 100, bootstrap)] = (indicator @ counts[:, start : start + 100]).T
         w[-1] = freq[by_appearance]
         both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
         replicates = (
@@ -629,45 +632,16 @@ def system_correlation(
     level: str,
     bootstrap: int = 1000,
     seed: int = 0,
-    draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
+    draws: SystemDraws | None = None,
 ) -> Correlation:
     """Per system: each system's mean score over the responses both scorings scored;
     `systems` maps a response to its system (e.g. its source model). `draws` keeps the
     resamples' counts between calls with the same seed and system sizes (the same draws
     as a fresh call: rng.integers per system, in the systems' order)."""
-    return system_correlation_of(
-        ScoreTable({"x": x, "y": y}),
-        "x",
-        "y",
-        systems,
-        level=level,
-        bootstrap=bootstrap,
-        seed=seed,
-        draws=draws,
-    )
-
-
-def system_correlation_of(
-    table: ScoreTable,
-    a: str,
-    b: str,
-    systems: Mapping[Hashable, str],
-    *,
-    level: str,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
-) -> Correlation:
-    """`system_correlation` of scorings a and b of `table`."""
+    table = ScoreTable({"x": x, "y": y})
+    codes = table.systems(systems)
     pairing = system_pairing(
-        table,
-        a,
-        b,
-        table.systems(systems),
-        level=level,
-        bootstrap=bootstrap,
-        seed=seed,
-        draws=draws,
+        table, "x", "y", codes, level=level, bootstrap=bootstrap, seed=seed, draws=draws
     )
     return correlate_many([pairing])[0]
 
@@ -681,10 +655,10 @@ def system_pairing(
     level: str,
     bootstrap: int = 1000,
     seed: int = 0,
-    draws: dict[tuple[int, int, tuple[int, ...]], list[FloatArray]] | None = None,
+    draws: SystemDraws | None = None,
 ) -> Pairing:
-    """What `correlate_many` takes for `system_correlation_of`; `systems` is
-    `table.systems` of the responses' systems (computed once for every pair)."""
+    """What `correlate_many` takes for `system_correlation` of scorings a and b; `systems`
+    is `table.systems` of the responses' systems (computed once for every pair)."""
     rows = table.both(a, b)
     codes, all_names = systems
     rows = rows[codes[rows] >= 0]

@@ -7,7 +7,7 @@ for the other means over the same clusters. Reference: stats/reference.py
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -17,59 +17,41 @@ from .inter_rater import percentile_ci
 
 CONFIDENCE = 0.95
 FloatArray = npt.NDArray[np.float64]
+Counts = npt.NDArray[np.unsignedinteger]  # how often each unit is drawn, per resample
 
 
-def _count_chunks(
-    rng: np.random.Generator, n: int, bootstrap: int
-) -> Iterator[tuple[int, FloatArray]]:
-    """(first resample, counts): how often each of n units is drawn in each of
-    `bootstrap` resamples of n units with replacement, 100 resamples at a time: the
-    counts of rng.integers(0, n, (bootstrap, n)) (the same draws as one call), without
-    bootstrap x n arrays (1 GB at 40,000 units). Counted by one bincount per chunk, each
-    row's draws shifted by n times its row, as floats (whole numbers, exact)."""
+def draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> Counts:
+    """How often each of n units is drawn in each of `bootstrap` resamples of n units with
+    replacement (resamples x units), as the smallest unsigned integers that hold them (a
+    count is rarely above 10: a byte each): the counts of rng.integers(0, n, (bootstrap,
+    n)) (the same draws as one call), drawn and counted 100 resamples at a time."""
+    chunks = []
     for start in range(0, bootstrap, 100):
         drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
         shifted = drawn + (n * np.arange(len(drawn), dtype=np.int64))[:, None]
         counts = np.bincount(shifted.ravel(), minlength=len(drawn) * n)
-        yield start, counts.reshape(len(drawn), n).astype(np.float64)
+        chunks.append(counts.reshape(len(drawn), n).astype(np.min_scalar_type(counts.max())))
+    return np.vstack(chunks)
 
 
-# (seed, units, resamples) -> the resample counts of `_count_chunks`, chunk by chunk, as
-# the smallest unsigned integers that hold them (a count is rarely above 10: a byte each)
-Draws = dict[tuple[int, int, int], list[tuple[int, npt.NDArray[np.unsignedinteger]]]]
+# (seed, units, resamples) -> draw_counts(np.random.default_rng(seed), units, resamples)
+Draws = dict[tuple[int, int, int], Counts]
 DRAWS_BYTES = 100_000_000  # a Draws keeps at most this much (then draws again)
 
 
-def seeded_chunks(
-    seed: int, n: int, bootstrap: int, draws: Draws | None
-) -> Iterator[tuple[int, FloatArray]]:
-    """`_count_chunks(np.random.default_rng(seed), n, bootstrap)`; with `draws`, drawn once
+def seeded_counts(seed: int, n: int, bootstrap: int, draws: Draws | None = None) -> Counts:
+    """`draw_counts(np.random.default_rng(seed), n, bootstrap)`; with `draws`, drawn once
     per (seed, n, bootstrap) and kept there for the next call (the same counts: a report
     resamples the same documents for every extractor and pair of extractors)."""
-    if draws is None:
-        yield from _count_chunks(np.random.default_rng(seed), n, bootstrap)
-        return
-    key = (seed, n, bootstrap)
-    if key in draws:
-        for start, small in draws[key]:
-            yield start, small.astype(np.float64)
-        return
-    room = DRAWS_BYTES - sum(small.nbytes for chunks in draws.values() for _, small in chunks)
-    kept = []
-    for start, counts in _count_chunks(np.random.default_rng(seed), n, bootstrap):
-        if n * bootstrap <= room:  # at least a byte a count
-            kept.append((start, counts.astype(np.min_scalar_type(int(counts.max())))))
-        yield start, counts
-    if kept:
-        draws[key] = kept
-
-
-def draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> FloatArray:
-    """The counts of `_count_chunks` as one bootstrap x n array."""
-    weights = np.empty((bootstrap, n))
-    for start, counts in _count_chunks(rng, n, bootstrap):
-        weights[start : start + len(counts)] = counts
-    return weights
+    counts = draws.get((seed, n, bootstrap)) if draws is not None else None
+    if counts is None:
+        counts = draw_counts(np.random.default_rng(seed), n, bootstrap)
+        if (
+            draws is not None
+            and sum(c.nbytes for c in draws.values()) + counts.nbytes <= DRAWS_BYTES
+        ):
+            draws[(seed, n, bootstrap)] = counts
+    return counts
 
 
 def clustered_means(
@@ -103,9 +85,10 @@ def resampled_means(
     n_clusters = len(totals)
     resampled = None
     if bootstrap and n_clusters:
+        counts = seeded_counts(seed, n_clusters, bootstrap, draws)
         resampled = np.empty((bootstrap, totals.shape[1]))
-        for start, counts in seeded_chunks(seed, n_clusters, bootstrap, draws):
-            resampled[start : start + len(counts)] = counts @ totals
+        for start in range(0, bootstrap, 100):  # as floats, 100 resamples at a time
+            resampled[start : start + 100] = counts[start : start + 100].astype(np.float64) @ totals
     out = []
     for j in range(0, totals.shape[1], 2):
         n_kept = int(totals[:, j + 1].sum())

@@ -104,7 +104,7 @@ def test_kept_draws_give_the_same_means_as_fresh_draws() -> None:
             claim_lists.claim_density(responses, bootstrap=300, seed=4)
         )
     assert sorted(draws) == [(4, 20, 300), (4, 40, 300)]
-    assert all(small.dtype == np.uint8 for chunks in draws.values() for _, small in chunks)
+    assert all(counts.dtype == np.uint8 for counts in draws.values())
 
 
 def test_kept_draws_stop_at_their_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -218,17 +218,20 @@ def test_a_table_of_many_scorings_gives_each_pair_what_the_pair_alone_gives() ->
         rng.shuffle(kept)  # each scoring lists its responses in its own order
         scores[name] = {r: float(rng.integers(0, 6)) / 5 for r in kept}
     table = correlation.ScoreTable(scores)
-    draws: dict[tuple[int, int, tuple[int, ...]], list[resampling.FloatArray]] = {}
+    draws: correlation.SystemDraws = {}
+    codes = table.systems(systems)
     for a, b in (("a", "b"), ("a", "c"), ("b", "c"), ("c", "a")):
         x, y = scores[a], scores[b]
         alone = correlation.example_correlation(x, y, bootstrap=200, seed=2)
-        assert correlation.example_correlation_of(table, a, b, bootstrap=200, seed=2) == alone
+        pairing = correlation.example_pairing(table, a, b, bootstrap=200, seed=2)
+        assert correlation.correlate_many([pairing])[0] == alone
         assert [p[0] for p in alone.points] == [k for k in x if k in y]
         alone = correlation.system_correlation(x, y, systems, level="s", bootstrap=200, seed=2)
-        shared = correlation.system_correlation_of(
-            table, a, b, systems, level="s", bootstrap=200, seed=2, draws=draws
+        pairing = correlation.system_pairing(
+            table, a, b, codes, level="s", bootstrap=200, seed=2, draws=draws
         )
-        assert shared == alone and alone.spearman.ci_low is not None
+        assert correlation.correlate_many([pairing])[0] == alone
+        assert alone.spearman.ci_low is not None
 
 
 def test_example_resamples_are_the_responses_drawn_with_replacement() -> None:
@@ -240,13 +243,11 @@ def test_example_resamples_are_the_responses_drawn_with_replacement() -> None:
     keys = [f"r{i}" for i in range(40)]
     scores = {name: {k: float(rng.integers(0, 5)) / 4 for k in keys} for name in "abc"}
     table = correlation.ScoreTable(scores)
-    draws: resampling.Draws = {}
-    correlation.example_pairing(table, "a", "c", bootstrap=300, seed=3, draws=draws)
-    shared = correlation.example_pairing(table, "a", "b", bootstrap=300, seed=3, draws=draws)
-    assert draws  # kept from the first pair
-    got = correlation.example_correlation_of(table, "a", "b", bootstrap=300, seed=3)
+    correlation.example_pairing(table, "a", "c", bootstrap=300, seed=3)
+    shared = correlation.example_pairing(table, "a", "b", bootstrap=300, seed=3)
+    assert table.counts(3, 40, 300) is table.counts(3, 40, 300)  # kept from the first pair
+    got = correlation.example_correlation(scores["a"], scores["b"], bootstrap=300, seed=3)
     assert correlation.correlate_many([shared])[0] == got
-    assert got == correlation.example_correlation(scores["a"], scores["b"], bootstrap=300, seed=3)
     x, y = list(scores["a"].values()), list(scores["b"].values())
     drawn = ref.example_draws(x, y, bootstrap=300, seed=3)
     assert all(len(xs) == len(keys) for xs, _ in drawn)

@@ -299,11 +299,11 @@ def test_wide_export_marks_missing_answers(
 
 
 def test_a_domain_with_nothing_scored_has_no_k_and_no_veriscore() -> None:
-    from annotation.reports.pipeline_scores import _response, _score_tables
-    from pipeline.score import score_results
+    from annotation.reports.pipeline_scores import _score_tables
+    from pipeline.score import Counted, score_results
 
-    only_abstained = _response("a", "model-x", "Wiki", True, 0, [], "e", "v")
-    scored = _response("b", "model-x", "Bio", False, 2, ["supported", "unsupported"], "e", "v")
+    only_abstained = Counted.of_labels(("a", "model-x", "Wiki", True, "e"), [], 0)
+    scored = Counted.of_labels(("b", "model-x", "Bio", False, "e"), ["supported", "unsupported"], 2)
     tables = _score_tables("v", "e", score_results([only_abstained, scored]))
     wide = {r["model"]: r for r in tables[0].as_dicts()}
     assert wide["K"]["Wiki"] is None and wide["K"]["Bio"] == 2

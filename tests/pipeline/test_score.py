@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.formats import load_results
 from pipeline.score import (
     MODES,
+    Counted,
     f1_at_k,
     format_table,
     median_k,
@@ -216,3 +219,31 @@ def test_the_released_sample_scores_as_the_paper_defines_in_both_modes() -> None
     assert (ref.precision, ref.f1) == (22 / 25, pytest.approx(22 / 25))
     table = score_results([sample], fixed_k=25)
     assert table.responses[0].incomplete and table.rows[0].veriscore is None
+
+
+LABELS = ["supported", "unsupported", "contradicted", "unparsed", "error"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(st.sampled_from(LABELS), max_size=6), st.integers(0, 8), st.booleans()),
+        max_size=8,
+    ),
+    st.sampled_from(MODES),
+    st.sampled_from(["veriscore", "verifastscore"]),
+)
+def test_responses_counted_from_their_labels_score_as_their_results(
+    responses: list[tuple[list[str], int, bool]], mode: str, extractor: str
+) -> None:
+    """The report scores stored verdicts as `Counted` responses: each scores as the
+    ResponseResult with those claims (the labelled first, the rest never verified)."""
+    results, counted = [], []
+    for i, (labels, n_claims, abstained) in enumerate(responses):
+        r = result(f"r{i}", "AB"[i % 2], "xy"[i % 3 % 2], labels, abstained)
+        r.extractor = extractor
+        r.claims += [ClaimResult(Claim("c", 0, "s")) for _ in range(n_claims - len(labels))]
+        results.append(r)
+        who = (r.id, r.model, r.domain, abstained, extractor)
+        counted.append(Counted.of_labels(who, labels, n_claims))
+    assert score_results(counted, mode=mode) == score_results(results, mode=mode)
