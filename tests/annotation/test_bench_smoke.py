@@ -63,3 +63,15 @@ def test_crowd_cpu() -> None:
     """It starts its own throwaway PostgreSQL (scripts/ensure-postgres): the PostgreSQL pass."""
     out = bench("crowd_cpu.py", "--hires", "3", "--warm", "1", timeout=900)
     assert YARDSTICK.search(out), out
+
+
+def test_report_sections(tmp_path: Path) -> None:
+    db = tmp_path / "r300.sqlite3"
+    args = ["report_sections.py", "--db", str(db), "--items", "300", "--bootstrap", "20"]
+    out = bench(*args, "--repeat", "1", "--profile", "5")
+    assert db.exists() and YARDSTICK.search(out), out
+    for part in ("whole build", "shared data (report_data)", "agreement", "metrics", "HTML"):
+        assert re.search(rf"^  {re.escape(part)} +\d+\.\d{{3}} s$", out, re.M), part
+    assert "ncalls  tottime" in out  # --profile: the costliest functions
+    again = bench(*args, "--repeat", "1")  # the kept database is read, not made again
+    assert "whole build" in again
