@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import NamedTuple
@@ -27,7 +27,7 @@ from pipeline.score import f1_at_k, median_k
 
 from .classification import SUPPORTED, UNSUPPORTED, normalise_verdict
 from .inter_rater import percentile_cis
-from .resampling import CONFIDENCE, DRAWS_BYTES, Counts, FloatArray, draw_counts, seeded_counts
+from .resampling import CONFIDENCE, Counts, Draws, FloatArray, draw_counts, seeded_chunks
 
 MIN_POINTS = 3  # a correlation over fewer points is reported as undefined
 
@@ -408,17 +408,12 @@ class ScoreTable:
             present[order] = True
             self.order[name], self.values[name], self.present[name] = order, column, present
         self._parts: dict[tuple[str, bytes], SystemParts] = {}
-        self._counts: dict[tuple[int, int, int], Counts] = {}
+        self._counts: Draws = {}
 
-    def counts(self, seed: int, n: int, bootstrap: int) -> Counts:
-        """`resampling.seeded_counts` transposed (responses x resamples), drawn once for
-        every pair with as many responses (kept up to DRAWS_BYTES)."""
-        counts = self._counts.get((seed, n, bootstrap))
-        if counts is None:
-            counts = np.ascontiguousarray(seeded_counts(seed, n, bootstrap).T)
-            if sum(c.nbytes for c in self._counts.values()) + counts.nbytes <= DRAWS_BYTES:
-                self._counts[(seed, n, bootstrap)] = counts
-        return counts
+    def counts(self, seed: int, n: int, bootstrap: int) -> Iterator[Counts]:
+        """`resampling.seeded_chunks`, the responses' counts 100 resamples at a time, drawn
+        once for every pair with as many responses (kept up to DRAWS_BYTES)."""
+        return seeded_chunks(seed, n, bootstrap, self._counts)
 
     def both(self, a: str, b: str) -> npt.NDArray[np.intp]:
         """The responses a and b both scored, in a's order (as `[k for k in x if k in y]`)."""
@@ -611,9 +606,9 @@ def example_pairing(
             (np.ones(len(rows)), (number[inverse.ravel()], np.arange(len(rows))))
         )
         w = np.empty((bootstrap + 1, len(first)))
-        counts = table.counts(seed, len(rows), bootstrap)
-        for start in range(0, bootstrap, 100):  # as floats, 100 resamples at a time
-            w[start : min(start + 100, bootstrap)] = (indicator @ counts[:, start : start + 100]).T
+        chunks = table.counts(seed, len(rows), bootstrap)
+        for start, counts in zip(range(0, bootstrap, 100), chunks, strict=True):
+            w[start : start + len(counts)] = (indicator @ counts.T).T  # as floats
         w[-1] = freq[by_appearance]
         both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
         replicates = (

@@ -7,7 +7,7 @@ for the other means over the same clusters. Reference: stats/reference.py
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -20,18 +20,21 @@ FloatArray = npt.NDArray[np.float64]
 Counts = npt.NDArray[np.unsignedinteger]  # how often each unit is drawn, per resample
 
 
+def _chunks(rng: np.random.Generator, n: int, bootstrap: int) -> Iterator[Counts]:
+    """`draw_counts`' rows, drawn and counted 100 resamples at a time."""
+    for start in range(0, bootstrap, 100):
+        drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
+        shifted = drawn + (n * np.arange(len(drawn), dtype=np.int64))[:, None]
+        counts = np.bincount(shifted.ravel(), minlength=len(drawn) * n)
+        yield counts.reshape(len(drawn), n).astype(np.min_scalar_type(counts.max()))
+
+
 def draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> Counts:
     """How often each of n units is drawn in each of `bootstrap` resamples of n units with
     replacement (resamples x units), as the smallest unsigned integers that hold them (a
     count is rarely above 10: a byte each): the counts of rng.integers(0, n, (bootstrap,
     n)) (the same draws as one call), drawn and counted 100 resamples at a time."""
-    chunks = []
-    for start in range(0, bootstrap, 100):
-        drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
-        shifted = drawn + (n * np.arange(len(drawn), dtype=np.int64))[:, None]
-        counts = np.bincount(shifted.ravel(), minlength=len(drawn) * n)
-        chunks.append(counts.reshape(len(drawn), n).astype(np.min_scalar_type(counts.max())))
-    return np.vstack(chunks)
+    return np.vstack([*_chunks(rng, n, bootstrap), np.zeros((0, n), np.uint8)])
 
 
 # (seed, units, resamples) -> draw_counts(np.random.default_rng(seed), units, resamples)
@@ -39,19 +42,21 @@ Draws = dict[tuple[int, int, int], Counts]
 DRAWS_BYTES = 100_000_000  # a Draws keeps at most this much (then draws again)
 
 
-def seeded_counts(seed: int, n: int, bootstrap: int, draws: Draws | None = None) -> Counts:
-    """`draw_counts(np.random.default_rng(seed), n, bootstrap)`; with `draws`, drawn once
-    per (seed, n, bootstrap) and kept there for the next call (the same counts: a report
-    resamples the same documents for every extractor and pair of extractors)."""
-    counts = draws.get((seed, n, bootstrap)) if draws is not None else None
-    if counts is None:
-        counts = draw_counts(np.random.default_rng(seed), n, bootstrap)
-        if (
-            draws is not None
-            and sum(c.nbytes for c in draws.values()) + counts.nbytes <= DRAWS_BYTES
-        ):
-            draws[(seed, n, bootstrap)] = counts
-    return counts
+def seeded_chunks(seed: int, n: int, bootstrap: int, draws: Draws | None) -> Iterator[Counts]:
+    """`draw_counts(np.random.default_rng(seed), n, bootstrap)` 100 resamples at a time;
+    with `draws`, drawn once per (seed, n, bootstrap) and kept there for the next call (a
+    report resamples the same documents for every extractor and pair of extractors) while
+    they fit in DRAWS_BYTES; above it drawn chunk by chunk again, so that memory stays at
+    a chunk whatever the number of resamples."""
+    key = (seed, n, bootstrap)
+    room = DRAWS_BYTES - sum(c.nbytes for c in (draws or {}).values())
+    if draws is not None and key not in draws and n * bootstrap <= room:  # a byte a count
+        draws[key] = draw_counts(np.random.default_rng(seed), n, bootstrap)
+    if draws is not None and key in draws:
+        kept = draws[key]
+        yield from (kept[start : start + 100] for start in range(0, bootstrap, 100))
+    else:
+        yield from _chunks(np.random.default_rng(seed), n, bootstrap)
 
 
 def clustered_means(
@@ -85,10 +90,10 @@ def resampled_means(
     n_clusters = len(totals)
     resampled = None
     if bootstrap and n_clusters:
-        counts = seeded_counts(seed, n_clusters, bootstrap, draws)
         resampled = np.empty((bootstrap, totals.shape[1]))
-        for start in range(0, bootstrap, 100):  # as floats, 100 resamples at a time
-            resampled[start : start + 100] = counts[start : start + 100].astype(np.float64) @ totals
+        chunks = seeded_chunks(seed, n_clusters, bootstrap, draws)
+        for start, counts in zip(range(0, bootstrap, 100), chunks, strict=True):
+            resampled[start : start + 100] = counts.astype(np.float64) @ totals
     out = []
     for j in range(0, totals.shape[1], 2):
         n_kept = int(totals[:, j + 1].sum())
