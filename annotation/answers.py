@@ -220,8 +220,15 @@ def _query(project: Project, kind: str | None, where: Q | None) -> QuerySet[Any]
             "answers__value",
         )
         # by the item's own id, not the assignment's item_id: the same order, but SQLite
-        # reads the items by their project index in id order and sorts only each item's rows
-        .order_by(RawSQL(f'"{Item._meta.db_table}"."id"', ()), "answers__unit", "answers__field")
+        # reads the items by their project index in id order and sorts only each item's rows;
+        # a unit's answers by annotator, so that the codes (first seen, first numbered) are
+        # the same whatever order the database returns equal rows in
+        .order_by(
+            RawSQL(f'"{Item._meta.db_table}"."id"', ()),
+            "answers__unit",
+            "answers__field",
+            "annotator_id",
+        )
     )
 
 

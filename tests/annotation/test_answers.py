@@ -56,6 +56,20 @@ def test_each_field_is_a_units_by_annotators_matrix_of_codes(
     assert "justification" not in {f for _, _, f in answers.fields}  # not categorical
 
 
+def test_values_are_numbered_in_item_unit_and_annotator_order(
+    judged_comparisons: list[Item],
+) -> None:
+    """A field's codes number its values as first seen in (item, unit, annotator) order,
+    whatever order the database returns a unit's answers in (the query sorts by
+    annotator too): the same data gives the same codes on SQLite and PostgreSQL."""
+    project = judged_comparisons[0].project
+    choice = read_answers(project).fields["comparison", "item", "choice"]
+    rows = sorted(
+        (r.item, r.unit, r.annotator, r.value) for r in label_rows(project) if r.field == "choice"
+    )
+    assert list(choice.values) == list(dict.fromkeys(value for *_, value in rows))
+
+
 def test_a_filter_and_a_kind_narrow_the_answers(judged_comparisons: list[Item]) -> None:
     from django.db.models import Q
 
