@@ -9,4 +9,4 @@ application = get_asgi_application()
 
 from annotation import reports  # noqa: E402  (after the app registry is ready)
 
-reports.warm_up()  # what a first report would do once (templates, scikit-learn), as wsgi.py
+reports.warm_up()  # the views imported and what a first report would do once, as wsgi.py

@@ -22,6 +22,7 @@ loader = engines["django"].engine.template_loaders[0]
 cached = set(loader.get_template_cache)
 assert {"annotation/report_file.html", "annotation/_report_body.html"} <= cached, cached
 assert _realpath.cache_info().currsize > 0  # threadpoolctl's scan of the libraries is done
+assert "annotation.views" in sys.modules  # the URLconf is loaded: every view imported
 print("ok", callable(server.application))
 """
 
