@@ -136,14 +136,15 @@ OPT_IN = {"planning", "sensitivity"}
 def warm_up() -> None:
     """What the first report of a process would do once and the next ones not: the report
     templates compiled, threadpoolctl's scan of the loaded libraries, scikit-learn's
-    first call (it looks up its dataframe plugins), and the URLconf loaded (the sections link
-    to the disagreement pages with `reverse`, which would import every view). A server does
-    it at start (annotation/wsgi.py, asgi.py)."""
+    first call (it looks up its dataframe plugins), and the URLconf loaded with its reverse
+    map (the sections link to the disagreement pages with `reverse`, whose first call
+    imports every view and compiles every route's pattern). A server does it at start
+    (annotation/wsgi.py, asgi.py)."""
     from django.template.loader import get_template
-    from django.urls import get_resolver
+    from django.urls import reverse
     from sklearn.metrics import cohen_kappa_score
 
-    get_resolver().url_patterns  # noqa: B018
+    reverse("disagreements", args=[0])
     for name in ("annotation/report_file.html", "annotation/_report_body.html"):
         get_template(name)
     with threadpool_limits(limits=1, user_api="blas"):

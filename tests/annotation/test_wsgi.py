@@ -23,6 +23,8 @@ cached = set(loader.get_template_cache)
 assert {"annotation/report_file.html", "annotation/_report_body.html"} <= cached, cached
 assert _realpath.cache_info().currsize > 0  # threadpoolctl's scan of the libraries is done
 assert "annotation.views" in sys.modules  # the URLconf is loaded: every view imported
+from django.urls import get_resolver
+assert get_resolver()._populated  # and its reverse map built: the routes' patterns compiled
 print("ok", callable(server.application))
 """
 
