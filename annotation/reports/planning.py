@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Container, Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -683,12 +683,18 @@ def _finished_items(policy: AdaptiveOverlap, under: dict[int, list[tuple[int, st
 
 
 def _first_answers(
-    data: ReportData, policy: AdaptiveOverlap, under: dict[int, list[tuple[int, str]]]
-) -> dict[Hashable, tuple[str | None, ...]]:
+    data: ReportData,
+    policy: AdaptiveOverlap,
+    under: dict[int, list[tuple[int, str]]],
+    categories: Container[str],
+) -> tuple[dict[Hashable, tuple[str | None, ...]], int]:
     """(item, unit) -> the first k answers of each unit of the items (in the order the
     item was assigned): the item itself, or each of its evidence, segments or facts;
-    the units with k answers, in (item, unit) order."""
+    the units with k answers among the field's labels (`categories`), in (item, unit)
+    order; and how many of the first k answers were outside them (left out, as the
+    agreement section leaves them out)."""
     first: dict[Hashable, tuple[str | None, ...]] = {}
+    outside = 0
     for codes in data.answers.of_kind(policy.kind):
         if codes.field != policy.field:
             continue
@@ -700,9 +706,11 @@ def _first_answers(
                 continue
             at = [column.get(annotator) for annotator, _ in under[item][: policy.start]]
             labels = tuple(None if j is None or row[j] < 0 else codes.values[row[j]] for j in at)
-            if None not in labels:
+            unknown = sum(label is not None and label not in categories for label in labels)
+            outside += unknown
+            if None not in labels and not unknown:
                 first[(item, unit)] = labels
-    return dict(sorted(first.items()))  # whatever the levels
+    return dict(sorted(first.items())), outside  # whatever the levels
 
 
 def _assigned(data: ReportData, policy: AdaptiveOverlap) -> dict[int, list[tuple[int, str]]]:
@@ -721,7 +729,10 @@ def _assigned(data: ReportData, policy: AdaptiveOverlap) -> dict[int, list[tuple
 
 
 def _first_kappa(
-    data: ReportData, policy: AdaptiveOverlap, first: dict[Hashable, tuple[str | None, ...]]
+    data: ReportData,
+    policy: AdaptiveOverlap,
+    first: dict[Hashable, tuple[str | None, ...]],
+    categories: list[str],
 ) -> stats.Coefficient | None:
     """Fleiss' kappa on the first k answers of the units (`_first_answers`)."""
     if not first:
@@ -731,7 +742,6 @@ def _first_kappa(
         raters=tuple(f"answer {n + 1}" for n in range(policy.start)),
         labels=tuple(first.values()),
     )
-    categories = kinds.get(policy.kind).categorical(data.project)[policy.field]
     return stats.agreement(
         ratings, categories=categories, bootstrap=data.bootstrap, seed=data.seed
     ).fleiss_kappa
@@ -759,8 +769,9 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         else sum(policy.up_to - len(under[i]) for i in finished) * seconds / 3600
     )
 
-    first = _first_answers(data, policy, under)
-    kappa = _first_kappa(data, policy, first)
+    categories = kinds.get(policy.kind).categorical(data.project)[policy.field]
+    first, outside = _first_answers(data, policy, under, set(categories))
+    kappa = _first_kappa(data, policy, first, categories)
     waiting = OverlapWait.objects.filter(item__project=data.project, item__kind=policy.kind).count()
     row: Row = {
         "task": policy.kind,
@@ -787,6 +798,11 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         tuple((i, len(under[i])) for i in escalated),
     )
     notes = _overlap_notes(policy)
+    if outside:
+        notes += (
+            f"{outside} of the first k answers were outside the field's labels "
+            f"({', '.join(categories)}): their units are left out of the kappa.",
+        )
     return Section("adaptive-overlap", "Adaptive overlap", notes, (summary, items))
 
 

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation import kinds, reports
-from annotation.models import AdaptiveOverlap, Assignment, Item, Membership, Project
+from annotation.models import AdaptiveOverlap, Answer, Assignment, Item, Membership, Project
 
 from .api_helpers import token_client
 
@@ -234,6 +234,31 @@ def test_end_to_end_the_report_counts_what_it_did(
     page.force_login(users["alice"])
     html = page.get(reverse("report", args=[alpha.pk]), {"bootstrap": 20}).content.decode()
     assert "Adaptive overlap" in html and "items escalated" in html
+
+
+def test_an_answer_outside_the_fields_labels_is_left_out_with_a_note(
+    alpha: Project, alpha_items: list[Item], extra: dict[str, User], policy: AdaptiveOverlap
+) -> None:
+    """A stored value the field does not declare (an import, an older form) leaves its unit
+    out of the first-k kappa, said in a note, as the agreement section leaves it out; it
+    used to make the section fail."""
+    for item in alpha_items:
+        for assignment in _pair(item):
+            assert _post_page(assignment.annotator, assignment, "a") == 302
+    odd = _pair(alpha_items[1])[0]
+    assert Answer.objects.filter(assignment=odd, field="choice").update(value="3") == 1
+    report = reports.build_report(alpha, bootstrap=0)
+    section = report.section("adaptive-overlap")
+    assert section is not None
+    summary = section.tables[0].as_dicts()[0]
+    assert summary["items"] == len(alpha_items)
+    assert summary["units with k answers"] == len(alpha_items) - 1
+    assert any(
+        "1 of the first k answers were outside the field's labels" in n for n in section.notes
+    )
+    agreement = report.section("agreement-comparison-choice")
+    assert agreement is not None
+    assert "1 answer(s) outside the declared labels were left out." in agreement.notes
 
 
 # --------------------------------------------------------------------------- the page
