@@ -3,13 +3,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import numpy as np
 import pytest
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Q
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
-from annotation import gold, reports
-from annotation.answers import FieldCodes, read_answers
+from annotation import gold, kinds, reports
+from annotation.answers import Answers, FieldCodes, FieldKey, read_answers
 from annotation.gold import Gold, GoldColumn, field_golds, gold_values, label_rows
-from annotation.models import Adjudication, Item, Project
+from annotation.hiring.models import QualityItem, regular
+from annotation.kinds import unit_type
+from annotation.models import Adjudication, Answer, Assignment, Document, Item, Project
 
 
 def _codes(
@@ -199,3 +209,162 @@ def test_unique_rows_is_numpys_unique_of_the_rows(
     expected, inverse, n = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
     assert np.array_equal(rows, expected) and np.array_equal(counts, n)
     assert np.array_equal(row_of, inverse.reshape(-1))
+
+
+# --- read_answers against its plain reading, on random projects ---------------------
+
+KINDS = [spec.name for spec in kinds.all_specs()]
+# every kind's categorical fields (each one a field the other kinds do not compare; a
+# segment's error type is asked only where `correct` is "false"), and a free-text one
+FIELDS = sorted({f for spec in kinds.all_specs() for f in spec.categorical()}) + ["justification"]
+UNITS = ["item", "evidence:1", "evidence:3", "segment:0"]
+VALUES = ["1", "2", "true", "false", "a"]
+ASSIGNMENT = st.tuples(
+    st.booleans(),  # submitted (else pending)
+    st.booleans(),  # swapped
+    st.dictionaries(st.tuples(st.sampled_from(UNITS), st.sampled_from(FIELDS)),
+                    st.sampled_from(VALUES), max_size=6),
+)  # fmt: skip
+ITEM = st.tuples(
+    st.sampled_from(KINDS),
+    st.sampled_from(["Biography", "ELI5"]),  # its document's domain
+    st.booleans(),  # a known-answer check (never counts)
+    st.dictionaries(st.integers(0, 3), ASSIGNMENT, max_size=4),  # annotator -> assignment
+)
+PROJECT = st.lists(ITEM, max_size=6)
+MIXED = [
+    ("comparison", "ELI5", False, {
+        0: (True, True, {("item", "choice"): "1", ("item", "hard"): "2"}),  # swapped: b
+        1: (True, False, {("item", "choice"): "1", ("item", "label"): "a"}),
+    }),
+    ("verification", "Biography", False, {
+        0: (True, False, {("evidence:1", "stance"): "a", ("evidence:3", "stance"): "1"}),
+        2: (True, True, {("evidence:3", "stance"): "1", ("item", "label"): "true"}),
+    }),
+    ("segment", "ELI5", False, {
+        1: (True, False, {("segment:0", "correct"): "false", ("segment:0", "error_type"): "a"}),
+        3: (True, False, {("segment:0", "correct"): "true", ("item", "choice"): "2"}),
+    }),
+]  # fmt: skip
+
+
+def _build(project: Project, people: list[User], data: list[Any]) -> None:
+    for n, (kind, domain, check, assignments) in enumerate(data):
+        document = Document.objects.create(
+            project=project, external_id=f"d{n}", domain=domain, response="Text."
+        )
+        item = Item.objects.create(project=project, kind=kind, document=document)
+        if check:
+            QualityItem.objects.create(item=item, role=QualityItem.ROLES[1][0])
+        for person, (submitted, swapped, answers) in assignments.items():
+            status = Assignment.SUBMITTED if submitted else Assignment.PENDING
+            assignment = Assignment.objects.create(
+                item=item, annotator=people[person], status=status, swapped=swapped
+            )
+            Answer.objects.bulk_create(
+                Answer(assignment=assignment, unit=unit, field=fld, value=value)
+                for (unit, fld), value in answers.items()
+            )
+
+
+def _field_codes(
+    key: FieldKey, units: dict[tuple[int, str], dict[int, tuple[str, str]]],
+    values: list[str], raws: list[str],
+) -> FieldCodes:  # fmt: skip
+    annotators = sorted({a for answers in units.values() for a in answers})
+
+    def matrix(which: int, names: list[str]) -> Any:
+        return np.array(
+            [
+                [names.index(answers[a][which]) if a in answers else -1 for a in annotators]
+                for answers in units.values()
+            ],
+            dtype=np.int64,
+        ).reshape(len(units), len(annotators))
+
+    items = np.array([item for item, _ in units], dtype=np.int64)
+    names = tuple(unit for _, unit in units)
+    return FieldCodes(
+        *key, items, names, np.array(annotators, dtype=np.int64),
+        tuple(values), matrix(0, values), tuple(raws), matrix(1, raws),
+    )  # fmt: skip
+
+
+def plain_answers(project: Project, kind: str | None = None, where: Q | None = None) -> Answers:
+    """read_answers as plainly as it can be written: the answers through the ORM, sorted
+    in Python by (item, unit, field, annotator), and laid out one at a time."""
+    items = Item.objects.filter(regular("pk"), project=project).select_related("document")
+    info = {i.pk: (i.kind, i.document.domain) for i in items if kind in (None, i.kind)}
+    compared = {spec.name: spec.categorical(project) for spec in kinds.all_specs()}
+    asked = {f for fields in compared.values() for f in fields}  # by some kind
+    submitted = Assignment.objects.filter(where or Q(), status=Assignment.SUBMITTED)
+    rows = sorted(
+        (a.item_id, answer.unit, answer.field, a.annotator_id, a.swapped, answer.value)
+        for a in submitted.filter(item__in=list(info)).prefetch_related("answers")
+        for answer in a.answers.all()
+        if answer.field in asked
+    )
+    domains: dict[int, str] = {}
+    values: dict[tuple[str, str], tuple[dict[str, None], dict[str, None]]] = {}
+    units: dict[FieldKey, dict[tuple[int, str], dict[int, tuple[str, str]]]] = {}
+    for item, unit, fld, annotator, swapped, value in rows:
+        of_kind, domains[item] = info[item]
+        if fld not in compared[of_kind]:
+            continue
+        comparable = kinds.get(of_kind).comparable(fld, value, swapped)
+        seen = values.setdefault((of_kind, fld), ({}, {}))
+        seen[0].setdefault(comparable)
+        seen[1].setdefault(value)
+        key = (of_kind, unit_type(unit), fld)
+        units.setdefault(key, {}).setdefault((item, unit), {})[annotator] = (comparable, value)
+    return Answers(
+        {
+            key: _field_codes(key, answers, *map(list, values[key[0], key[2]]))
+            for key, answers in units.items()
+        },
+        domains,
+    )
+
+
+def _assert_same(got: Answers, expected: Answers) -> None:
+    assert list(got.domains.items()) == list(expected.domains.items())
+    assert list(got.fields) == list(expected.fields)
+    for key, codes in expected.fields.items():
+        for f in dataclasses.fields(FieldCodes):
+            mine, theirs = getattr(got.fields[key], f.name), getattr(codes, f.name)
+            if isinstance(theirs, np.ndarray):
+                assert mine.dtype == theirs.dtype and mine.shape == theirs.shape, (key, f.name)
+                assert (mine == theirs).all(), (key, f.name)
+            else:
+                assert mine == theirs, (key, f.name)
+
+
+def test_read_answers_is_the_plain_reading_of_the_answers(users: dict[str, User]) -> None:
+    """On random projects (every kind, swapped comparisons, fields a kind does not
+    compare, units of several levels, annotators missing on some units, pending
+    assignments and known-answer checks left out, empty and one-unit projects), with a
+    report's filters and a kind: the same fields in the same order, the same codes
+    (numbered as first seen in (item, unit, annotator) order) and domains as the plain
+    reading."""
+    people = [users[name] for name in ("bob", "carol", "dave", "erin")]
+    wheres = [
+        None,
+        Q(annotator_id__in=[people[0].pk, people[2].pk]),
+        Q(swapped=True),
+        Q(item__document__domain__in=["ELI5"]),
+    ]
+
+    @given(data=PROJECT, where=st.sampled_from(wheres), kind=st.sampled_from([None, *KINDS]))
+    @example(data=MIXED, where=None, kind=None)
+    @example(data=MIXED, where=wheres[1], kind="verification")
+    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    def check(data: list[Any], where: Q | None, kind: str | None) -> None:
+        with transaction.atomic():
+            project = Project.objects.create(name="random")
+            _build(project, people, data)
+            _assert_same(read_answers(project), plain_answers(project))
+            _assert_same(read_answers(project, kind=kind, where=where),
+                         plain_answers(project, kind, where))  # fmt: skip
+            transaction.set_rollback(True)
+
+    check()
