@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -204,16 +205,21 @@ class CachedReport:
     """A report's entry in the cache: its sections without their tables, and each section's
     table names. Each table is stored under a key of its own (`_table_key`), so that a table
     download reads and unpickles that table only: most of a large report is a few long
-    tables (15 MB pickled at 100,000 items, where the entry is 190 kB)."""
+    tables (15 MB pickled at 100,000 items, where the entry is 190 kB). Each table is stored
+    with `build`, which names the build that made it: two processes building the same report
+    at once write the same keys, and a report may hold data newer than its key (`_key`), so
+    an entry only takes the tables of its own build (`_read`)."""
 
     report: Report  # its sections without their tables
     layout: tuple[tuple[str, ...], ...]  # each section's table names
+    build: str  # a random token: this build's tables are stored as (build, Table)
 
     @classmethod
     def of(cls, report: Report) -> CachedReport:
         return cls(
             replace(report, sections=tuple(replace(s, tables=()) for s in report.sections)),
             tuple(tuple(t.name for t in s.tables) for s in report.sections),
+            secrets.token_hex(16),
         )
 
     def names(self) -> list[str]:
@@ -268,8 +274,10 @@ def _store(key: str, report: Report) -> None:
     (`_read`: a miss). The database cache culls the entries whose keys sort first, and the
     entry's key is a prefix of its tables': a cull that takes a table takes the entry too,
     except the cull made just before the entry's own insert."""
-    cache.set_many({_table_key(key, t.name): t for t in report.tables()}, CACHE_SECONDS)
-    cache.set(key, CachedReport.of(report), CACHE_SECONDS)
+    entry = CachedReport.of(report)
+    tables = {_table_key(key, t.name): (entry.build, t) for t in report.tables()}
+    cache.set_many(tables, CACHE_SECONDS)
+    cache.set(key, entry, CACHE_SECONDS)
     # A long table's CSV rendered now, with the report (a shorter one renders within the
     # download target on demand): its first download is then served as fast as the next
     cache.set_many(
@@ -285,8 +293,9 @@ def _store(key: str, report: Report) -> None:
 def _read(key: str, name: str | None = None) -> Report | None:
     """The report stored under `key`; None when it is not there whole: its entry missing, or
     one of its tables (evicted on its own, or its write failed: the database cache fails
-    silently), which must never give a partial report. `name`: that table only is read
-    (one query: the entry and it), the report returned holds no other."""
+    silently), or a table of another build of it (stored at the same time), which must never
+    give a partial or mixed report. `name`: that table only is read (one query: the entry
+    and it), the report returned holds no other."""
     if name is None:
         entry: CachedReport | None = cache.get(key)
         if entry is None:
@@ -301,7 +310,8 @@ def _read(key: str, name: str | None = None) -> Report | None:
         names = [name] if name in entry.names() else []
     tables: dict[str, Table] = {}
     for n in names:
-        if (table := found.get(_table_key(key, n))) is None:
+        build, table = found.get(_table_key(key, n), (None, None))
+        if build != entry.build:
             return None
         tables[n] = table
     return entry.whole(tables)

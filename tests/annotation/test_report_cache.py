@@ -352,8 +352,31 @@ def test_a_table_evicted_apart_from_its_entry_is_a_miss(
             n, response = built(client, table(alpha, name))
             assert n == 1
             assert response.content.decode() == reports.table_csv(expected.table(name))
-        assert reports.cache.get(reports._table_key(key, name)) == expected.table(name)
+        assert reports.cache.get(reports._table_key(key, name))[1] == expected.table(name)
         assert built(client, reverse("report_json", args=[alpha.pk]))[0] == 0  # stored again
+
+
+def test_an_entry_never_takes_the_tables_of_another_build(
+    users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    """Two builds of one report store under the same keys at once, and a build may hold data
+    newer than its key: the entry of one and the tables of the other (A's tables, B's tables,
+    B's entry, A's entry) is a miss, never a report mixing the two."""
+    key = reports._key(alpha, reports.ReportOptions(bootstrap=50))
+    name = "agreement-verification-label-coefficients"
+    older = reports.cached_report(alpha, bootstrap=50)
+    first = reports.cache.get(key)  # build A's entry
+    _answer(alpha, users)  # B sees an answer A did not (under the same, older key)
+    newer = reports.build_report(alpha, bootstrap=50).without_data()
+    assert newer.table(name) != older.table(name)
+    reports._store(key, newer)  # B's tables and entry
+    reports.cache.set(key, first)  # then A's entry, last
+    # read under the old key (as a request that read the version before the answer)
+    assert reports._read(key) is None and reports._read(key, name) is None
+    reports._store(key, newer)
+    again = reports._read(key, name)
+    assert again is not None and again.tables() == [newer.table(name)]
+    assert reports._read(key) is not None
 
 
 def test_a_culling_cache_never_serves_a_partial_report(
