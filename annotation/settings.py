@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 from django.utils.csp import CSP
 
@@ -158,6 +159,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # One cache shared by every process (the API write throttle and login throttling count
 # in it): the database by default (its table is made by migration 0006), Redis with
 # REDIS_URL (pip install '.[redis]').
+CACHES: dict[str, dict[str, Any]]
 if os.getenv("REDIS_URL"):
     CACHES = {
         "default": {
@@ -170,6 +172,11 @@ else:
         "default": {
             "BACKEND": "django.core.cache.backends.db.DatabaseCache",
             "LOCATION": "django_cache",
+            # Past MAX_ENTRIES a write deletes the third of the entries whose keys sort first
+            # (the API write throttle's counts too). A cached report is an entry per table
+            # (reports._store; 81 in bench/report_scale.py's synthetic report): room for some
+            # 300 reports, as Django's default of 300 entries gave when a report was one.
+            "OPTIONS": {"MAX_ENTRIES": 25_000},
         }
     }
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import pickle
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -203,34 +203,35 @@ LONG_TABLE = 20_000  # rows: a table this long gets its CSV rendered when the re
 
 @dataclass(frozen=True)
 class CachedReport:
-    """A report as the cache holds it: each table pickled on its own, so that a table
-    download unpickles that table only (most of a large report's pickle is a few long
-    tables)."""
+    """A report's entry in the cache: its sections without their tables, and each section's
+    table names. Each table is stored under a key of its own (`_table_key`), so that a table
+    download reads and unpickles that table only: most of a large report is a few long
+    tables (15 MB pickled at 100,000 items, where the entry is 190 kB). Each table is stored
+    with `build`, which names the build that made it: two processes building the same report
+    at once write the same keys, and a report may hold data newer than its key (`_key`), so
+    an entry only takes the tables of its own build (`_read`)."""
 
     report: Report  # its sections without their tables
     layout: tuple[tuple[str, ...], ...]  # each section's table names
-    tables: dict[str, bytes]  # table name -> the pickled Table
-    waiting: bool = False  # on a model's fit (gold_models.pending): never cached
+    build: str  # a random token: this build's tables are stored as (build, Table)
 
     @classmethod
-    def of(cls, report: Report, *, waiting: bool = False) -> CachedReport:
+    def of(cls, report: Report) -> CachedReport:
         return cls(
             replace(report, sections=tuple(replace(s, tables=()) for s in report.sections)),
             tuple(tuple(t.name for t in s.tables) for s in report.sections),
-            {t.name: pickle.dumps(t, pickle.HIGHEST_PROTOCOL) for t in report.tables()},
-            waiting,
+            secrets.token_hex(16),
         )
 
-    def table(self, name: str) -> Table:
-        """The table called `name` (KeyError when the report has none)."""
-        table: Table = pickle.loads(self.tables[name])
-        return table
+    def names(self) -> list[str]:
+        return [name for names in self.layout for name in names]
 
-    def whole(self) -> Report:
+    def whole(self, tables: Mapping[str, Table]) -> Report:
+        """The report with its tables found in `tables` (by name), in their places."""
         return replace(
             self.report,
             sections=tuple(
-                replace(s, tables=tuple(self.table(n) for n in names))
+                replace(s, tables=tuple(tables[n] for n in names if n in tables))
                 for s, names in zip(self.report.sections, self.layout, strict=True)
             ),
         )
@@ -240,27 +241,43 @@ def _key(project: Project, options: ReportOptions) -> str:
     """The cache key of this report. The key holds the project's data version
     (models.bump_data_version, bumped in the same transaction as every write a report
     reads), read before the report's own queries: a write committed meanwhile leaves a
-    report at least as new as its key, never an older one under a newer key."""
+    report at least as new as its key, never an older one under a newer key. Its prefix
+    names the entry's format (`CachedReport`): a process of an earlier version sharing the
+    cache during an upgrade reads none of this version's entries, nor this one its."""
     version = Project.objects.filter(pk=project.pk).values_list("data_version", flat=True)
     digest = hashlib.sha256(repr(options).encode()).hexdigest()
-    return f"report:tables:{project.pk}:{version.get()}:{digest}"
+    return f"report:entry:{project.pk}:{version.get()}:{digest}"
 
 
 def _cached(
-    project: Project, options: ReportOptions, key: str | None = None
-) -> tuple[CachedReport, Report | None]:
-    """The cache's entry for this report (built and stored on a miss, then also returned
-    whole); `key`: its `_key` when the caller has it."""
+    project: Project, options: ReportOptions, key: str | None = None, name: str | None = None
+) -> tuple[Report, bool]:
+    """This report from the cache, built and stored on a miss, and whether it waits on a
+    model's fit (gold_models.pending: then it is not stored, and is built again until the fit
+    is done). `key`: its `_key` when the caller has it; `name`: only that table is wanted,
+    and a report read from the cache holds no other (none when it has no such table)."""
     key = key or _key(project, options)
-    entry: CachedReport | None = cache.get(key)
-    if entry is not None:
-        return entry, None
+    report = _read(key, name)
+    if report is not None:
+        return report, False
     # hit or miss, the same report: without the sections' stats objects (`data`)
     built = build_report(project, options)
     report = built.without_data()
-    entry = CachedReport.of(report, waiting=pending(built))
-    if entry.waiting:
-        return entry, report  # a model still being fitted: built again until it is done
+    waiting = pending(built)
+    if not waiting:
+        _store(key, report)
+    return report, waiting
+
+
+def _store(key: str, report: Report) -> None:
+    """Store `report` under `key`: its tables first, each under its own key, then its entry,
+    so that a reader who finds the entry finds the tables too, unless one was evicted since
+    (`_read`: a miss). The database cache culls the entries whose keys sort first, and the
+    entry's key is a prefix of its tables': a cull that takes a table takes the entry too,
+    except the cull made just before the entry's own insert."""
+    entry = CachedReport.of(report)
+    tables = {_table_key(key, t.name): (entry.build, t) for t in report.tables()}
+    cache.set_many(tables, CACHE_SECONDS)
     cache.set(key, entry, CACHE_SECONDS)
     # A long table's CSV rendered now, with the report (a shorter one renders within the
     # download target on demand): its first download is then served as fast as the next
@@ -272,12 +289,39 @@ def _cached(
         },
         CACHE_SECONDS,
     )
-    return entry, report
+
+
+def _read(key: str, name: str | None = None) -> Report | None:
+    """The report stored under `key`; None when it is not there whole: its entry missing, or
+    one of its tables (evicted on its own, or its write failed: the database cache fails
+    silently), or a table of another build of it (stored at the same time), which must never
+    give a partial or mixed report. `name`: that table only is read (one query: the entry
+    and it), the report returned holds no other."""
+    if name is None:
+        entry: CachedReport | None = cache.get(key)
+        if entry is None:
+            return None
+        names = entry.names()
+        found = cache.get_many([_table_key(key, n) for n in names])
+    else:
+        found = cache.get_many([key, _table_key(key, name)])
+        entry = found.get(key)
+        if entry is None:
+            return None
+        names = [name] if name in entry.names() else []
+    tables: dict[str, Table] = {}
+    for n in names:
+        build, table = found.get(_table_key(key, n), (None, None))
+        if build != entry.build:
+            return None
+        tables[n] = table
+    return entry.whole(tables)
 
 
 def is_cached(project: Project, options: ReportOptions | None = None, **changes: Any) -> bool:
     """Whether `cached_report(project, options, **changes)` would be served from the cache,
-    without building anything (the report page shows progress instead of waiting)."""
+    without building anything (the report page shows progress instead of waiting): its entry
+    is there (a table evicted apart from it, rare, makes that request build)."""
     return bool(cache.has_key(_key(project, replace(options or ReportOptions(), **changes))))
 
 
@@ -285,17 +329,16 @@ def cached_report(project: Project, options: ReportOptions | None = None, **chan
     """`build_report`, served from the cache when the project's data has not changed since
     a report with the same options was built. The cached report has no `Section.data`
     (the stats objects): callers that need them build."""
-    entry, report = _cached(project, replace(options or ReportOptions(), **changes))
-    return report or entry.whole()
+    return _cached(project, replace(options or ReportOptions(), **changes))[0]
 
 
 def cached_table(
     project: Project, name: str, options: ReportOptions | None = None, **changes: Any
 ) -> Table:
-    """One table of `cached_report(project, options, **changes)`, unpickling only that
-    table from the cache (KeyError when the report has no such table)."""
-    entry, _ = _cached(project, replace(options or ReportOptions(), **changes))
-    return entry.table(name)
+    """One table of `cached_report(project, options, **changes)`, reading only that table
+    from the cache (KeyError when the report has no such table)."""
+    full = replace(options or ReportOptions(), **changes)
+    return _cached(project, full, name=name)[0].table(name)
 
 
 def cached_table_text(
@@ -309,9 +352,9 @@ def cached_table_text(
     key = _text_key(report_key, name, fmt)
     text: str | None = cache.get(key)
     if text is None:
-        entry, _ = _cached(project, full, report_key)
-        text = table_text(entry.table(name), fmt)
-        if not entry.waiting:
+        report, waiting = _cached(project, full, report_key, name)
+        text = table_text(report.table(name), fmt)
+        if not waiting:
             cache.set(key, text, CACHE_SECONDS)
     return text
 
@@ -320,3 +363,9 @@ def _text_key(key: str, name: str, fmt: str) -> str:
     """The cache key of a table's rendered text under its report's key `key`; the name
     comes from the URL: hashed, so that any name makes a valid, short key."""
     return f"{key}:{hashlib.sha256(f'{name}.{fmt}'.encode()).hexdigest()}"
+
+
+def _table_key(key: str, name: str) -> str:
+    """The cache key of a table (pickled) under its report's key `key`: the key, a prefix of
+    it (`_store`), then the name hashed as in `_text_key`."""
+    return f"{key}:table:{hashlib.sha256(name.encode()).hexdigest()}"

@@ -56,9 +56,10 @@ def test_downloads_after_a_page_view_run_no_statistic_again(
                 n, _ = built(client, url)
             assert n == 0, url
             sql = " ".join(q["sql"] for q in queries.captured_queries)
-            # session, user, project, the options form's choices, the version, the cache;
-            # a table's first download also stores it rendered (the database cache: count,
-            # savepoint, select, insert, release)
+            # session, user, project, the options form's choices, the version, the cache (a
+            # table: its text; on a first download then the entry and table in one query;
+            # the whole report: the entry, then its tables); a table's first download also
+            # stores it rendered (the database cache: count, savepoint, select, insert, release)
             most = 8 if again or url not in tables else 8 + 5
             assert len(queries.captured_queries) <= most, sql
             for table_name in ("annotation_answer", "annotation_verdict", "annotation_claim"):
@@ -75,9 +76,9 @@ def test_a_table_downloaded_again_is_not_rendered_again(
         with mock.patch.object(reports, "table_text", wraps=reports.table_text) as spy:
             n, first = built(client, url)
             assert (n, spy.call_count) == (0, 1), fmt  # from the cached report, rendered once
-            with mock.patch.object(reports.CachedReport, "table") as unpickle:
+            with mock.patch.object(reports, "_read", wraps=reports._read) as read:
                 n, again = built(client, url)
-            assert (n, spy.call_count, unpickle.call_count) == (0, 1, 0), fmt
+            assert (n, spy.call_count, read.call_count) == (0, 1, 0), fmt  # no table read
         assert again.content == first.content and b"verifier" in first.content
     # a new answer: another report, its table rendered anew
     _answer(alpha, users)
@@ -295,21 +296,105 @@ def test_the_cache_holds_what_pages_show_without_the_stats_objects(
         ]
 
 
-def test_a_table_download_unpickles_that_table_only(
+def test_a_table_download_reads_that_table_only(
     client: Client, users: dict[str, User], verification: list[Item], alpha: Project
 ) -> None:
+    """The cache holds each table under its own key: a download reads the report's entry
+    (its sections without tables) and that table, in one query; report.json reads them all."""
     client.force_login(users["alice"])
     assert built(client, reverse("report", args=[alpha.pk]))[0] == 1
-    whole = reports.CachedReport.whole
-    with mock.patch.object(reports.CachedReport, "whole", autospec=True, side_effect=whole) as spy:
-        n, response = built(client, table(alpha))
-        assert n == 0 and spy.call_count == 0
+    name = "agreement-verification-label-coefficients"
+    key = reports._key(alpha, reports.ReportOptions(bootstrap=50))
+    with mock.patch.object(reports, "cache", wraps=reports.cache) as spy:
+        n, response = built(client, table(alpha, name))
+        assert n == 0
+        assert spy.get_many.call_args_list == [
+            mock.call([key, reports._table_key(key, name)])
+        ]  # after the rendered text's key, missing
+        assert [c.args for c in spy.get.call_args_list] == [(reports._text_key(key, name, "csv"),)]
+        spy.reset_mock()
         assert client.get(reverse("report_json", args=[alpha.pk]), OPTIONS).status_code == 200
-        assert spy.call_count == 1  # the whole report for report.json
+        (read,) = spy.get_many.call_args_list  # the whole report for report.json
+        assert len(read.args[0]) == len(reports.cached_report(alpha, bootstrap=50).tables()) > 1
+    entry = reports.cache.get(key)
+    assert isinstance(entry, reports.CachedReport) and not entry.report.tables()
     report = reports.cached_report(alpha, bootstrap=50)
-    expected = reports.table_csv(report.table("agreement-verification-label-coefficients"))
-    assert response.content.decode() == expected
+    assert response.content.decode() == reports.table_csv(report.table(name))
     assert (
         client.get(reverse("report_table", args=[alpha.pk, "nope", "csv"]), OPTIONS).status_code
         == 404
     )
+
+
+def test_a_table_evicted_apart_from_its_entry_is_a_miss(
+    client: Client, users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    """The cache may lose one table and keep the report's entry (the database cache culls
+    entries one by one; a write can fail silently): the report or that table is then built
+    again and stored again, never served partial; the other tables are still served."""
+    client.force_login(users["alice"])
+    expected = reports.build_report(alpha, bootstrap=50).without_data()
+    name, other = "agreement-verification-label-coefficients", "verifier-scores"
+    key = reports._key(alpha, reports.ReportOptions(bootstrap=50))
+    for ask in ("report", "table"):
+        reports.cached_report(alpha, bootstrap=50)
+        reports.cache.delete(reports._table_key(key, name))
+        assert reports.is_cached(alpha, bootstrap=50)  # the entry is there
+        assert built(client, table(alpha, other))[0] == 0  # another table: still served
+        if ask == "report":
+            with mock.patch.object(reports, "build_report", wraps=reports.build_report) as spy:
+                report = reports.cached_report(alpha, bootstrap=50)
+            assert spy.call_count == 1
+            assert [(s.slug, s.tables) for s in report.sections] == [
+                (s.slug, s.tables) for s in expected.sections
+            ]
+        else:
+            n, response = built(client, table(alpha, name))
+            assert n == 1
+            assert response.content.decode() == reports.table_csv(expected.table(name))
+        assert reports.cache.get(reports._table_key(key, name))[1] == expected.table(name)
+        assert built(client, reverse("report_json", args=[alpha.pk]))[0] == 0  # stored again
+
+
+def test_an_entry_never_takes_the_tables_of_another_build(
+    users: dict[str, User], verification: list[Item], alpha: Project
+) -> None:
+    """Two builds of one report store under the same keys at once, and a build may hold data
+    newer than its key: the entry of one and the tables of the other (A's tables, B's tables,
+    B's entry, A's entry) is a miss, never a report mixing the two."""
+    key = reports._key(alpha, reports.ReportOptions(bootstrap=50))
+    name = "agreement-verification-label-coefficients"
+    older = reports.cached_report(alpha, bootstrap=50)
+    first = reports.cache.get(key)  # build A's entry
+    _answer(alpha, users)  # B sees an answer A did not (under the same, older key)
+    newer = reports.build_report(alpha, bootstrap=50).without_data()
+    assert newer.table(name) != older.table(name)
+    reports._store(key, newer)  # B's tables and entry
+    reports.cache.set(key, first)  # then A's entry, last
+    # read under the old key (as a request that read the version before the answer)
+    assert reports._read(key) is None and reports._read(key, name) is None
+    reports._store(key, newer)
+    again = reports._read(key, name)
+    assert again is not None and again.tables() == [newer.table(name)]
+    assert reports._read(key) is not None
+
+
+def test_a_culling_cache_never_serves_a_partial_report(
+    settings: Any, verification: list[Item], alpha: Project
+) -> None:
+    """The database cache at its MAX_ENTRIES culls a third of its entries, those whose keys
+    sort first, at any write, even between a report's tables: with room for fewer entries
+    than the report has tables, every report served is whole."""
+    expected = reports.build_report(alpha, bootstrap=50).without_data()
+    count = len(expected.tables())
+    backend = settings.CACHES["default"]
+    settings.CACHES = {"default": {**backend, "OPTIONS": {"MAX_ENTRIES": count // 2}}}
+    assert reports.cache._max_entries == count // 2  # the settings' cache, not another
+    for seed in range(4):  # other keys, sorting before and after the report's
+        reports.cache.set(f"other:{seed}", "x")
+        report = reports.cached_report(alpha, bootstrap=50)
+        assert [(s.slug, s.tables) for s in report.sections] == [
+            (s.slug, s.tables) for s in expected.sections
+        ]
+        for name in ("agreement-verification-label-coefficients", "verifier-scores"):
+            assert reports.cached_table(alpha, name, bootstrap=50) == expected.table(name)
