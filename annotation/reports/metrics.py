@@ -476,11 +476,15 @@ def _correlations(
         (table.systems(scored.model_of), "system: source model"),
         (table.systems(scored.model_domain), "system: source model and domain"),
     ]
-    for a, b in itertools.combinations(sorted(scores), 2):
-        if not table.present[b][table.order[a]].any():
-            continue
+    pairs = [
+        (a, b)
+        for a, b in itertools.combinations(sorted(scores), 2)
+        if table.present[b][table.order[a]].any()
+    ]
+    examples = correlation.example_pairings(table, pairs, bootstrap=bootstrap, seed=seed)
+    for (a, b), example in zip(pairs, examples, strict=True):
         pairings[(a, b)] = [
-            correlation.example_pairing(table, a, b, bootstrap=bootstrap, seed=seed),
+            example,
             *(
                 correlation.system_pairing(
                     table, a, b, systems, level=level, bootstrap=bootstrap, seed=seed, draws=draws

@@ -583,40 +583,122 @@ def example_pairing(
     seed: int = 0,
 ) -> Pairing:
     """What `correlate_many` takes for `example_correlation` of scorings a and b."""
+    return example_pairings(table, [(a, b)], bootstrap=bootstrap, seed=seed)[0]
+
+
+class _Points(NamedTuple):
+    """A pair's responses (both scored, in a's order) and its distinct (x, y) points, in
+    order of first appearance."""
+
+    rows: npt.NDArray[np.intp]
+    x: FloatArray  # each distinct point's scores
+    y: FloatArray
+    point: npt.NDArray[np.intp]  # each response's point
+    freq: FloatArray  # how many responses each point has
+
+
+def _points(table: ScoreTable, a: str, b: str) -> _Points:
     rows = table.both(a, b)
     xv, yv = table.values[a][rows], table.values[b][rows]
-    replicates = None
-    if bootstrap and len(rows) >= MIN_POINTS:
-        # the distinct (x, y) points in order of first appearance, each response's point
-        _, ix = np.unique(xv, return_inverse=True)
-        uy, iy = np.unique(yv, return_inverse=True)
-        _, first, inverse, freq = np.unique(
-            ix.ravel() * len(uy) + iy.ravel(),
-            return_index=True,
-            return_inverse=True,
-            return_counts=True,
+    _, ix = np.unique(xv, return_inverse=True)
+    uy, iy = np.unique(yv, return_inverse=True)
+    _, first, inverse, freq = np.unique(
+        ix.ravel() * len(uy) + iy.ravel(),
+        return_index=True,
+        return_inverse=True,
+        return_counts=True,
+    )
+    by_appearance = np.argsort(first)
+    number = np.empty(len(first), dtype=np.intp)
+    number[by_appearance] = np.arange(len(first))
+    seen = first[by_appearance]
+    return _Points(rows, xv[seen], yv[seen], number[inverse.ravel()], freq[by_appearance])
+
+
+def example_pairings(
+    table: ScoreTable,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> list[Pairing]:
+    """`example_pairing` of each pair (a, b) of scorings. A resample's weight of a
+    distinct (x, y) point is the sum of its responses' counts; pairs with as many
+    responses resample the same draws, so their points are weighed together
+    (`_point_weights`), at most STACKED_CELLS weights at a time."""
+    found = [_points(table, a, b) for a, b in pairs]
+    by_size: dict[int, list[int]] = defaultdict(list)  # the pairs of each number of responses
+    for i, p in enumerate(found):
+        if bootstrap and len(p.rows) >= MIN_POINTS:
+            by_size[len(p.rows)].append(i)
+    replicates: dict[int, tuple[Replicates, Replicates]] = {}
+    for n, same in by_size.items():
+        sizes = [len(found[i].freq) for i in same]
+        for batch in _batches(same, sizes, STACKED_CELLS // bootstrap):
+            weights = _point_weights(table, [found[i] for i in batch], n, bootstrap, seed)
+            for i, w in zip(batch, weights, strict=True):
+                p = found[i]
+                both = _replicates(np.vstack([w, p.freq]), p.x, p.y)
+                replicates[i] = (  # the observed points, each as often as it occurs, last
+                    {name: values[-1:] for name, values in both.items()},
+                    {name: values[:-1] for name, values in both.items()},
+                )
+    out = []
+    for i, (a, b) in enumerate(pairs):
+        rows = found[i].rows
+        out.append(
+            Pairing(
+                table.values[a][rows].tolist(),
+                table.values[b][rows].tolist(),
+                labels=table.labels[rows].tolist(),
+                bootstrap=replicates.get(i),
+            )
         )
-        by_appearance = np.argsort(first)
-        number = np.empty(len(first), dtype=np.intp)
-        number[by_appearance] = np.arange(len(first))
-        # how often each point is drawn: its responses' counts summed (whole numbers,
-        # exact; the points x responses indicator times the responses' counts); the
-        # observed points, each counted as often as it occurs, last
-        indicator = scipy_sparse.csr_array(
-            (np.ones(len(rows)), (number[inverse.ravel()], np.arange(len(rows))))
-        )
-        w = np.empty((bootstrap + 1, len(first)))
-        chunks = table.counts(seed, len(rows), bootstrap)
-        for start, counts in zip(range(0, bootstrap, 100), chunks, strict=True):
-            w[start : start + len(counts)] = (indicator @ counts.T).T  # as floats
-        w[-1] = freq[by_appearance]
-        both = _replicates(w, xv[first[by_appearance]], yv[first[by_appearance]])
-        replicates = (
-            {name: values[-1:] for name, values in both.items()},
-            {name: values[:-1] for name, values in both.items()},
-        )
-    labels = table.labels[rows].tolist()
-    return Pairing(xv.tolist(), yv.tolist(), labels=labels, bootstrap=replicates)
+    return out
+
+
+def _batches(items: list[int], sizes: list[int], limit: int) -> Iterator[list[int]]:
+    """The items in order, in runs whose sizes sum to at most `limit` (an item above it
+    alone)."""
+    batch: list[int] = []
+    total = 0
+    for item, size in zip(items, sizes, strict=True):
+        if batch and total + size > limit:
+            yield batch
+            batch, total = [], 0
+        batch.append(item)
+        total += size
+    if batch:
+        yield batch
+
+
+STACKED_CELLS = 10_000_000  # points x resamples weighed at once (80 MB of float64)
+
+
+def _point_weights(
+    table: ScoreTable, pairs: Sequence[_Points], n: int, bootstrap: int, seed: int
+) -> list[FloatArray]:
+    """For each pair (each with n responses), how often each of its points is drawn in
+    each resample (resamples x points): the points x responses indicators of the pairs
+    stacked, times the responses' counts (`table.counts`), one sparse product per 100
+    resamples; whole numbers, exact in any order."""
+    sizes = [len(p.freq) for p in pairs]
+    offsets = np.cumsum([0, *sizes]).tolist()
+    indicator = scipy_sparse.csr_array(
+        (
+            np.ones(n * len(pairs)),
+            (
+                np.concatenate([p.point + o for p, o in zip(pairs, offsets, strict=False)]),
+                np.tile(np.arange(n), len(pairs)),
+            ),
+        ),
+        shape=(offsets[-1], n),
+    )
+    w = np.empty((offsets[-1], bootstrap))
+    chunks = table.counts(seed, n, bootstrap)
+    for start, counts in zip(range(0, bootstrap, 100), chunks, strict=True):
+        w[:, start : start + len(counts)] = indicator @ counts.T.astype(np.float64)
+    return [w[o : o + k].T for o, k in zip(offsets, sizes, strict=False)]
 
 
 def system_correlation(

@@ -234,6 +234,37 @@ def test_a_table_of_many_scorings_gives_each_pair_what_the_pair_alone_gives() ->
         assert alone.spearman.ci_low is not None
 
 
+@pytest.mark.parametrize("cells", [correlation.STACKED_CELLS, 1, 9_000])
+def test_pairs_weighed_together_get_what_each_pair_alone_gets(
+    monkeypatch: pytest.MonkeyPatch, cells: int
+) -> None:
+    """example_pairings weighs the points of the pairs with as many responses together
+    (one stacked product per 100 resamples, at most STACKED_CELLS weights at a time):
+    each pair's pairing is the one it gets alone, bit for bit, whatever the batches
+    (every pair at once, one a batch, a few) and however many responses each pair has."""
+    rng = np.random.default_rng(8)
+    keys = [f"r{i}" for i in range(90)]
+    scores = {}
+    for name in "abcde":
+        kept = keys if name in "abc" else [k for k in keys if rng.random() < 0.8]
+        scores[name] = {k: float(rng.integers(0, 7)) / 6 for k in kept}
+    scores["f"] = {k: 0.5 for k in keys[:2]}  # too few responses: no resamples
+    monkeypatch.setattr(correlation, "STACKED_CELLS", cells)
+    pairs = [("a", "b"), ("a", "c"), ("b", "c"), ("d", "a"), ("e", "d"), ("a", "f"), ("c", "e")]
+    table = correlation.ScoreTable(scores)
+    many = correlation.example_pairings(table, pairs, bootstrap=250, seed=4)
+    for (a, b), got in zip(pairs, many, strict=True):
+        alone = correlation.example_pairing(
+            correlation.ScoreTable(scores), a, b, bootstrap=250, seed=4
+        )
+        assert (got.x, got.y, got.labels) == (alone.x, alone.y, alone.labels)
+        assert (got.bootstrap is None) == (alone.bootstrap is None) == (b == "f")
+        for mine, theirs in zip(got.bootstrap or (), alone.bootstrap or (), strict=True):
+            for name in correlation.COEFFICIENTS:
+                assert np.array_equal(mine[name], theirs[name], equal_nan=True)
+        assert correlation.correlate_many([got]) == correlation.correlate_many([alone])
+
+
 def test_example_resamples_are_the_responses_drawn_with_replacement() -> None:
     """The example level resamples the responses: each interval is the percentile of the
     coefficient on the responses of each resample written out (reference.example_draws),
