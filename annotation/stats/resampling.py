@@ -20,20 +20,32 @@ FloatArray = npt.NDArray[np.float64]
 Counts = npt.NDArray[np.unsignedinteger]  # how often each unit is drawn, per resample
 
 
+COUNTED = 1 << 16  # counts made at once (a block of int64s that stays in the cache)
+
+
 def _chunks(rng: np.random.Generator, n: int, bootstrap: int) -> Iterator[Counts]:
-    """`draw_counts`' rows, drawn and counted 100 resamples at a time."""
+    """`draw_counts`' rows, drawn 100 resamples at a time and counted a few resamples at a
+    time (about COUNTED counts, narrowed while they are in the cache)."""
+    step = max(1, COUNTED // max(n, 1))
     for start in range(0, bootstrap, 100):
         drawn = rng.integers(0, n, size=(min(100, bootstrap - start), n), dtype=np.int32)
-        shifted = drawn + (n * np.arange(len(drawn), dtype=np.int64))[:, None]
-        counts = np.bincount(shifted.ravel(), minlength=len(drawn) * n)
-        yield counts.reshape(len(drawn), n).astype(np.min_scalar_type(counts.max()))
+        yield np.vstack([_counted(drawn[i : i + step]) for i in range(0, len(drawn), step)])
+
+
+def _counted(drawn: npt.NDArray[np.int32]) -> Counts:
+    """How often each of n units is drawn in each row of `drawn` (rows x n), as the
+    smallest unsigned integers that hold them."""
+    rows, n = drawn.shape
+    shifted = drawn + (n * np.arange(rows, dtype=np.int64))[:, None]
+    counts = np.bincount(shifted.ravel(), minlength=rows * n).reshape(rows, n)
+    return counts.astype(np.min_scalar_type(counts.max()))
 
 
 def draw_counts(rng: np.random.Generator, n: int, bootstrap: int) -> Counts:
     """How often each of n units is drawn in each of `bootstrap` resamples of n units with
     replacement (resamples x units), as the smallest unsigned integers that hold them (a
     count is rarely above 10: a byte each): the counts of rng.integers(0, n, (bootstrap,
-    n)) (the same draws as one call), drawn and counted 100 resamples at a time."""
+    n)) (the same draws as one call), drawn 100 resamples at a time."""
     return np.vstack([*_chunks(rng, n, bootstrap), np.zeros((0, n), np.uint8)])
 
 

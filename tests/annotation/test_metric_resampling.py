@@ -67,7 +67,7 @@ def test_shared_points_pearson_and_spearman_equal_the_weighted_formulas(n: int) 
 
 @pytest.mark.parametrize(
     ("n", "bootstrap", "seed"),
-    [(1, 1000, 0), (3, 7, 1), (4001, 1000, 3), (37, 250, 9), (10_001, 150, 5)],
+    [(1, 1000, 0), (3, 7, 1), (4001, 1000, 3), (37, 250, 9), (10_001, 150, 5), (70_001, 3, 2)],
 )
 def test_cluster_weights_drawn_in_chunks_are_the_draws_of_one_call(
     n: int, bootstrap: int, seed: int
