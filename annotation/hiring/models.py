@@ -55,14 +55,21 @@ class QualityItem(models.Model):
         return {(k.split(".", 1)[0], k.split(".", 1)[1]): v for k, v in self.reference.items()}
 
 
-def regular(item: str = "item_id") -> Q:
+def regular(item: str = "item_id", *, joined: str | None = None) -> Q:
     """Rows (through their `item` path: "item_id" on an assignment) whose answers count for
     agreement, gold and reports: their item is not a quality item, nor deleted (a deleted
     item, restorable a while, is left out of every report, export and count). NOT EXISTS, not
     `item__quality__isnull=True`: PostgreSQL estimates that LEFT JOIN ... IS NULL as 0.5 %
     of the rows (whatever the data), and at 10,000 items planned the report's answers as
-    nested loops and a sort spilled to disk (336 ms; as an anti join 200 ms)."""
-    return Q(~Exists(QualityItem.objects.filter(item_id=OuterRef(item)))) & Q(
+    nested loops and a sort spilled to disk (336 ms; as an anti join 200 ms).
+
+    `joined`: the path of the item relation ("item") when the query joins the item anyway
+    (its project, its kind): the deletion is then read off the joined row, the same rows
+    without a subquery per row (the effort query: 0.1 s of SQLite at 300,000 assignments)."""
+    not_quality = Q(~Exists(QualityItem.objects.filter(item_id=OuterRef(item))))
+    if joined is not None:
+        return not_quality & Q(**{f"{joined}__deletion__isnull": True})
+    return not_quality & Q(
         ~Exists(Item.all_objects.filter(pk=OuterRef(item), deletion__isnull=False))
     )
 

@@ -29,7 +29,7 @@ def _assignments(data: ReportData) -> list[tuple[int, str, int, float]]:
     )
     rows = (
         Assignment.objects.filter(
-            Q(item__project=project) & assignment_filter(filters) & hiring.regular()
+            Q(item__project=project) & assignment_filter(filters) & hiring.regular(joined="item")
         )
         .annotate(code=status)
         .order_by()  # not Assignment's default order: no sort

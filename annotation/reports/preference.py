@@ -3,9 +3,10 @@ comparison kind's "choice" and "hard"), read for its report section and for plan
 
 from __future__ import annotations
 
+import numpy as np
 from django.db.models import Exists, OuterRef
 
-from ..answers import Answers
+from ..answers import Answers, fetch
 from ..kinds import ReportKind
 from ..models import Claim, Item, Project
 
@@ -18,30 +19,33 @@ def preference_rows(
     items whose two lists have no claim (empty or abstained: nothing to prefer, left out)."""
     if (choice := answers.fields.get((spec.name, "item", "choice"))) is None:
         return [], 0, 0
-    # (item, annotator, side as compared, position shown) per choice of a list, in order
-    annotators = choice.annotators.tolist()
-    choices = [
-        (item, annotators[j], choice.values[c], int(choice.raw_values[r]))
-        for item, row, raw in zip(
-            choice.items.tolist(), choice.codes.tolist(), choice.raw.tolist(), strict=True
+    # (item, annotator, side as compared, position shown) per choice of a list (a raw
+    # value "1" or "2"), unit by unit, annotator by annotator
+    position = np.array([int(v) if v in ("1", "2") else 0 for v in choice.raw_values] + [0])
+    unit, column = np.nonzero(position[choice.raw] > 0)  # raw -1 (no answer): 0
+    choices = list(
+        zip(
+            choice.items[unit].tolist(),
+            choice.annotators[column].tolist(),
+            map(choice.values.__getitem__, choice.codes[unit, column].tolist()),
+            position[choice.raw[unit, column]].tolist(),
+            strict=True,
         )
-        for j, (c, r) in enumerate(zip(row, raw, strict=True))
-        if c >= 0 and choice.raw_values[r] in ("1", "2")
-    ]
+    )
     if not choices:
         return [], 0, 0
     hard: dict[tuple[int, int], bool] = {}
     if (said := answers.fields.get((spec.name, "item", "hard"))) is not None:
-        who = said.annotators.tolist()
-        for item, row in zip(said.items.tolist(), said.codes.tolist(), strict=True):
-            hard.update(
-                {(item, who[j]): said.values[c] == "yes" for j, c in enumerate(row) if c >= 0}
-            )
+        unit, column = np.nonzero(said.codes >= 0)
+        yes = said.codes[unit, column] == (said.values.index("yes") if "yes" in said.values else -2)
+        who = zip(said.items[unit].tolist(), said.annotators[column].tolist(), strict=True)
+        hard = dict(zip(who, yes.tolist(), strict=True))
 
     def has_claims(side: str) -> Exists:
         return Exists(Claim.objects.filter(claim_list=OuterRef(side)))
 
-    # each item's two systems and whether either list has a claim, in one query
+    # each item's two systems and whether either list has a claim, in one query (its rows
+    # as the cursor gives them: the flags 0/1 on SQLite, booleans on PostgreSQL)
     items = (
         Item.objects.filter(project=project, kind=spec.name)
         .annotate(has_a=has_claims("list_a"), has_b=has_claims("list_b"))
@@ -49,7 +53,7 @@ def preference_rows(
     )
     systems: dict[int, tuple[str, str]] = {}
     empty: set[int] = set()
-    for pk, a, b, has_a, has_b in items:
+    for pk, a, b, has_a, has_b in fetch(items):
         systems[pk] = (a, b)
         if not has_a and not has_b:
             empty.add(pk)

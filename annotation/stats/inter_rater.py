@@ -21,7 +21,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain, combinations, repeat
+from itertools import chain, combinations, compress, repeat
 from typing import Any, Literal
 
 import krippendorff
@@ -253,18 +253,21 @@ def _agreement(
     distance: DistanceMatrix | DistanceMetric | None,
 ) -> AgreementReport:
     """`agreement` on checked options."""
-    codes = _encode(data, categories)
-    counts = _count_matrix(codes, len(categories))
+    # the distinct rows of codes (who said what), how many units have each, each unit's
+    rows, row_of = _encode(data, categories)
+    weight = np.bincount(row_of, minlength=len(rows))
+    who = None if data.anonymous_raters else (rows, weight)
+    row_counts = _count_matrix(rows, len(categories))
+    counts = row_counts[row_of]
     per_unit = counts.sum(axis=1)
     used = per_unit >= 2
-    # the distinct count rows of the units with a rating, and how many units have each
-    patterns, _, freq = unique_rows(counts[per_unit >= 1])
+    patterns, freq = _count_patterns(row_counts, weight)
     delta = _delta_fn(level, categories) if distance is None else custom_delta(distance, categories)
     observed = _coefficients_from_patterns(
         patterns, freq[np.newaxis, :].astype(np.float64), delta=delta
     )
     # who said what on each unit, as distinct rows and their counts (Conger's kappa)
-    code_rows = None if data.anonymous_raters else _conger_patterns(codes)
+    code_rows = None if who is None else _conger_patterns(*who)
     resampled = (
         _resampled((patterns, freq), code_rows, observed, len(categories), delta, bootstrap, seed)
         if bootstrap and len(freq)
@@ -285,9 +288,9 @@ def _agreement(
     )
     pairwise = (
         ()
-        if data.anonymous_raters
+        if who is None
         else _pairwise_kappas(
-            codes, data.raters, categories, bootstrap=bootstrap, seed=seed, confidence=confidence
+            who, data.raters, categories, bootstrap=bootstrap, seed=seed, confidence=confidence
         )
     )
     return AgreementReport(
@@ -299,7 +302,7 @@ def _agreement(
         n_ratings=int(per_unit.sum()),
         **_raters_per_unit(per_unit),
         excluded=_excluded(data.units, per_unit),
-        label_distribution=label_distribution(chain.from_iterable(data.labels)),
+        label_distribution=_labels_given(data, weight),
         percent_agreement=estimates["percent"],
         full_agreement=estimates["full"],
         fleiss_kappa=estimates["fleiss"],
@@ -309,13 +312,31 @@ def _agreement(
         brennan_prediger=estimates["bp"],
         per_category=_per_category(patterns, freq, categories, confidence) if n_used else (),
         pairwise=pairwise,
-        per_rater=() if data.anonymous_raters else _per_rater(codes, data.raters, pairwise),
+        per_rater=() if who is None else _per_rater(who, data.raters, pairwise),
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
         fleiss_parts=_fleiss_parts(counts, data.units, categories) if n_used else None,
         alpha_parts=_alpha_parts(patterns, freq, categories, delta) if n_used else None,
         distance=_fixed_distance(distance, len(categories)),
+    )
+
+
+def _count_patterns(
+    row_counts: npt.NDArray[np.int64], weight: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct count rows of the units with a rating and how many units have each,
+    from the count rows of the distinct rows of codes and how many units have each."""
+    rated = row_counts.sum(axis=1) >= 1
+    return _merged_rows(row_counts[rated], weight[rated])
+
+
+def _labels_given(data: Ratings, weight: npt.NDArray[np.int64]) -> dict[Label, int]:
+    """`label_distribution` of every rating, read once per distinct row of labels
+    (`Ratings.distinct`) that `weight` units have."""
+    rows = data.distinct[0]
+    return label_distribution(
+        chain.from_iterable(rows), np.repeat(weight, len(data.raters)).tolist()
     )
 
 
@@ -458,8 +479,8 @@ def _fleiss_parts(
     p_i = (c * (c - 1)).sum(axis=1) / (rp * (rp - 1))
     p_j = (counts[rated] / r[rated, np.newaxis]).mean(axis=0)
     return FleissParts(
-        units=tuple(u for u, keep in zip(units, pairable, strict=True) if keep),
-        p_i=tuple(float(x) for x in p_i),
+        units=tuple(compress(units, pairable.tolist())),
+        p_i=tuple(p_i.tolist()),
         p_j={cat: float(x) for cat, x in zip(categories, p_j, strict=True)},
         p_bar=float(p_i.mean()),
         p_e=float((p_j**2).sum()),
@@ -515,24 +536,28 @@ def _categories(data: Ratings, declared: Sequence[Label] | None, level: str) -> 
     return categories
 
 
-def _encode(data: Ratings, categories: tuple[Label, ...]) -> npt.NDArray[np.int64]:
-    """units x raters: each label's position in `categories`, -1 where missing."""
+def _encode(
+    data: Ratings, categories: tuple[Label, ...]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
+    """The distinct rows of labels (`Ratings.distinct`) as codes, each label's position in
+    `categories` (-1 where missing), and each unit's row: the units x raters codes are
+    `rows[row_of]`."""
     index: dict[Label | None, int] = {label: i for i, label in enumerate(categories)}
     index[None] = -1  # categories never hold None: it is a missing rating
     width = len(data.raters)
-    # each distinct row encoded once, then laid out per unit
-    rows, row_of = data.distinct
-    distinct = np.fromiter(
-        map(index.get, chain.from_iterable(rows), repeat(-2)), np.int64, len(rows) * width
-    ).reshape(len(rows), width)
-    codes = distinct[np.array(row_of, dtype=np.intp)]
-    if (codes == -2).any():
+    labels, units_row = data.distinct
+    rows = np.fromiter(
+        map(index.get, chain.from_iterable(labels), repeat(-2)), np.int64, len(labels) * width
+    ).reshape(len(labels), width)
+    row_of = np.array(units_row, dtype=np.intp)
+    if (rows == -2).any():
+        codes = rows[row_of]
         u, r = (int(i) for i in np.argwhere(codes == -2)[0])  # the first, row by row
         raise ValueError(
             f"label {data.labels[u][r]!r} of rater {data.raters[r]!r} on unit "
             f"{data.units[u]!r} is not one of the declared categories {categories}"
         )
-    return codes
+    return rows, row_of
 
 
 def unique_rows(codes: IntArray) -> tuple[IntArray, IntArray, IntArray]:
@@ -549,6 +574,17 @@ def unique_rows(codes: IntArray) -> tuple[IntArray, IntArray, IntArray]:
         keys, return_index=True, return_inverse=True, return_counts=True
     )
     return codes[first], row_of, counts
+
+
+def _merged_rows(
+    rows: npt.NDArray[np.int64], weight: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct rows of `rows` taken `weight` times each, in `unique_rows`' order, and
+    how many times each is taken: `unique_rows` of the repeated rows without repeating them."""
+    distinct, row_of, _ = unique_rows(rows)
+    freq = np.zeros(len(distinct), dtype=np.int64)
+    np.add.at(freq, row_of, weight)
+    return distinct, freq
 
 
 def _count_matrix(codes: npt.NDArray[np.int64], n_categories: int) -> npt.NDArray[np.int64]:
@@ -853,15 +889,16 @@ def _per_category(
 
 
 def _conger_patterns(
-    codes: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.int64], weight: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """The distinct rows of codes (who said what on a unit) and how many units have each.
+    """The distinct rows of codes (who said what on a unit) with a rating and how many
+    units have each, from rows of codes and how many units have each.
 
     Conger's chance agreement needs each rater's category shares, which the count
     patterns behind the other intervals do not keep, so its resamples draw whole rows.
     """
-    patterns, _, freq = unique_rows(codes[(codes >= 0).any(axis=1)])
-    return patterns, freq
+    rated = (codes >= 0).any(axis=1)
+    return _merged_rows(codes[rated], weight[rated])
 
 
 def _conger_from_weights(rows: npt.NDArray[np.int64], weights: FloatArray, q: int) -> FloatArray:
@@ -1041,7 +1078,7 @@ def percentile_cis[Key: Hashable](
 
 
 def _pairwise_kappas(
-    codes: npt.NDArray[np.int64],
+    rows: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
     raters: tuple[Hashable, ...],
     categories: tuple[Label, ...],
     *,
@@ -1050,13 +1087,16 @@ def _pairwise_kappas(
     confidence: float,
 ) -> tuple[PairwiseKappa, ...]:
     """Cohen's kappa of each pair of raters on the units both rated: statsmodels' kappa of
-    their confusion table, and its bootstrap interval from multinomial draws of it."""
+    their confusion table, and its bootstrap interval from multinomial draws of it.
+    `rows`: rows of codes (units x raters) and how many units have each."""
+    codes, weight = rows
     q = len(categories)
     rng = np.random.default_rng(seed)
     pairs = []
     for i, j in combinations(range(len(raters)), 2):
         both = (codes[:, i] >= 0) & (codes[:, j] >= 0)
-        a, b, n = codes[both, i], codes[both, j], int(both.sum())
+        a, b, w = codes[both, i], codes[both, j], weight[both]
+        n = int(w.sum())
         if n == 0:
             reason = f"{raters[i]!r} and {raters[j]!r} rated no unit in common"
             kappa = Coefficient("Cohen's kappa", None, undefined_reason=reason)
@@ -1067,7 +1107,7 @@ def _pairwise_kappas(
             )
             kappa = Coefficient("Cohen's kappa", None, undefined_reason=reason, n_units=n)
         else:
-            table = np.bincount(a * q + b, minlength=q * q).astype(np.float64)
+            table = np.bincount(a * q + b, weights=w, minlength=q * q).astype(np.float64)
             value = float(cohens_kappa(table.reshape(q, q), return_results=False))
             low = high = note = None
             if bootstrap:
@@ -1089,17 +1129,20 @@ def _kappa_from_tables(tables: FloatArray) -> FloatArray:
 
 
 def _per_rater(
-    codes: npt.NDArray[np.int64],
+    rows: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
     raters: tuple[Hashable, ...],
     pairwise: tuple[PairwiseKappa, ...],
 ) -> tuple[RaterAgreement, ...]:
+    """Each rater against the others on the units they share. `rows`: rows of codes (units
+    x raters) and how many units have each."""
+    codes, weight = rows
     result = []
     for i, rater in enumerate(raters):
         mine = codes[:, i]
         others = np.delete(codes, i, axis=1)
         present = (mine[:, np.newaxis] >= 0) & (others >= 0)
-        n_pairs = int(present.sum())
-        n_units = int(present.any(axis=1).sum())
+        n_pairs = int(weight @ present.sum(axis=1))
+        n_units = int(weight @ present.any(axis=1))
         kappas = [
             p.kappa.value
             for p in pairwise
@@ -1110,7 +1153,7 @@ def _per_rater(
                 RaterAgreement(rater, 0, 0, None, None, "shares no unit with another rater")
             )
             continue
-        agree = int(((mine[:, np.newaxis] == others) & present).sum())
+        agree = int(weight @ ((mine[:, np.newaxis] == others) & present).sum(axis=1))
         result.append(
             RaterAgreement(
                 rater,

@@ -323,9 +323,18 @@ def as_ratings(data: RatingsInput) -> Ratings:
     return Ratings.from_units_by_raters(rows)
 
 
-def label_distribution(labels: Iterable[Label | None]) -> dict[Label, int]:
-    """Counts of each label, most frequent first; missing labels are not counted."""
-    counts = Counter(labels)
+def label_distribution(
+    labels: Iterable[Label | None], times: Iterable[int] | None = None
+) -> dict[Label, int]:
+    """Counts of each label, most frequent first (ties in order of first appearance);
+    missing labels are not counted. `times`: how many times each of `labels` counts (the
+    units with a distinct row of labels), once each without it."""
+    counts: Counter[Label | None] = Counter()
+    if times is None:
+        counts.update(labels)
+    else:
+        for label, n in zip(labels, times, strict=True):
+            counts[label] += n
     for label in [label for label in counts if is_missing(label)]:
         del counts[label]
     return dict(counts.most_common())

@@ -13,6 +13,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation import exports, reports, safecsv
+from annotation.hiring.models import CHECK, QualityItem
+from annotation.manage import delete_items
 from annotation.models import Assignment, Claim, ClaimList, Document, Item, Project, System
 from tests.conftest import SYSTEM_A, SYSTEM_B
 
@@ -252,6 +254,29 @@ def test_effort_counts_skipped_and_open_assignments_and_sums_seconds(
         assert row["active hours"] == pytest.approx(sum(seconds) / 3600, abs=1e-12), kind
     assert rows[(name, Item.COMPARISON)]["skipped"] == 1
     assert rows[(name, "all")]["assigned"] > rows[(name, "all")]["items done"]  # some open
+
+
+def test_effort_leaves_out_deleted_and_quality_items(verification: list[Item]) -> None:
+    """The effort query reads the item's deletion off its join (hiring.regular(joined=...)):
+    the same assignments left out as by the subquery of every other report query."""
+    project = verification[0].project
+    bob = project.memberships.get(user__username="bob")
+    before = {
+        r["kind"]: r["assigned"]
+        for r in reports.build_report(project, bootstrap=0).table("effort").as_dicts()
+        if r["annotator"] == bob.pseudonym
+    }
+    mine = Assignment.objects.filter(item__project=project, annotator=bob.user)
+    deleted, marked = mine.filter(item__kind=Item.VERIFICATION).order_by("pk")[:2]
+    delete_items(project, [deleted.item_id], by=bob.user)
+    QualityItem.objects.create(item=marked.item, role=CHECK)
+    after = {
+        r["kind"]: r["assigned"]
+        for r in reports.build_report(project, bootstrap=0).table("effort").as_dicts()
+        if r["annotator"] == bob.pseudonym
+    }
+    assert after[Item.VERIFICATION] == before[Item.VERIFICATION] - 2
+    assert after["all"] == before["all"] - 2
 
 
 def test_exports_parse_back(verification: list[Item]) -> None:

@@ -166,7 +166,7 @@ def test_conger_resampling_formula_equals_conger_on_explicit_resamples() -> None
     rng = np.random.default_rng(11)
     codes = np.array(DIAGNOSES_1971) - 1
     codes[rng.random(codes.shape) < 0.2] = -1  # missing ratings too
-    rows, freq = inter_rater._conger_patterns(codes)
+    rows, freq = inter_rater._conger_patterns(codes, np.ones(len(codes), dtype=np.int64))
     for _ in range(5):
         weights = rng.multinomial(freq.sum(), freq / freq.sum())
         explicit = np.repeat(rows, weights, axis=0)
