@@ -18,7 +18,9 @@ CLAIMLESS = "ZeroDivisionError"
 ABSTAINED_FIRST = "UnboundLocalError"
 
 
-@dataclass(frozen=True)
+# Not frozen: a frozen dataclass's __init__ sets each of the 13 fields through
+# object.__setattr__ (2.2 instead of 0.6 us), and a report at 100,000 items makes 80,000.
+@dataclass
 class ResponseScore:
     id: str
     model: str

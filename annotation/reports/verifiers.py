@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations, compress
@@ -11,7 +10,7 @@ from typing import Any, NamedTuple, cast
 from .. import kinds, stats
 from ..answers import fetch
 from ..gold import Gold
-from ..kinds import ITEM, ReportKind
+from ..kinds import ReportKind
 from ..models import Claim, Project, Segment, validate_verifier_collapse
 from ..stats.classification import map_each
 from .queries import ReportData
@@ -19,15 +18,15 @@ from .tables import Cell, Section, Table
 
 
 class _Level(NamedTuple):
-    """A kind's units with a human gold label, as the columns every system's scoring reads."""
+    """A kind's units with a human gold label, as the columns every system's scoring reads
+    (a unit is its place in the columns: the disagreements name it so)."""
 
-    keys: list[str]  # "item 12" or "item 3 / segment:2"
     targets: list[int]  # claim or segment ids
     domains: list[str]
     golds: list[Gold]
     documents: list[int]
     reference: list[str | None]  # the gold values as verdict labels
-    position: dict[str, int]  # key -> its unit's place in the columns
+    votes: dict[int, str]  # a unit -> its gold's votes as shown, made when first shown
 
 
 Labels = dict[Any, dict[int, str]]  # Claim or Segment -> id -> a system's label
@@ -62,7 +61,7 @@ def verifier_sections(data: ReportData) -> list[Section]:
         elif segment is not None:
             of_system[system][Segment][segment] = label
     by_system = {systems_of[pk]: labels for pk, labels in of_system.items()}
-    if not any(level.keys for _, level in levels):
+    if not any(level.golds for _, level in levels):
         return [
             Section(
                 "verifiers",
@@ -79,7 +78,7 @@ def verifier_sections(data: ReportData) -> list[Section]:
     rules = _collapse_rules(project)
     scores = _Scores()
     for spec, level in levels:
-        if not level.keys:
+        if not level.golds:
             continue
         modes: dict[str, dict[str, str] | None] = (
             rules if spec.verdict_level == "claim" else dict.fromkeys(spec.verdict_modes)
@@ -104,19 +103,13 @@ def verifier_sections(data: ReportData) -> list[Section]:
 
 def _level(data: ReportData, spec: ReportKind) -> _Level:
     """The kind's units with a human gold label that verdicts can be compared with."""
-    targets = data.verdict_targets(spec)
-    golds = [t.gold for t in targets]
-    keys = [f"item {g.item}" if g.unit == ITEM else f"item {g.item} / {g.unit}" for g in golds]
-    as_verdict = functools.cache(spec.as_verdict)  # a few distinct values
-    return _Level(
-        keys,
-        [t.target for t in targets],
-        [t.domain for t in targets],
-        golds,
-        [t.document for t in targets],
-        [as_verdict(g.value) for g in golds],
-        {key: i for i, key in enumerate(keys)},
-    )
+    # the targets' columns (Target: gold, target, domain, document)
+    golds, ids, domains, documents = [
+        list(c) for c in zip(*data.verdict_targets(spec), strict=True)
+    ] or ([[], [], [], []])
+    # read as verdict labels once per distinct value
+    reference = cast("list[str | None]", map_each([g.value for g in golds], spec.as_verdict))
+    return _Level(ids, domains, golds, documents, reference, {})
 
 
 def _score_system(
@@ -135,7 +128,7 @@ def _score_system(
     # read like the gold labels ("true"/"false" on a segment: supported/unsupported), once
     # per distinct label
     pred = cast("list[str | None]", map_each(list(map(mine.get, units.targets)), spec.as_verdict))
-    if not any(p is not None for p in pred):
+    if pred.count(None) == len(pred):
         return
     scores.aligned[(name, level)] = pred
     for mode, rule in modes.items():
@@ -145,7 +138,6 @@ def _score_system(
                 y_pred=pred,
                 collapse=rule,  # type: ignore[arg-type]
                 mode=None if rule is not None else mode,  # type: ignore[arg-type]
-                units=units.keys,
             )
         except ValueError as e:
             scores.notes.append(f"{name}: no {mode} scores ({e}).")
@@ -165,8 +157,10 @@ def _score_system(
             )
         )
         for d in rep.disagreements:
-            i = units.position[d.unit]  # type: ignore[index]
+            i = cast("int", d.unit)  # its place in the columns
             g, claim_or_segment = units.golds[i], units.targets[i]
+            if (votes := units.votes.get(i)) is None:
+                votes = units.votes[i] = " ".join([f"{k}:{v}" for k, v in g.votes.items()])
             scores.disagreement_rows.append(
                 (  # type: ignore[arg-type]
                     name,
@@ -180,7 +174,7 @@ def _score_system(
                     d.predicted,
                     mine.get(claim_or_segment),
                     g.value,
-                    " ".join([f"{k}:{v}" for k, v in g.votes.items()]),
+                    votes,
                     g.provenance,
                 )
             )
@@ -413,20 +407,21 @@ MANY_IDS = 1000
 def _add_texts(rows: list[tuple[Cell, ...]], models: dict[str, Any], project: Project) -> None:
     """Each disagreement row gets the text of its claim or segment (shortened to 300
     characters, once per claim or segment)."""
-    ids: dict[Any, set[Any]] = defaultdict(set)
-    for row in rows:
-        ids[models[row[1]]].add(row[6])  # type: ignore[index]
-    texts = {}
-    for model, pks in ids.items():
+    texts: dict[Any, dict[Any, str]] = {}  # level -> claim or segment id -> its text
+    for level, model in models.items():
+        pks = {row[6] for row in rows if row[1] == level}
+        if not pks:
+            continue
         if len(pks) > MANY_IDS and model in _PROJECT_OF:
             found = model.objects.filter(**{_PROJECT_OF[model]: project})
         else:
             found = model.objects.filter(pk__in=pks)
-        for pk, text in fetch(found.order_by().values_list("pk", "text")):  # a lookup
-            if pk in pks:
-                texts[(model, pk)] = text if len(text) <= 300 else text[:297] + "..."
-    for i, row in enumerate(rows):
-        rows[i] = (*row, texts.get((models[row[1]], row[6]), ""))  # type: ignore[index]
+        texts[level] = {
+            pk: text if len(text) <= 300 else text[:297] + "..."
+            for pk, text in fetch(found.order_by().values_list("pk", "text"))  # a lookup
+            if pk in pks
+        }
+    rows[:] = [(*row, texts[row[1]].get(row[6], "")) for row in rows]
 
 
 def slugify(text: str) -> str:

@@ -26,6 +26,7 @@ import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress, starmap
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -179,10 +180,16 @@ def classification_scores(
                     raise ValueError(
                         f"{side}[{position}] = {shown} is not one of the labels {list(labels_)}"
                     )
+    # the units of the scored pairs whose labels differ (a few pairs: looked up at C speed)
+    differ = {pair for pair in scored if pair[0] != pair[1]}
     disagreements = tuple(
-        Disagreement(unit, t, p)
-        for unit, t, p in zip(unit_ids, true, pred, strict=True)
-        if t != p and why[t, p] is None
+        starmap(
+            Disagreement,
+            compress(
+                zip(unit_ids, true, pred, strict=True),
+                map(differ.__contains__, zip(true, pred, strict=True)),
+            ),
+        )
     )
     # The codes _report hands scikit-learn are int64 arrays it builds itself: the
     # library's documented switch skips re-validating them on each of its ~10 calls.
@@ -201,6 +208,8 @@ def map_each(values: Sequence[Any], fn: Callable[[Any], Label | None]) -> list[L
     if not all(v is None or type(v) is str for v in distinct):
         return [fn(v) for v in values]
     table = {v: fn(v) for v in distinct}
+    if all(table[v] is v for v in distinct):  # fn keeps every value: a copy
+        return list(values)
     return list(map(table.__getitem__, values))
 
 
