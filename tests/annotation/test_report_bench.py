@@ -38,7 +38,7 @@ def test_the_benchmark_runs_in_quick_mode() -> None:
     assert result.stdout.count(" - target < ") == 9
     assert result.stdout.count("CPU yardstick ") == 2  # before and after
     assert result.stdout.count("as CSV, downloaded again: ") == 2
-    assert "the report cache's entry: " in result.stdout
+    assert "the report cache: the entry " in result.stdout and " tables " in result.stdout
     # --profile: the memory by phase and the fresh build's 20 functions by cumulative time
     assert "memory by phase" in result.stdout and "  shared data " in result.stdout
     assert "top 20 by cumulative time" in result.stdout and "build_report" in result.stdout
