@@ -691,8 +691,8 @@ def _first_answers(
     """(item, unit) -> the first k answers of each unit of the items (in the order the
     item was assigned): the item itself, or each of its evidence, segments or facts;
     the units with k answers among the field's labels (`categories`), in (item, unit)
-    order; and how many of the first k answers were outside them (left out, as the
-    agreement section leaves them out)."""
+    order; and how many answers outside them the units with k answers had (those units
+    left out, as the agreement section leaves such answers out)."""
     first: dict[Hashable, tuple[str | None, ...]] = {}
     outside = 0
     for codes in data.answers.of_kind(policy.kind):
@@ -706,9 +706,11 @@ def _first_answers(
                 continue
             at = [column.get(annotator) for annotator, _ in under[item][: policy.start]]
             labels = tuple(None if j is None or row[j] < 0 else codes.values[row[j]] for j in at)
-            unknown = sum(label is not None and label not in categories for label in labels)
+            if None in labels:
+                continue  # not k answers
+            unknown = sum(label not in categories for label in labels)
             outside += unknown
-            if None not in labels and not unknown:
+            if not unknown:
                 first[(item, unit)] = labels
     return dict(sorted(first.items())), outside  # whatever the levels
 
@@ -769,7 +771,8 @@ def adaptive_overlap_section(data: ReportData) -> Section | None:
         else sum(policy.up_to - len(under[i]) for i in finished) * seconds / 3600
     )
 
-    categories = kinds.get(policy.kind).categorical(data.project)[policy.field]
+    # a field set in the admin may not be categorical: no answers to compare, no kappa
+    categories = kinds.get(policy.kind).categorical(data.project).get(policy.field, [])
     first, outside = _first_answers(data, policy, under, set(categories))
     kappa = _first_kappa(data, policy, first, categories)
     waiting = OverlapWait.objects.filter(item__project=data.project, item__kind=policy.kind).count()

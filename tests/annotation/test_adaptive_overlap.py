@@ -261,6 +261,24 @@ def test_an_answer_outside_the_fields_labels_is_left_out_with_a_note(
     assert "1 answer(s) outside the declared labels were left out." in agreement.notes
 
 
+def test_a_policy_on_a_field_that_is_not_categorical_reports_no_kappa(
+    alpha: Project, alpha_items: list[Item], extra: dict[str, User]
+) -> None:
+    """The admin takes any field name: a free-text one has no labels to compare, so the
+    section has no kappa (it used to fail with a KeyError)."""
+    AdaptiveOverlap.objects.create(
+        project=alpha, kind="comparison", field="justification", start=2, up_to=3
+    )
+    for item in alpha_items:
+        for assignment in _pair(item):
+            assert _post_page(assignment.annotator, assignment, "a") == 302
+    section = reports.build_report(alpha, bootstrap=0).section("adaptive-overlap")
+    assert section is not None and section.tables
+    summary = section.tables[0].as_dicts()[0]
+    assert summary["items"] == len(alpha_items) and summary["units with k answers"] == 0
+    assert summary["Fleiss' kappa, first k answers"] is None
+
+
 # --------------------------------------------------------------------------- the page
 
 
