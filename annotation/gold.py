@@ -334,7 +334,7 @@ def golds_of(
 def _unit_order(parts: list[FieldCodes]) -> npt.NDArray[np.intp]:
     """The order by (item, unit, field) of the units of `parts`, one after the other: a
     stable sort (np.lexsort) of the item ids and the ranks of the unit and field names, as
-    sorting their golds by a key tuple each would give (0.07 s at 100,000 items)."""
+    sorting their golds by a key tuple each would give, without a tuple per gold."""
     units = list(chain.from_iterable(c.units for c in parts))
     unit_rank = {name: i for i, name in enumerate(sorted(set(units)))}
     field_rank = {name: i for i, name in enumerate(sorted({c.field for c in parts}))}

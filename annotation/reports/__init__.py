@@ -206,7 +206,7 @@ class CachedReport:
     """A report's entry in the cache: its sections without their tables, and each section's
     table names. Each table is stored under a key of its own (`_table_key`), so that a table
     download reads and unpickles that table only: most of a large report is a few long
-    tables (15 MB pickled at 100,000 items, where the entry is 190 kB). Each table is stored
+    tables, and the entry is small. Each table is stored
     with `build`, which names the build that made it: two processes building the same report
     at once write the same keys, and a report may hold data newer than its key (`_key`), so
     an entry only takes the tables of its own build (`_read`)."""
